@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Fetch Debian's QEMU 7.2 source, hook qemu-device/ into it and build
+# qemu-system-x86_64 plus the vnpu qtests.  The integration is small on
+# purpose: one subdir() in hw/meson.build, one source line in hw/Kconfig,
+# one trace subdir and one qtest list entry.  Our files are copied in only
+# when their content changed, so a rebuild after editing the device model
+# recompiles just those files.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+
+fetch() {
+	[ -f "$VNPU_QEMU_SRC/VERSION" ] && return 0
+	log "fetching QEMU source with apt-get source"
+	local dl=$VNPU_CACHE/qemu/dl
+	rm -rf "$dl" && mkdir -p "$dl"
+	(cd "$dl" && apt-get source -qq qemu >/dev/null 2>&1) ||
+		die "apt-get source qemu failed (deb-src entries missing? run scripts/deps.sh)"
+	local dir
+	dir=$(find "$dl" -maxdepth 1 -type d -name 'qemu-*' | head -n1)
+	[ -n "$dir" ] || die "no QEMU source tree unpacked"
+	rm -rf "$VNPU_QEMU_SRC"
+	mv "$dir" "$VNPU_QEMU_SRC"
+	rm -rf "$dl"
+}
+
+# add_line FILE ANCHOR_REGEX LINE: insert LINE after the first line matching
+# ANCHOR_REGEX unless LINE is already present.
+add_line() {
+	local file=$1 anchor=$2 line=$3
+	grep -qxF "$line" "$file" && return 0
+	grep -qE "$anchor" "$file" || die "integration anchor '$anchor' not found in $file"
+	awk -v a="$anchor" -v l="$line" '{ print } !done && $0 ~ a { print l; done = 1 }' \
+		"$file" > "$file.tmp" && mv "$file.tmp" "$file"
+}
+
+# sync_file SRC DST: copy only when the content differs, keeping mtimes of
+# unchanged files so ninja does not rebuild them.
+sync_file() {
+	cmp -s "$1" "$2" 2>/dev/null || install -D -m 0644 "$1" "$2"
+}
+
+integrate() {
+	local s=$VNPU_QEMU_SRC f
+	add_line "$s/hw/meson.build" "^subdir\\('misc'\\)" "subdir('vnpu')"
+	add_line "$s/hw/Kconfig" "^source misc/Kconfig" "source vnpu/Kconfig"
+	add_line "$s/meson.build" "^    'hw/misc',$" "    'hw/vnpu',"
+	add_line "$s/tests/qtest/meson.build" "^qtests_x86_64 = qtests_i386" \
+		"qtests_x86_64 += (config_all_devices.has_key('CONFIG_VNPU') ? ['vnpu-test', 'vnpu-fuzz-test'] : [])"
+	mkdir -p "$s/hw/vnpu"
+	for f in "$VNPU_TOP"/qemu-device/* "$VNPU_TOP"/include/vnpu/*.h; do
+		[ -f "$f" ] && sync_file "$f" "$s/hw/vnpu/$(basename "$f")"
+	done
+	for f in "$VNPU_TOP"/ops/*.[ch]; do
+		[ -f "$f" ] && sync_file "$f" "$s/hw/vnpu/$(basename "$f")"
+	done
+	sync_file "$VNPU_TOP/ops/meson.build" "$s/hw/vnpu/ops/meson.build"
+	for f in "$VNPU_TOP"/tests/qtest/*.[ch]; do
+		[ -f "$f" ] && sync_file "$f" "$s/tests/qtest/$(basename "$f")"
+	done
+}
+
+configure() {
+	[ -f "$VNPU_QEMU_BUILD/build.ninja" ] && return 0
+	log "configuring QEMU (x86_64-softmmu, default features off)"
+	# A half-configured tree from an interrupted run confuses meson.
+	rm -rf "$VNPU_QEMU_BUILD" && mkdir -p "$VNPU_QEMU_BUILD"
+	(cd "$VNPU_QEMU_BUILD" && "$VNPU_QEMU_SRC/configure" \
+		--target-list=x86_64-softmmu --without-default-features \
+		--disable-docs --disable-werror --enable-trace-backends=log \
+		>configure.log 2>&1) || { tail -30 "$VNPU_QEMU_BUILD/configure.log"; die "QEMU configure failed"; }
+}
+
+build() {
+	log "building QEMU"
+	local jobs
+	jobs=$(nproc)
+	PATH=/usr/lib/ccache:$PATH ninja -C "$VNPU_QEMU_BUILD" -j"$jobs" \
+		qemu-system-x86_64 tests/qtest/vnpu-test tests/qtest/vnpu-fuzz-test \
+		>"$VNPU_QEMU_BUILD/ninja.log" 2>&1 ||
+		{ grep -E 'error|Error' -A3 "$VNPU_QEMU_BUILD/ninja.log" | head -60; die "QEMU build failed"; }
+}
+
+fetch
+integrate
+configure
+build
