@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libnpu - userspace runtime for the vnpu DRM accel driver, API version 1.
+ *
+ * Conventions
+ *
+ *   Every function returns 0 or a positive count on success and a negative
+ *   errno on failure; npu_strerror() turns that into text.  Nothing is
+ *   printed.  Output parameters are written only on success.  Every handle
+ *   is opaque and freed by its own npu_*_free()/_destroy()/_close(), all of
+ *   which accept NULL.
+ *
+ * Objects and their thread safety
+ *
+ *   npu_device   An open accel node (/dev/accel/accelN) whose driver is
+ *                "vnpu", with its QUERY answer.  Immutable after open:
+ *                safe from any number of threads.
+ *   npu_context  A device address space: its own file description on the
+ *                node, so its own device MMU context.  A fault or a ban
+ *                only ever affects the context it happened in.  Every
+ *                function taking a context is thread-safe.
+ *   npu_buffer   Device memory mapped at a device VA of one context.
+ *                Every function is thread-safe except npu_buffer_free(),
+ *                which must not race any other use of the same buffer.
+ *   npu_queue    A submission stream on one hardware queue with one
+ *                priority.  npu_submit() on the same queue from several
+ *                threads is safe (submissions are serialised per queue so
+ *                fences of one queue signal in submission order).
+ *   npu_cmdbuf   A command buffer being built.  Not thread-safe: one
+ *                thread at a time builds, submits or resets it.
+ *   npu_fence    Completion of one submitted job (a DRM syncobj).
+ *                Immutable: wait, status and export are safe from any
+ *                thread; npu_fence_free() must not race other uses.
+ *
+ *   Objects keep what they depend on alive: a context stays open while a
+ *   buffer, queue, command buffer or fence of it exists, so they may be
+ *   freed in any order.
+ *
+ * Time
+ *
+ *   Timeouts are absolute CLOCK_MONOTONIC times in nanoseconds, as in the
+ *   kernel uapi; npu_deadline_ns() builds one from a relative delay.
+ */
+#ifndef NPU_NPU_H
+#define NPU_NPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NPU_API_VERSION			1
+
+/* Never time out. */
+#define NPU_TIMEOUT_INFINITE		INT64_MAX
+
+struct npu_device;
+struct npu_context;
+struct npu_buffer;
+struct npu_queue;
+struct npu_cmdbuf;
+struct npu_fence;
+
+/* ---- Errors ------------------------------------------------------------- */
+
+/*
+ * Text for an error this library returned; @err may be negative or
+ * positive.  Never NULL; the string is static and thread-safe.
+ */
+const char *npu_strerror(int err);
+
+/* ---- Time --------------------------------------------------------------- */
+
+/* Current CLOCK_MONOTONIC time in ns. */
+int64_t npu_time_ns(void);
+
+/* Absolute deadline @rel_ns from now; saturates at NPU_TIMEOUT_INFINITE. */
+int64_t npu_deadline_ns(int64_t rel_ns);
+
+/* ---- Discovery ---------------------------------------------------------- */
+
+/* Device capability bits, same values as DRM_VNPU_CAP_*. */
+#define NPU_CAP_MMU			(1ull << 0)
+#define NPU_CAP_COMPUTE			(1ull << 1)
+#define NPU_CAP_TIMESTAMP		(1ull << 2)
+#define NPU_CAP_FAULT_INJECT		(1ull << 3)
+#define NPU_CAP_CYCLE_MODEL		(1ull << 4)
+#define NPU_CAP_TIMELINE_SYNCOBJ	(1ull << 32)
+
+/* Name of one NPU_CAP_* bit, or NULL for an unknown bit. */
+const char *npu_cap_name(uint64_t cap);
+
+/*
+ * What is known about one device.  The sysfs part is always filled; the
+ * query part only when @query_error is 0 (opening the node can fail for a
+ * user without access, which does not hide the device from the list).
+ * New fields are only ever appended; npu_device_get_info() takes the size
+ * the caller was compiled with.
+ */
+struct npu_device_info {
+	/* position in npu_device_list() order (ascending accel minor) */
+	uint32_t index;
+	/* accel minor: N of /dev/accel/accelN */
+	uint32_t minor;
+	char node[64];			/* "/dev/accel/accel0" */
+	char pci_address[32];		/* "0000:00:04.0" */
+	char driver[32];		/* bound kernel driver, "" if unknown */
+	uint16_t pci_vendor;
+	uint16_t pci_device;
+	uint8_t pci_revision;
+	uint8_t pad0[3];
+	/* 0 when the fields below are valid, else why they are not */
+	int32_t query_error;
+	uint32_t hw_version;		/* major << 16 | minor */
+	uint32_t platform;		/* 0 silicon, 1 emulated */
+	uint64_t caps;			/* NPU_CAP_* */
+	uint32_t num_queues;
+	uint32_t num_engines;
+	uint32_t va_bits;
+	uint32_t max_cmd_size;
+	uint64_t va_start;
+	uint64_t va_end;
+	uint64_t max_bo_size;
+	uint32_t clock_mhz;
+	uint32_t macs_per_cycle;
+	char driver_version[32];	/* "1.0.0" from drmGetVersion */
+};
+
+/*
+ * List every accel device bound to the vnpu driver, read from
+ * /sys/class/accel; works without root.  *@list is freed with
+ * npu_device_list_free().  Zero devices is success with *@count == 0.
+ */
+int npu_device_list(struct npu_device_info **list, size_t *count);
+void npu_device_list_free(struct npu_device_info *list);
+
+/*
+ * Open a device by npu_device_list() index, or by PCI address
+ * ("0000:00:04.0"; the domain may be left out: "00:04.0").
+ * -ENODEV when there is no such vnpu device.
+ */
+int npu_device_open(uint32_t index, struct npu_device **out);
+int npu_device_open_pci(const char *pci_address, struct npu_device **out);
+void npu_device_close(struct npu_device *dev);
+
+/*
+ * Copy min(@size, sizeof(struct npu_device_info)) bytes of the device's
+ * info to @info.
+ */
+int npu_device_get_info(const struct npu_device *dev,
+			struct npu_device_info *info, size_t size);
+
+/* ---- Contexts ----------------------------------------------------------- */
+
+int npu_context_create(struct npu_device *dev, struct npu_context **out);
+void npu_context_destroy(struct npu_context *ctx);
+
+/* The DRM file descriptor, for use with libdrm.  Owned by the context. */
+int npu_context_fd(const struct npu_context *ctx);
+
+/* ---- Buffers ------------------------------------------------------------ */
+
+/* The device may only read the buffer. */
+#define NPU_BUFFER_DEVICE_READONLY	(1u << 0)
+
+/*
+ * Allocate @size bytes (rounded up to the page size) and map them into
+ * the context's device address space.  -E2BIG above max_bo_size, -ENOSPC
+ * when the address space is full.
+ */
+int npu_buffer_alloc(struct npu_context *ctx, uint64_t size, uint32_t flags,
+		     struct npu_buffer **out);
+void npu_buffer_free(struct npu_buffer *buf);
+
+/*
+ * Map the buffer into the CPU address space.  The mapping is created on
+ * first call, shared by later calls and removed by npu_buffer_free().
+ */
+int npu_buffer_map(struct npu_buffer *buf, void **ptr);
+
+uint64_t npu_buffer_va(const struct npu_buffer *buf);
+uint64_t npu_buffer_size(const struct npu_buffer *buf);
+uint32_t npu_buffer_handle(const struct npu_buffer *buf);
+
+/*
+ * Wait until every job using the buffer has finished.  -ETIME when
+ * @deadline_ns passes first.
+ */
+int npu_buffer_wait_idle(struct npu_buffer *buf, int64_t deadline_ns);
+
+/* Export as a dma-buf; the caller owns *@fd (close-on-exec, read-write). */
+int npu_buffer_export(struct npu_buffer *buf, int *fd);
+
+/*
+ * Import a dma-buf into @ctx and map it into the context's device address
+ * space.  @fd is not consumed.  Importing the same dma-buf twice gives two
+ * handles on the same memory, each freed on its own.
+ */
+int npu_buffer_import(struct npu_context *ctx, int fd,
+		      struct npu_buffer **out);
+
+/* ---- Command buffers ---------------------------------------------------- */
+
+/*
+ * Create a command buffer with room for @capacity bytes (rounded up to 8).
+ * With a context it lives in device memory and can be submitted; with
+ * @ctx NULL it is host memory only, to encode and inspect commands
+ * (npu_cmdbuf_data()).  -E2BIG above the device's max_cmd_size (1 MiB).
+ *
+ * Every npu_cmdbuf_*() append below either adds one whole command or
+ * fails leaving the buffer unchanged: -ENOSPC when it does not fit,
+ * -EINVAL for an argument the hardware would reject.
+ */
+int npu_cmdbuf_create(struct npu_context *ctx, size_t capacity,
+		      struct npu_cmdbuf **out);
+void npu_cmdbuf_destroy(struct npu_cmdbuf *cb);
+
+/*
+ * Empty the buffer for reuse.  -EBUSY while the job it was last
+ * submitted with has not finished (the device may still be reading it).
+ */
+int npu_cmdbuf_reset(struct npu_cmdbuf *cb);
+
+size_t npu_cmdbuf_size(const struct npu_cmdbuf *cb);
+size_t npu_cmdbuf_capacity(const struct npu_cmdbuf *cb);
+/* The encoded little-endian command stream, npu_cmdbuf_size() bytes. */
+const void *npu_cmdbuf_data(const struct npu_cmdbuf *cb);
+
+/* A NOP of @size bytes (header included; a multiple of 8, at least 8). */
+int npu_cmdbuf_nop(struct npu_cmdbuf *cb, uint32_t size);
+/* Copy @size (> 0) bytes; the two ranges must not overlap. */
+int npu_cmdbuf_copy(struct npu_cmdbuf *cb, uint64_t dst_va, uint64_t src_va,
+		    uint64_t size);
+/* Fill @size bytes (> 0, a multiple of 4) with @pattern. */
+int npu_cmdbuf_fill(struct npu_cmdbuf *cb, uint64_t dst_va, uint64_t size,
+		    uint32_t pattern);
+/* Store @value at 8-byte aligned @dst_va. */
+int npu_cmdbuf_write_value(struct npu_cmdbuf *cb, uint64_t dst_va,
+			   uint64_t value);
+/* Store the device clock (ns) at 8-byte aligned @dst_va. */
+int npu_cmdbuf_timestamp(struct npu_cmdbuf *cb, uint64_t dst_va);
+/* Make earlier writes of the job visible to later reads. */
+int npu_cmdbuf_barrier(struct npu_cmdbuf *cb);
+/*
+ * Append one pre-encoded compute command (opcode 0x40..0x7f) of @size
+ * bytes; its header must carry that size and zero flags.
+ */
+int npu_cmdbuf_raw(struct npu_cmdbuf *cb, const void *cmd, size_t size);
+
+/* ---- Queues and submission ---------------------------------------------- */
+
+enum npu_priority {
+	NPU_PRIORITY_LOW = 0,
+	NPU_PRIORITY_NORMAL = 1,
+	NPU_PRIORITY_HIGH = 2,
+};
+
+/* A queue on hardware queue @hw_queue (below info.num_queues). */
+int npu_queue_create(struct npu_context *ctx, uint32_t hw_queue,
+		     enum npu_priority priority, struct npu_queue **out);
+void npu_queue_destroy(struct npu_queue *q);
+
+/* Maximum number of buffers or wait fences of one submission. */
+#define NPU_SUBMIT_MAX_ENTRIES		4096
+
+/*
+ * Run @cb on @q once every fence in @waits has signalled.  @bufs lists
+ * the buffers the job touches (the command buffer is added for you):
+ * they stay resident while it runs and the job waits for, and then
+ * fences, their earlier users.  All objects must be of the queue's
+ * context (-EXDEV otherwise; move a fence across with a sync_file).
+ * *@fence receives the job's fence unless @fence is NULL.
+ * -ECANCELED when the context was banned after repeated faults.
+ */
+int npu_submit(struct npu_queue *q, struct npu_cmdbuf *cb,
+	       struct npu_buffer *const *bufs, size_t num_bufs,
+	       struct npu_fence *const *waits, size_t num_waits,
+	       struct npu_fence **fence);
+
+/* ---- Fences ------------------------------------------------------------- */
+
+void npu_fence_free(struct npu_fence *f);
+
+/*
+ * Wait for the fence to signal.  0 once it has (whatever the job's
+ * outcome, see npu_fence_error()), -ETIME when @deadline_ns passes first.
+ */
+int npu_fence_wait(struct npu_fence *f, int64_t deadline_ns);
+
+/*
+ * Wait for all (@wait_all) or any of @count fences of one context.
+ * With !@wait_all, *@first (if not NULL) receives the index of a
+ * signalled fence.
+ */
+int npu_fence_wait_many(struct npu_fence *const *fences, size_t count,
+			bool wait_all, int64_t deadline_ns, size_t *first);
+
+/* 1 if signalled, 0 if not, negative errno on error; never blocks. */
+int npu_fence_is_signaled(struct npu_fence *f);
+
+/* Export as a sync_file fd (owned by the caller). */
+int npu_fence_export_sync_file(struct npu_fence *f, int *fd);
+
+/*
+ * Make a fence of @ctx from a sync_file, for use as an npu_submit() wait
+ * fence or with npu_fence_wait().  @fd is not consumed.  Such a fence
+ * has no job status (-ENODATA).
+ */
+int npu_fence_import_sync_file(struct npu_context *ctx, int fd,
+			       struct npu_fence **out);
+
+enum npu_job_state {
+	NPU_JOB_PENDING = 0,
+	NPU_JOB_OK = 1,
+	NPU_JOB_MMU_FAULT = 2,		/* fault_va, fault_write valid */
+	NPU_JOB_CMD_ERROR = 3,		/* fault_va = offset of bad command */
+	NPU_JOB_TIMEOUT = 4,		/* hung; the device was reset */
+	NPU_JOB_ABORTED = 5,		/* cancelled before it ran */
+	NPU_JOB_DEVICE_LOST = 6,
+	NPU_JOB_DMA_ERROR = 7,		/* address not backed by memory */
+};
+
+struct npu_job_status {
+	enum npu_job_state state;
+	bool fault_write;
+	uint64_t fault_va;
+	uint64_t cycles;		/* modelled device cycles */
+	uint64_t duration_ns;		/* device time the job ran */
+};
+
+/* Name of a job state ("ok", "mmu-fault", ...), "unknown" otherwise. */
+const char *npu_job_state_name(enum npu_job_state state);
+
+/*
+ * Read back the job's outcome.  -ENOENT once the driver forgot the job
+ * (it keeps the last 4096 per context).
+ */
+int npu_fence_status(struct npu_fence *f, struct npu_job_status *status);
+
+/*
+ * The job's outcome as an errno: 0 ok, -EBUSY pending, -EFAULT MMU fault,
+ * -EPROTO bad command, -ETIMEDOUT hang, -ECANCELED aborted, -ENODEV
+ * device lost, -EIO DMA error (or the error of reading the status).
+ */
+int npu_fence_error(struct npu_fence *f);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_NPU_H */
