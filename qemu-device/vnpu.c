@@ -1,23 +1,833 @@
-/* placeholder, replaced by the device model */
+/*
+ * vnpu: a PCIe NPU device model implementing include/vnpu/vnpu_hw.h.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * This file holds the PCI/QOM glue, the BAR0 register file, interrupts,
+ * reset and fault-injection knobs.  The device MMU lives in vnpu-mmu.c and
+ * the queues, engines and command processor in vnpu-engine.c.  The
+ * programming model is specified in Documentation/hw-spec.rst.
+ */
 #include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "qapi/error.h"
 #include "hw/pci/pci.h"
-#include "qom/object.h"
-#include "vnpu_hw.h"
+#include "hw/pci/pcie.h"
+#include "hw/pci/msix.h"
+#include "hw/qdev-properties.h"
+#include "migration/vmstate.h"
+#include "exec/memory.h"
+#include "vnpu-internal.h"
 #include "trace.h"
 
-#define TYPE_VNPU "vnpu"
-OBJECT_DECLARE_SIMPLE_TYPE(VnpuState, VNPU)
-struct VnpuState { PCIDevice parent_obj; };
+#define VNPU_PCIE_CAP_OFFSET    0x80
+
+uint64_t vnpu_now_ns(void)
+{
+    return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+}
+
+/*
+ * DMA for the worker threads.  Only RAM is a valid target: a device DMA to
+ * MMIO would need the BQL, which workers must never take (reset waits for
+ * them while holding it).  Anything else, including an address space with
+ * bus mastering disabled, is a bus error the caller turns into a job or
+ * ring error.
+ */
+bool vnpu_dma_is_ram(VnpuState *s, uint64_t addr, uint64_t len,
+                     bool is_write)
+{
+    uint64_t pos = 0;
+
+    if (addr + len < addr) {
+        return false;
+    }
+    RCU_READ_LOCK_GUARD();
+    while (pos < len) {
+        MemoryRegion *mr;
+        hwaddr xlat, l = len - pos;
+
+        mr = address_space_translate(s->as, addr + pos, &xlat, &l,
+                                     is_write, MEMTXATTRS_UNSPECIFIED);
+        if (!memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
+            (is_write && mr->readonly) || l == 0) {
+            return false;
+        }
+        pos += l;
+    }
+    return true;
+}
+
+bool vnpu_dma_rw(VnpuState *s, uint64_t addr, void *buf, uint64_t len,
+                 bool is_write)
+{
+    MemTxResult r;
+
+    if (!vnpu_dma_is_ram(s, addr, len, is_write)) {
+        return false;
+    }
+    if (is_write) {
+        r = address_space_write(s->as, addr, MEMTXATTRS_UNSPECIFIED, buf, len);
+    } else {
+        r = address_space_read(s->as, addr, MEMTXATTRS_UNSPECIFIED, buf, len);
+    }
+    return r == MEMTX_OK;
+}
+
+/* Consume one armed fault injection, if any; safe against qom-set. */
+bool vnpu_take_injection(uint32_t *counter)
+{
+    uint32_t v = qatomic_read(counter);
+
+    while (v) {
+        uint32_t old = qatomic_cmpxchg(counter, v, v - 1);
+        if (old == v) {
+            return true;
+        }
+        v = old;
+    }
+    return false;
+}
+
+/* ---- interrupts ---------------------------------------------------------- */
+
+static uint32_t vnpu_irq_vector_bits(uint32_t irq_bits)
+{
+    uint32_t vecs = 0;
+    unsigned q;
+
+    for (q = 0; q < VNPU_NUM_QUEUES; q++) {
+        if (irq_bits & VNPU_IRQ_QUEUE(q)) {
+            vecs |= 1u << VNPU_MSIX_VEC_QUEUE(q);
+        }
+    }
+    if (irq_bits & (VNPU_IRQ_MMU_FAULT | VNPU_IRQ_ERROR)) {
+        vecs |= 1u << VNPU_MSIX_VEC_ERROR;
+    }
+    return vecs;
+}
+
+/*
+ * Latch @irq_bits in IRQ_STATUS and, when @send, queue one message per
+ * enabled source for the bottom half.  Callable from any thread.
+ */
+void vnpu_raise_locked(VnpuState *s, uint32_t irq_bits, bool send)
+{
+    s->irq_status |= irq_bits;
+    if (send) {
+        s->notify_vecs |= vnpu_irq_vector_bits(irq_bits & s->irq_mask);
+    }
+    /* Also refreshes the INTx level when MSI-X is off. */
+    qemu_bh_schedule(s->irq_bh);
+}
+
+void vnpu_error_locked(VnpuState *s, uint32_t err_bits)
+{
+    s->error_status |= err_bits;
+    vnpu_raise_locked(s, VNPU_IRQ_ERROR, true);
+}
+
+static void vnpu_irq_bh(void *opaque)
+{
+    VnpuState *s = opaque;
+    PCIDevice *pdev = PCI_DEVICE(s);
+    uint32_t vecs;
+    bool level;
+    unsigned v;
+
+    qemu_mutex_lock(&s->lock);
+    vecs = s->notify_vecs;
+    s->notify_vecs = 0;
+    level = (s->irq_status & s->irq_mask) != 0;
+    qemu_mutex_unlock(&s->lock);
+
+    if (msix_enabled(pdev)) {
+        for (v = 0; v < VNPU_MSIX_NUM_VECTORS; v++) {
+            if (vecs & (1u << v)) {
+                trace_vnpu_irq(v);
+                msix_notify(pdev, v);
+            }
+        }
+        pci_set_irq(pdev, 0);
+    } else {
+        trace_vnpu_intx(level);
+        pci_set_irq(pdev, level);
+    }
+}
+
+/* ---- reset --------------------------------------------------------------- */
+
+/*
+ * Drop every queued and in-flight job and return the register file to its
+ * reset values.  Called with the BQL held (MMIO, FLR, system reset).  The
+ * workers never take the BQL, so waiting for them here cannot deadlock;
+ * the bounded wait is a second line of defence only: a job that outlives
+ * it is still discarded by its stale reset generation.
+ */
+static void vnpu_do_reset(VnpuState *s, const char *why)
+{
+    int64_t deadline = qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
+                       VNPU_RESET_WAIT_MS;
+    unsigned i;
+
+    trace_vnpu_reset(why);
+    qemu_mutex_lock(&s->lock);
+    s->reset_gen++;
+    s->control = 0;
+    vnpu_engines_abort_locked(s);
+
+    for (i = 0; i < VNPU_NUM_QUEUES; i++) {
+        VnpuQueue *q = &s->q[i];
+        bool busy = q->busy;
+
+        memset(q, 0, sizeof(*q));
+        /* The engine clears this when it has abandoned the job. */
+        q->busy = busy;
+    }
+    for (;;) {
+        bool any = false;
+        int64_t left;
+
+        for (i = 0; i < s->num_engines; i++) {
+            any |= s->eng[i].busy;
+        }
+        left = deadline - qemu_clock_get_ms(QEMU_CLOCK_REALTIME);
+        if (!any || left <= 0) {
+            break;
+        }
+        qemu_cond_timedwait(&s->idle_cond, &s->lock, left);
+    }
+
+    s->irq_status = 0;
+    s->irq_mask = 0;
+    s->error_status = 0;
+    s->scratch = 0;
+    s->ts_hi_latch = 0;
+    s->mmu_control = 0;
+    s->ctx_table = 0;
+    s->ctx_count = 0;
+    s->tlb_inval_seq = 0;
+    s->fault_status = 0;
+    s->fault_ctx = 0;
+    s->fault_va = 0;
+    s->fault_queue = 0;
+    s->notify_vecs = 0;
+    s->rr_next = 0;
+    qemu_mutex_unlock(&s->lock);
+
+    vnpu_tlb_invalidate(s, true, 0);
+    pci_set_irq(PCI_DEVICE(s), 0);
+}
+
+static void vnpu_qdev_reset(DeviceState *dev)
+{
+    VnpuState *s = VNPU(dev);
+    PCIDevice *pdev = PCI_DEVICE(dev);
+    bool flr = pci_is_express(pdev) && pdev->exp.exp_cap &&
+               (pci_get_word(pdev->config + pdev->exp.exp_cap + PCI_EXP_DEVCTL) &
+                PCI_EXP_DEVCTL_BCR_FLR);
+
+    vnpu_do_reset(s, flr ? "flr" : "device");
+}
+
+/* ---- register file --------------------------------------------------------- */
+
+static uint32_t vnpu_caps(void)
+{
+    return VNPU_CAP_MMU | VNPU_CAP_COMPUTE | VNPU_CAP_TIMESTAMP |
+           VNPU_CAP_FAULT_INJECT | VNPU_CAP_CYCLE_MODEL;
+}
+
+static bool vnpu_engines_idle_locked(VnpuState *s)
+{
+    unsigned i;
+
+    for (i = 0; i < s->num_engines; i++) {
+        if (s->eng[i].busy) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static uint32_t vnpu_queue_read(VnpuState *s, unsigned qi, hwaddr r)
+{
+    VnpuQueue *q = &s->q[qi];
+    uint32_t st;
+
+    switch (r) {
+    case VNPU_QREG_RING_LO:
+        return q->ring;
+    case VNPU_QREG_RING_HI:
+        return q->ring >> 32;
+    case VNPU_QREG_RING_SIZE:
+        return q->size;
+    case VNPU_QREG_COMPL_LO:
+        return q->compl;
+    case VNPU_QREG_COMPL_HI:
+        return q->compl >> 32;
+    case VNPU_QREG_HEAD:
+        return q->head;
+    case VNPU_QREG_TAIL:
+        return q->tail;
+    case VNPU_QREG_CONTROL:
+        return q->control;
+    case VNPU_QREG_STATUS:
+        st = 0;
+        if (q->control & VNPU_QCTRL_ENABLE) {
+            st |= VNPU_QSTATUS_ENABLED;
+        }
+        if (!q->busy && (q->head == q->fetch_tail || q->error ||
+                         !(q->control & VNPU_QCTRL_ENABLE))) {
+            st |= VNPU_QSTATUS_IDLE;
+        }
+        if (q->error) {
+            st |= VNPU_QSTATUS_ERROR;
+        }
+        return st;
+    case VNPU_QREG_PRIORITY:
+        return q->priority;
+    case VNPU_QREG_DONE_SEQ_LO:
+        q->done_seq_hi_latch = q->done_seq >> 32;
+        return q->done_seq;
+    case VNPU_QREG_DONE_SEQ_HI:
+        return q->done_seq_hi_latch;
+    case VNPU_QREG_DOORBELL:
+        return 0;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vnpu: read of undefined queue %u register 0x%" HWADDR_PRIx
+                      "\n", qi, r);
+        return 0;
+    }
+}
+
+static uint64_t vnpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
+{
+    VnpuState *s = opaque;
+    uint64_t v = 0;
+
+    qemu_mutex_lock(&s->lock);
+    if (addr >= VNPU_REG_QUEUE_BASE &&
+        addr < VNPU_REG_QUEUE(VNPU_NUM_QUEUES, 0)) {
+        v = vnpu_queue_read(s, (addr - VNPU_REG_QUEUE_BASE) /
+                               VNPU_REG_QUEUE_STRIDE,
+                            (addr - VNPU_REG_QUEUE_BASE) % VNPU_REG_QUEUE_STRIDE);
+        goto out;
+    }
+    switch (addr) {
+    case VNPU_REG_ID:
+        v = VNPU_HW_ID_VALUE;
+        break;
+    case VNPU_REG_VERSION:
+        v = VNPU_HW_VERSION(VNPU_HW_VERSION_MAJOR, VNPU_HW_VERSION_MINOR);
+        break;
+    case VNPU_REG_CAPS:
+        v = vnpu_caps();
+        break;
+    case VNPU_REG_PLATFORM:
+        v = VNPU_PLATFORM_EMULATED;
+        break;
+    case VNPU_REG_NUM_QUEUES:
+        v = VNPU_NUM_QUEUES;
+        break;
+    case VNPU_REG_MAX_CONTEXTS:
+        v = VNPU_MAX_CONTEXTS;
+        break;
+    case VNPU_REG_VA_BITS:
+        v = VNPU_VA_BITS;
+        break;
+    case VNPU_REG_NUM_ENGINES:
+        v = s->num_engines;
+        break;
+    case VNPU_REG_CONTROL:
+        v = s->control;
+        break;
+    case VNPU_REG_STATUS:
+        v = VNPU_STATUS_READY;
+        if (vnpu_engines_idle_locked(s)) {
+            v |= VNPU_STATUS_IDLE;
+        }
+        break;
+    case VNPU_REG_IRQ_STATUS:
+        v = s->irq_status;
+        break;
+    case VNPU_REG_IRQ_MASK:
+        v = s->irq_mask;
+        break;
+    case VNPU_REG_ERROR_STATUS:
+        v = s->error_status;
+        break;
+    case VNPU_REG_SCRATCH:
+        v = s->scratch;
+        break;
+    case VNPU_REG_TIMESTAMP_LO: {
+        uint64_t now = vnpu_now_ns();
+
+        s->ts_hi_latch = now >> 32;
+        v = (uint32_t)now;
+        break;
+    }
+    case VNPU_REG_TIMESTAMP_HI:
+        v = s->ts_hi_latch;
+        break;
+    case VNPU_REG_CLOCK_MHZ:
+        v = VNPU_MODEL_CLOCK_MHZ;
+        break;
+    case VNPU_REG_MAC_PER_CYCLE:
+        v = VNPU_MODEL_MACS_PER_CYCLE;
+        break;
+    case VNPU_REG_MMU_CONTROL:
+        v = s->mmu_control;
+        break;
+    case VNPU_REG_MMU_CTX_TABLE_LO:
+        v = (uint32_t)s->ctx_table;
+        break;
+    case VNPU_REG_MMU_CTX_TABLE_HI:
+        v = s->ctx_table >> 32;
+        break;
+    case VNPU_REG_MMU_CTX_COUNT:
+        v = s->ctx_count;
+        break;
+    case VNPU_REG_MMU_TLB_INVAL:
+        v = 0;
+        break;
+    case VNPU_REG_MMU_TLB_INVAL_SEQ:
+        v = s->tlb_inval_seq;
+        break;
+    case VNPU_REG_MMU_FAULT_STATUS:
+        v = s->fault_status;
+        break;
+    case VNPU_REG_MMU_FAULT_CTX:
+        v = s->fault_ctx;
+        break;
+    case VNPU_REG_MMU_FAULT_VA_LO:
+        v = (uint32_t)s->fault_va;
+        break;
+    case VNPU_REG_MMU_FAULT_VA_HI:
+        v = s->fault_va >> 32;
+        break;
+    case VNPU_REG_MMU_FAULT_QUEUE:
+        v = s->fault_queue;
+        break;
+    case VNPU_REG_DEBUG_INJECT_HANG:
+        v = qatomic_read(&s->inject_hang);
+        break;
+    case VNPU_REG_DEBUG_INJECT_DMA_ERROR:
+        v = qatomic_read(&s->inject_dma_error);
+        break;
+    case VNPU_REG_DEBUG_INJECT_LOST_IRQ:
+        v = qatomic_read(&s->inject_lost_irq);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vnpu: read of undefined register 0x%" HWADDR_PRIx "\n",
+                      addr);
+        break;
+    }
+out:
+    qemu_mutex_unlock(&s->lock);
+    trace_vnpu_mmio_read(addr, v);
+    return v;
+}
+
+static void vnpu_bad_write_locked(VnpuState *s, hwaddr addr, uint64_t val,
+                                  const char *why)
+{
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "vnpu: write 0x%" PRIx64 " to register 0x%" HWADDR_PRIx
+                  " ignored: %s\n", val, addr, why);
+    vnpu_error_locked(s, VNPU_ERR_REGISTER);
+}
+
+static void vnpu_ring_error_locked(VnpuState *s, unsigned qi, const char *why)
+{
+    qemu_log_mask(LOG_GUEST_ERROR, "vnpu: queue %u halted: %s\n", qi, why);
+    s->q[qi].error = true;
+    vnpu_error_locked(s, VNPU_ERR_RING);
+}
+
+static void vnpu_queue_enable_locked(VnpuState *s, unsigned qi)
+{
+    VnpuQueue *q = &s->q[qi];
+
+    q->control |= VNPU_QCTRL_ENABLE;
+    q->head = 0;
+    q->tail = 0;
+    q->fetch_tail = 0;
+    q->error = false;
+
+    if (q->size < VNPU_RING_MIN_ENTRIES || q->size > VNPU_RING_MAX_ENTRIES ||
+        (q->size & (q->size - 1))) {
+        vnpu_ring_error_locked(s, qi, "ring size not a power of two in range");
+    } else if ((q->ring | q->compl) & (VNPU_RING_ALIGN - 1)) {
+        vnpu_ring_error_locked(s, qi, "ring base not 64-byte aligned");
+    } else if (q->ring + (uint64_t)q->size * VNPU_DESC_SIZE < q->ring ||
+               q->compl + (uint64_t)q->size * VNPU_COMPL_SIZE < q->compl) {
+        vnpu_ring_error_locked(s, qi, "ring wraps the address space");
+    }
+}
+
+static void vnpu_queue_write(VnpuState *s, unsigned qi, hwaddr r,
+                             uint32_t val, hwaddr addr)
+{
+    VnpuQueue *q = &s->q[qi];
+    bool enabled = q->control & VNPU_QCTRL_ENABLE;
+
+    switch (r) {
+    case VNPU_QREG_RING_LO:
+    case VNPU_QREG_RING_HI:
+    case VNPU_QREG_RING_SIZE:
+    case VNPU_QREG_COMPL_LO:
+    case VNPU_QREG_COMPL_HI:
+        if (enabled) {
+            vnpu_bad_write_locked(s, addr, val, "queue is enabled");
+            return;
+        }
+        if (r == VNPU_QREG_RING_LO) {
+            q->ring = deposit64(q->ring, 0, 32, val);
+        } else if (r == VNPU_QREG_RING_HI) {
+            q->ring = deposit64(q->ring, 32, 32, val);
+        } else if (r == VNPU_QREG_RING_SIZE) {
+            q->size = val;
+        } else if (r == VNPU_QREG_COMPL_LO) {
+            q->compl = deposit64(q->compl, 0, 32, val);
+        } else {
+            q->compl = deposit64(q->compl, 32, 32, val);
+        }
+        return;
+    case VNPU_QREG_TAIL:
+        if (!enabled) {
+            vnpu_bad_write_locked(s, addr, val, "queue is disabled");
+            return;
+        }
+        if (q->error) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "vnpu: queue %u TAIL write while halted\n", qi);
+            return;
+        }
+        if (val >= q->size) {
+            vnpu_ring_error_locked(s, qi, "TAIL beyond ring size");
+            return;
+        }
+        q->tail = val;
+        return;
+    case VNPU_QREG_DOORBELL:
+        trace_vnpu_doorbell(qi, q->tail);
+        if (!enabled) {
+            vnpu_bad_write_locked(s, addr, val, "doorbell on disabled queue");
+            return;
+        }
+        if (q->error) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "vnpu: queue %u doorbell while halted\n", qi);
+            return;
+        }
+        q->fetch_tail = q->tail;
+        vnpu_kick_locked(s);
+        return;
+    case VNPU_QREG_CONTROL:
+        if (val & ~VNPU_QCTRL_ENABLE) {
+            vnpu_bad_write_locked(s, addr, val, "reserved QCTRL bits");
+            return;
+        }
+        if ((val & VNPU_QCTRL_ENABLE) && !enabled) {
+            if (q->busy) {
+                vnpu_bad_write_locked(s, addr, val,
+                                      "queue still has a job on an engine");
+                return;
+            }
+            vnpu_queue_enable_locked(s, qi);
+        } else if (!(val & VNPU_QCTRL_ENABLE) && enabled) {
+            /* A job already on an engine still completes. */
+            q->control &= ~VNPU_QCTRL_ENABLE;
+            q->error = false;
+            q->fetch_tail = q->head;
+        }
+        return;
+    case VNPU_QREG_PRIORITY:
+        if (val > VNPU_PRIORITY_MAX) {
+            vnpu_bad_write_locked(s, addr, val, "priority out of range");
+            return;
+        }
+        q->priority = val;
+        return;
+    default:
+        vnpu_bad_write_locked(s, addr, val, "read-only or undefined register");
+        return;
+    }
+}
+
+static void vnpu_mmu_control_write_locked(VnpuState *s, hwaddr addr,
+                                          uint32_t val)
+{
+    if (val & ~VNPU_MMU_CONTROL_ENABLE) {
+        vnpu_bad_write_locked(s, addr, val, "reserved MMU_CONTROL bits");
+        return;
+    }
+    if (val & VNPU_MMU_CONTROL_ENABLE) {
+        if (s->ctx_table & (VNPU_CTX_TABLE_ALIGN - 1) ||
+            s->ctx_count == 0 || s->ctx_count > VNPU_MAX_CONTEXTS) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "vnpu: MMU not enabled: bad context table "
+                          "0x%" PRIx64 " count %u\n",
+                          s->ctx_table, s->ctx_count);
+            vnpu_error_locked(s, VNPU_ERR_CTX_TABLE);
+            return;
+        }
+    }
+    s->mmu_control = val;
+}
+
+static void vnpu_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
+                            unsigned size)
+{
+    VnpuState *s = opaque;
+    uint32_t val = val64;
+    bool reset = false, inval = false, inval_all = false;
+    uint32_t inval_ctx = 0;
+
+    trace_vnpu_mmio_write(addr, val64);
+    qemu_mutex_lock(&s->lock);
+    if (addr >= VNPU_REG_QUEUE_BASE &&
+        addr < VNPU_REG_QUEUE(VNPU_NUM_QUEUES, 0)) {
+        vnpu_queue_write(s, (addr - VNPU_REG_QUEUE_BASE) / VNPU_REG_QUEUE_STRIDE,
+                         (addr - VNPU_REG_QUEUE_BASE) % VNPU_REG_QUEUE_STRIDE,
+                         val, addr);
+        goto out;
+    }
+    switch (addr) {
+    case VNPU_REG_CONTROL:
+        if (val & ~(VNPU_CONTROL_ENABLE | VNPU_CONTROL_SOFT_RESET)) {
+            vnpu_bad_write_locked(s, addr, val, "reserved CONTROL bits");
+            break;
+        }
+        if (val & VNPU_CONTROL_SOFT_RESET) {
+            reset = true;
+            break;
+        }
+        s->control = val;
+        vnpu_kick_locked(s);
+        break;
+    case VNPU_REG_IRQ_STATUS:
+        s->irq_status &= ~val;
+        qemu_bh_schedule(s->irq_bh);
+        break;
+    case VNPU_REG_IRQ_MASK: {
+        uint32_t valid = VNPU_IRQ_QUEUE_ALL | VNPU_IRQ_MMU_FAULT |
+                         VNPU_IRQ_ERROR;
+        uint32_t newly = val & ~s->irq_mask;
+
+        if (val & ~valid) {
+            vnpu_bad_write_locked(s, addr, val, "undefined IRQ_MASK bits");
+            break;
+        }
+        s->irq_mask = val;
+        /* Enabling a source that is already pending sends its message. */
+        s->notify_vecs |= vnpu_irq_vector_bits(newly & s->irq_status);
+        qemu_bh_schedule(s->irq_bh);
+        break;
+    }
+    case VNPU_REG_ERROR_STATUS:
+        s->error_status &= ~val;
+        break;
+    case VNPU_REG_SCRATCH:
+        s->scratch = val;
+        break;
+    case VNPU_REG_MMU_CONTROL:
+        if ((val ^ s->mmu_control) & VNPU_MMU_CONTROL_ENABLE) {
+            inval = inval_all = true;
+        }
+        vnpu_mmu_control_write_locked(s, addr, val);
+        break;
+    case VNPU_REG_MMU_CTX_TABLE_LO:
+    case VNPU_REG_MMU_CTX_TABLE_HI:
+    case VNPU_REG_MMU_CTX_COUNT:
+        if (s->mmu_control & VNPU_MMU_CONTROL_ENABLE) {
+            vnpu_bad_write_locked(s, addr, val, "MMU is enabled");
+            break;
+        }
+        if (addr == VNPU_REG_MMU_CTX_TABLE_LO) {
+            s->ctx_table = deposit64(s->ctx_table, 0, 32, val);
+        } else if (addr == VNPU_REG_MMU_CTX_TABLE_HI) {
+            s->ctx_table = deposit64(s->ctx_table, 32, 32, val);
+        } else if (val > VNPU_MAX_CONTEXTS) {
+            vnpu_bad_write_locked(s, addr, val, "more than MAX_CONTEXTS");
+        } else {
+            s->ctx_count = val;
+        }
+        break;
+    case VNPU_REG_MMU_TLB_INVAL:
+        if ((val & ~(VNPU_TLB_INVAL_ALL | VNPU_TLB_INVAL_CTX_MASK)) ||
+            (!(val & VNPU_TLB_INVAL_ALL) &&
+             (val & VNPU_TLB_INVAL_CTX_MASK) >= VNPU_MAX_CONTEXTS)) {
+            vnpu_bad_write_locked(s, addr, val, "bad TLB invalidation");
+            break;
+        }
+        inval = true;
+        inval_all = val & VNPU_TLB_INVAL_ALL;
+        inval_ctx = val & VNPU_TLB_INVAL_CTX_MASK;
+        break;
+    case VNPU_REG_MMU_FAULT_STATUS:
+        if (val & VNPU_FAULT_VALID) {
+            s->fault_status = 0;
+        }
+        break;
+    case VNPU_REG_DEBUG_INJECT_HANG:
+        qatomic_set(&s->inject_hang, val);
+        break;
+    case VNPU_REG_DEBUG_INJECT_DMA_ERROR:
+        qatomic_set(&s->inject_dma_error, val);
+        break;
+    case VNPU_REG_DEBUG_INJECT_LOST_IRQ:
+        qatomic_set(&s->inject_lost_irq, val);
+        break;
+    default:
+        vnpu_bad_write_locked(s, addr, val, "read-only or undefined register");
+        break;
+    }
+out:
+    qemu_mutex_unlock(&s->lock);
+
+    if (inval) {
+        /*
+         * Synchronous: once this MMIO write returns no later translation
+         * can use an entry cached before it.
+         */
+        vnpu_tlb_invalidate(s, inval_all, inval_ctx);
+        qemu_mutex_lock(&s->lock);
+        s->tlb_inval_seq++;
+        qemu_mutex_unlock(&s->lock);
+    }
+    if (reset) {
+        vnpu_do_reset(s, "soft");
+    }
+}
+
+static const MemoryRegionOps vnpu_mmio_ops = {
+    .read = vnpu_mmio_read,
+    .write = vnpu_mmio_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+/* ---- PCI / QOM ------------------------------------------------------------- */
+
+static void vnpu_realize(PCIDevice *pdev, Error **errp)
+{
+    VnpuState *s = VNPU(pdev);
+    unsigned v;
+
+    if (s->num_engines < 1 || s->num_engines > VNPU_MAX_ENGINES) {
+        error_setg(errp, "vnpu: engines must be 1..%d", VNPU_MAX_ENGINES);
+        return;
+    }
+
+    pci_config_set_interrupt_pin(pdev->config, 1);
+    if (pcie_endpoint_cap_init(pdev, VNPU_PCIE_CAP_OFFSET) < 0) {
+        error_setg(errp, "vnpu: cannot add the PCIe capability");
+        return;
+    }
+    pcie_cap_flr_init(pdev);
+
+    memory_region_init_io(&s->mmio, OBJECT(s), &vnpu_mmio_ops, s,
+                          "vnpu-regs", VNPU_BAR_REGS_SIZE);
+    pci_register_bar(pdev, VNPU_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
+                     &s->mmio);
+    if (msix_init_exclusive_bar(pdev, VNPU_MSIX_NUM_VECTORS, VNPU_BAR_MSIX,
+                                errp)) {
+        pcie_cap_exit(pdev);
+        return;
+    }
+    for (v = 0; v < VNPU_MSIX_NUM_VECTORS; v++) {
+        msix_vector_use(pdev, v);
+    }
+
+    s->as = pci_get_address_space(pdev);
+    s->irq_bh = qemu_bh_new(vnpu_irq_bh, s);
+    qemu_mutex_init(&s->lock);
+    qemu_cond_init(&s->work_cond);
+    qemu_cond_init(&s->idle_cond);
+    qemu_cond_init(&s->abort_cond);
+    vnpu_tlb_init(s);
+    vnpu_engines_start(s);
+}
+
+static void vnpu_exit(PCIDevice *pdev)
+{
+    VnpuState *s = VNPU(pdev);
+
+    vnpu_engines_stop(s);
+    qemu_bh_delete(s->irq_bh);
+    vnpu_tlb_free(s);
+    qemu_cond_destroy(&s->abort_cond);
+    qemu_cond_destroy(&s->idle_cond);
+    qemu_cond_destroy(&s->work_cond);
+    qemu_mutex_destroy(&s->lock);
+    msix_unuse_all_vectors(pdev);
+    msix_uninit_exclusive_bar(pdev);
+    pcie_cap_exit(pdev);
+}
+
+static void vnpu_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                              int len)
+{
+    pci_default_write_config(pdev, addr, val, len);
+    pcie_cap_flr_write_config(pdev, addr, val, len);
+}
+
+static void vnpu_instance_init(Object *obj)
+{
+    VnpuState *s = VNPU(obj);
+
+    /* Runtime-settable with qom-set; consumed by the engines atomically. */
+    object_property_add_uint32_ptr(obj, "inject-hang", &s->inject_hang,
+                                   OBJ_PROP_FLAG_READWRITE);
+    object_property_add_uint32_ptr(obj, "inject-dma-error",
+                                   &s->inject_dma_error,
+                                   OBJ_PROP_FLAG_READWRITE);
+    object_property_add_uint32_ptr(obj, "inject-lost-irq",
+                                   &s->inject_lost_irq,
+                                   OBJ_PROP_FLAG_READWRITE);
+}
+
+static Property vnpu_properties[] = {
+    DEFINE_PROP_UINT32("engines", VnpuState, num_engines, 2),
+    DEFINE_PROP_END_OF_LIST(),
+};
+
+/* Jobs run on host threads against guest memory; nothing to migrate yet. */
+static const VMStateDescription vnpu_vmstate = {
+    .name = "vnpu",
+    .unmigratable = 1,
+};
 
 static void vnpu_class_init(ObjectClass *klass, void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *k = PCI_DEVICE_CLASS(klass);
 
+    k->realize = vnpu_realize;
+    k->exit = vnpu_exit;
+    k->config_write = vnpu_write_config;
     k->vendor_id = VNPU_PCI_VENDOR_ID;
     k->device_id = VNPU_PCI_DEVICE_ID;
     k->revision = VNPU_PCI_REVISION;
     k->class_id = VNPU_PCI_CLASS_CODE >> 8;
+    dc->desc = "vnpu virtual NPU";
+    dc->reset = vnpu_qdev_reset;
+    dc->vmsd = &vnpu_vmstate;
+    device_class_set_props(dc, vnpu_properties);
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
 }
 
@@ -25,6 +835,7 @@ static const TypeInfo vnpu_info = {
     .name = TYPE_VNPU,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(VnpuState),
+    .instance_init = vnpu_instance_init,
     .class_init = vnpu_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },

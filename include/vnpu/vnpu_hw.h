@@ -102,6 +102,7 @@
 #define VNPU_ERR_DESCRIPTOR		(1u << 1)	/* unreadable descriptor */
 #define VNPU_ERR_COMPLETION		(1u << 2)	/* completion write failed */
 #define VNPU_ERR_CTX_TABLE		(1u << 3)	/* bad context table */
+#define VNPU_ERR_REGISTER		(1u << 4)	/* bad register write */
 
 /* ---- Device MMU registers ---------------------------------------------- */
 
@@ -118,6 +119,15 @@
 #define VNPU_REG_MMU_FAULT_QUEUE	0x0b0	/* RO */
 
 #define VNPU_MMU_CONTROL_ENABLE		(1u << 0)
+
+/*
+ * Debug block, present when CAPS has VNPU_CAP_FAULT_INJECT.  Each register
+ * holds how many of the next jobs get the fault; the device counts it down.
+ * Not cleared by reset, so a test can arm a fault across one.
+ */
+#define VNPU_REG_DEBUG_INJECT_HANG	0x0c0	/* RW  jobs that never end */
+#define VNPU_REG_DEBUG_INJECT_DMA_ERROR	0x0c4	/* RW  jobs failing DMA_ERROR */
+#define VNPU_REG_DEBUG_INJECT_LOST_IRQ	0x0c8	/* RW  completions w/o MSI-X */
 
 #define VNPU_TLB_INVAL_ALL		(1u << 31)	/* else bits 15:0 = ctx */
 #define VNPU_TLB_INVAL_CTX_MASK		0xffffu

@@ -1,0 +1,513 @@
+/*
+ * vnpu execution engines: queue arbitration, the worker threads, job
+ * execution and the v1 command processor.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Each engine is a host thread.  It takes the next job from the
+ * highest-priority queue that has fetchable work and no job in flight
+ * (queues execute in order), round-robin among equal priorities, runs it
+ * without any lock held and completes it.  All guest memory access goes
+ * through vnpu_dma_rw() (rings) or the MMU callbacks (job memory).
+ */
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/bswap.h"
+#include "qemu/main-loop.h"
+#include "vnpu-internal.h"
+#include "vnpu_exec.h"
+#include "trace.h"
+
+/* Bounce buffer for COPY and FILL; also the granule at which they abort. */
+#define VNPU_CHUNK      (64 * 1024)
+#define VNPU_VA_LIMIT   (1ull << VNPU_VA_BITS)
+
+static const struct vnpu_mem_ops vnpu_job_mem_ops = {
+    .read = vnpu_mem_read,
+    .write = vnpu_mem_write,
+    .map = vnpu_mem_map,
+    .unmap = vnpu_mem_unmap,
+};
+
+bool vnpu_job_aborted(VnpuJob *job)
+{
+    return qatomic_read(&job->eng->abort) || qatomic_read(&job->s->stopping);
+}
+
+void vnpu_kick_locked(VnpuState *s)
+{
+    qemu_cond_broadcast(&s->work_cond);
+}
+
+void vnpu_engines_abort_locked(VnpuState *s)
+{
+    unsigned i;
+
+    for (i = 0; i < s->num_engines; i++) {
+        if (s->eng[i].busy) {
+            qatomic_set(&s->eng[i].abort, true);
+        }
+    }
+    qemu_cond_broadcast(&s->abort_cond);
+}
+
+static void vnpu_job_fail(VnpuJob *job, uint32_t status, uint64_t va)
+{
+    if (job->failed) {
+        return;
+    }
+    job->failed = true;
+    job->rec.status = status;
+    job->rec.fault_va = va;
+}
+
+static void vnpu_cmd_error(VnpuJob *job, uint32_t off, const char *why)
+{
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "vnpu: queue %u seq %" PRIu64 ": bad command at offset %u: "
+                  "%s\n", job->queue, (uint64_t)job->desc.seq, off, why);
+    vnpu_job_fail(job, VNPU_JOB_STATUS_CMD_ERROR, off);
+}
+
+static uint64_t vnpu_dma_cycles(uint64_t bytes)
+{
+    return DIV_ROUND_UP(bytes, VNPU_MODEL_DRAM_BYTES_PER_CYCLE);
+}
+
+/* A range is malformed if it wraps; beyond VA_BITS it is an MMU fault. */
+static bool vnpu_range_wraps(uint64_t va, uint64_t len)
+{
+    return va + len < va;
+}
+
+static void vnpu_cmd_copy(VnpuJob *job, const struct vnpu_cmd_copy *c,
+                          uint32_t off)
+{
+    uint64_t src = le64_to_cpu(c->src_va);
+    uint64_t dst = le64_to_cpu(c->dst_va);
+    uint64_t len = le64_to_cpu(c->size);
+    g_autofree uint8_t *bounce = NULL;
+    uint64_t done;
+
+    if (vnpu_range_wraps(src, len) || vnpu_range_wraps(dst, len)) {
+        vnpu_cmd_error(job, off, "COPY range wraps");
+        return;
+    }
+    if (len && src < dst + len && dst < src + len) {
+        vnpu_cmd_error(job, off, "COPY ranges overlap");
+        return;
+    }
+    bounce = g_malloc(MIN(len, VNPU_CHUNK));
+    for (done = 0; done < len && !job->failed; done += VNPU_CHUNK) {
+        uint64_t n = MIN(len - done, VNPU_CHUNK);
+
+        if (vnpu_mem_read(job, src + done, bounce, n) == 0) {
+            vnpu_mem_write(job, dst + done, bounce, n);
+        }
+    }
+    job->rec.cycles += vnpu_dma_cycles(2 * len);
+}
+
+static void vnpu_cmd_fill(VnpuJob *job, const struct vnpu_cmd_fill *c,
+                          uint32_t off)
+{
+    uint64_t dst = le64_to_cpu(c->dst_va);
+    uint64_t len = le64_to_cpu(c->size);
+    g_autofree uint32_t *pat = NULL;
+    uint64_t done;
+    size_t i, n;
+
+    if (c->reserved) {
+        vnpu_cmd_error(job, off, "FILL reserved field not zero");
+        return;
+    }
+    if ((dst | len) & 3) {
+        vnpu_cmd_error(job, off, "FILL address or size not 4-byte aligned");
+        return;
+    }
+    if (vnpu_range_wraps(dst, len)) {
+        vnpu_cmd_error(job, off, "FILL range wraps");
+        return;
+    }
+    n = MIN(len, VNPU_CHUNK);
+    pat = g_malloc(n + 4);
+    for (i = 0; i < n / 4; i++) {
+        pat[i] = c->pattern;    /* already little-endian */
+    }
+    for (done = 0; done < len && !job->failed; done += VNPU_CHUNK) {
+        vnpu_mem_write(job, dst + done, pat, MIN(len - done, VNPU_CHUNK));
+    }
+    job->rec.cycles += vnpu_dma_cycles(len);
+}
+
+static void vnpu_cmd_store64(VnpuJob *job, uint64_t dst, uint64_t value,
+                             uint32_t off)
+{
+    uint64_t le = cpu_to_le64(value);
+
+    if (dst & 7) {
+        vnpu_cmd_error(job, off, "destination not 8-byte aligned");
+        return;
+    }
+    vnpu_mem_write(job, dst, &le, sizeof(le));
+    job->rec.cycles += vnpu_dma_cycles(sizeof(le));
+}
+
+static void vnpu_cmd_compute(VnpuJob *job, const void *cmd, uint32_t size,
+                             uint32_t off)
+{
+    uint64_t cycles = 0;
+    int ret;
+
+    ret = vnpu_compute_exec(cmd, size, &vnpu_job_mem_ops, job, &cycles);
+    if (ret == 0) {
+        job->rec.cycles += cycles;
+    } else if (ret == -EFAULT) {
+        /* The memory callbacks recorded the fault; make sure of it. */
+        vnpu_job_fail(job, VNPU_JOB_STATUS_DMA_ERROR, 0);
+    } else {
+        vnpu_cmd_error(job, off, "compute command rejected by the engine");
+    }
+}
+
+static void vnpu_exec_cmds(VnpuJob *job, const uint8_t *buf, uint32_t size)
+{
+    uint32_t off = 0;
+
+    while (off < size && !job->failed) {
+        struct vnpu_cmd_hdr hdr;
+        uint16_t opcode, flags;
+        uint32_t csize;
+        const void *cmd = buf + off;
+
+        if (vnpu_job_aborted(job)) {
+            vnpu_job_fail(job, VNPU_JOB_STATUS_ABORTED, 0);
+            return;
+        }
+        if (size - off < sizeof(hdr)) {
+            vnpu_cmd_error(job, off, "truncated header");
+            return;
+        }
+        memcpy(&hdr, cmd, sizeof(hdr));
+        opcode = le16_to_cpu(hdr.opcode);
+        flags = le16_to_cpu(hdr.flags);
+        csize = le32_to_cpu(hdr.size);
+        if (csize < sizeof(hdr) || csize % 8 || csize > size - off) {
+            vnpu_cmd_error(job, off, "bad command size");
+            return;
+        }
+        if (flags) {
+            vnpu_cmd_error(job, off, "flags not zero");
+            return;
+        }
+
+        switch (opcode) {
+        case VNPU_CMD_NOP:
+            break;
+        case VNPU_CMD_COPY:
+            if (csize != sizeof(struct vnpu_cmd_copy)) {
+                vnpu_cmd_error(job, off, "COPY size");
+                return;
+            }
+            vnpu_cmd_copy(job, cmd, off);
+            break;
+        case VNPU_CMD_FILL:
+            if (csize != sizeof(struct vnpu_cmd_fill)) {
+                vnpu_cmd_error(job, off, "FILL size");
+                return;
+            }
+            vnpu_cmd_fill(job, cmd, off);
+            break;
+        case VNPU_CMD_WRITE_VALUE: {
+            struct vnpu_cmd_write_value wv;
+
+            if (csize != sizeof(wv)) {
+                vnpu_cmd_error(job, off, "WRITE_VALUE size");
+                return;
+            }
+            memcpy(&wv, cmd, sizeof(wv));
+            vnpu_cmd_store64(job, le64_to_cpu(wv.dst_va),
+                             le64_to_cpu(wv.value), off);
+            break;
+        }
+        case VNPU_CMD_TIMESTAMP: {
+            struct vnpu_cmd_timestamp ts;
+
+            if (csize != sizeof(ts)) {
+                vnpu_cmd_error(job, off, "TIMESTAMP size");
+                return;
+            }
+            memcpy(&ts, cmd, sizeof(ts));
+            vnpu_cmd_store64(job, le64_to_cpu(ts.dst_va), vnpu_now_ns(), off);
+            break;
+        }
+        case VNPU_CMD_BARRIER:
+            if (csize != sizeof(struct vnpu_cmd_barrier)) {
+                vnpu_cmd_error(job, off, "BARRIER size");
+                return;
+            }
+            /* In-order engine: every earlier access is already done. */
+            smp_mb();
+            break;
+        default:
+            if (opcode >= VNPU_CMD_COMPUTE_FIRST &&
+                opcode <= VNPU_CMD_COMPUTE_LAST) {
+                vnpu_cmd_compute(job, cmd, csize, off);
+                break;
+            }
+            vnpu_cmd_error(job, off, "unknown opcode");
+            return;
+        }
+        off += csize;
+    }
+}
+
+static bool vnpu_desc_valid(VnpuJob *job)
+{
+    struct vnpu_hw_desc *d = &job->desc;
+    unsigned i;
+
+    if (d->flags || d->reserved0) {
+        return false;
+    }
+    for (i = 0; i < ARRAY_SIZE(d->reserved); i++) {
+        if (d->reserved[i]) {
+            return false;
+        }
+    }
+    return d->ctx_id < VNPU_MAX_CONTEXTS && d->cmd_size >= 8 &&
+           d->cmd_size % 8 == 0 && d->cmd_size <= VNPU_CMD_MAX_BUFFER &&
+           d->cmd_va % 8 == 0;
+}
+
+/* A hung job holds its engine until reset or unrealize aborts it. */
+static void vnpu_job_hang(VnpuJob *job)
+{
+    VnpuState *s = job->s;
+
+    qemu_mutex_lock(&s->lock);
+    while (!job->eng->abort && !s->stopping) {
+        qemu_cond_wait(&s->abort_cond, &s->lock);
+    }
+    qemu_mutex_unlock(&s->lock);
+    vnpu_job_fail(job, VNPU_JOB_STATUS_ABORTED, 0);
+}
+
+/*
+ * Run one job, no lock held.  Returns false when the descriptor itself
+ * could not be read: that is a ring error, and there is no job to
+ * complete.
+ */
+static bool vnpu_run_job(VnpuJob *job, uint64_t ring)
+{
+    VnpuState *s = job->s;
+    struct vnpu_hw_desc *d = &job->desc;
+    g_autofree uint8_t *cmds = NULL;
+    unsigned i;
+
+    if (!vnpu_dma_rw(s, ring + (uint64_t)job->slot * VNPU_DESC_SIZE, d,
+                     sizeof(*d), false)) {
+        return false;
+    }
+    d->ctx_id = le32_to_cpu(d->ctx_id);
+    d->flags = le32_to_cpu(d->flags);
+    d->cmd_va = le64_to_cpu(d->cmd_va);
+    d->cmd_size = le32_to_cpu(d->cmd_size);
+    d->reserved0 = le32_to_cpu(d->reserved0);
+    d->seq = le64_to_cpu(d->seq);
+    for (i = 0; i < ARRAY_SIZE(d->reserved); i++) {
+        d->reserved[i] = le64_to_cpu(d->reserved[i]);
+    }
+
+    job->ctx_id = d->ctx_id;
+    job->rec.seq = d->seq;
+    job->rec.start_ns = vnpu_now_ns();
+    job->rec.cycles = VNPU_MODEL_JOB_OVERHEAD_CYCLES;
+    trace_vnpu_job_start(job->eng->index, job->queue, job->slot, d->ctx_id,
+                         d->seq);
+
+    if (!vnpu_desc_valid(job)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vnpu: queue %u slot %u: bad descriptor (ctx %u flags 0x%x "
+                      "cmd_va 0x%" PRIx64 " cmd_size %u)\n", job->queue,
+                      job->slot, d->ctx_id, d->flags, (uint64_t)d->cmd_va, d->cmd_size);
+        vnpu_job_fail(job, VNPU_JOB_STATUS_DESC_ERROR, 0);
+    } else if (vnpu_take_injection(&s->inject_hang)) {
+        vnpu_job_hang(job);
+    } else if (vnpu_take_injection(&s->inject_dma_error)) {
+        vnpu_job_fail(job, VNPU_JOB_STATUS_DMA_ERROR, d->cmd_va);
+    } else {
+        cmds = g_malloc(d->cmd_size);
+        if (vnpu_mem_read(job, d->cmd_va, cmds, d->cmd_size) == 0) {
+            vnpu_exec_cmds(job, cmds, d->cmd_size);
+        }
+    }
+    if (!job->failed && vnpu_job_aborted(job)) {
+        vnpu_job_fail(job, VNPU_JOB_STATUS_ABORTED, 0);
+    }
+    job->rec.end_ns = vnpu_now_ns();
+    return true;
+}
+
+static void vnpu_complete_locked(VnpuState *s, VnpuJob *job, bool desc_ok,
+                                 bool written)
+{
+    VnpuQueue *q = &s->q[job->queue];
+
+    if (!desc_ok) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vnpu: queue %u halted: descriptor %u unreadable\n",
+                      job->queue, job->slot);
+        q->error = true;
+        vnpu_error_locked(s, VNPU_ERR_DESCRIPTOR);
+        return;
+    }
+    if (!written) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vnpu: queue %u halted: completion %u not writable\n",
+                      job->queue, job->slot);
+        q->error = true;
+        vnpu_error_locked(s, VNPU_ERR_COMPLETION);
+        return;
+    }
+    if (job->rec.status == VNPU_JOB_STATUS_MMU_FAULT) {
+        if (!(s->fault_status & VNPU_FAULT_VALID)) {
+            s->fault_status = job->rec.fault_flags;
+            s->fault_ctx = job->ctx_id;
+            s->fault_va = job->rec.fault_va;
+            s->fault_queue = job->queue;
+        }
+        vnpu_raise_locked(s, VNPU_IRQ_MMU_FAULT, true);
+    }
+    q->head = (job->slot + 1) & (q->size - 1);
+    q->done_seq = job->rec.seq;
+    vnpu_raise_locked(s, VNPU_IRQ_QUEUE(job->queue), !job->lost_irq);
+}
+
+static bool vnpu_pick_locked(VnpuState *s, unsigned *qout)
+{
+    int best = -1;
+    unsigned i;
+
+    if (!(s->control & VNPU_CONTROL_ENABLE)) {
+        return false;
+    }
+    for (i = 0; i < VNPU_NUM_QUEUES; i++) {
+        unsigned qi = (s->rr_next + i) % VNPU_NUM_QUEUES;
+        VnpuQueue *q = &s->q[qi];
+
+        if (!(q->control & VNPU_QCTRL_ENABLE) || q->error || q->busy ||
+            q->head == q->fetch_tail) {
+            continue;
+        }
+        if (best < 0 || q->priority > s->q[best].priority) {
+            best = qi;
+        }
+    }
+    if (best < 0) {
+        return false;
+    }
+    s->rr_next = (best + 1) % VNPU_NUM_QUEUES;
+    *qout = best;
+    return true;
+}
+
+static void *vnpu_worker(void *opaque)
+{
+    VnpuEngine *eng = opaque;
+    VnpuState *s = eng->s;
+
+    qemu_mutex_lock(&s->lock);
+    for (;;) {
+        VnpuJob job = { .s = s, .eng = eng };
+        uint64_t ring, compl;
+        bool desc_ok, written = false, stale;
+        unsigned qi;
+
+        while (!s->stopping && !vnpu_pick_locked(s, &qi)) {
+            qemu_cond_wait(&s->work_cond, &s->lock);
+        }
+        if (s->stopping) {
+            break;
+        }
+        job.queue = qi;
+        job.slot = s->q[qi].head;
+        job.reset_gen = s->reset_gen;
+        job.mmu_on = s->mmu_control & VNPU_MMU_CONTROL_ENABLE;
+        job.ctx_table = s->ctx_table;
+        job.ctx_count = s->ctx_count;
+        ring = s->q[qi].ring;
+        compl = s->q[qi].compl + (uint64_t)job.slot * VNPU_COMPL_SIZE;
+        s->q[qi].busy = true;
+        eng->busy = true;
+        eng->abort = false;
+        qemu_mutex_unlock(&s->lock);
+
+        desc_ok = vnpu_run_job(&job, ring);
+
+        qemu_mutex_lock(&s->lock);
+        stale = job.reset_gen != s->reset_gen;
+        qemu_mutex_unlock(&s->lock);
+        /*
+         * Reset waits for this engine to go idle before it returns, so a
+         * record written here can never land after the reset.
+         */
+        if (desc_ok && !stale) {
+            struct vnpu_hw_completion le = {
+                .seq = cpu_to_le64(job.rec.seq),
+                .status = cpu_to_le32(job.rec.status),
+                .fault_flags = cpu_to_le32(job.rec.fault_flags),
+                .fault_va = cpu_to_le64(job.rec.fault_va),
+                .cycles = cpu_to_le64(job.rec.cycles),
+                .start_ns = cpu_to_le64(job.rec.start_ns),
+                .end_ns = cpu_to_le64(job.rec.end_ns),
+            };
+
+            job.lost_irq = vnpu_take_injection(&s->inject_lost_irq);
+            written = vnpu_dma_rw(s, compl, &le, sizeof(le), true);
+        }
+        trace_vnpu_job_end(eng->index, job.queue, job.slot, job.rec.status,
+                           job.rec.cycles, stale);
+
+        qemu_mutex_lock(&s->lock);
+        if (job.reset_gen == s->reset_gen) {
+            vnpu_complete_locked(s, &job, desc_ok, written);
+        }
+        s->q[qi].busy = false;
+        eng->busy = false;
+        eng->abort = false;
+        qemu_cond_broadcast(&s->idle_cond);
+        /* This queue's next job may now go to any engine. */
+        qemu_cond_broadcast(&s->work_cond);
+    }
+    qemu_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+void vnpu_engines_start(VnpuState *s)
+{
+    unsigned i;
+
+    for (i = 0; i < s->num_engines; i++) {
+        VnpuEngine *eng = &s->eng[i];
+
+        eng->s = s;
+        eng->index = i;
+        qemu_thread_create(&eng->thread, "vnpu-engine", vnpu_worker, eng,
+                           QEMU_THREAD_JOINABLE);
+    }
+}
+
+void vnpu_engines_stop(VnpuState *s)
+{
+    unsigned i;
+
+    qemu_mutex_lock(&s->lock);
+    s->stopping = true;
+    vnpu_engines_abort_locked(s);
+    qemu_cond_broadcast(&s->work_cond);
+    qemu_mutex_unlock(&s->lock);
+    for (i = 0; i < s->num_engines; i++) {
+        qemu_thread_join(&s->eng[i].thread);
+    }
+}
