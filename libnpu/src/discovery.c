@@ -206,13 +206,12 @@ static int read_sysfs_entry(const char *class_dir, const char *name,
 	if (strcmp(info->driver, NPU_DRIVER_NAME))
 		return -ENODEV;
 
-	ret = read_hex_attr(pci, "vendor", 0xffff, &v);
-	if (ret)
-		return ret;
+	/* An entry sysfs cannot describe is skipped, not fatal to the list. */
+	if (read_hex_attr(pci, "vendor", 0xffff, &v))
+		return -ENODEV;
 	info->pci_vendor = (uint16_t)v;
-	ret = read_hex_attr(pci, "device", 0xffff, &v);
-	if (ret)
-		return ret;
+	if (read_hex_attr(pci, "device", 0xffff, &v))
+		return -ENODEV;
 	info->pci_device = (uint16_t)v;
 	/* Older kernels lack the revision attribute; not fatal. */
 	if (!read_hex_attr(pci, "revision", 0xff, &v))

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Argument validation of every public entry point that can be reached
+ * without a device, error strings, and the small helpers.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "npu_internal.h"
+
+static void test_strerror(void **state)
+{
+	static const int errs[] = {
+		EPERM, ENOENT, EINTR, EIO, EBADF, EAGAIN, ENOMEM, EACCES,
+		EFAULT, EBUSY, EXDEV, ENODEV, EINVAL, ENOSPC, E2BIG, ENODATA,
+		ETIME, EPROTO, EOPNOTSUPP, ETIMEDOUT, ECANCELED, ENOTTY,
+	};
+	size_t i;
+
+	(void)state;
+	assert_string_equal(npu_strerror(0), "success");
+	for (i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		const char *neg = npu_strerror(-errs[i]);
+
+		assert_non_null(neg);
+		assert_string_not_equal(neg, "unknown error");
+		/* sign does not matter */
+		assert_ptr_equal(neg, npu_strerror(errs[i]));
+	}
+	/* the NPU meanings, not libc's */
+	assert_non_null(strstr(npu_strerror(-EFAULT), "MMU"));
+	assert_non_null(strstr(npu_strerror(-ETIME), "deadline"));
+	assert_string_equal(npu_strerror(-123456), "unknown error");
+	assert_string_equal(npu_strerror(INT32_MIN + 1), "unknown error");
+}
+
+static void test_names(void **state)
+{
+	(void)state;
+	assert_string_equal(npu_cap_name(NPU_CAP_MMU), "mmu");
+	assert_string_equal(npu_cap_name(NPU_CAP_COMPUTE), "compute");
+	assert_string_equal(npu_cap_name(NPU_CAP_TIMESTAMP), "timestamp");
+	assert_string_equal(npu_cap_name(NPU_CAP_FAULT_INJECT), "fault-inject");
+	assert_string_equal(npu_cap_name(NPU_CAP_CYCLE_MODEL), "cycle-model");
+	assert_string_equal(npu_cap_name(NPU_CAP_TIMELINE_SYNCOBJ),
+			    "timeline-syncobj");
+	assert_null(npu_cap_name(0));
+	assert_null(npu_cap_name(NPU_CAP_MMU | NPU_CAP_COMPUTE));
+	assert_null(npu_cap_name(1ull << 20));
+
+	/* the public values are the uapi's */
+	assert_int_equal(NPU_CAP_MMU, DRM_VNPU_CAP_MMU);
+	assert_int_equal(NPU_CAP_COMPUTE, DRM_VNPU_CAP_COMPUTE);
+	assert_int_equal(NPU_CAP_TIMESTAMP, DRM_VNPU_CAP_TIMESTAMP);
+	assert_int_equal(NPU_CAP_FAULT_INJECT, DRM_VNPU_CAP_FAULT_INJECT);
+	assert_int_equal(NPU_CAP_CYCLE_MODEL, DRM_VNPU_CAP_CYCLE_MODEL);
+	assert_true(NPU_CAP_TIMELINE_SYNCOBJ == DRM_VNPU_CAP_TIMELINE_SYNCOBJ);
+	assert_int_equal(NPU_BUFFER_DEVICE_READONLY, DRM_VNPU_BO_DEVICE_READONLY);
+
+	assert_string_equal(npu_job_state_name(NPU_JOB_PENDING), "pending");
+	assert_string_equal(npu_job_state_name(NPU_JOB_OK), "ok");
+	assert_string_equal(npu_job_state_name(NPU_JOB_MMU_FAULT), "mmu-fault");
+	assert_string_equal(npu_job_state_name(NPU_JOB_CMD_ERROR), "cmd-error");
+	assert_string_equal(npu_job_state_name(NPU_JOB_TIMEOUT), "timeout");
+	assert_string_equal(npu_job_state_name(NPU_JOB_ABORTED), "aborted");
+	assert_string_equal(npu_job_state_name(NPU_JOB_DEVICE_LOST),
+			    "device-lost");
+	assert_string_equal(npu_job_state_name(NPU_JOB_DMA_ERROR), "dma-error");
+	assert_string_equal(npu_job_state_name((enum npu_job_state)42), "unknown");
+}
+
+static void test_time(void **state)
+{
+	int64_t a, b, d;
+
+	(void)state;
+	a = npu_time_ns();
+	usleep(1000);
+	b = npu_time_ns();
+	assert_true(b - a >= 1000000);
+
+	d = npu_deadline_ns(5000000000ll);
+	assert_true(d >= b + 5000000000ll);
+	assert_true(d < npu_time_ns() + 6000000000ll);
+	assert_true(npu_deadline_ns(NPU_TIMEOUT_INFINITE) == NPU_TIMEOUT_INFINITE);
+	assert_true(npu_deadline_ns(INT64_MAX - 1) == NPU_TIMEOUT_INFINITE);
+	/* a past or zero delay is "now": a poll */
+	assert_true(npu_deadline_ns(-5) <= npu_time_ns());
+	assert_true(npu_deadline_ns(0) >= b);
+}
+
+static void test_device_args(void **state)
+{
+	struct npu_device *dev = NULL;
+	struct npu_device_info info;
+
+	(void)state;
+	assert_int_equal(npu_device_list(NULL, NULL), -EINVAL);
+	assert_int_equal(npu_device_open(0, NULL), -EINVAL);
+	assert_int_equal(npu_device_open_pci(NULL, &dev), -EINVAL);
+	assert_int_equal(npu_device_open_pci("0000:00:04.0", NULL), -EINVAL);
+	assert_int_equal(npu_device_open_pci("not-an-address", &dev), -EINVAL);
+	assert_int_equal(npu_device_open_pci("0000:00:04", &dev), -EINVAL);
+	assert_null(dev);
+	/* The build host has no accel devices: nothing to open. */
+	if (access("/sys/class/accel", F_OK)) {
+		assert_int_equal(npu_device_open(0, &dev), -ENODEV);
+		assert_int_equal(npu_device_open_pci("00:04.0", &dev), -ENODEV);
+		assert_null(dev);
+	}
+	assert_int_equal(npu_device_get_info(NULL, &info, sizeof(info)), -EINVAL);
+	npu_device_close(NULL);
+	npu_device_list_free(NULL);
+}
+
+static void test_context_args(void **state)
+{
+	struct npu_context *ctx = NULL;
+
+	(void)state;
+	assert_int_equal(npu_context_create(NULL, &ctx), -EINVAL);
+	assert_null(ctx);
+	assert_int_equal(npu_context_fd(NULL), -EINVAL);
+	npu_context_destroy(NULL);
+}
+
+static void test_buffer_args(void **state)
+{
+	struct npu_buffer *buf = NULL;
+	void *p = NULL;
+	int fd = -1;
+
+	(void)state;
+	assert_int_equal(npu_buffer_alloc(NULL, 4096, 0, &buf), -EINVAL);
+	assert_int_equal(npu_buffer_import(NULL, 0, &buf), -EINVAL);
+	assert_null(buf);
+	assert_int_equal(npu_buffer_map(NULL, &p), -EINVAL);
+	assert_null(p);
+	assert_int_equal(npu_buffer_export(NULL, &fd), -EINVAL);
+	assert_int_equal(fd, -1);
+	assert_int_equal(npu_buffer_wait_idle(NULL, 0), -EINVAL);
+	assert_int_equal(npu_buffer_va(NULL), 0);
+	assert_int_equal(npu_buffer_size(NULL), 0);
+	assert_int_equal(npu_buffer_handle(NULL), 0);
+	npu_buffer_free(NULL);
+}
+
+static void test_submit_args(void **state)
+{
+	struct npu_queue *q = NULL;
+	struct npu_fence *f = NULL;
+	struct npu_cmdbuf *cb;
+	struct npu_job_status st;
+	size_t first;
+	int fd = -1;
+
+	(void)state;
+	assert_int_equal(npu_queue_create(NULL, 0, NPU_PRIORITY_NORMAL, &q),
+			 -EINVAL);
+	assert_null(q);
+	npu_queue_destroy(NULL);
+
+	/* a host-only command buffer cannot be submitted */
+	assert_int_equal(npu_cmdbuf_create(NULL, 64, &cb), 0);
+	assert_int_equal(npu_cmdbuf_nop(cb, 8), 0);
+	assert_int_equal(npu_submit(NULL, cb, NULL, 0, NULL, 0, &f), -EINVAL);
+	assert_null(f);
+	npu_cmdbuf_destroy(cb);
+
+	assert_int_equal(npu_fence_wait(NULL, 0), -EINVAL);
+	assert_int_equal(npu_fence_wait_many(NULL, 1, true, 0, &first), -EINVAL);
+	assert_int_equal(npu_fence_wait_many(&f, 0, true, 0, &first), -EINVAL);
+	assert_int_equal(npu_fence_wait_many(&f, 1, true, 0, &first), -EINVAL);
+	assert_int_equal(npu_fence_is_signaled(NULL), -EINVAL);
+	assert_int_equal(npu_fence_export_sync_file(NULL, &fd), -EINVAL);
+	assert_int_equal(npu_fence_import_sync_file(NULL, 0, &f), -EINVAL);
+	assert_int_equal(npu_fence_status(NULL, &st), -EINVAL);
+	assert_int_equal(npu_fence_error(NULL), -EINVAL);
+	npu_fence_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strerror),
+		cmocka_unit_test(test_names),
+		cmocka_unit_test(test_time),
+		cmocka_unit_test(test_device_args),
+		cmocka_unit_test(test_context_args),
+		cmocka_unit_test(test_buffer_args),
+		cmocka_unit_test(test_submit_args),
+	};
+
+	return cmocka_run_group_tests_name("libnpu-api", tests, NULL, NULL);
+}
