@@ -263,7 +263,10 @@ int npu_queue_create(struct npu_context *ctx, uint32_t hw_queue,
 		     enum npu_priority priority, struct npu_queue **out);
 void npu_queue_destroy(struct npu_queue *q);
 
-/* Maximum number of buffers or wait fences of one submission. */
+/*
+ * Maximum number of wait fences of one submission, and of buffers
+ * including the command buffer.
+ */
 #define NPU_SUBMIT_MAX_ENTRIES		4096
 
 /*
