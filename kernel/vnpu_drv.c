@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * PCI probe, device bring-up, file lifetime and the ioctl table.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/iopoll.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/uaccess.h>
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_print.h>
+
+#include "vnpu_drv.h"
+
+static unsigned int vnpu_timeout_ms = 1000;
+module_param_named(timeout_ms, vnpu_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(timeout_ms,
+		 "Job timeout on silicon in ms, scaled 10x on an emulator (default 1000)");
+
+/* TCG runs the guest an order of magnitude slower than silicon would. */
+#define VNPU_EMULATED_TIMEOUT_SCALE	10
+#define VNPU_READY_TIMEOUT_US		(3 * USEC_PER_SEC)
+
+static void vnpu_queue_hw_init(struct vnpu_queue *q)
+{
+	vnpu_qwrite(q, VNPU_QREG_RING_LO, lower_32_bits(q->ring_dma));
+	vnpu_qwrite(q, VNPU_QREG_RING_HI, upper_32_bits(q->ring_dma));
+	vnpu_qwrite(q, VNPU_QREG_RING_SIZE, VNPU_RING_ENTRIES);
+	vnpu_qwrite(q, VNPU_QREG_COMPL_LO, lower_32_bits(q->compl_dma));
+	vnpu_qwrite(q, VNPU_QREG_COMPL_HI, upper_32_bits(q->compl_dma));
+	vnpu_qwrite(q, VNPU_QREG_PRIORITY, 0);
+	vnpu_qwrite(q, VNPU_QREG_CONTROL, VNPU_QCTRL_ENABLE);
+}
+
+/**
+ * vnpu_hw_start() - reset the device and program it from scratch
+ * @vdev: device
+ *
+ * Used at probe and by recovery: soft reset, context table, queues,
+ * interrupts, enable.  The rings must be empty.
+ *
+ * Return: 0, or -ETIMEDOUT when the device does not come back.
+ */
+int vnpu_hw_start(struct vnpu_device *vdev)
+{
+	unsigned int i;
+	u32 st;
+	int ret;
+
+	vnpu_write(vdev, VNPU_REG_CONTROL, VNPU_CONTROL_SOFT_RESET);
+	/*
+	 * An engine may still be abandoning a job that hung before the
+	 * reset, and the device refuses to enable its queue until then.
+	 */
+	ret = read_poll_timeout(vnpu_read, st,
+				(st & (VNPU_STATUS_READY | VNPU_STATUS_IDLE)) ==
+				(VNPU_STATUS_READY | VNPU_STATUS_IDLE),
+				1000, VNPU_READY_TIMEOUT_US, false, vdev,
+				VNPU_REG_STATUS);
+	if (ret)
+		return ret;
+
+	vnpu_mmu_hw_init(vdev);
+	vnpu_write(vdev, VNPU_REG_IRQ_STATUS, ~0u);
+	vnpu_write(vdev, VNPU_REG_ERROR_STATUS, ~0u);
+
+	for (i = 0; i < vdev->num_queues; i++) {
+		struct vnpu_queue *q = &vdev->queues[i];
+
+		vnpu_queue_hw_init(q);
+		if (!(vnpu_qread(q, VNPU_QREG_STATUS) & VNPU_QSTATUS_ENABLED) ||
+		    vnpu_qread(q, VNPU_QREG_STATUS) & VNPU_QSTATUS_ERROR) {
+			drm_err(&vdev->drm, "queue %u did not enable\n", i);
+			return -EIO;
+		}
+	}
+
+	vnpu_write(vdev, VNPU_REG_IRQ_MASK,
+		   GENMASK(vdev->num_queues - 1, 0) | VNPU_IRQ_MMU_FAULT |
+		   VNPU_IRQ_ERROR);
+	vnpu_write(vdev, VNPU_REG_CONTROL, VNPU_CONTROL_ENABLE);
+	return 0;
+}
+
+/**
+ * vnpu_hw_stop() - quiesce the device
+ * @vdev: device
+ *
+ * After this no interrupt handler runs and the device fetches nothing.
+ */
+void vnpu_hw_stop(struct vnpu_device *vdev)
+{
+	vnpu_write(vdev, VNPU_REG_IRQ_MASK, 0);
+	vnpu_write(vdev, VNPU_REG_CONTROL, VNPU_CONTROL_SOFT_RESET);
+	vnpu_irq_sync(vdev);
+}
+
+static void vnpu_file_priv_release(struct kref *kref)
+{
+	struct vnpu_file_priv *fpriv =
+		container_of(kref, struct vnpu_file_priv, refcount);
+	unsigned int i;
+
+	for (i = 0; i < VNPU_JOB_RECORDS; i++)
+		dma_fence_put(fpriv->records[i].fence);
+	kvfree(fpriv->records);
+	vnpu_as_put(fpriv->as);
+	kfree(fpriv);
+}
+
+/**
+ * vnpu_file_priv_put() - drop a file reference
+ * @fpriv: file state
+ */
+void vnpu_file_priv_put(struct vnpu_file_priv *fpriv)
+{
+	kref_put(&fpriv->refcount, vnpu_file_priv_release);
+}
+
+static int vnpu_open(struct drm_device *dev, struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(dev);
+	struct vnpu_file_priv *fpriv;
+	int ret, idx;
+
+	if (!drm_dev_enter(dev, &idx))
+		return -ENODEV;
+
+	fpriv = kzalloc(sizeof(*fpriv), GFP_KERNEL);
+	if (!fpriv) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	kref_init(&fpriv->refcount);
+	fpriv->vdev = vdev;
+	spin_lock_init(&fpriv->rec_lock);
+	fpriv->next_job_id = 1;
+	fpriv->records = kvcalloc(VNPU_JOB_RECORDS, sizeof(*fpriv->records),
+				  GFP_KERNEL);
+	if (!fpriv->records) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+
+	fpriv->as = vnpu_as_create(vdev);
+	if (IS_ERR(fpriv->as)) {
+		ret = PTR_ERR(fpriv->as);
+		goto err_records;
+	}
+
+	ret = vnpu_file_entities_init(fpriv);
+	if (ret)
+		goto err_as;
+
+	file->driver_priv = fpriv;
+	drm_dev_exit(idx);
+	return 0;
+
+err_as:
+	vnpu_as_put(fpriv->as);
+err_records:
+	kvfree(fpriv->records);
+err_free:
+	kfree(fpriv);
+out:
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static void vnpu_postclose(struct drm_device *dev, struct drm_file *file)
+{
+	struct vnpu_file_priv *fpriv = file->driver_priv;
+
+	vnpu_file_entities_fini(fpriv);
+	vnpu_file_priv_put(fpriv);
+}
+
+static int vnpu_ioctl_query(struct drm_device *dev, void *data,
+			    struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(dev);
+	struct drm_vnpu_query *args = data;
+	struct drm_vnpu_device_info info = {};
+	void __user *ptr = u64_to_user_ptr(args->data);
+	u32 len;
+	int ret;
+
+	ret = vnpu_check_query(args);
+	if (ret)
+		return ret;
+
+	if (!args->size) {
+		args->size = sizeof(info);
+		return 0;
+	}
+
+	info.pci_vendor = vdev->pdev->vendor;
+	info.pci_device = vdev->pdev->device;
+	info.hw_version = vdev->hw_version;
+	info.caps = vdev->caps | DRM_VNPU_CAP_TIMELINE_SYNCOBJ;
+	info.platform = vdev->platform;
+	info.num_queues = vdev->num_queues;
+	info.num_engines = vdev->num_engines;
+	info.va_bits = vdev->va_bits;
+	info.va_start = VNPU_VA_START;
+	info.va_end = vdev->va_end;
+	info.max_bo_size = VNPU_MAX_BO_SIZE;
+	info.max_cmd_size = VNPU_CMD_MAX_BUFFER;
+	info.clock_mhz = vdev->clock_mhz;
+	info.macs_per_cycle = vdev->macs_per_cycle;
+
+	len = min_t(u32, args->size, sizeof(info));
+	if (copy_to_user(ptr, &info, len))
+		return -EFAULT;
+	/* A newer caller's trailing fields read as "not supported". */
+	if (args->size > len && clear_user(ptr + len, args->size - len))
+		return -EFAULT;
+	args->size = len;
+	return 0;
+}
+
+static const struct drm_ioctl_desc vnpu_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(VNPU_QUERY, vnpu_ioctl_query, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_BO_CREATE, vnpu_ioctl_bo_create, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_BO_INFO, vnpu_ioctl_bo_info, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_SUBMIT, vnpu_ioctl_submit, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_WAIT, vnpu_ioctl_wait, 0),
+	DRM_IOCTL_DEF_DRV(VNPU_JOB_STATUS, vnpu_ioctl_job_status, 0),
+};
+
+/* Keys per Documentation/gpu/drm-usage-stats.rst. */
+static void vnpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct vnpu_file_priv *fpriv = file->driver_priv;
+
+	drm_printf(p, "drm-engine-npu:\t%llu ns\n",
+		   (u64)atomic64_read(&fpriv->busy_ns));
+	drm_printf(p, "drm-cycles-npu:\t%llu\n",
+		   (u64)atomic64_read(&fpriv->cycles));
+	drm_show_memory_stats(p, file);
+}
+
+static const struct file_operations vnpu_fops = {
+	.owner = THIS_MODULE,
+	DRM_ACCEL_FOPS,
+	.show_fdinfo = drm_show_fdinfo,
+};
+
+static const struct drm_driver vnpu_drm_driver = {
+	.driver_features = DRIVER_GEM | DRIVER_COMPUTE_ACCEL |
+			   DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
+	.open = vnpu_open,
+	.postclose = vnpu_postclose,
+	.gem_create_object = vnpu_gem_create_object,
+	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.show_fdinfo = vnpu_show_fdinfo,
+	.ioctls = vnpu_ioctls,
+	.num_ioctls = ARRAY_SIZE(vnpu_ioctls),
+	.fops = &vnpu_fops,
+	.name = DRIVER_NAME,
+	.desc = DRIVER_DESC,
+	.major = DRIVER_MAJOR,
+	.minor = DRIVER_MINOR,
+};
+
+static void vnpu_rings_free(struct drm_device *drm, void *data)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	unsigned int i;
+
+	for (i = 0; i < vdev->num_queues; i++) {
+		struct vnpu_queue *q = &vdev->queues[i];
+
+		if (q->ring)
+			dma_free_coherent(drm->dev,
+					  VNPU_RING_ENTRIES * sizeof(*q->ring),
+					  q->ring, q->ring_dma);
+		if (q->compl)
+			dma_free_coherent(drm->dev,
+					  VNPU_RING_ENTRIES * sizeof(*q->compl),
+					  q->compl, q->compl_dma);
+	}
+}
+
+/*
+ * The rings live as long as the DRM device: run_job and the completion
+ * path may touch them until the last job is freed, which can be after the
+ * PCI binding is gone.
+ */
+static int vnpu_rings_init(struct vnpu_device *vdev)
+{
+	unsigned int i;
+	int ret;
+
+	ret = drmm_add_action(&vdev->drm, vnpu_rings_free, NULL);
+	if (ret)
+		return ret;
+	for (i = 0; i < vdev->num_queues; i++) {
+		struct vnpu_queue *q = &vdev->queues[i];
+
+		q->vdev = vdev;
+		q->idx = i;
+		spin_lock_init(&q->lock);
+		INIT_LIST_HEAD(&q->active);
+		q->fence_ctx = dma_fence_context_alloc(1);
+		snprintf(q->name, sizeof(q->name), "vnpu-q%u", i);
+		q->ring = dma_alloc_coherent(vdev->drm.dev,
+					     VNPU_RING_ENTRIES * sizeof(*q->ring),
+					     &q->ring_dma, GFP_KERNEL);
+		q->compl = dma_alloc_coherent(vdev->drm.dev,
+					      VNPU_RING_ENTRIES * sizeof(*q->compl),
+					      &q->compl_dma, GFP_KERNEL);
+		if (!q->ring || !q->compl)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int vnpu_identify(struct vnpu_device *vdev)
+{
+	u32 id = vnpu_read(vdev, VNPU_REG_ID);
+
+	vdev->hw_version = vnpu_read(vdev, VNPU_REG_VERSION);
+	if (id != VNPU_HW_ID_VALUE ||
+	    vdev->hw_version >> 16 != VNPU_HW_VERSION_MAJOR) {
+		drm_err(&vdev->drm, "unsupported device: id %#x version %#x\n",
+			id, vdev->hw_version);
+		return -ENODEV;
+	}
+	vdev->caps = vnpu_read(vdev, VNPU_REG_CAPS);
+	if (!(vdev->caps & VNPU_CAP_MMU)) {
+		drm_err(&vdev->drm, "device has no MMU, refusing to drive it\n");
+		return -ENODEV;
+	}
+	vdev->platform = vnpu_read(vdev, VNPU_REG_PLATFORM);
+	vdev->num_queues = min_t(u32, vnpu_read(vdev, VNPU_REG_NUM_QUEUES),
+				 VNPU_NUM_QUEUES);
+	vdev->max_contexts = min_t(u32, vnpu_read(vdev, VNPU_REG_MAX_CONTEXTS),
+				   VNPU_MAX_CONTEXTS);
+	vdev->va_bits = min_t(u32, vnpu_read(vdev, VNPU_REG_VA_BITS),
+			      VNPU_VA_BITS);
+	vdev->num_engines = vnpu_read(vdev, VNPU_REG_NUM_ENGINES);
+	vdev->clock_mhz = vnpu_read(vdev, VNPU_REG_CLOCK_MHZ);
+	vdev->macs_per_cycle = vnpu_read(vdev, VNPU_REG_MAC_PER_CYCLE);
+	if (!vdev->num_queues || vdev->max_contexts <= VNPU_FIRST_CTX ||
+	    vdev->va_bits < 32) {
+		drm_err(&vdev->drm, "implausible geometry: %u queues, %u contexts, %u VA bits\n",
+			vdev->num_queues, vdev->max_contexts, vdev->va_bits);
+		return -ENODEV;
+	}
+	vdev->va_end = 1ull << vdev->va_bits;
+
+	vdev->timeout_ms = vnpu_timeout_ms;
+	if (vdev->platform == VNPU_PLATFORM_EMULATED)
+		vdev->timeout_ms *= VNPU_EMULATED_TIMEOUT_SCALE;
+	return 0;
+}
+
+static int vnpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct device *dev = &pdev->dev;
+	struct vnpu_device *vdev;
+	int ret;
+
+	vdev = devm_drm_dev_alloc(dev, &vnpu_drm_driver, struct vnpu_device, drm);
+	if (IS_ERR(vdev))
+		return PTR_ERR(vdev);
+	vdev->pdev = pdev;
+	pci_set_drvdata(pdev, vdev);
+	init_waitqueue_head(&vdev->jobs_wq);
+
+	ret = drmm_mutex_init(&vdev->drm, &vdev->mmu_lock);
+	if (ret)
+		return ret;
+	ret = drmm_mutex_init(&vdev->drm, &vdev->reset_lock);
+	if (ret)
+		return ret;
+	ret = drmm_mutex_init(&vdev->drm, &vdev->sched_lock);
+	if (ret)
+		return ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	vdev->regs = pcim_iomap_region(pdev, VNPU_BAR_REGS, DRIVER_NAME);
+	if (IS_ERR(vdev->regs))
+		return PTR_ERR(vdev->regs);
+	pci_set_master(pdev);
+
+	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(52));
+	if (ret)
+		return ret;
+	dma_set_max_seg_size(dev, UINT_MAX);
+
+	ret = vnpu_identify(vdev);
+	if (ret)
+		return ret;
+	ret = vnpu_mmu_init(vdev);
+	if (ret)
+		return ret;
+	ret = vnpu_rings_init(vdev);
+	if (ret)
+		return ret;
+	ret = vnpu_sched_init(vdev);
+	if (ret)
+		return ret;
+	ret = vnpu_irq_init(vdev);
+	if (ret)
+		return ret;
+	ret = vnpu_hw_start(vdev);
+	if (ret) {
+		drm_err(&vdev->drm, "device does not start: %d\n", ret);
+		return ret;
+	}
+
+	ret = drm_dev_register(&vdev->drm, 0);
+	if (ret) {
+		vnpu_hw_stop(vdev);
+		return ret;
+	}
+	vnpu_debugfs_init(vdev);
+
+	drm_info(&vdev->drm, "vnpu %u.%u, %u queues, %u engines, %s, timeout %u ms\n",
+		 vdev->hw_version >> 16, vdev->hw_version & 0xffff,
+		 vdev->num_queues, vdev->num_engines,
+		 vdev->platform == VNPU_PLATFORM_EMULATED ? "emulated" : "silicon",
+		 vdev->timeout_ms);
+	return 0;
+}
+
+static void vnpu_remove(struct pci_dev *pdev)
+{
+	struct vnpu_device *vdev = pci_get_drvdata(pdev);
+
+	/* From here on no ioctl, run_job or timeout handler touches BAR0. */
+	drm_dev_unplug(&vdev->drm);
+
+	mutex_lock(&vdev->reset_lock);
+	vnpu_hw_stop(vdev);
+	/* Nothing on the hardware will complete now; tell the waiters. */
+	vnpu_job_fail_all(vdev, -ENODEV);
+	mutex_unlock(&vdev->reset_lock);
+}
+
+static const struct pci_device_id vnpu_pci_ids[] = {
+	{ PCI_DEVICE(VNPU_PCI_VENDOR_ID, VNPU_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, vnpu_pci_ids);
+
+static struct pci_driver vnpu_pci_driver = {
+	.name = DRIVER_NAME,
+	.id_table = vnpu_pci_ids,
+	.probe = vnpu_probe,
+	.remove = vnpu_remove,
+};
+module_pci_driver(vnpu_pci_driver);
+
+MODULE_DESCRIPTION(DRIVER_DESC);
+MODULE_AUTHOR("The vnpu authors");
+MODULE_LICENSE("GPL");

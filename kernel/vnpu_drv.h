@@ -1,0 +1,385 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright (C) 2026 The vnpu authors
+ */
+#ifndef __VNPU_DRV_H__
+#define __VNPU_DRV_H__
+
+#include <linux/dma-fence.h>
+#include <linux/io.h>
+#include <linux/kref.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/workqueue.h>
+#include <drm/drm_device.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_mm.h>
+#include <drm/gpu_scheduler.h>
+#include <drm/vnpu_accel.h>
+#include <linux/version.h>
+
+#include "vnpu_hw.h"
+#include "vnpu_pt.h"
+#include "vnpu_uapi_check.h"
+
+#define DRIVER_NAME	"vnpu"
+#define DRIVER_DESC	"Virtual NPU accelerator"
+#define DRIVER_MAJOR	1
+#define DRIVER_MINOR	0
+
+/*
+ * drm_sched API drift inside 6.12.y: drm_sched_job_init() gained a client
+ * id in 6.12.103, drm_sched_init() takes an argument struct from 6.12.114.
+ */
+#define VNPU_SCHED_JOB_INIT_CLIENT_ID \
+	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 103))
+#define VNPU_SCHED_INIT_ARGS \
+	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 114))
+
+#define VNPU_RING_ENTRIES	256
+#define VNPU_MAX_BO_SIZE	SZ_1G
+/* Context 0 is never handed out, so a zeroed descriptor always faults. */
+#define VNPU_FIRST_CTX		1
+/* Faulting jobs after which a context may no longer submit. */
+#define VNPU_BAN_FAULTS		3
+
+struct vnpu_device;
+struct vnpu_job;
+
+/**
+ * struct vnpu_queue - one hardware queue and its scheduler
+ * @vdev: owning device
+ * @idx: hardware queue number
+ * @sched: the drm_sched instance feeding this queue
+ * @ring: descriptor ring, DMA-coherent
+ * @ring_dma: bus address of @ring
+ * @compl: completion ring, DMA-coherent, same number of entries
+ * @compl_dma: bus address of @compl
+ * @lock: protects @tail, @seqno, @active and the rings; taken from the
+ *	interrupt handler
+ * @tail: next ring slot the driver fills
+ * @seqno: last sequence number handed to the device
+ * @active: jobs written to the ring and not yet completed, oldest first
+ * @fence_ctx: dma_fence context of the hardware fences
+ * @name: scheduler and fence timeline name
+ */
+struct vnpu_queue {
+	struct vnpu_device *vdev;
+	u32 idx;
+	struct drm_gpu_scheduler sched;
+	struct vnpu_hw_desc *ring;
+	dma_addr_t ring_dma;
+	struct vnpu_hw_completion *compl;
+	dma_addr_t compl_dma;
+	spinlock_t lock; /* ring, active list; see above */
+	u32 tail;
+	u64 seqno;
+	struct list_head active;
+	u64 fence_ctx;
+	char name[16];
+};
+
+/**
+ * struct vnpu_device - driver state of one NPU
+ * @drm: DRM device, first so the devm/drmm helpers can find it
+ * @pdev: PCI function
+ * @regs: BAR0
+ * @caps: VNPU_REG_CAPS
+ * @hw_version: VNPU_REG_VERSION
+ * @platform: VNPU_REG_PLATFORM
+ * @num_queues: queues in use, at most %VNPU_NUM_QUEUES
+ * @num_engines: VNPU_REG_NUM_ENGINES
+ * @va_bits: VNPU_REG_VA_BITS
+ * @va_end: one past the highest VA handed out
+ * @max_contexts: context table entries in use
+ * @clock_mhz: modelled clock
+ * @macs_per_cycle: modelled MAC array
+ * @timeout_ms: job timeout after platform scaling
+ * @ctx_table: context table, DMA-coherent
+ * @ctx_table_dma: bus address of @ctx_table
+ * @ctx_ida: allocator of context ids
+ * @mmu_lock: serialises context table updates and TLB invalidations
+ * @reset_lock: serialises resets against each other and against remove
+ * @sched_lock: makes job arm + push atomic so fence order is push order
+ * @reset_wq: ordered workqueue all schedulers' timeout handlers run on,
+ *	so one reset of the whole device happens at a time
+ * @queues: hardware queues
+ * @reset_count: completed resets, for debugfs
+ * @fault_count: MMU faults seen, for debugfs
+ * @live_jobs: jobs created and not yet freed
+ * @jobs_wq: woken when @live_jobs drops to zero
+ * @inject: debugfs fault-injection value
+ */
+struct vnpu_device {
+	struct drm_device drm;
+	struct pci_dev *pdev;
+	void __iomem *regs;
+	u32 caps;
+	u32 hw_version;
+	u32 platform;
+	u32 num_queues;
+	u32 num_engines;
+	u32 va_bits;
+	u64 va_end;
+	u32 max_contexts;
+	u32 clock_mhz;
+	u32 macs_per_cycle;
+	unsigned int timeout_ms;
+	struct vnpu_hw_ctx_entry *ctx_table;
+	dma_addr_t ctx_table_dma;
+	struct ida ctx_ida;
+	struct mutex mmu_lock; /* ctx table, TLB invalidation */
+	struct mutex reset_lock; /* one reset at a time */
+	struct mutex sched_lock; /* job arm + push */
+	struct workqueue_struct *reset_wq;
+	struct vnpu_queue queues[VNPU_NUM_QUEUES];
+	atomic_t reset_count;
+	atomic_t fault_count;
+	atomic_t live_jobs;
+	wait_queue_head_t jobs_wq;
+	u32 inject;
+};
+
+#define to_vnpu_device(d) container_of(d, struct vnpu_device, drm)
+
+/**
+ * struct vnpu_as - a device address space (one per open file)
+ * @refcount: held by the file, by every mapping and by every job
+ * @vdev: owning device
+ * @ctx_id: index in the context table
+ * @lock: protects @mm and @pt
+ * @mm: VA allocator
+ * @pt: page tables
+ */
+struct vnpu_as {
+	struct kref refcount;
+	struct vnpu_device *vdev;
+	u32 ctx_id;
+	struct mutex lock; /* VA allocator and page tables */
+	struct drm_mm mm;
+	struct vnpu_pt pt;
+};
+
+/**
+ * struct vnpu_job_record - outcome of one job, as JOB_STATUS reports it
+ * @id: job id, 0 for an unused slot
+ * @state: &enum drm_vnpu_job_state
+ * @fault_flags: DRM_VNPU_FAULT_*
+ * @fault_va: faulting VA or command offset
+ * @cycles: modelled device cycles
+ * @duration_ns: device time
+ * @fence: the job's finished fence, for WAIT
+ */
+struct vnpu_job_record {
+	u64 id;
+	u32 state;
+	u32 fault_flags;
+	u64 fault_va;
+	u64 cycles;
+	u64 duration_ns;
+	struct dma_fence *fence;
+};
+
+/**
+ * struct vnpu_file_priv - per open file state
+ * @refcount: held by the file and by every job, so a job finishing after
+ *	close can still record its outcome
+ * @vdev: owning device
+ * @as: the file's address space
+ * @entities: one scheduler entity per queue and priority
+ * @rec_lock: protects @records and @next_job_id; taken from interrupts
+ * @next_job_id: id the next submit gets
+ * @records: ring of recent job outcomes
+ * @faults: jobs that ended with an MMU fault
+ * @banned: set once @faults reaches %VNPU_BAN_FAULTS
+ * @busy_ns: device time consumed, for fdinfo
+ * @cycles: modelled cycles consumed, for fdinfo
+ */
+struct vnpu_file_priv {
+	struct kref refcount;
+	struct vnpu_device *vdev;
+	struct vnpu_as *as;
+	struct drm_sched_entity entities[VNPU_NUM_QUEUES][DRM_VNPU_PRIORITY_HIGH + 1];
+	spinlock_t rec_lock; /* job records; irq-safe */
+	u64 next_job_id;
+	struct vnpu_job_record *records;
+	atomic_t faults;
+	bool banned;
+	atomic64_t busy_ns;
+	atomic64_t cycles;
+};
+
+/**
+ * struct vnpu_bo - a GEM object
+ * @base: shmem object
+ * @lock: protects @mappings
+ * @mappings: &struct vnpu_mapping in every address space it is mapped in
+ * @readonly: the device may only read it
+ */
+struct vnpu_bo {
+	struct drm_gem_shmem_object base;
+	struct mutex lock; /* mappings list */
+	struct list_head mappings;
+	bool readonly;
+};
+
+#define to_vnpu_bo(obj) container_of(to_drm_gem_shmem_obj(obj), struct vnpu_bo, base)
+
+/**
+ * struct vnpu_mapping - a BO mapped into one address space
+ * @refcount: held by the BO's list and by every job listing the BO
+ * @link: entry in &vnpu_bo.mappings
+ * @bo: the BO (not referenced: the list reference is dropped before the
+ *	BO can be freed, and jobs hold their own BO references)
+ * @as: the address space, referenced
+ * @node: VA range, guard page included
+ * @size: mapped bytes
+ */
+struct vnpu_mapping {
+	struct kref refcount;
+	struct list_head link;
+	struct vnpu_bo *bo;
+	struct vnpu_as *as;
+	struct drm_mm_node node;
+	u64 size;
+};
+
+/**
+ * struct vnpu_fence - hardware fence of one job execution
+ * @base: the fence
+ * @lock: fence lock
+ */
+struct vnpu_fence {
+	struct dma_fence base;
+	spinlock_t lock; /* the fence's own lock */
+};
+
+/**
+ * struct vnpu_job - one submitted job
+ * @base: scheduler job
+ * @vdev: device
+ * @fpriv: submitting file, referenced
+ * @q: queue it runs on
+ * @id: per-file job id
+ * @cmd_va: command buffer VA
+ * @cmd_size: command buffer bytes
+ * @bos: BOs kept resident, referenced
+ * @maps: their mappings in @fpriv's address space, referenced
+ * @bo_count: entries in @bos and @maps
+ * @hw_fence: fence of the current hardware execution, or NULL
+ * @seqno: sequence number of the current execution
+ * @link: entry in &vnpu_queue.active while on the hardware
+ * @timedout: the job caused a reset; its outcome is TIMEOUT
+ * @done: the hardware reported the job's end
+ */
+struct vnpu_job {
+	struct drm_sched_job base;
+	struct vnpu_device *vdev;
+	struct vnpu_file_priv *fpriv;
+	struct vnpu_queue *q;
+	u64 id;
+	u64 cmd_va;
+	u32 cmd_size;
+	struct drm_gem_object **bos;
+	struct vnpu_mapping **maps;
+	u32 bo_count;
+	struct dma_fence *hw_fence;
+	u64 seqno;
+	struct list_head link;
+	bool timedout;
+	bool done;
+};
+
+/*
+ * The shared hardware header declares its little-endian memory structures
+ * with plain __u32/__u64 so QEMU and userspace can use it; convert through
+ * these so the driver stays correct on big-endian hosts and sparse-clean.
+ */
+static inline u32 vnpu_to_hw32(u32 v)
+{
+	return (__force u32)cpu_to_le32(v);
+}
+
+static inline u64 vnpu_to_hw64(u64 v)
+{
+	return (__force u64)cpu_to_le64(v);
+}
+
+static inline u32 vnpu_from_hw32(u32 v)
+{
+	return le32_to_cpu((__force __le32)v);
+}
+
+static inline u64 vnpu_from_hw64(u64 v)
+{
+	return le64_to_cpu((__force __le64)v);
+}
+
+static inline u32 vnpu_read(struct vnpu_device *vdev, u32 reg)
+{
+	return readl(vdev->regs + reg);
+}
+
+static inline void vnpu_write(struct vnpu_device *vdev, u32 reg, u32 val)
+{
+	writel(val, vdev->regs + reg);
+}
+
+static inline u32 vnpu_qread(struct vnpu_queue *q, u32 reg)
+{
+	return vnpu_read(q->vdev, VNPU_REG_QUEUE(q->idx, reg));
+}
+
+static inline void vnpu_qwrite(struct vnpu_queue *q, u32 reg, u32 val)
+{
+	vnpu_write(q->vdev, VNPU_REG_QUEUE(q->idx, reg), val);
+}
+
+/* vnpu_drv.c */
+int vnpu_hw_start(struct vnpu_device *vdev);
+void vnpu_hw_stop(struct vnpu_device *vdev);
+void vnpu_file_priv_put(struct vnpu_file_priv *fpriv);
+
+/* vnpu_gem.c */
+struct drm_gem_object *vnpu_gem_create_object(struct drm_device *dev,
+					      size_t size);
+struct vnpu_mapping *vnpu_bo_map(struct vnpu_bo *bo, struct vnpu_as *as);
+void vnpu_mapping_put(struct vnpu_mapping *map);
+int vnpu_ioctl_bo_create(struct drm_device *dev, void *data,
+			 struct drm_file *file);
+int vnpu_ioctl_bo_info(struct drm_device *dev, void *data,
+		       struct drm_file *file);
+
+/* vnpu_mmu.c */
+int vnpu_mmu_init(struct vnpu_device *vdev);
+void vnpu_mmu_hw_init(struct vnpu_device *vdev);
+struct vnpu_as *vnpu_as_create(struct vnpu_device *vdev);
+void vnpu_as_put(struct vnpu_as *as);
+struct vnpu_as *vnpu_as_get(struct vnpu_as *as);
+int vnpu_as_map_sgt(struct vnpu_as *as, struct drm_mm_node *node,
+		    struct sg_table *sgt, u64 size, bool writable);
+void vnpu_as_unmap(struct vnpu_as *as, struct drm_mm_node *node, u64 size);
+
+/* vnpu_job.c */
+int vnpu_sched_init(struct vnpu_device *vdev);
+int vnpu_file_entities_init(struct vnpu_file_priv *fpriv);
+void vnpu_file_entities_fini(struct vnpu_file_priv *fpriv);
+int vnpu_ioctl_submit(struct drm_device *dev, void *data,
+		      struct drm_file *file);
+int vnpu_ioctl_wait(struct drm_device *dev, void *data,
+		    struct drm_file *file);
+int vnpu_ioctl_job_status(struct drm_device *dev, void *data,
+			  struct drm_file *file);
+void vnpu_queue_complete(struct vnpu_queue *q);
+void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad);
+void vnpu_job_fail_all(struct vnpu_device *vdev, int error);
+
+/* vnpu_irq.c */
+int vnpu_irq_init(struct vnpu_device *vdev);
+void vnpu_irq_sync(struct vnpu_device *vdev);
+
+/* vnpu_debugfs.c */
+void vnpu_debugfs_init(struct vnpu_device *vdev);
+
+#endif /* __VNPU_DRV_H__ */

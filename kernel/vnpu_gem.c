@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Buffer objects: shmem-backed GEM objects, mapped into the device address
+ * space of every file holding a handle to them.  A BO is mapped into its
+ * creator's space at creation and into an importer's space on first use,
+ * never into anyone else's.
+ */
+
+#include <linux/dma-buf.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_print.h>
+#include <drm/drm_utils.h>
+
+#include "vnpu_drv.h"
+
+static void vnpu_mapping_release(struct kref *kref)
+{
+	struct vnpu_mapping *map = container_of(kref, struct vnpu_mapping, refcount);
+
+	vnpu_as_unmap(map->as, &map->node, map->size);
+	vnpu_as_put(map->as);
+	kfree(map);
+}
+
+/**
+ * vnpu_mapping_put() - drop a mapping reference, unmapping on the last one
+ * @map: mapping
+ */
+void vnpu_mapping_put(struct vnpu_mapping *map)
+{
+	kref_put(&map->refcount, vnpu_mapping_release);
+}
+
+/**
+ * vnpu_bo_map() - find or create the BO's mapping in an address space
+ * @bo: buffer
+ * @as: address space
+ *
+ * Return: a referenced mapping or an ERR_PTR.
+ */
+struct vnpu_mapping *vnpu_bo_map(struct vnpu_bo *bo, struct vnpu_as *as)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+	struct vnpu_mapping *map;
+	struct sg_table *sgt;
+	int ret;
+
+	mutex_lock(&bo->lock);
+	list_for_each_entry(map, &bo->mappings, link) {
+		if (map->as == as) {
+			kref_get(&map->refcount);
+			goto out;
+		}
+	}
+
+	/* Pins the pages until the BO is freed; mappings never outlive it. */
+	sgt = drm_gem_shmem_get_pages_sgt(&bo->base);
+	if (IS_ERR(sgt)) {
+		map = ERR_CAST(sgt);
+		goto out;
+	}
+
+	map = kzalloc(sizeof(*map), GFP_KERNEL);
+	if (!map) {
+		map = ERR_PTR(-ENOMEM);
+		goto out;
+	}
+	kref_init(&map->refcount);
+	map->bo = bo;
+	map->size = obj->size;
+	ret = vnpu_as_map_sgt(as, &map->node, sgt, obj->size, !bo->readonly);
+	if (ret) {
+		kfree(map);
+		map = ERR_PTR(ret);
+		goto out;
+	}
+	map->as = vnpu_as_get(as);
+	/* One reference for the list, one for the caller. */
+	kref_get(&map->refcount);
+	list_add_tail(&map->link, &bo->mappings);
+out:
+	mutex_unlock(&bo->lock);
+	return map;
+}
+
+/*
+ * A file dropped its last handle: unmap the BO from that file's space.
+ * Jobs still running hold their own mapping references, so the unmap
+ * happens when the last of them ends.
+ */
+static void vnpu_gem_close(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct vnpu_file_priv *fpriv = file->driver_priv;
+	struct vnpu_bo *bo = to_vnpu_bo(obj);
+	struct vnpu_mapping *map, *found = NULL;
+
+	mutex_lock(&bo->lock);
+	list_for_each_entry(map, &bo->mappings, link) {
+		if (map->as == fpriv->as) {
+			list_del(&map->link);
+			found = map;
+			break;
+		}
+	}
+	mutex_unlock(&bo->lock);
+	if (found)
+		vnpu_mapping_put(found);
+}
+
+static void vnpu_gem_free(struct drm_gem_object *obj)
+{
+	struct vnpu_bo *bo = to_vnpu_bo(obj);
+	struct vnpu_mapping *map, *tmp;
+
+	/*
+	 * Normally the last handle's close emptied the list.  A mapping can
+	 * remain when BO_INFO raced with a close of the same handle, or when
+	 * handle creation failed; no job can hold it any more since jobs
+	 * hold a BO reference, so unmap it now, before the pages go.
+	 */
+	list_for_each_entry_safe(map, tmp, &bo->mappings, link) {
+		list_del(&map->link);
+		vnpu_mapping_put(map);
+	}
+	mutex_destroy(&bo->lock);
+	drm_gem_shmem_free(&bo->base);
+}
+
+static enum drm_gem_object_status vnpu_gem_status(struct drm_gem_object *obj)
+{
+	struct vnpu_bo *bo = to_vnpu_bo(obj);
+
+	return bo->base.pages || obj->import_attach ? DRM_GEM_OBJECT_RESIDENT : 0;
+}
+
+static const struct drm_gem_object_funcs vnpu_gem_funcs = {
+	.free = vnpu_gem_free,
+	.close = vnpu_gem_close,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.status = vnpu_gem_status,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+/**
+ * vnpu_gem_create_object() - &drm_driver.gem_create_object hook
+ * @dev: DRM device
+ * @size: object size
+ *
+ * Also used by the shmem helper when importing a foreign dma-buf.
+ *
+ * Return: the embedded GEM object or an ERR_PTR.
+ */
+struct drm_gem_object *vnpu_gem_create_object(struct drm_device *dev,
+					      size_t size)
+{
+	struct vnpu_bo *bo;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	mutex_init(&bo->lock);
+	INIT_LIST_HEAD(&bo->mappings);
+	bo->base.base.funcs = &vnpu_gem_funcs;
+	return &bo->base.base;
+}
+
+/**
+ * vnpu_ioctl_bo_create() - DRM_IOCTL_VNPU_BO_CREATE
+ * @dev: DRM device
+ * @data: &struct drm_vnpu_bo_create
+ * @file: caller
+ *
+ * Return: 0 or a negative errno as documented in the uapi header.
+ */
+int vnpu_ioctl_bo_create(struct drm_device *dev, void *data,
+			 struct drm_file *file)
+{
+	struct vnpu_file_priv *fpriv = file->driver_priv;
+	struct drm_vnpu_bo_create *args = data;
+	struct drm_gem_shmem_object *shmem;
+	struct vnpu_mapping *map;
+	struct vnpu_bo *bo;
+	u64 size;
+	u32 handle;
+	int ret;
+
+	ret = vnpu_check_bo_create(args, VNPU_MAX_BO_SIZE, &size);
+	if (ret)
+		return ret;
+
+	shmem = drm_gem_shmem_create(dev, size);
+	if (IS_ERR(shmem))
+		return PTR_ERR(shmem);
+	bo = container_of(shmem, struct vnpu_bo, base);
+	bo->readonly = args->flags & DRM_VNPU_BO_DEVICE_READONLY;
+
+	map = vnpu_bo_map(bo, fpriv->as);
+	if (IS_ERR(map)) {
+		drm_gem_object_put(&shmem->base);
+		return PTR_ERR(map);
+	}
+
+	/*
+	 * The handle goes last: once it exists another thread may close it,
+	 * which would drop the list reference under our feet.
+	 */
+	args->va = map->node.start;
+	args->size = size;
+	vnpu_mapping_put(map);
+	ret = drm_gem_handle_create(file, &shmem->base, &handle);
+	drm_gem_object_put(&shmem->base);
+	if (ret)
+		return ret;
+	args->handle = handle;
+	return 0;
+}
+
+/**
+ * vnpu_ioctl_bo_info() - DRM_IOCTL_VNPU_BO_INFO
+ * @dev: DRM device
+ * @data: &struct drm_vnpu_bo_info
+ * @file: caller
+ *
+ * Return: 0 or a negative errno as documented in the uapi header.
+ */
+int vnpu_ioctl_bo_info(struct drm_device *dev, void *data,
+		       struct drm_file *file)
+{
+	struct vnpu_file_priv *fpriv = file->driver_priv;
+	struct drm_vnpu_bo_info *args = data;
+	struct drm_gem_object *obj;
+	struct vnpu_mapping *map;
+	int ret;
+
+	ret = vnpu_check_bo_info(args);
+	if (ret)
+		return ret;
+
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+
+	ret = drm_gem_create_mmap_offset(obj);
+	if (ret)
+		goto out;
+
+	map = vnpu_bo_map(to_vnpu_bo(obj), fpriv->as);
+	if (IS_ERR(map)) {
+		ret = PTR_ERR(map);
+		goto out;
+	}
+	args->va = map->node.start;
+	args->size = obj->size;
+	args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
+	vnpu_mapping_put(map);
+out:
+	drm_gem_object_put(obj);
+	return ret;
+}

@@ -1,0 +1,812 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Job submission and recovery.  One drm_sched scheduler feeds each
+ * hardware queue; every file has one entity per queue and priority.  A job
+ * becomes runnable once its syncobj in-fences and the implicit fences of
+ * its BOs signalled; run_job writes a descriptor and rings the doorbell,
+ * the completion interrupt signals the hardware fence.
+ */
+
+#include <linux/dma-fence-chain.h>
+#include <linux/dma-resv.h>
+#include <linux/sched/signal.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+#include <drm/drm_syncobj.h>
+#include <drm/drm_utils.h>
+
+#include "vnpu_drv.h"
+
+#define to_vnpu_job(j) container_of(j, struct vnpu_job, base)
+
+static const char *vnpu_fence_driver_name(struct dma_fence *fence)
+{
+	return DRIVER_NAME;
+}
+
+static const char *vnpu_fence_timeline_name(struct dma_fence *fence)
+{
+	return "vnpu-hw";
+}
+
+static const struct dma_fence_ops vnpu_fence_ops = {
+	.get_driver_name = vnpu_fence_driver_name,
+	.get_timeline_name = vnpu_fence_timeline_name,
+};
+
+/* Caller holds fpriv->rec_lock. */
+static struct vnpu_job_record *vnpu_job_record(struct vnpu_file_priv *fpriv,
+					       u64 id)
+{
+	struct vnpu_job_record *rec = &fpriv->records[id % VNPU_JOB_RECORDS];
+
+	lockdep_assert_held(&fpriv->rec_lock);
+	return rec->id == id ? rec : NULL;
+}
+
+/* Set the outcome of a job that has none yet. */
+static void vnpu_job_set_state(struct vnpu_job *job, u32 state)
+{
+	struct vnpu_file_priv *fpriv = job->fpriv;
+	struct vnpu_job_record *rec;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fpriv->rec_lock, flags);
+	rec = vnpu_job_record(fpriv, job->id);
+	if (rec && rec->state == DRM_VNPU_JOB_PENDING)
+		rec->state = state;
+	spin_unlock_irqrestore(&fpriv->rec_lock, flags);
+}
+
+static const u32 vnpu_hw_status_state[] = {
+	[VNPU_JOB_STATUS_OK] = DRM_VNPU_JOB_OK,
+	[VNPU_JOB_STATUS_MMU_FAULT] = DRM_VNPU_JOB_MMU_FAULT,
+	[VNPU_JOB_STATUS_CMD_ERROR] = DRM_VNPU_JOB_CMD_ERROR,
+	[VNPU_JOB_STATUS_DMA_ERROR] = DRM_VNPU_JOB_DMA_ERROR,
+	[VNPU_JOB_STATUS_ABORTED] = DRM_VNPU_JOB_ABORTED,
+	[VNPU_JOB_STATUS_DESC_ERROR] = DRM_VNPU_JOB_CMD_ERROR,
+};
+
+static const int vnpu_hw_status_errno[] = {
+	[VNPU_JOB_STATUS_OK] = 0,
+	[VNPU_JOB_STATUS_MMU_FAULT] = -EFAULT,
+	[VNPU_JOB_STATUS_CMD_ERROR] = -EINVAL,
+	[VNPU_JOB_STATUS_DMA_ERROR] = -EIO,
+	[VNPU_JOB_STATUS_ABORTED] = -ECANCELED,
+	[VNPU_JOB_STATUS_DESC_ERROR] = -EINVAL,
+};
+
+/* The device reported the end of @job; caller holds q->lock. */
+static void vnpu_job_hw_done(struct vnpu_job *job,
+			     const struct vnpu_hw_completion *c)
+{
+	struct vnpu_file_priv *fpriv = job->fpriv;
+	u32 status = vnpu_from_hw32(c->status);
+	u64 start = vnpu_from_hw64(c->start_ns);
+	u64 end = vnpu_from_hw64(c->end_ns);
+	u64 cycles = vnpu_from_hw64(c->cycles);
+	struct vnpu_job_record *rec;
+	u32 state;
+	int err;
+
+	if (status < ARRAY_SIZE(vnpu_hw_status_state)) {
+		state = vnpu_hw_status_state[status];
+		err = vnpu_hw_status_errno[status];
+	} else {
+		drm_err_ratelimited(&job->vdev->drm,
+				    "unknown completion status %u\n", status);
+		state = DRM_VNPU_JOB_CMD_ERROR;
+		err = -EIO;
+	}
+
+	spin_lock(&fpriv->rec_lock);
+	rec = vnpu_job_record(fpriv, job->id);
+	if (rec && rec->state == DRM_VNPU_JOB_PENDING) {
+		rec->state = state;
+		rec->fault_va = vnpu_from_hw64(c->fault_va);
+		rec->fault_flags = 0;
+		if (status == VNPU_JOB_STATUS_MMU_FAULT &&
+		    vnpu_from_hw32(c->fault_flags) & VNPU_FAULT_WRITE)
+			rec->fault_flags = DRM_VNPU_FAULT_WRITE;
+		rec->cycles = cycles;
+		rec->duration_ns = end > start ? end - start : 0;
+	}
+	spin_unlock(&fpriv->rec_lock);
+
+	if (end > start)
+		atomic64_add(end - start, &fpriv->busy_ns);
+	atomic64_add(cycles, &fpriv->cycles);
+
+	if (status == VNPU_JOB_STATUS_MMU_FAULT) {
+		atomic_inc(&job->vdev->fault_count);
+		if (atomic_inc_return(&fpriv->faults) >= VNPU_BAN_FAULTS)
+			WRITE_ONCE(fpriv->banned, true);
+	}
+
+	job->done = true;
+	if (err)
+		dma_fence_set_error(job->hw_fence, err);
+	dma_fence_signal(job->hw_fence);
+}
+
+/**
+ * vnpu_queue_complete() - consume the completion records of a queue
+ * @q: queue
+ *
+ * A record is matched to its job by sequence number, so the slot the
+ * device wrote it to does not matter and a record for a job that was
+ * already failed by a reset is dropped.  Sequence 0 is never used, so a
+ * zeroed slot is an empty one.
+ */
+void vnpu_queue_complete(struct vnpu_queue *q)
+{
+	struct vnpu_job *job, *found;
+	unsigned long flags;
+	unsigned int i;
+
+	spin_lock_irqsave(&q->lock, flags);
+	for (i = 0; i < VNPU_RING_ENTRIES; i++) {
+		struct vnpu_hw_completion *c = &q->compl[i];
+		struct vnpu_hw_completion rec;
+		u64 seq = vnpu_from_hw64(READ_ONCE(c->seq));
+
+		if (!seq)
+			continue;
+		/* Read the payload only after seeing the sequence. */
+		dma_rmb();
+		rec = *c;
+		WRITE_ONCE(c->seq, 0);
+
+		found = NULL;
+		list_for_each_entry(job, &q->active, link) {
+			if (job->seqno == seq) {
+				found = job;
+				break;
+			}
+		}
+		if (!found) {
+			drm_dbg_driver(&q->vdev->drm,
+				       "queue %u: stale completion %llu\n",
+				       q->idx, seq);
+			continue;
+		}
+		list_del_init(&found->link);
+		vnpu_job_hw_done(found, &rec);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/*
+ * Fail every job on the hardware with @error.  Used once the device was
+ * reset or removed, so no completion can arrive for them any more.
+ */
+static void vnpu_queue_fail_active(struct vnpu_queue *q, int error)
+{
+	struct vnpu_job *job, *tmp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	list_for_each_entry_safe(job, tmp, &q->active, link) {
+		list_del_init(&job->link);
+		if (error == -ENODEV)
+			vnpu_job_set_state(job, DRM_VNPU_JOB_DEVICE_LOST);
+		dma_fence_set_error(job->hw_fence, error);
+		dma_fence_signal(job->hw_fence);
+	}
+	q->tail = 0;
+	memset(q->ring, 0, VNPU_RING_ENTRIES * sizeof(*q->ring));
+	memset(q->compl, 0, VNPU_RING_ENTRIES * sizeof(*q->compl));
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/**
+ * vnpu_job_fail_all() - fail the jobs of every queue after a device loss
+ * @vdev: device, already reset or unplugged
+ * @error: fence error
+ */
+void vnpu_job_fail_all(struct vnpu_device *vdev, int error)
+{
+	unsigned int i;
+
+	for (i = 0; i < vdev->num_queues; i++)
+		vnpu_queue_fail_active(&vdev->queues[i], error);
+}
+
+static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
+{
+	struct vnpu_job *job = to_vnpu_job(sched_job);
+	struct vnpu_queue *q = job->q;
+	struct vnpu_device *vdev = job->vdev;
+	struct vnpu_hw_desc *desc;
+	struct vnpu_fence *fence;
+	unsigned long flags;
+	int idx;
+
+	/* A failed dependency or a reset blamed on this job. */
+	if (unlikely(sched_job->s_fence->finished.error)) {
+		vnpu_job_set_state(job, DRM_VNPU_JOB_ABORTED);
+		return NULL;
+	}
+	if (!drm_dev_enter(&vdev->drm, &idx)) {
+		vnpu_job_set_state(job, DRM_VNPU_JOB_DEVICE_LOST);
+		return ERR_PTR(-ENODEV);
+	}
+
+	fence = kzalloc(sizeof(*fence), GFP_KERNEL);
+	if (!fence) {
+		drm_dev_exit(idx);
+		return ERR_PTR(-ENOMEM);
+	}
+	spin_lock_init(&fence->lock);
+
+	spin_lock_irqsave(&q->lock, flags);
+	job->seqno = ++q->seqno;
+	dma_fence_init(&fence->base, &vnpu_fence_ops, &fence->lock,
+		       q->fence_ctx, job->seqno);
+	dma_fence_put(job->hw_fence);
+	job->hw_fence = dma_fence_get(&fence->base);
+	job->done = false;
+
+	desc = &q->ring[q->tail];
+	desc->ctx_id = vnpu_to_hw32(job->fpriv->as->ctx_id);
+	desc->flags = 0;
+	desc->cmd_va = vnpu_to_hw64(job->cmd_va);
+	desc->cmd_size = vnpu_to_hw32(job->cmd_size);
+	desc->reserved0 = 0;
+	desc->seq = vnpu_to_hw64(job->seqno);
+	memset(desc->reserved, 0, sizeof(desc->reserved));
+	list_add_tail(&job->link, &q->active);
+	q->tail = (q->tail + 1) % VNPU_RING_ENTRIES;
+	/* writel orders the descriptor stores before the doorbell. */
+	vnpu_qwrite(q, VNPU_QREG_TAIL, q->tail);
+	vnpu_qwrite(q, VNPU_QREG_DOORBELL, 1);
+	spin_unlock_irqrestore(&q->lock, flags);
+
+	drm_dev_exit(idx);
+	return &fence->base;
+}
+
+/**
+ * vnpu_reset() - reset the device and resubmit the innocent jobs
+ * @vdev: device
+ * @bad: the job that hung, or NULL
+ *
+ * Follows the drm_sched recovery protocol across all queues, since
+ * CONTROL.SOFT_RESET resets the whole device: stop every scheduler,
+ * reset and reprogram, resubmit, restart.  The guilty job's finished
+ * fence carries -ETIMEDOUT, so resubmission skips it.
+ */
+void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad)
+{
+	unsigned int i;
+	int ret;
+
+	mutex_lock(&vdev->reset_lock);
+
+	/* Jobs that did finish must not be re-run. */
+	for (i = 0; i < vdev->num_queues; i++)
+		vnpu_queue_complete(&vdev->queues[i]);
+
+	for (i = 0; i < vdev->num_queues; i++) {
+		struct vnpu_queue *q = &vdev->queues[i];
+
+		drm_sched_stop(&q->sched, bad && bad->q == q ? &bad->base : NULL);
+	}
+
+	if (bad && !bad->done) {
+		bad->timedout = true;
+		vnpu_job_set_state(bad, DRM_VNPU_JOB_TIMEOUT);
+		dma_fence_set_error(&bad->base.s_fence->finished, -ETIMEDOUT);
+		if (atomic_inc_return(&bad->fpriv->faults) >= VNPU_BAN_FAULTS)
+			WRITE_ONCE(bad->fpriv->banned, true);
+	}
+
+	vnpu_hw_stop(vdev);
+	vnpu_job_fail_all(vdev, -ECANCELED);
+	ret = vnpu_hw_start(vdev);
+	if (ret)
+		drm_err(&vdev->drm, "device did not come back from reset: %d\n",
+			ret);
+
+	for (i = 0; i < vdev->num_queues; i++)
+		drm_sched_resubmit_jobs(&vdev->queues[i].sched);
+	for (i = 0; i < vdev->num_queues; i++)
+		drm_sched_start(&vdev->queues[i].sched);
+
+	atomic_inc(&vdev->reset_count);
+	mutex_unlock(&vdev->reset_lock);
+}
+
+static enum drm_gpu_sched_stat vnpu_job_timedout(struct drm_sched_job *sched_job)
+{
+	struct vnpu_job *job = to_vnpu_job(sched_job);
+	struct vnpu_device *vdev = job->vdev;
+	int idx;
+
+	if (!drm_dev_enter(&vdev->drm, &idx))
+		return DRM_GPU_SCHED_STAT_ENODEV;
+
+	/* A completion whose interrupt was lost still counts. */
+	vnpu_queue_complete(job->q);
+
+	/*
+	 * The job may have ended just as the timer fired.  The scheduler
+	 * took it off its pending list; stop/start puts it back and frees it.
+	 */
+	if (job->hw_fence && dma_fence_is_signaled(job->hw_fence)) {
+		drm_sched_stop(&job->q->sched, sched_job);
+		drm_sched_start(&job->q->sched);
+	} else {
+		drm_warn(&vdev->drm, "job %llu on queue %u timed out, resetting\n",
+			 job->id, job->q->idx);
+		vnpu_reset(vdev, job);
+	}
+	drm_dev_exit(idx);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void vnpu_job_release(struct vnpu_job *job)
+{
+	struct vnpu_device *vdev = job->vdev;
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++) {
+		if (job->maps && job->maps[i])
+			vnpu_mapping_put(job->maps[i]);
+		if (job->bos && job->bos[i])
+			drm_gem_object_put(job->bos[i]);
+	}
+	kvfree(job->maps);
+	kvfree(job->bos);
+	dma_fence_put(job->hw_fence);
+	if (job->fpriv)
+		vnpu_file_priv_put(job->fpriv);
+	kfree(job);
+	if (atomic_dec_and_test(&vdev->live_jobs))
+		wake_up_all(&vdev->jobs_wq);
+}
+
+static void vnpu_job_free(struct drm_sched_job *sched_job)
+{
+	struct vnpu_job *job = to_vnpu_job(sched_job);
+
+	/* Killed with its entity before it ever ran. */
+	vnpu_job_set_state(job, DRM_VNPU_JOB_ABORTED);
+	drm_sched_job_cleanup(sched_job);
+	vnpu_job_release(job);
+}
+
+static const struct drm_sched_backend_ops vnpu_sched_ops = {
+	.run_job = vnpu_job_run,
+	.timedout_job = vnpu_job_timedout,
+	.free_job = vnpu_job_free,
+};
+
+static void vnpu_sched_fini(struct drm_device *drm, void *data)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	unsigned int i;
+
+	/*
+	 * Files are closed, and remove() failed whatever was on the
+	 * hardware; let the scheduler free those jobs before it goes.
+	 */
+	if (!wait_event_timeout(vdev->jobs_wq, !atomic_read(&vdev->live_jobs),
+				msecs_to_jiffies(10 * MSEC_PER_SEC)))
+		drm_err(drm, "%d jobs still alive at teardown\n",
+			atomic_read(&vdev->live_jobs));
+	for (i = 0; i < vdev->num_queues; i++)
+		drm_sched_fini(&vdev->queues[i].sched);
+	destroy_workqueue(vdev->reset_wq);
+}
+
+/**
+ * vnpu_sched_init() - create one scheduler per hardware queue
+ * @vdev: device with allocated rings
+ *
+ * Return: 0 or a negative errno.
+ */
+int vnpu_sched_init(struct vnpu_device *vdev)
+{
+	long timeout = msecs_to_jiffies(vdev->timeout_ms);
+	unsigned int i;
+	int ret;
+
+	vdev->reset_wq = alloc_ordered_workqueue("vnpu-reset", 0);
+	if (!vdev->reset_wq)
+		return -ENOMEM;
+
+	for (i = 0; i < vdev->num_queues; i++) {
+		struct vnpu_queue *q = &vdev->queues[i];
+#if VNPU_SCHED_INIT_ARGS
+		const struct drm_sched_init_args args = {
+			.ops = &vnpu_sched_ops,
+			.num_rqs = DRM_SCHED_PRIORITY_COUNT,
+			.credit_limit = VNPU_RING_ENTRIES - 1,
+			.timeout = timeout,
+			.timeout_wq = vdev->reset_wq,
+			.name = q->name,
+			.dev = vdev->drm.dev,
+		};
+
+		ret = drm_sched_init(&q->sched, &args);
+#else
+		ret = drm_sched_init(&q->sched, &vnpu_sched_ops, NULL,
+				     DRM_SCHED_PRIORITY_COUNT,
+				     VNPU_RING_ENTRIES - 1, 0, timeout,
+				     vdev->reset_wq, NULL, q->name,
+				     vdev->drm.dev);
+#endif
+		if (ret) {
+			while (i--)
+				drm_sched_fini(&vdev->queues[i].sched);
+			destroy_workqueue(vdev->reset_wq);
+			return ret;
+		}
+	}
+	return drmm_add_action_or_reset(&vdev->drm, vnpu_sched_fini, NULL);
+}
+
+static const enum drm_sched_priority vnpu_sched_prio[] = {
+	[DRM_VNPU_PRIORITY_LOW] = DRM_SCHED_PRIORITY_LOW,
+	[DRM_VNPU_PRIORITY_NORMAL] = DRM_SCHED_PRIORITY_NORMAL,
+	[DRM_VNPU_PRIORITY_HIGH] = DRM_SCHED_PRIORITY_HIGH,
+};
+
+/**
+ * vnpu_file_entities_init() - one entity per queue and priority
+ * @fpriv: new file
+ *
+ * Return: 0 or a negative errno.
+ */
+int vnpu_file_entities_init(struct vnpu_file_priv *fpriv)
+{
+	struct vnpu_device *vdev = fpriv->vdev;
+	unsigned int q, p;
+	int ret;
+
+	for (q = 0; q < vdev->num_queues; q++) {
+		struct drm_gpu_scheduler *sched = &vdev->queues[q].sched;
+
+		for (p = 0; p < ARRAY_SIZE(vnpu_sched_prio); p++) {
+			ret = drm_sched_entity_init(&fpriv->entities[q][p],
+						    vnpu_sched_prio[p], &sched,
+						    1, NULL);
+			if (ret)
+				goto err;
+		}
+	}
+	return 0;
+
+err:
+	while (p--)
+		drm_sched_entity_destroy(&fpriv->entities[q][p]);
+	while (q--)
+		for (p = 0; p < ARRAY_SIZE(vnpu_sched_prio); p++)
+			drm_sched_entity_destroy(&fpriv->entities[q][p]);
+	return ret;
+}
+
+/**
+ * vnpu_file_entities_fini() - flush and destroy a closing file's entities
+ * @fpriv: file
+ *
+ * Queued jobs get a bounded time to reach the hardware; the rest are
+ * killed.  Jobs already on the hardware keep their references and finish
+ * normally.
+ */
+void vnpu_file_entities_fini(struct vnpu_file_priv *fpriv)
+{
+	unsigned int q, p;
+
+	for (q = 0; q < fpriv->vdev->num_queues; q++)
+		for (p = 0; p < ARRAY_SIZE(vnpu_sched_prio); p++)
+			drm_sched_entity_destroy(&fpriv->entities[q][p]);
+}
+
+static int vnpu_submit_in_syncs(struct vnpu_job *job, struct drm_file *file,
+				const struct drm_vnpu_submit *args)
+{
+	struct drm_vnpu_sync *syncs;
+	u32 i;
+	int ret = 0;
+
+	if (!args->in_sync_count)
+		return 0;
+	syncs = kvmalloc_array(args->in_sync_count, sizeof(*syncs), GFP_KERNEL);
+	if (!syncs)
+		return -ENOMEM;
+	if (copy_from_user(syncs, u64_to_user_ptr(args->in_syncs),
+			   array_size(args->in_sync_count, sizeof(*syncs)))) {
+		ret = -EFAULT;
+		goto out;
+	}
+	for (i = 0; i < args->in_sync_count; i++) {
+		ret = vnpu_check_sync(&syncs[i]);
+		if (ret)
+			goto out;
+	}
+	for (i = 0; i < args->in_sync_count; i++) {
+		struct dma_fence *fence;
+
+		ret = drm_syncobj_find_fence(file, syncs[i].handle,
+					     syncs[i].point, 0, &fence);
+		if (ret)
+			goto out;
+		ret = drm_sched_job_add_dependency(&job->base, fence);
+		if (ret)
+			goto out;
+	}
+out:
+	kvfree(syncs);
+	return ret;
+}
+
+static int vnpu_submit_bos(struct vnpu_job *job, struct drm_file *file,
+			   const struct drm_vnpu_submit *args)
+{
+	struct vnpu_file_priv *fpriv = file->driver_priv;
+	u32 i;
+	int ret;
+
+	if (!args->bo_count)
+		return 0;
+	job->bo_count = args->bo_count;
+	ret = drm_gem_objects_lookup(file, u64_to_user_ptr(args->bo_handles),
+				     args->bo_count, &job->bos);
+	if (ret)
+		return ret;
+
+	job->maps = kvcalloc(args->bo_count, sizeof(*job->maps), GFP_KERNEL);
+	if (!job->maps)
+		return -ENOMEM;
+	for (i = 0; i < args->bo_count; i++) {
+		struct vnpu_mapping *map;
+
+		/* Also maps an import that was never passed to BO_INFO. */
+		map = vnpu_bo_map(to_vnpu_bo(job->bos[i]), fpriv->as);
+		if (IS_ERR(map))
+			return PTR_ERR(map);
+		job->maps[i] = map;
+	}
+	return 0;
+}
+
+/* Record the job before it can run, so no outcome is ever lost. */
+static void vnpu_job_record_new(struct vnpu_job *job, struct dma_fence *finished)
+{
+	struct vnpu_file_priv *fpriv = job->fpriv;
+	struct vnpu_job_record *rec;
+	struct dma_fence *old;
+	unsigned long flags;
+
+	spin_lock_irqsave(&fpriv->rec_lock, flags);
+	job->id = fpriv->next_job_id++;
+	rec = &fpriv->records[job->id % VNPU_JOB_RECORDS];
+	old = rec->fence;
+	*rec = (struct vnpu_job_record) {
+		.id = job->id,
+		.state = DRM_VNPU_JOB_PENDING,
+		.fence = dma_fence_get(finished),
+	};
+	spin_unlock_irqrestore(&fpriv->rec_lock, flags);
+	dma_fence_put(old);
+}
+
+/**
+ * vnpu_ioctl_submit() - DRM_IOCTL_VNPU_SUBMIT
+ * @dev: DRM device
+ * @data: &struct drm_vnpu_submit
+ * @file: caller
+ *
+ * Return: 0 or a negative errno as documented in the uapi header.
+ */
+int vnpu_ioctl_submit(struct drm_device *dev, void *data,
+		      struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(dev);
+	struct vnpu_file_priv *fpriv = file->driver_priv;
+	struct drm_vnpu_submit *args = data;
+	struct drm_syncobj *out_sync = NULL;
+	struct dma_fence_chain *chain = NULL;
+	struct ww_acquire_ctx acquire_ctx;
+	struct dma_fence *finished;
+	struct vnpu_job *job;
+	bool inited = false;
+	int ret, idx;
+	u32 i;
+
+	ret = vnpu_check_submit(args, vdev->num_queues, VNPU_CMD_MAX_BUFFER);
+	if (ret)
+		return ret;
+	if (READ_ONCE(fpriv->banned))
+		return -ECANCELED;
+	if (!drm_dev_enter(dev, &idx))
+		return -ENODEV;
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job) {
+		ret = -ENOMEM;
+		goto out_exit;
+	}
+	atomic_inc(&vdev->live_jobs);
+	job->vdev = vdev;
+	job->q = &vdev->queues[args->queue];
+	job->cmd_va = args->cmd_va;
+	job->cmd_size = args->cmd_size;
+	INIT_LIST_HEAD(&job->link);
+
+	ret = vnpu_submit_bos(job, file, args);
+	if (ret)
+		goto out_job;
+
+	if (args->out_syncobj) {
+		out_sync = drm_syncobj_find(file, args->out_syncobj);
+		if (!out_sync) {
+			ret = -ENOENT;
+			goto out_job;
+		}
+		if (args->out_point) {
+			chain = dma_fence_chain_alloc();
+			if (!chain) {
+				ret = -ENOMEM;
+				goto out_job;
+			}
+		}
+	}
+
+#if VNPU_SCHED_JOB_INIT_CLIENT_ID
+	ret = drm_sched_job_init(&job->base,
+				 &fpriv->entities[args->queue][args->priority],
+				 1, fpriv, file->client_id);
+#else
+	ret = drm_sched_job_init(&job->base,
+				 &fpriv->entities[args->queue][args->priority],
+				 1, fpriv);
+#endif
+	if (ret)
+		goto out_job;
+	inited = true;
+
+	ret = vnpu_submit_in_syncs(job, file, args);
+	if (ret)
+		goto out_job;
+
+	ret = drm_gem_lock_reservations(job->bos, job->bo_count, &acquire_ctx);
+	if (ret)
+		goto out_job;
+	for (i = 0; i < job->bo_count; i++) {
+		ret = dma_resv_reserve_fences(job->bos[i]->resv, 1);
+		if (ret)
+			goto out_unlock;
+		/* Written as a writer: wait for readers and writers alike. */
+		ret = drm_sched_job_add_implicit_dependencies(&job->base,
+							      job->bos[i], true);
+		if (ret)
+			goto out_unlock;
+	}
+
+	mutex_lock(&vdev->sched_lock);
+	drm_sched_job_arm(&job->base);
+	finished = dma_fence_get(&job->base.s_fence->finished);
+	for (i = 0; i < job->bo_count; i++)
+		dma_resv_add_fence(job->bos[i]->resv, finished,
+				   DMA_RESV_USAGE_WRITE);
+	kref_get(&fpriv->refcount);
+	job->fpriv = fpriv;
+	vnpu_job_record_new(job, finished);
+	args->job_id = job->id;
+	drm_sched_entity_push_job(&job->base);
+	mutex_unlock(&vdev->sched_lock);
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire_ctx);
+
+	if (out_sync) {
+		if (chain)
+			drm_syncobj_add_point(out_sync, chain, finished,
+					      args->out_point);
+		else
+			drm_syncobj_replace_fence(out_sync, finished);
+		drm_syncobj_put(out_sync);
+	}
+	dma_fence_put(finished);
+	drm_dev_exit(idx);
+	return 0;
+
+out_unlock:
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire_ctx);
+out_job:
+	if (inited)
+		drm_sched_job_cleanup(&job->base);
+	vnpu_job_release(job);
+	dma_fence_chain_free(chain);
+	if (out_sync)
+		drm_syncobj_put(out_sync);
+out_exit:
+	drm_dev_exit(idx);
+	return ret;
+}
+
+/**
+ * vnpu_ioctl_wait() - DRM_IOCTL_VNPU_WAIT
+ * @dev: DRM device
+ * @data: &struct drm_vnpu_wait
+ * @file: caller
+ *
+ * Return: 0 or a negative errno as documented in the uapi header.
+ */
+int vnpu_ioctl_wait(struct drm_device *dev, void *data, struct drm_file *file)
+{
+	struct vnpu_file_priv *fpriv = file->driver_priv;
+	struct drm_vnpu_wait *args = data;
+	long timeout, ret;
+
+	ret = vnpu_check_wait(args);
+	if (ret)
+		return ret;
+	timeout = drm_timeout_abs_to_jiffies(args->timeout_ns);
+
+	if (args->type == DRM_VNPU_WAIT_BO) {
+		struct drm_gem_object *obj;
+
+		if (args->id > U32_MAX)
+			return -ENOENT;
+		obj = drm_gem_object_lookup(file, args->id);
+		if (!obj)
+			return -ENOENT;
+		ret = dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_READ,
+					    true, timeout);
+		drm_gem_object_put(obj);
+	} else {
+		struct vnpu_job_record *rec;
+		struct dma_fence *fence;
+
+		spin_lock_irq(&fpriv->rec_lock);
+		rec = args->id ? vnpu_job_record(fpriv, args->id) : NULL;
+		fence = rec ? dma_fence_get(rec->fence) : NULL;
+		spin_unlock_irq(&fpriv->rec_lock);
+		if (!rec)
+			return -ENOENT;
+		ret = dma_fence_wait_timeout(fence, true, timeout);
+		dma_fence_put(fence);
+	}
+	if (ret == 0)
+		return -ETIME;
+	return ret < 0 ? ret : 0;
+}
+
+/**
+ * vnpu_ioctl_job_status() - DRM_IOCTL_VNPU_JOB_STATUS
+ * @dev: DRM device
+ * @data: &struct drm_vnpu_job_status
+ * @file: caller
+ *
+ * Return: 0 or a negative errno as documented in the uapi header.
+ */
+int vnpu_ioctl_job_status(struct drm_device *dev, void *data,
+			  struct drm_file *file)
+{
+	struct vnpu_file_priv *fpriv = file->driver_priv;
+	struct drm_vnpu_job_status *args = data;
+	struct vnpu_job_record *rec;
+	int ret;
+
+	ret = vnpu_check_job_status(args);
+	if (ret)
+		return ret;
+
+	spin_lock_irq(&fpriv->rec_lock);
+	rec = args->job_id ? vnpu_job_record(fpriv, args->job_id) : NULL;
+	if (rec) {
+		args->state = rec->state;
+		args->fault_flags = rec->fault_flags;
+		args->fault_va = rec->fault_va;
+		args->cycles = rec->cycles;
+		args->duration_ns = rec->duration_ns;
+	}
+	spin_unlock_irq(&fpriv->rec_lock);
+	return rec ? 0 : -ENOENT;
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (C) 2026 The vnpu authors
+ *
+ * Device MMU: the context table, per-file address spaces and TLB
+ * maintenance.  Every open file gets its own context id and page tables,
+ * so a job can only reach the memory mapped into its own file's space.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/iopoll.h>
+#include <linux/scatterlist.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+
+#include "vnpu_drv.h"
+
+#define VNPU_TLB_TIMEOUT_US	(100 * USEC_PER_MSEC)
+
+static __le64 *vnpu_pt_dma_alloc(void *priv, u64 *dma)
+{
+	struct vnpu_device *vdev = priv;
+	dma_addr_t addr;
+	void *p;
+
+	p = dma_alloc_coherent(vdev->drm.dev, VNPU_PAGE_SIZE, &addr, GFP_KERNEL);
+	if (!p)
+		return NULL;
+	*dma = addr;
+	return p;
+}
+
+static void vnpu_pt_dma_free(void *priv, __le64 *table, u64 dma)
+{
+	struct vnpu_device *vdev = priv;
+
+	dma_free_coherent(vdev->drm.dev, VNPU_PAGE_SIZE, table, dma);
+}
+
+static const struct vnpu_pt_alloc_ops vnpu_pt_dma_ops = {
+	.alloc = vnpu_pt_dma_alloc,
+	.free = vnpu_pt_dma_free,
+};
+
+static void vnpu_ctx_table_free(struct drm_device *drm, void *data)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+
+	dma_free_coherent(drm->dev, VNPU_PAGE_SIZE, vdev->ctx_table,
+			  vdev->ctx_table_dma);
+	ida_destroy(&vdev->ctx_ida);
+}
+
+/**
+ * vnpu_mmu_init() - allocate the context table
+ * @vdev: device
+ *
+ * The table lives as long as the DRM device, not the PCI binding, because
+ * address spaces of files still open after an unplug are torn down later.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vnpu_mmu_init(struct vnpu_device *vdev)
+{
+	BUILD_BUG_ON(VNPU_MAX_CONTEXTS * sizeof(struct vnpu_hw_ctx_entry) >
+		     VNPU_PAGE_SIZE);
+
+	ida_init(&vdev->ctx_ida);
+	vdev->ctx_table = dma_alloc_coherent(vdev->drm.dev, VNPU_PAGE_SIZE,
+					     &vdev->ctx_table_dma, GFP_KERNEL);
+	if (!vdev->ctx_table)
+		return -ENOMEM;
+	return drmm_add_action_or_reset(&vdev->drm, vnpu_ctx_table_free, NULL);
+}
+
+/**
+ * vnpu_mmu_hw_init() - point the device at the context table
+ * @vdev: device, after a reset
+ */
+void vnpu_mmu_hw_init(struct vnpu_device *vdev)
+{
+	vnpu_write(vdev, VNPU_REG_MMU_CTX_TABLE_LO, lower_32_bits(vdev->ctx_table_dma));
+	vnpu_write(vdev, VNPU_REG_MMU_CTX_TABLE_HI, upper_32_bits(vdev->ctx_table_dma));
+	vnpu_write(vdev, VNPU_REG_MMU_CTX_COUNT, vdev->max_contexts);
+	vnpu_write(vdev, VNPU_REG_MMU_TLB_INVAL, VNPU_TLB_INVAL_ALL);
+	vnpu_write(vdev, VNPU_REG_MMU_CONTROL, VNPU_MMU_CONTROL_ENABLE);
+}
+
+/*
+ * Make page-table or context-table stores visible to the device and wait
+ * until it dropped every cached translation of @ctx.  Caller holds
+ * vdev->mmu_lock so invalidation sequence numbers are not interleaved.
+ */
+static void vnpu_tlb_invalidate(struct vnpu_device *vdev, u32 ctx)
+{
+	u32 seq, cur;
+	int idx, ret;
+
+	lockdep_assert_held(&vdev->mmu_lock);
+	if (!drm_dev_enter(&vdev->drm, &idx))
+		return;
+
+	/* The coherent stores must land before the device re-walks. */
+	wmb();
+	seq = vnpu_read(vdev, VNPU_REG_MMU_TLB_INVAL_SEQ);
+	vnpu_write(vdev, VNPU_REG_MMU_TLB_INVAL, ctx & VNPU_TLB_INVAL_CTX_MASK);
+	ret = readl_poll_timeout(vdev->regs + VNPU_REG_MMU_TLB_INVAL_SEQ, cur,
+				 cur != seq, 10, VNPU_TLB_TIMEOUT_US);
+	if (ret)
+		drm_err_ratelimited(&vdev->drm,
+				    "TLB invalidation of ctx %u timed out\n", ctx);
+	drm_dev_exit(idx);
+}
+
+/**
+ * vnpu_as_create() - a fresh address space with its own context id
+ * @vdev: device
+ *
+ * Return: the address space or an ERR_PTR: -ENOSPC when every context id
+ * is taken, -ENOMEM.
+ */
+struct vnpu_as *vnpu_as_create(struct vnpu_device *vdev)
+{
+	struct vnpu_as *as;
+	int ret;
+
+	as = kzalloc(sizeof(*as), GFP_KERNEL);
+	if (!as)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&as->refcount);
+	as->vdev = vdev;
+	mutex_init(&as->lock);
+	drm_mm_init(&as->mm, VNPU_VA_START, vdev->va_end - VNPU_VA_START);
+
+	ret = vnpu_pt_init(&as->pt, &vnpu_pt_dma_ops, vdev);
+	if (ret)
+		goto err_mm;
+
+	ret = ida_alloc_range(&vdev->ctx_ida, VNPU_FIRST_CTX,
+			      vdev->max_contexts - 1, GFP_KERNEL);
+	if (ret < 0)
+		goto err_pt;
+	as->ctx_id = ret;
+
+	mutex_lock(&vdev->mmu_lock);
+	vdev->ctx_table[as->ctx_id].reserved = 0;
+	WRITE_ONCE(vdev->ctx_table[as->ctx_id].pt_root,
+		   vnpu_to_hw64(vnpu_pt_root_dma(&as->pt) | VNPU_CTX_VALID));
+	vnpu_tlb_invalidate(vdev, as->ctx_id);
+	mutex_unlock(&vdev->mmu_lock);
+	return as;
+
+err_pt:
+	vnpu_pt_fini(&as->pt);
+err_mm:
+	drm_mm_takedown(&as->mm);
+	mutex_destroy(&as->lock);
+	kfree(as);
+	return ERR_PTR(ret);
+}
+
+static void vnpu_as_release(struct kref *kref)
+{
+	struct vnpu_as *as = container_of(kref, struct vnpu_as, refcount);
+	struct vnpu_device *vdev = as->vdev;
+
+	/*
+	 * Every mapping and job holds a reference, so nothing can be in
+	 * flight in this context any more.  Invalidate the entry before the
+	 * tables are freed so a stale descriptor cannot walk freed memory.
+	 */
+	mutex_lock(&vdev->mmu_lock);
+	WRITE_ONCE(vdev->ctx_table[as->ctx_id].pt_root, 0);
+	vnpu_tlb_invalidate(vdev, as->ctx_id);
+	mutex_unlock(&vdev->mmu_lock);
+
+	vnpu_pt_fini(&as->pt);
+	drm_mm_takedown(&as->mm);
+	ida_free(&vdev->ctx_ida, as->ctx_id);
+	mutex_destroy(&as->lock);
+	kfree(as);
+}
+
+/**
+ * vnpu_as_get() - take a reference
+ * @as: address space
+ *
+ * Return: @as.
+ */
+struct vnpu_as *vnpu_as_get(struct vnpu_as *as)
+{
+	kref_get(&as->refcount);
+	return as;
+}
+
+/**
+ * vnpu_as_put() - drop a reference, freeing the context on the last one
+ * @as: address space
+ */
+void vnpu_as_put(struct vnpu_as *as)
+{
+	kref_put(&as->refcount, vnpu_as_release);
+}
+
+/**
+ * vnpu_as_map_sgt() - allocate VA and map a scatter table there
+ * @as: address space
+ * @node: zeroed node, receives the VA range
+ * @sgt: DMA-mapped pages
+ * @size: bytes to map, page aligned, at most the table's length
+ * @writable: grant device writes
+ *
+ * Return: 0, -ENOSPC when the address space is full, -EINVAL, -ENOMEM.
+ */
+int vnpu_as_map_sgt(struct vnpu_as *as, struct drm_mm_node *node,
+		    struct sg_table *sgt, u64 size, bool writable)
+{
+	struct scatterlist *sg;
+	u64 va, done = 0;
+	unsigned int i;
+	int ret;
+
+	mutex_lock(&as->lock);
+	ret = vnpu_va_alloc(&as->mm, node, size);
+	if (ret)
+		goto out;
+
+	va = node->start;
+	for_each_sgtable_dma_sg(sgt, sg, i) {
+		u64 len = min_t(u64, sg_dma_len(sg), size - done);
+
+		if (!len)
+			break;
+		/* The device MMU has only 4 KiB pages. */
+		if ((sg_dma_address(sg) | len) & (VNPU_PAGE_SIZE - 1)) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = vnpu_pt_map(&as->pt, va + done, sg_dma_address(sg), len,
+				  writable);
+		if (ret)
+			break;
+		done += len;
+	}
+	if (!ret && done != size)
+		ret = -EINVAL;
+	if (ret) {
+		if (done)
+			vnpu_pt_unmap(&as->pt, va, done);
+		drm_mm_remove_node(node);
+	}
+	/*
+	 * Even a pure addition invalidates: the device may cache walks of
+	 * intermediate tables, and failure cleanup may have freed tables.
+	 */
+	mutex_lock(&as->vdev->mmu_lock);
+	vnpu_tlb_invalidate(as->vdev, as->ctx_id);
+	mutex_unlock(&as->vdev->mmu_lock);
+out:
+	mutex_unlock(&as->lock);
+	return ret;
+}
+
+/**
+ * vnpu_as_unmap() - unmap a range and release its VA
+ * @as: address space
+ * @node: node from vnpu_as_map_sgt()
+ * @size: bytes mapped
+ *
+ * Returns only after the device can no longer use the translations, so the
+ * caller may free the pages afterwards.
+ */
+void vnpu_as_unmap(struct vnpu_as *as, struct drm_mm_node *node, u64 size)
+{
+	struct vnpu_device *vdev = as->vdev;
+
+	mutex_lock(&as->lock);
+	vnpu_pt_unmap(&as->pt, node->start, size);
+	drm_mm_remove_node(node);
+	mutex_lock(&vdev->mmu_lock);
+	vnpu_tlb_invalidate(vdev, as->ctx_id);
+	mutex_unlock(&vdev->mmu_lock);
+	mutex_unlock(&as->lock);
+}
