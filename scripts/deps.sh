@@ -11,7 +11,7 @@ packages=(
 	build-essential ccache ninja-build meson pkg-config python3 python3-venv
 	libglib2.0-dev libpixman-1-dev zlib1g-dev libfdt-dev flex bison bc dpkg-dev
 	libelf-dev libssl-dev rsync kmod cpio xz-utils zstd
-	busybox-static seabios
+	busybox-static seabios qemu-system-data
 	libdrm-dev libcmocka-dev libopenblas-dev
 	libonnx-testdata libonnx-dev protobuf-c-compiler libprotobuf-c-dev
 	sparse linux-source-6.12

@@ -52,6 +52,8 @@ if [ ! -f "$dir/.unpacked" ]; then
 	# point it at our unpacked copy.
 	sed -i "s|/usr/src/|$dir/root/usr/src/|" "$dir/root/usr/src/linux-headers-$rel/Makefile"
 	rm -rf "$dir/debs"
+	# The package leaves modules.dep to depmod at install time.
+	depmod -b "$dir/root" "$rel"
 	touch "$dir/.unpacked"
 fi
 echo "$rel" > "$stamp"

@@ -1,0 +1,130 @@
+# vnpu top-level Makefile.  `make demo` and `make check` are all a new user
+# needs; each installs what is missing (scripts/deps.sh) and builds only
+# what changed.  Everything built or downloaded lives under VNPU_CACHE.
+
+VNPU_CACHE ?= $(HOME)/.cache/vnpu
+VNPU_BUILD ?= $(VNPU_CACHE)/build
+export VNPU_CACHE VNPU_BUILD
+
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+S := $(TOP)/scripts
+QEMU := $(VNPU_CACHE)/qemu/build/qemu-system-x86_64
+QEMU_BUILD := $(VNPU_CACHE)/qemu/build
+GUEST := $(VNPU_BUILD)/guest
+GUEST_BIN := $(GUEST)/bin
+RESULTS := $(VNPU_BUILD)/results
+KMOD := $(VNPU_BUILD)/kmod/kernel/vnpu.ko
+
+# Components plug in through conventional Makefile targets (see README):
+# `host-tests` builds test-* into $(O)/host-tests, `guest` installs t-*/b-*
+# binaries into $(GUEST_BIN).
+HOST_DIRS := $(patsubst %/Makefile,%,$(wildcard ops/Makefile libnpu/Makefile tests/host/*/Makefile))
+GUEST_DIRS := $(patsubst %/Makefile,%,$(wildcard tests/guest/*/Makefile))
+
+GUEST_TESTS ?=
+GUEST_TIMEOUT ?= 1800
+FUZZ_SECONDS ?= 20
+FUZZ_SEED ?= 20261122
+
+Q := @
+
+.PHONY: all deps qemu kernel module libnpu guest-bin initramfs \
+	check check-host check-qtest check-kunit check-guest check-static \
+	check-summary demo shell bench fuzz clean-results help
+
+all: qemu module initramfs
+
+help:
+	@sed -n 's/^## //p' $(TOP)/README
+
+deps:
+	$(Q)$(S)/deps.sh
+
+## qemu: fetch Debian's QEMU 7.2 source, add qemu-device/ and build it
+qemu: deps
+	$(Q)$(S)/qemu.sh
+
+kernel: deps
+	$(Q)$(S)/kernel.sh >/dev/null
+
+module: kernel
+	$(Q)$(S)/kmod.sh $(KBUILD_ARGS) >$(VNPU_BUILD)/kmod.log 2>&1 || { cat $(VNPU_BUILD)/kmod.log; exit 1; }
+
+libnpu: deps
+	$(Q)if [ -f libnpu/Makefile ]; then $(MAKE) -s -C libnpu O=$(VNPU_BUILD)/libnpu; fi
+
+guest-bin: deps libnpu
+	$(Q)rm -rf $(GUEST_BIN) && mkdir -p $(GUEST_BIN)
+	$(Q)set -e; for d in $(GUEST_DIRS); do \
+		$(MAKE) -s -C $$d guest O=$(VNPU_BUILD)/$$d GUEST_BIN=$(GUEST_BIN) \
+			LIBNPU_O=$(VNPU_BUILD)/libnpu; \
+	done
+	$(Q)if [ -f libnpu/Makefile ]; then $(MAKE) -s -C libnpu guest O=$(VNPU_BUILD)/libnpu GUEST_BIN=$(GUEST_BIN); fi
+
+initramfs: module guest-bin
+	$(Q)krel=$$($(S)/kernel.sh) && $(S)/mkinitramfs.py \
+		--kroot $(VNPU_CACHE)/kernel/$$krel/root --krel $$krel \
+		--ko $(KMOD) --bin $(GUEST_BIN) --init tests/guest/init.sh \
+		-o $(GUEST)/initramfs.cpio.gz
+
+GUEST_RUN = krel=$$($(S)/kernel.sh) && $(S)/guest-run.py --qemu $(QEMU) \
+	--kernel $(VNPU_CACHE)/kernel/$$krel/root/boot/vmlinuz-$$krel \
+	--initrd $(GUEST)/initramfs.cpio.gz
+
+## check: every test layer; ends with one "N passed, N failed" line
+check: clean-results
+	$(Q)$(MAKE) -k check-host check-qtest check-kunit check-guest check-static; \
+	rc=$$?; $(MAKE) -s check-summary; exit $$rc
+
+clean-results:
+	$(Q)rm -rf $(RESULTS) && mkdir -p $(RESULTS)
+
+check-summary:
+	$(Q)$(S)/tap-summary.py $(RESULTS)
+
+## check-host: unit tests on the host, under ASan/UBSan
+check-host: deps
+	$(Q)mkdir -p $(RESULTS)
+	$(Q)set -e; for d in $(HOST_DIRS); do \
+		$(MAKE) -s -C $$d host-tests O=$(VNPU_BUILD)/$$d; \
+	done
+	$(Q)$(S)/run-host-tests.sh $(RESULTS)/host.tap $(foreach d,$(HOST_DIRS),$(VNPU_BUILD)/$(d)/host-tests)
+
+## check-qtest: the device model under QEMU's qtest framework, no guest
+check-qtest: qemu
+	$(Q)mkdir -p $(RESULTS)
+	$(Q)$(S)/run-qtests.sh $(RESULTS)/qtest.tap $(FUZZ_SECONDS) $(FUZZ_SEED)
+
+## check-kunit: driver logic under KUnit (kunit.py on UML)
+check-kunit: deps
+	$(Q)mkdir -p $(RESULTS)
+	$(Q)$(S)/kunit.sh $(RESULTS)/kunit.tap
+
+## check-guest: boot Debian's 6.12 kernel with vnpu.ko and run the guest tests
+check-guest: qemu initramfs
+	$(Q)mkdir -p $(RESULTS)
+	$(Q)$(GUEST_RUN) --log $(GUEST)/console-check.log --results $(RESULTS)/guest.tap \
+		--timeout $(GUEST_TIMEOUT) $(if $(GUEST_TESTS),--tests $(GUEST_TESTS))
+
+## check-static: checkpatch --strict, sparse (C=2) and W=1 on the driver
+check-static: kernel
+	$(Q)mkdir -p $(RESULTS)
+	$(Q)$(S)/static.sh $(RESULTS)/static.tap
+
+## demo: boot the guest and show the stack running
+demo: qemu initramfs
+	$(Q)$(GUEST_RUN) --mode demo --log $(GUEST)/console-demo.log --timeout 600
+
+## shell: boot the same guest to an interactive shell (poweroff -f to leave)
+shell: qemu initramfs
+	$(Q)$(GUEST_RUN) --mode shell --log /dev/null
+
+## bench: benchmarks on the host and in the guest, printed as ratios
+bench: qemu initramfs
+	$(Q)if [ -f ops/Makefile ]; then $(MAKE) -s -C ops bench O=$(VNPU_BUILD)/ops; fi
+	$(Q)$(GUEST_RUN) --mode bench --log $(GUEST)/console-bench.log --results $(GUEST)/bench.tap --echo \
+		--timeout $(GUEST_TIMEOUT)
+
+## fuzz: the long device fuzz run (FUZZ_SECONDS=600 by default here)
+fuzz: qemu
+	$(Q)$(S)/run-qtests.sh $(VNPU_BUILD)/fuzz.tap $(if $(filter command line,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),600) $(FUZZ_SEED) fuzz-only

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+"""Boot the test guest under QEMU TCG with the vnpu device and judge it.
+
+The guest init (tests/guest/init.sh) frames each test's TAP output with
+VNPU-TEST-BEGIN/END lines.  This harness
+  * enforces a wall-clock timeout on the whole boot,
+  * parses every test's TAP,
+  * fails the run on any kernel Oops/BUG/WARNING/lockdep/KASAN report in
+    the console log, even when every test passed,
+  * keeps the full console log,
+and writes one renumbered TAP stream (stdout and --results) so the layer's
+pass/fail counts can be summed with the other layers.
+"""
+import argparse
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+
+KERNEL_PROBLEMS = [
+    re.compile(p) for p in (
+        r"\bOops\b", r"\bBUG:", r"kernel BUG at", r"WARNING: CPU:",
+        r"WARNING: .*(lock|RCU)", r"------------\[ cut here \]------------",
+        r"\bKASAN\b", r"UBSAN:", r"general protection fault",
+        r"Kernel panic", r"possible circular locking", r"lockdep",
+        r"INFO: task .* blocked for more than", r"rcu: INFO: .*stall",
+        r"Unable to handle kernel", r"kmemleak:.*new suspected",
+    )
+]
+TAP_LINE = re.compile(r"^(not ok|ok)\b\s*\d*\s*-?\s*(.*)$")
+
+
+def build_cmd(args):
+    append = ["console=ttyS0", "panic=-1", "vnpu.mode=" + args.mode,
+              "vnpu.timeout=%d" % args.test_timeout]
+    if args.tests:
+        append.append("vnpu.tests=" + ",".join(args.tests))
+    if args.append:
+        append.append(args.append)
+    cmd = [args.qemu, "-machine", "q35", "-accel", "tcg", "-cpu", "max",
+           "-smp", "2", "-m", args.memory, "-nographic", "-no-reboot",
+           "-nic", "none", "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
+           "-kernel", args.kernel, "-initrd", args.initrd,
+           "-append", " ".join(append)]
+    if not args.no_device:
+        cmd += ["-device", "vnpu" + (("," + args.device_opts) if args.device_opts else "")]
+    for extra in args.qemu_arg:
+        cmd += extra.split()
+    return cmd
+
+
+def run_interactive(cmd):
+    os.execvp(cmd[0], cmd)
+
+
+def boot(cmd, timeout, log_path, echo):
+    """Run QEMU, stream the console to the log; return (lines, timed_out)."""
+    lines = []
+    start = time.monotonic()
+    timed_out = False
+    with open(log_path, "w", errors="replace") as log:
+        log.write("# " + " ".join(cmd) + "\n")
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+        buf = b""
+        while True:
+            left = timeout - (time.monotonic() - start)
+            if left <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([proc.stdout], [], [], min(left, 1.0))
+            if not ready:
+                if proc.poll() is not None:
+                    break
+                continue
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buf += chunk
+            *full, buf = buf.split(b"\n")
+            for raw in full:
+                line = raw.decode("utf-8", "replace").rstrip("\r")
+                lines.append(line)
+                log.write(line + "\n")
+                if echo:
+                    print(line, flush=True)
+        if buf:
+            lines.append(buf.decode("utf-8", "replace"))
+            log.write(lines[-1] + "\n")
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        log.write("# wall time %.1f s%s\n" % (time.monotonic() - start,
+                                                ", TIMED OUT" if timed_out else ""))
+    return lines, timed_out, proc.returncode
+
+
+def judge(lines, timed_out, timeout, log_path, require_done=True):
+    """Return a list of (ok, description) over all tests and checks."""
+    results = []
+    current, tap_seen, failed_inside = None, 0, False
+    done = False
+    for line in lines:
+        if line.startswith("VNPU-TEST-BEGIN "):
+            current, tap_seen, failed_inside = line.split()[1], 0, False
+            continue
+        if line.startswith("VNPU-TEST-END ") and current:
+            m = re.search(r"rc=(\d+)", line)
+            rc = int(m.group(1)) if m else -1
+            if rc == 124 or rc == 143:
+                results.append((False, "%s: timed out inside the guest" % current))
+            elif rc == 127:
+                results.append((False, "%s: no such test in the guest" % current))
+            elif tap_seen == 0:
+                results.append((False, "%s: exited rc=%d without TAP results" % (current, rc)))
+            elif rc != 0 and not failed_inside:
+                results.append((False, "%s: exited rc=%d" % (current, rc)))
+            current = None
+            continue
+        if line.startswith("VNPU-ALL-DONE"):
+            done = True
+            continue
+        if line.startswith("VNPU-INIT: ") and "failed" in line:
+            results.append((False, "init: " + line[len("VNPU-INIT: "):]))
+            continue
+        if current:
+            m = TAP_LINE.match(line)
+            if m:
+                tap_seen += 1
+                ok = m.group(1) == "ok"
+                desc = m.group(2).strip()
+                if not ok:
+                    failed_inside = True
+                results.append((ok, "%s: %s" % (current, desc)))
+    if current:
+        results.append((False, "%s: did not finish (guest died or hung)" % current))
+    for line in lines:
+        for pat in KERNEL_PROBLEMS:
+            if pat.search(line) and not line.startswith(("ok ", "not ok ", "#")):
+                results.append((False, "kernel report in console: " + line.strip()[:160]))
+                break
+    if timed_out:
+        results.append((False, "guest timed out after %d s (log: %s)" % (timeout, log_path)))
+    elif require_done and not done:
+        results.append((False, "guest did not reach the end of its test list (log: %s)" % log_path))
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--qemu", required=True)
+    ap.add_argument("--kernel", required=True)
+    ap.add_argument("--initrd", required=True)
+    ap.add_argument("--mode", default="test", choices=["test", "bench", "demo", "shell"])
+    ap.add_argument("--tests", nargs="*", default=[], help="only these guest tests")
+    ap.add_argument("--timeout", type=int, default=1200, help="whole-boot timeout, s")
+    ap.add_argument("--test-timeout", type=int, default=600, help="per-test timeout, s")
+    ap.add_argument("--memory", default="2G")
+    ap.add_argument("--device-opts", default="", help="extra -device vnpu,... options")
+    ap.add_argument("--no-device", action="store_true")
+    ap.add_argument("--qemu-arg", action="append", default=[])
+    ap.add_argument("--append", default="", help="extra kernel command line")
+    ap.add_argument("--log", default="console.log")
+    ap.add_argument("--results", help="write the TAP stream here too")
+    ap.add_argument("--echo", action="store_true", help="echo the console")
+    args = ap.parse_args()
+
+    cmd = build_cmd(args)
+    if args.mode == "shell":
+        run_interactive(cmd)
+
+    lines, timed_out, rc = boot(cmd, args.timeout, args.log, args.echo)
+    if args.mode == "demo":
+        if not args.echo:
+            for line in lines:
+                print(line)
+        problems = judge(lines, timed_out, args.timeout, args.log)
+        bad = [d for ok, d in problems if not ok]
+        for d in bad:
+            print("demo: " + d, file=sys.stderr)
+        sys.exit(1 if bad else 0)
+
+    results = judge(lines, timed_out, args.timeout, args.log)
+    if not results:
+        results.append((False, "guest ran no test (log: %s)" % args.log))
+    out = ["TAP version 13", "1..%d" % len(results)]
+    for i, (ok, desc) in enumerate(results, 1):
+        out.append("%s %d - %s" % ("ok" if ok else "not ok", i, desc))
+    passed = sum(1 for ok, _ in results if ok)
+    failed = len(results) - passed
+    out.append("# guest: %d passed, %d failed (console log: %s)" % (passed, failed, args.log))
+    text = "\n".join(out) + "\n"
+    sys.stdout.write(text)
+    if args.results:
+        with open(args.results, "w") as f:
+            f.write(text)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

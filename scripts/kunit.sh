@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Build and run the driver's KUnit tests with kunit.py on UML, in tree as
+# drivers/accel/vnpu.  UML has no PCI, so the test config builds only the
+# driver's pure logic (see kernel/Kconfig).  Results become TAP in $1.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+results=$1
+src=$("$VNPU_TOP/scripts/linux-src.sh")
+kconfig=$src/drivers/accel/vnpu/.kunitconfig
+if [ ! -f "$kconfig" ]; then
+	printf 'TAP version 13\n1..0\n# kunit: no KUnit suites yet (kernel/.kunitconfig missing)\n' | tee "$results"
+	exit 0
+fi
+build=$VNPU_CACHE/kunit-uml
+mkdir -p "$build"
+json=$build/results.json
+rm -f "$json"
+set +e
+(cd "$src" && python3 tools/testing/kunit/kunit.py run --arch=um \
+	--build_dir="$build" --kunitconfig="$kconfig" --jobs="$(nproc)" \
+	--timeout=300 --json="$json") >"$build/kunit.log" 2>&1
+rc=$?
+set -e
+grep -E '^\[[0-9:]+\] (=|\[|Testing|Ran|Elapsed)' "$build/kunit.log" | tail -n 60 || true
+python3 - "$json" "$results" "$rc" "$build/kunit.log" <<'PY'
+import json, sys
+path, out, rc, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+entries = []
+def walk(t, prefix):
+    name = prefix + t.get("name", "")
+    cases = t.get("test_cases", [])
+    subs = t.get("sub_groups", [])
+    if not cases and not subs:
+        return
+    for c in cases:
+        if c.get("test_cases") or c.get("sub_groups"):
+            walk(c, name + ".")
+            continue
+        st = c.get("status", "")
+        entries.append((st in ("PASS", "SKIP"), "%s.%s%s" % (name, c.get("name"), " # SKIP" if st == "SKIP" else "")))
+    for s in subs:
+        walk(s, name + ".")
+try:
+    with open(path) as f:
+        data = json.load(f)
+    for t in data.get("tests", []):
+        walk(t, "")
+except (OSError, ValueError):
+    pass
+if rc != 0 and all(ok for ok, _ in entries):
+    entries.append((False, "kunit.py failed (exit %d), see %s" % (rc, log)))
+lines = ["TAP version 13", "1..%d" % len(entries)]
+for i, (ok, d) in enumerate(entries, 1):
+    lines.append("%s %d - %s" % ("ok" if ok else "not ok", i, d))
+p = sum(ok for ok, _ in entries)
+lines.append("# kunit: %d passed, %d failed" % (p, len(entries) - p))
+open(out, "w").write("\n".join(lines) + "\n")
+print(lines[-1])
+sys.exit(0 if p == len(entries) and rc == 0 else 1)
+PY

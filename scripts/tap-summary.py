@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Sum the TAP results of every test layer into the final line.
+
+A layer that should have run but left no results file counts as one
+failure, so a layer that broke before testing cannot vanish from the count.
+"""
+import os
+import re
+import sys
+
+LAYERS = ["host", "qtest", "kunit", "guest", "static"]
+TAP = re.compile(r"^(not ok|ok)\b")
+
+
+def main():
+    d = sys.argv[1]
+    total_pass = total_fail = 0
+    for layer in LAYERS:
+        path = os.path.join(d, layer + ".tap")
+        if not os.path.exists(path):
+            print("%-7s no results: the layer failed before running its tests" % layer)
+            total_fail += 1
+            continue
+        p = f = 0
+        with open(path) as fh:
+            for line in fh:
+                m = TAP.match(line)
+                if m:
+                    if m.group(1) == "ok":
+                        p += 1
+                    else:
+                        f += 1
+                        print("%-7s FAIL %s" % (layer, line.strip()))
+        print("%-7s %d passed, %d failed" % (layer, p, f))
+        total_pass += p
+        total_fail += f
+    print("%d passed, %d failed" % (total_pass, total_fail))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+#!/bin/sh
+# Guest init (busybox).  The kernel command line selects what to do:
+#   vnpu.mode=test   run every /tests/t-* (or those in vnpu.tests=a,b) as TAP
+#   vnpu.mode=bench  run every /tests/b-*
+#   vnpu.mode=demo   run /tests/demo
+#   vnpu.mode=shell  interactive shell
+# Each test's output is framed by VNPU-TEST-BEGIN/END lines that the host
+# harness (scripts/guest-run.py) parses; the guest then powers off.
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tmpfs tmpfs /tmp
+mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
+
+mode=test
+only=
+per_test_timeout=300
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	vnpu.mode=*) mode=${arg#vnpu.mode=} ;;
+	vnpu.tests=*) only=$(echo "${arg#vnpu.tests=}" | tr ',' ' ') ;;
+	vnpu.timeout=*) per_test_timeout=${arg#vnpu.timeout=} ;;
+	esac
+done
+
+# Dependencies first, in the order mkinitramfs.py resolved from modules.dep.
+while read -r m; do
+	insmod "$m" || echo "VNPU-INIT: insmod $m failed"
+done < /etc/modules.load
+
+export VNPU_KO=/lib/modules/vnpu.ko
+if [ -f "$VNPU_KO" ]; then
+	if insmod "$VNPU_KO"; then
+		echo "VNPU-INIT: vnpu.ko loaded"
+	else
+		echo "VNPU-INIT: insmod vnpu.ko failed"
+	fi
+fi
+
+run_one() {
+	t=$1
+	name=$(basename "$t")
+	echo "VNPU-TEST-BEGIN $name"
+	# The test's own stderr goes to the console too, outside TAP lines.
+	timeout "$per_test_timeout" "$t" 2>&1
+	rc=$?
+	echo "VNPU-TEST-END $name rc=$rc"
+}
+
+case "$mode" in
+test|bench)
+	prefix=t-
+	[ "$mode" = bench ] && prefix=b-
+	cd /tests
+	if [ -n "$only" ]; then
+		list=$only
+	else
+		list=$(ls | grep "^$prefix" | sort)
+	fi
+	for t in $list; do
+		if [ -x "/tests/$t" ]; then
+			run_one "/tests/$t"
+		else
+			echo "VNPU-TEST-BEGIN $t"
+			echo "VNPU-TEST-END $t rc=127"
+		fi
+	done
+	echo "VNPU-ALL-DONE"
+	;;
+demo)
+	/tests/demo
+	echo "VNPU-ALL-DONE"
+	;;
+shell)
+	echo "vnpu guest shell: tests are in /tests, vnpu.ko is loaded. 'poweroff -f' to leave."
+	setsid cttyhack sh -l
+	;;
+esac
+sync
+poweroff -f
