@@ -100,7 +100,7 @@ VNPU_INJECT_ATTR(lost_irq, VNPU_REG_DEBUG_INJECT_LOST_IRQ);
  */
 void vnpu_debugfs_init(struct vnpu_device *vdev)
 {
-	struct dentry *root = vdev->drm.accel->debugfs_root;
+	struct dentry *root = vdev->drm.debugfs_root;
 
 	debugfs_create_file("state", 0444, root, vdev, &vnpu_state_fops);
 	debugfs_create_file_unsafe("inject_hang", 0600, root, vdev,
