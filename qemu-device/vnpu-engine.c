@@ -12,6 +12,7 @@
  */
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/error-report.h"
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
 #include "vnpu-internal.h"
@@ -164,6 +165,10 @@ static void vnpu_cmd_compute(VnpuJob *job, const void *cmd, uint32_t size,
         job->rec.cycles += cycles;
     } else if (ret == -EFAULT) {
         /* The memory callbacks recorded the fault; make sure of it. */
+        vnpu_job_fail(job, VNPU_JOB_STATUS_DMA_ERROR, 0);
+    } else if (ret == -ENOMEM) {
+        /* The host's failure, not the guest's: no CMD_ERROR blame. */
+        warn_report_once("vnpu: compute engine ran out of host memory");
         vnpu_job_fail(job, VNPU_JOB_STATUS_DMA_ERROR, 0);
     } else {
         vnpu_cmd_error(job, off, "compute command rejected by the engine");

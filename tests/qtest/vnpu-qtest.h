@@ -17,6 +17,11 @@
 #include "qapi/qmp/qdict.h"
 #include "standard-headers/linux/pci_regs.h"
 #include "hw/vnpu/vnpu_hw.h"
+/* The compute encoding arrives with the compute engine. */
+#if defined(__has_include) && __has_include("hw/vnpu/vnpu_hw_ops.h")
+#include "hw/vnpu/vnpu_hw_ops.h"
+#define VT_HAVE_OPS 1
+#endif
 
 #define VT_SLOT             4
 #define VT_RING_SIZE        16

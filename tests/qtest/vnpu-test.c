@@ -1015,6 +1015,94 @@ static void test_priority(void)
     vt_stop(t);
 }
 
+#ifdef VT_HAVE_OPS
+/*
+ * The compute seam: an fp32 ELTWISE add whose tensors span physically
+ * scattered pages, executed by the compute engine through the MMU.
+ */
+static void test_compute(void)
+{
+    VnpuT *t = vt_start(NULL);
+    struct vnpu_hw_completion c;
+    VtCmds b = { 0 };
+    const uint32_t n = 3000;
+    const uint64_t a_va = 0x1000000, b_va = 0x2000000, y_va = 0x3000000;
+    const uint64_t cmd_va = 0x100000;
+    const unsigned pages = DIV_ROUND_UP(n * 4, VNPU_PAGE_SIZE);
+    uint64_t a_pa[8], b_pa[8], y_pa[8], cmd_pa;
+    struct vnpu_cmd_compute *cc;
+    unsigned i, p;
+
+    vt_device_setup(t);
+    vt_mmu_setup(t);
+    for (p = 0; p < pages; p++) {
+        a_pa[p] = vt_map_new(t, 1, a_va + p * VNPU_PAGE_SIZE, 1, VNPU_PTE_READ);
+        b_pa[p] = vt_map_new(t, 1, b_va + p * VNPU_PAGE_SIZE, 1, VNPU_PTE_READ);
+        y_pa[p] = vt_map_new(t, 1, y_va + p * VNPU_PAGE_SIZE, 1,
+                             VNPU_PTE_READ | VNPU_PTE_WRITE);
+    }
+    for (i = 0; i < n; i++) {
+        float fa = i * 0.5f, fb = 1000.0f - i;
+        uint32_t ua, ub;
+
+        memcpy(&ua, &fa, 4);
+        memcpy(&ub, &fb, 4);
+        qtest_writel(t->qts, a_pa[i * 4 / VNPU_PAGE_SIZE] +
+                     (i * 4) % VNPU_PAGE_SIZE, ua);
+        qtest_writel(t->qts, b_pa[i * 4 / VNPU_PAGE_SIZE] +
+                     (i * 4) % VNPU_PAGE_SIZE, ub);
+    }
+
+    cc = vt_cmd(&b, VNPU_OP_ELTWISE, sizeof(*cc));
+    cc->attr.eltwise.kind = cpu_to_le32(VNPU_ELTWISE_ADD);
+    for (i = 0; i < 4; i++) {
+        static const uint64_t vas[4] = { a_va, b_va, 0, y_va };
+
+        if (!vas[i]) {
+            continue;
+        }
+        cc->t[i].va = cpu_to_le64(vas[i]);
+        cc->t[i].dtype = VNPU_DT_FP32;
+        cc->t[i].rank = 1;
+        cc->t[i].dims[0] = cpu_to_le32(n);
+    }
+    cmd_pa = vt_map_new(t, 1, cmd_va, 1, VNPU_PTE_READ);
+    qtest_memwrite(t->qts, cmd_pa, b.buf, b.len);
+
+    vt_run(t, 0, 1, cmd_va, b.len, &c);
+    g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_OK);
+    g_assert_cmpuint(c.cycles, >, VNPU_MODEL_JOB_OVERHEAD_CYCLES);
+    for (i = 0; i < n; i++) {
+        uint32_t uy = qtest_readl(t->qts, y_pa[i * 4 / VNPU_PAGE_SIZE] +
+                                  (i * 4) % VNPU_PAGE_SIZE);
+        float fy;
+
+        memcpy(&fy, &uy, 4);
+        g_assert_cmpfloat(fy, ==, i * 0.5f + (1000.0f - i));
+    }
+
+    /* The output on a read-only page: a write fault inside the engine. */
+    vt_map(t, 1, y_va + VNPU_PAGE_SIZE, y_pa[1], VNPU_PTE_READ);
+    vt_wr(t, VNPU_REG_MMU_TLB_INVAL, 1);
+    vt_run(t, 0, 1, cmd_va, b.len, &c);
+    g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_MMU_FAULT);
+    g_assert(c.fault_flags & VNPU_FAULT_WRITE);
+    g_assert_cmphex(c.fault_va & ~(uint64_t)(VNPU_PAGE_SIZE - 1), ==,
+                    y_va + VNPU_PAGE_SIZE);
+
+    /* An encoding the engine rejects, after a NOP: CMD_ERROR at 8. */
+    b = (VtCmds){ 0 };
+    vt_nop(&b);
+    cc = vt_cmd(&b, VNPU_OP_ELTWISE, sizeof(*cc));
+    cc->attr.eltwise.kind = cpu_to_le32(77);
+    qtest_memwrite(t->qts, cmd_pa, b.buf, b.len);
+    vt_run(t, 0, 1, cmd_va, b.len, &c);
+    g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_CMD_ERROR);
+    g_assert_cmpuint(c.fault_va, ==, 8);
+    vt_stop(t);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1027,6 +1115,9 @@ int main(int argc, char **argv)
     qtest_add_func("/vnpu/mmu/fault", test_mmu_fault);
     qtest_add_func("/vnpu/mmu/isolation", test_mmu_isolation);
     qtest_add_func("/vnpu/mmu/tlb-invalidate", test_tlb_invalidate);
+#ifdef VT_HAVE_OPS
+    qtest_add_func("/vnpu/job/compute", test_compute);
+#endif
     qtest_add_func("/vnpu/malformed/commands", test_bad_commands);
     qtest_add_func("/vnpu/malformed/descriptors", test_bad_descriptors);
     qtest_add_func("/vnpu/malformed/rings-and-registers", test_ring_errors);
