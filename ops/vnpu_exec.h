@@ -38,9 +38,13 @@ struct vnpu_mem_ops {
  * host memory; @size is its byte size as given in the header.
  *
  * Returns 0 on success, -EINVAL for a malformed or unsupported command
- * (the job ends with VNPU_JOB_STATUS_CMD_ERROR), or -EFAULT when a memory
- * callback failed (the device has already recorded the fault).  *@cycles
- * receives the modelled cycle count of the command on success.
+ * (the job ends with VNPU_JOB_STATUS_CMD_ERROR), -EFAULT when a memory
+ * callback failed (the device has already recorded the fault), or -ENOMEM
+ * when the host could not provide scratch memory (a device error, not the
+ * guest's).  *@cycles receives the modelled cycle count on success.
+ *
+ * An output that was mapped may have been partly written when the engine
+ * fails; one bounced through write() is written only on success.
  */
 int vnpu_compute_exec(const void *cmd, uint32_t size,
 		      const struct vnpu_mem_ops *mem, void *opaque,

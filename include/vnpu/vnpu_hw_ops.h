@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vnpu compute command encoding, hardware interface version 1.
+ *
+ * Every compute command (opcode VNPU_OP_*, inside VNPU_CMD_COMPUTE_FIRST..
+ * LAST of vnpu_hw.h) is one fixed-size struct vnpu_cmd_compute: the common
+ * command header, the fused epilogue, a 48-byte op attribute block and four
+ * tensor descriptor slots.  One layout for every op keeps encoders, the
+ * validator and the device decoder small; unused slots and attribute bytes
+ * are must-be-zero so later versions can give them meaning.
+ *
+ * Documentation/ops.rst gives the semantics, the rounding rules bit by bit
+ * and the timing model.  Floating-point fields are carried as IEEE 754
+ * binary32 bit patterns in __u32 so that this header stays usable where
+ * floating point is not (the kernel).
+ */
+#ifndef VNPU_HW_OPS_H
+#define VNPU_HW_OPS_H
+
+#include <linux/types.h>
+
+#include "vnpu_hw.h"
+
+enum vnpu_op {
+	VNPU_OP_GEMM		= 0x40,
+	VNPU_OP_CONV2D		= 0x41,
+	VNPU_OP_POOL2D		= 0x42,
+	VNPU_OP_ELTWISE		= 0x43,
+	VNPU_OP_ACTIVATION	= 0x44,
+	VNPU_OP_SOFTMAX		= 0x45,
+	VNPU_OP_LAYERNORM	= 0x46,
+	VNPU_OP_QUANTIZE	= 0x47,
+	VNPU_OP_DEQUANTIZE	= 0x48,
+	VNPU_OP_REQUANTIZE	= 0x49,
+	VNPU_OP_LAST		= VNPU_OP_REQUANTIZE,
+};
+
+enum vnpu_dtype {
+	VNPU_DT_INVALID	= 0,
+	VNPU_DT_FP32	= 1,
+	VNPU_DT_FP16	= 2,	/* storage only: computed in fp32 */
+	VNPU_DT_BF16	= 3,	/* storage only: computed in fp32 */
+	VNPU_DT_INT8	= 4,
+	VNPU_DT_UINT8	= 5,
+	VNPU_DT_INT32	= 6,	/* biases and raw accumulators */
+	VNPU_DT_COUNT,
+};
+
+/*
+ * Timing model additions to vnpu_hw.h's VNPU_MODEL_*: the vector unit
+ * behind the MAC array (elementwise ops, pooling) and its special-function
+ * lanes (exp, tanh, erf, division: sigmoid/tanh/GELU, softmax, layer norm).
+ */
+#define VNPU_MODEL_VECTOR_ELEMS_PER_CYCLE	64
+#define VNPU_MODEL_SFU_ELEMS_PER_CYCLE		16
+
+#define VNPU_MAX_RANK		6
+/* Upper bound of one tensor's addressed span, so a device never allocates
+ * more than this for a bounce buffer. */
+#define VNPU_MAX_TENSOR_BYTES	(1ull << 32)
+
+#define VNPU_QUANT_NONE		0	/* float tensor, or int32 bias/acc */
+#define VNPU_QUANT_TENSOR	1	/* inline @scale, @zero_point */
+#define VNPU_QUANT_CHANNEL	2	/* arrays at @quant_va along @quant_axis */
+
+#define VNPU_TENSOR_STRIDED	(1u << 0)	/* @strides valid, else dense */
+
+/**
+ * struct vnpu_tensor_desc - one operand, 128 bytes.
+ * @va: device VA of element [0, ..., 0]; aligned to the element size
+ * @dtype: VNPU_DT_*
+ * @rank: 1..VNPU_MAX_RANK
+ * @quant: VNPU_QUANT_*; int8/uint8 tensors need TENSOR or CHANNEL
+ * @quant_axis: dimension the CHANNEL arrays run along, else zero
+ * @flags: VNPU_TENSOR_*
+ * @dims: extents, dims[0] outermost; each >= 1, entries >= @rank zero
+ * @strides: element strides when STRIDED (zero allowed: broadcast), else 0
+ * @scale: binary32 bits of the per-tensor scale (finite, > 0), else 0
+ * @zero_point: per-tensor zero point, within the dtype's range, else 0
+ * @quant_va: CHANNEL only: dims[quant_axis] binary32 scales followed
+ *	immediately by as many __s32 zero points; 4-byte aligned
+ * @reserved: must be zero
+ *
+ * A slot whose 128 bytes are all zero is absent (optional operands only).
+ */
+struct vnpu_tensor_desc {
+	__u64 va;
+	__u8 dtype;
+	__u8 rank;
+	__u8 quant;
+	__u8 quant_axis;
+	__u32 flags;
+	__u32 dims[VNPU_MAX_RANK];
+	__u64 strides[VNPU_MAX_RANK];
+	__u32 scale;
+	__s32 zero_point;
+	__u64 quant_va;
+	__u64 reserved[3];
+};
+
+/* Fused epilogue activation (GEMM, CONV2D, ELTWISE) or ACTIVATION's op. */
+enum vnpu_act {
+	VNPU_ACT_NONE		= 0,
+	VNPU_ACT_RELU		= 1,
+	VNPU_ACT_RELU6		= 2,
+	VNPU_ACT_LEAKY_RELU	= 3,	/* slope in act_alpha */
+	VNPU_ACT_SIGMOID	= 4,
+	VNPU_ACT_TANH		= 5,
+	VNPU_ACT_GELU		= 6,	/* exact, erf based */
+	VNPU_ACT_COUNT,
+};
+
+/* How a real value becomes an integer; see ops.rst "Rounding". */
+#define VNPU_ROUND_ONNX		0	/* binary32 multiplier, half to even */
+#define VNPU_ROUND_TFLITE	1	/* Q31 fixed-point multiplier */
+
+#define VNPU_GEMM_TRANS_A	(1u << 0)	/* A is [.., K, M] */
+#define VNPU_GEMM_TRANS_B	(1u << 1)	/* B is [.., N, K] */
+
+/** GEMM: t0 A, t1 B, t2 bias [N] (optional), t3 Y. */
+struct vnpu_attr_gemm {
+	__u32 flags;
+	__u32 reserved[11];
+};
+
+/** CONV2D NHWC: t0 X [N,H,W,C], t1 W [CO,KH,KW,C/groups], t2 bias [CO], t3 Y. */
+struct vnpu_attr_conv2d {
+	__u32 stride_h, stride_w;
+	__u32 dilation_h, dilation_w;
+	__u32 pad_top, pad_left, pad_bottom, pad_right;
+	__u32 groups;
+	__u32 reserved[3];
+};
+
+#define VNPU_POOL_MAX		0
+#define VNPU_POOL_AVG		1
+#define VNPU_POOL_GLOBAL_AVG	2
+
+#define VNPU_POOL_COUNT_INCLUDE_PAD	(1u << 0)
+
+/** POOL2D NHWC: t0 X [N,H,W,C], t3 Y [N,OH,OW,C]. */
+struct vnpu_attr_pool2d {
+	__u32 kind;
+	__u32 flags;
+	__u32 kernel_h, kernel_w;
+	__u32 stride_h, stride_w;
+	__u32 pad_top, pad_left, pad_bottom, pad_right;
+	__u32 reserved[2];
+};
+
+#define VNPU_ELTWISE_ADD	0
+#define VNPU_ELTWISE_SUB	1
+#define VNPU_ELTWISE_MUL	2
+
+/** ELTWISE with numpy broadcasting: t0 A, t1 B, t3 Y. */
+struct vnpu_attr_eltwise {
+	__u32 kind;
+	__u32 reserved[11];
+};
+
+/** SOFTMAX along @axis: t0 X, t3 Y. */
+struct vnpu_attr_softmax {
+	__u32 axis;
+	__u32 reserved[11];
+};
+
+/**
+ * LAYERNORM over dims @axis..rank-1: t0 X, t1 gamma, t2 beta (both
+ * optional, shaped like those trailing dims), t3 Y.
+ */
+struct vnpu_attr_layernorm {
+	__u32 axis;
+	__u32 epsilon;	/* binary32 bits, finite, >= 0 */
+	__u32 reserved[10];
+};
+
+/**
+ * struct vnpu_cmd_compute - every compute command, 592 bytes.
+ * @hdr: opcode VNPU_OP_*, flags 0, size sizeof(struct vnpu_cmd_compute)
+ * @act: VNPU_ACT_* applied after the bias, before the output conversion
+ * @round: VNPU_ROUND_*
+ * @reserved0: must be zero
+ * @act_alpha: binary32 bits of the leaky ReLU slope, else zero
+ * @attr: op attributes; bytes the op does not define must be zero
+ * @t: operand slots; output is always t[3]
+ */
+struct vnpu_cmd_compute {
+	struct vnpu_cmd_hdr hdr;
+	__u8 act;
+	__u8 round;
+	__u16 reserved0;
+	__u32 act_alpha;
+	union {
+		struct vnpu_attr_gemm gemm;
+		struct vnpu_attr_conv2d conv;
+		struct vnpu_attr_pool2d pool;
+		struct vnpu_attr_eltwise eltwise;
+		struct vnpu_attr_softmax softmax;
+		struct vnpu_attr_layernorm layernorm;
+		__u32 raw[12];
+	} attr;
+	struct vnpu_tensor_desc t[4];
+};
+
+#define VNPU_OP_SLOT_IN0	0
+#define VNPU_OP_SLOT_IN1	1
+#define VNPU_OP_SLOT_IN2	2
+#define VNPU_OP_SLOT_OUT	3
+#define VNPU_OP_SLOTS		4
+
+#endif /* VNPU_HW_OPS_H */

@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device's fast compute engine: GEMM and convolution through packed,
+ * cache-blocked kernels (OpenBLAS sgemm for fp32, our own VNNI kernel for
+ * int8), everything else through the reference implementation, which is
+ * memory bound for those ops anyway.  See Documentation/ops.rst for the
+ * measurements behind these choices.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "vnpu_engine.h"
+
+/* im2col scratch per chunk of output rows, in bytes. */
+#define IM2COL_BYTES	(8u << 20)
+
+/* A matrix inside a bound tensor: element (i, j) at base + i*sr + j*sc. */
+struct mat {
+	const struct vnpu_tv *tv;
+	uint8_t *base;
+	int64_t sr, sc;
+	uint32_t rows, cols;
+};
+
+static uint8_t *mat_at(const struct mat *m, uint32_t i, uint32_t j)
+{
+	return m->base + ((int64_t)i * m->sr + (int64_t)j * m->sc) * m->tv->esize;
+}
+
+/* ---- fp32 ----------------------------------------------------------- */
+
+/*
+ * Describe @m to cblas without copying when it is fp32 with one unit
+ * stride, else pack it densely into *@tmp.  Returns the data pointer.
+ */
+static const float *f32_operand(const struct mat *m, bool *trans, int *ld,
+				float **tmp)
+{
+	uint32_t i, j;
+	float *d;
+
+	if (m->tv->dtype == VNPU_DT_FP32) {
+		if ((m->sc == 1 || m->cols == 1) &&
+		    (m->rows == 1 || m->sr >= m->cols) && m->sr <= INT_MAX) {
+			*trans = false;
+			*ld = m->rows == 1 ? (int)m->cols : (int)m->sr;
+			if (*ld < (int)m->cols)
+				*ld = (int)m->cols;
+			return (const float *)m->base;
+		}
+		if ((m->sr == 1 || m->rows == 1) &&
+		    (m->cols == 1 || m->sc >= m->rows) && m->sc <= INT_MAX) {
+			*trans = true;
+			*ld = m->cols == 1 ? (int)m->rows : (int)m->sc;
+			if (*ld < (int)m->rows)
+				*ld = (int)m->rows;
+			return (const float *)m->base;
+		}
+	}
+	d = malloc(sizeof(float) * m->rows * m->cols);
+	if (!d)
+		return NULL;
+	for (i = 0; i < m->rows; i++)
+		for (j = 0; j < m->cols; j++)
+			d[(size_t)i * m->cols + j] = vnpu_ld(m->tv, mat_at(m, i, j), 0);
+	*tmp = d;
+	*trans = false;
+	*ld = (int)m->cols;
+	return d;
+}
+
+/*
+ * y = act(a @ b + bias) for one matrix.  @yoff(i) gives output row i's
+ * element offset so conv rows (b, oy, ox) need no uniform row stride.
+ */
+struct f32_out {
+	const struct vnpu_tv *y;
+	uint8_t *base;		/* element (0, 0) */
+	int64_t sr, sc;		/* element strides */
+	uint32_t ch0;		/* channel of column 0 (conv groups) */
+};
+
+static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
+		    const struct mat *b, const struct vnpu_tv *bias,
+		    const struct f32_out *o)
+{
+	uint32_t m = a->rows, n = b->cols, k = a->cols, i, j;
+	float *ta = NULL, *tb = NULL, *tc = NULL, *cp;
+	const float *pa, *pb;
+	bool tra, trb, direct;
+	int lda, ldb, ldc, ret = -ENOMEM;
+	float alpha;
+
+	memcpy(&alpha, &c->act_alpha, 4);
+	pa = f32_operand(a, &tra, &lda, &ta);
+	pb = f32_operand(b, &trb, &ldb, &tb);
+	if (!pa || !pb)
+		goto out;
+	direct = o->y->dtype == VNPU_DT_FP32 && (o->sc == 1 || n == 1) &&
+		 (m == 1 || o->sr >= n) && o->sr <= INT_MAX;
+	if (direct) {
+		cp = (float *)o->base;
+		ldc = m == 1 ? (int)n : (int)o->sr;
+		if (ldc < (int)n)
+			ldc = (int)n;
+	} else {
+		tc = malloc(sizeof(float) * m * n);
+		if (!tc)
+			goto out;
+		cp = tc;
+		ldc = (int)n;
+	}
+	cblas_sgemm(CblasRowMajor, tra ? CblasTrans : CblasNoTrans,
+		    trb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
+		    1.0f, pa, lda, pb, ldb, 0.0f, cp, ldc);
+	if (direct && !bias->p && c->act == VNPU_ACT_NONE) {
+		ret = 0;
+		goto out;
+	}
+	for (i = 0; i < m; i++) {
+		for (j = 0; j < n; j++) {
+			float v = cp[(size_t)i * ldc + j];
+			uint32_t ch = o->ch0 + j;
+
+			if (bias->p)
+				v += vnpu_ld(bias, bias->p + (int64_t)ch * bias->st[0] *
+					     bias->esize, 0);
+			vnpu_st(o->y, o->base + ((int64_t)i * o->sr + (int64_t)j * o->sc) *
+				o->y->esize, vnpu_act(c->act, alpha, v),
+				o->y->quant == VNPU_QUANT_CHANNEL ? ch : 0, c->round);
+		}
+	}
+	ret = 0;
+out:
+	free(ta);
+	free(tb);
+	free(tc);
+	return ret;
+}
+
+/* ---- int8 ------------------------------------------------------------ */
+
+/*
+ * The shifted operands: a_u = a + 128 for int8 A (a byte XOR 0x80), b_s =
+ * b - 128 for uint8 B (likewise), and the zero points shifted with them.
+ */
+struct i8_ctx {
+	const struct vnpu_cmd_compute *c;
+	const struct vnpu_tv *a, *b, *bias, *y;
+	uint32_t k, n;
+	uint8_t axor, bxor;
+	int32_t za_u;
+	int32_t *zb_s;		/* [n] */
+	struct vnpu_epi *epi;	/* [n] */
+	struct vnpu_i8_b pb;
+	int32_t *colsum;	/* [np] sum_k b_s */
+};
+
+static int i8_ctx_init(struct i8_ctx *x, const struct vnpu_cmd_compute *c,
+		       const struct vnpu_tv *t, uint32_t k, uint32_t n,
+		       uint32_t ch0)
+{
+	uint32_t j;
+
+	memset(x, 0, sizeof(*x));
+	x->c = c;
+	x->a = &t[0];
+	x->b = &t[1];
+	x->bias = &t[2];
+	x->y = &t[3];
+	x->k = k;
+	x->n = n;
+	x->axor = t[0].dtype == VNPU_DT_INT8 ? 0x80 : 0;
+	x->bxor = t[1].dtype == VNPU_DT_UINT8 ? 0x80 : 0;
+	x->za_u = t[0].zp + (x->axor ? 128 : 0);
+	x->pb.n = n;
+	x->pb.np = vnpu_round_up(n, VNPU_I8_NR);
+	x->pb.kp = vnpu_round_up(k, 4);
+	x->zb_s = malloc(sizeof(int32_t) * n);
+	x->epi = malloc(sizeof(*x->epi) * n);
+	x->colsum = calloc(x->pb.np, sizeof(int32_t));
+	x->pb.p = malloc((size_t)x->pb.np * x->pb.kp);
+	if (!x->zb_s || !x->epi || !x->colsum || !x->pb.p)
+		return -ENOMEM;
+	for (j = 0; j < n; j++) {
+		x->zb_s[j] = vnpu_tv_zp(&t[1], ch0 + j) - (x->bxor ? 128 : 0);
+		vnpu_epi_init(&x->epi[j], c, &t[0], &t[1], &t[3], ch0 + j);
+	}
+	return 0;
+}
+
+static void i8_ctx_fini(struct i8_ctx *x)
+{
+	free(x->zb_s);
+	free(x->epi);
+	free(x->colsum);
+	free(x->pb.p);
+}
+
+/* Pack B(kk, j) = @bget into VNNI panels and column sums. */
+static void i8_pack_b(struct i8_ctx *x, const struct mat *b)
+{
+	uint32_t kk, j;
+
+	memset(x->pb.p, 0, (size_t)x->pb.np * x->pb.kp);
+	memset(x->colsum, 0, sizeof(int32_t) * x->pb.np);
+	for (j = 0; j < x->n; j++) {
+		int8_t *panel = x->pb.p + (size_t)(j / VNPU_I8_NR) * x->pb.kp * VNPU_I8_NR +
+				(j % VNPU_I8_NR) * 4;
+		int32_t s = 0;
+
+		for (kk = 0; kk < x->k; kk++) {
+			int8_t v = (int8_t)(*mat_at(b, kk, j) ^ x->bxor);
+
+			panel[(kk / 4) * 64 + (kk % 4)] = v;
+			s += v;
+		}
+		x->colsum[j] = s;
+	}
+}
+
+/*
+ * Finish rows of a GEMM whose raw products are in @cacc (rows x np):
+ * subtract the zero-point cross terms, add the bias, and hand each value
+ * to the shared epilogue.  @yrow(i) is output row i's address.
+ */
+static void i8_finish(const struct i8_ctx *x, const int32_t *cacc,
+		      const int32_t *rowsum, uint32_t rows, uint8_t *const *yrow,
+		      int64_t ysc, uint32_t ch0)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < rows; i++) {
+		const int32_t *cr = cacc + (size_t)i * x->pb.np;
+
+		for (j = 0; j < x->n; j++) {
+			uint32_t acc = (uint32_t)cr[j];
+
+			acc -= (uint32_t)x->zb_s[j] * (uint32_t)rowsum[i];
+			acc -= (uint32_t)x->za_u * (uint32_t)x->colsum[j];
+			acc += (uint32_t)x->k * (uint32_t)x->za_u * (uint32_t)x->zb_s[j];
+			if (x->bias->p) {
+				int32_t bv;
+
+				memcpy(&bv, x->bias->p + (int64_t)(ch0 + j) *
+				       x->bias->st[0] * 4, 4);
+				acc += (uint32_t)bv;
+			}
+			vnpu_epi_store(&x->epi[j], x->y, yrow[i] + (int64_t)j * ysc *
+				       x->y->esize, (int32_t)acc, ch0 + j);
+		}
+	}
+}
+
+/* A rows of one GEMM: pack @rows rows of @a from row @r0, with sums. */
+static void i8_pack_a(const struct i8_ctx *x, const struct mat *a, uint32_t r0,
+		      uint32_t rows, uint8_t *ap, int32_t *rowsum)
+{
+	uint32_t i, kk;
+
+	for (i = 0; i < rows; i++) {
+		uint8_t *row = ap + (size_t)i * x->pb.kp;
+		int32_t s = 0;
+
+		for (kk = 0; kk < x->k; kk++) {
+			uint8_t v = *mat_at(a, r0 + i, kk) ^ x->axor;
+
+			row[kk] = v;
+			s += v;
+		}
+		memset(row + x->k, 0, x->pb.kp - x->k);
+		rowsum[i] = s;
+	}
+}
+
+/* ---- GEMM ------------------------------------------------------------- */
+
+static int eng_gemm(const struct vnpu_cmd_compute *c,
+		    const struct vnpu_op_info *info, struct vnpu_tv *t)
+{
+	struct vnpu_tv *a = &t[0], *b = &t[1], *y = &t[3];
+	bool ta = c->attr.gemm.flags & VNPU_GEMM_TRANS_A;
+	bool tb = c->attr.gemm.flags & VNPU_GEMM_TRANS_B;
+	int r = y->rank, ra = a->rank, rb = b->rank, d;
+	uint32_t m = y->dims[r - 2], n = y->dims[r - 1];
+	uint32_t k = a->dims[ra - (ta ? 2 : 1)];
+	uint32_t idx[VNPU_MAX_RANK] = { 0 };
+	struct mat ma = { a, NULL, a->st[ra - (ta ? 1 : 2)], a->st[ra - (ta ? 2 : 1)], m, k };
+	struct mat mb = { b, NULL, b->st[rb - (tb ? 1 : 2)], b->st[rb - (tb ? 2 : 1)], k, n };
+	struct i8_ctx x;
+	uint8_t *ap = NULL, *prev_b = NULL, **yrow = NULL;
+	int32_t *rowsum = NULL, *cacc = NULL;
+	uint32_t mp = vnpu_round_up(m, VNPU_I8_MR);
+	int ret = 0;
+
+	if (info->quantized) {
+		ret = i8_ctx_init(&x, c, t, k, n, 0);
+		ap = malloc((size_t)mp * x.pb.kp);
+		rowsum = calloc(mp, sizeof(int32_t));
+		cacc = malloc(sizeof(int32_t) * mp * x.pb.np);
+		yrow = malloc(sizeof(*yrow) * m);
+		if (ret || !ap || !rowsum || !cacc || !yrow) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		/* Padding rows stay zero and are never stored. */
+		memset(ap, 0, (size_t)mp * x.pb.kp);
+	}
+	do {
+		uint32_t i;
+		int64_t oa = 0, ob = 0, oy = 0;
+
+		for (d = 0; d < ra - 2; d++)
+			oa += (a->dims[d] == 1 ? 0 : idx[r - ra + d]) * a->st[d];
+		for (d = 0; d < rb - 2; d++)
+			ob += (b->dims[d] == 1 ? 0 : idx[r - rb + d]) * b->st[d];
+		for (d = 0; d < r - 2; d++)
+			oy += idx[d] * y->st[d];
+		ma.base = a->p + oa * a->esize;
+		mb.base = b->p + ob * b->esize;
+		if (!info->quantized) {
+			struct f32_out o = { y, y->p + oy * y->esize,
+					     y->st[r - 2], y->st[r - 1], 0 };
+
+			ret = f32_gemm(c, &ma, &mb, &t[2], &o);
+			if (ret)
+				goto out;
+		} else {
+			/* Batches sharing one B (broadcast weights) pack it once. */
+			if (mb.base != prev_b)
+				i8_pack_b(&x, &mb);
+			prev_b = mb.base;
+			i8_pack_a(&x, &ma, 0, m, ap, rowsum);
+			vnpu_i8_gemm(ap, mp, &x.pb, cacc);
+			for (i = 0; i < m; i++)
+				yrow[i] = y->p + (oy + (int64_t)i * y->st[r - 2]) * y->esize;
+			i8_finish(&x, cacc, rowsum, m, yrow, y->st[r - 1], 0);
+		}
+		idx[r - 2] = m - 1;
+		idx[r - 1] = n - 1;
+		for (d = r - 1; d >= 0; d--) {
+			if (++idx[d] < y->dims[d])
+				break;
+			idx[d] = 0;
+		}
+	} while (d >= 0);
+out:
+	if (info->quantized)
+		i8_ctx_fini(&x);
+	free(ap);
+	free(rowsum);
+	free(cacc);
+	free(yrow);
+	return ret;
+}
+
+/* ---- CONV2D: im2col + GEMM --------------------------------------------- */
+
+struct conv_geo {
+	uint32_t n, h, w, c, kh, kw, cig, cog, oh, ow, co;
+	const struct vnpu_attr_conv2d *at;
+};
+
+/* Output row @r (b, oy, ox) of group @g: the im2col row in A layout. */
+static void im2col_row(const struct conv_geo *g, const struct vnpu_tv *x,
+		       uint32_t r, uint32_t grp, uint8_t *dst, size_t es,
+		       const uint8_t *pad)
+{
+	uint32_t ox = r % g->ow, oy = (r / g->ow) % g->oh, b = r / g->ow / g->oh;
+	uint32_t ky, kx, ci;
+
+	for (ky = 0; ky < g->kh; ky++) {
+		int64_t iy = (int64_t)oy * g->at->stride_h - g->at->pad_top +
+			     (int64_t)ky * g->at->dilation_h;
+
+		for (kx = 0; kx < g->kw; kx++) {
+			int64_t ix = (int64_t)ox * g->at->stride_w - g->at->pad_left +
+				     (int64_t)kx * g->at->dilation_w;
+			const uint8_t *src;
+
+			if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) {
+				for (ci = 0; ci < g->cig; ci++)
+					memcpy(dst + ci * es, pad, es);
+				dst += g->cig * es;
+				continue;
+			}
+			src = x->p + ((int64_t)b * x->st[0] + iy * x->st[1] +
+				      ix * x->st[2] + (int64_t)grp * g->cig * x->st[3]) * x->esize;
+			if (x->st[3] == 1) {
+				memcpy(dst, src, g->cig * es);
+			} else {
+				for (ci = 0; ci < g->cig; ci++)
+					memcpy(dst + ci * es, src + ci * x->st[3] * x->esize, es);
+			}
+			dst += g->cig * es;
+		}
+	}
+}
+
+static int eng_conv(const struct vnpu_cmd_compute *c,
+		    const struct vnpu_op_info *info, struct vnpu_tv *t)
+{
+	struct vnpu_tv *x = &t[0], *w = &t[1], *y = &t[3];
+	struct conv_geo g = {
+		x->dims[0], x->dims[1], x->dims[2], x->dims[3],
+		w->dims[1], w->dims[2], w->dims[3], w->dims[0] / c->attr.conv.groups,
+		y->dims[1], y->dims[2], y->dims[3], &c->attr.conv,
+	};
+	uint32_t k = g.kh * g.kw * g.cig, rows = g.n * g.oh * g.ow, grp, r0, i;
+	uint32_t kp = vnpu_round_up(k, 4), chunk;
+	struct vnpu_tv xa;	/* the im2col matrix as a dense tensor view */
+	struct mat ma, mb;
+	uint8_t *col = NULL, **yrow = NULL;
+	int32_t *rowsum = NULL, *cacc = NULL;
+	struct i8_ctx q;
+	bool have_q = false;
+	int ret = -ENOMEM;
+
+	/* Rows per chunk: bounded scratch, a multiple of the row block. */
+	chunk = IM2COL_BYTES / (kp * x->esize);
+	chunk = chunk < VNPU_I8_MR ? VNPU_I8_MR : chunk / VNPU_I8_MR * VNPU_I8_MR;
+	if (chunk > vnpu_round_up(rows, VNPU_I8_MR))
+		chunk = vnpu_round_up(rows, VNPU_I8_MR);
+	col = malloc((size_t)chunk * kp * x->esize);
+	if (!col)
+		goto out;
+	xa = *x;
+	xa.p = col;
+	if (info->quantized) {
+		rowsum = malloc(sizeof(int32_t) * chunk);
+		yrow = malloc(sizeof(*yrow) * chunk);
+		if (!rowsum || !yrow)
+			goto out;
+	}
+	for (grp = 0; grp < c->attr.conv.groups; grp++) {
+		/* B(kk, j) = W[grp*cog + j, ky, kx, ci], kk = (ky*KW + kx)*cig + ci */
+		mb = (struct mat){ w, w->p + (int64_t)grp * g.cog * w->st[0] * w->esize,
+				   0, w->st[0], k, g.cog };
+		/* Dense W flattens (ky, kx, ci) to one unit stride. */
+		bool wdense = w->st[3] == 1 && w->st[2] == g.cig &&
+			      w->st[1] == (int64_t)g.kw * g.cig;
+
+		if (info->quantized) {
+			if (!have_q) {
+				ret = i8_ctx_init(&q, c, t, k, g.cog, 0);
+				have_q = true;
+				cacc = malloc(sizeof(int32_t) * chunk * q.pb.np);
+				if (ret || !cacc) {
+					ret = -ENOMEM;
+					goto out;
+				}
+			}
+			/* Per-channel params are per output channel: redo per group. */
+			for (i = 0; i < g.cog; i++) {
+				q.zb_s[i] = vnpu_tv_zp(w, grp * g.cog + i) - (q.bxor ? 128 : 0);
+				vnpu_epi_init(&q.epi[i], c, x, w, y, grp * g.cog + i);
+			}
+			/* Pack B via a k-linear view when W is dense. */
+			if (wdense) {
+				mb.sr = 1;
+				i8_pack_b(&q, &mb);
+			} else {
+				uint32_t kk, j;
+
+				memset(q.pb.p, 0, (size_t)q.pb.np * q.pb.kp);
+				for (j = 0; j < g.cog; j++) {
+					int8_t *panel = q.pb.p + (size_t)(j / VNPU_I8_NR) * q.pb.kp * VNPU_I8_NR + (j % VNPU_I8_NR) * 4;
+					int32_t s = 0;
+
+					for (kk = 0; kk < k; kk++) {
+						uint32_t ci = kk % g.cig, kx = kk / g.cig % g.kw, ky = kk / g.cig / g.kw;
+						const uint8_t *p = w->p + ((int64_t)(grp * g.cog + j) * w->st[0] + ky * w->st[1] + kx * w->st[2] + ci * w->st[3]);
+						int8_t v = (int8_t)(*p ^ q.bxor);
+
+						panel[(kk / 4) * 64 + kk % 4] = v;
+						s += v;
+					}
+					q.colsum[j] = s;
+				}
+			}
+		} else if (!wdense) {
+			/* f32_operand packs through vnpu_ld; give it a k-linear view. */
+			ret = -EINVAL;
+			goto out;
+		} else {
+			mb.sr = 1;
+		}
+		for (r0 = 0; r0 < rows; r0 += chunk) {
+			uint32_t nr = rows - r0 < chunk ? rows - r0 : chunk;
+
+			if (info->quantized) {
+				for (i = 0; i < nr; i++) {
+					uint8_t *dst = col + (size_t)i * kp;
+					uint32_t kk;
+					int32_t s = 0;
+
+					im2col_row(&g, x, r0 + i, grp, dst, 1, (const uint8_t *)&x->zp);
+					for (kk = 0; kk < k; kk++) {
+						dst[kk] ^= q.axor;
+						s += dst[kk];
+					}
+					memset(dst + k, 0, kp - k);
+					rowsum[i] = s;
+					yrow[i] = y->p + ((int64_t)((r0 + i) / g.ow / g.oh) * y->st[0] +
+							  (int64_t)((r0 + i) / g.ow % g.oh) * y->st[1] +
+							  (int64_t)((r0 + i) % g.ow) * y->st[2] +
+							  (int64_t)grp * g.cog * y->st[3]) * y->esize;
+				}
+				memset(col + (size_t)nr * kp, 0, (size_t)(vnpu_round_up(nr, VNPU_I8_MR) - nr) * kp);
+				vnpu_i8_gemm(col, vnpu_round_up(nr, VNPU_I8_MR), &q.pb, cacc);
+				i8_finish(&q, cacc, rowsum, nr, yrow, y->st[3], grp * g.cog);
+			} else {
+				static const float zero;
+				bool ydense = y->st[3] == 1 && y->st[2] == g.co &&
+					      y->st[1] == (int64_t)g.ow * g.co &&
+					      y->st[0] == (int64_t)g.oh * g.ow * g.co;
+				struct f32_out o = { y, y->p + ((int64_t)r0 * g.co + grp * g.cog) * y->esize,
+						     g.co, 1, grp * g.cog };
+
+				for (i = 0; i < nr; i++)
+					im2col_row(&g, x, r0 + i, grp,
+						   col + (size_t)i * k * x->esize, x->esize,
+						   (const uint8_t *)&zero);
+				/* fp16/bf16 zero is all-zero bits too, so the pad is right for every float dtype. */
+				xa.rank = 2;
+				ma = (struct mat){ &xa, col, k, 1, nr, k };
+				if (!ydense) {
+					/* Strided y: rows are not uniform; go per row. */
+					for (i = 0; i < nr; i++) {
+						uint32_t rr = r0 + i;
+						struct mat mr = { &xa, col + (size_t)i * k * x->esize, k, 1, 1, k };
+						struct f32_out orow = { y, y->p + ((int64_t)(rr / g.ow / g.oh) * y->st[0] +
+							(int64_t)(rr / g.ow % g.oh) * y->st[1] + (int64_t)(rr % g.ow) * y->st[2] +
+							(int64_t)grp * g.cog * y->st[3]) * y->esize, 0, y->st[3], grp * g.cog };
+
+						ret = f32_gemm(c, &mr, &mb, &t[2], &orow);
+						if (ret)
+							goto out;
+					}
+					continue;
+				}
+				ret = f32_gemm(c, &ma, &mb, &t[2], &o);
+				if (ret)
+					goto out;
+			}
+		}
+	}
+	ret = 0;
+out:
+	if (have_q)
+		i8_ctx_fini(&q);
+	free(col);
+	free(rowsum);
+	free(cacc);
+	free(yrow);
+	return ret;
+}
+
+int vnpu_engine_run(const struct vnpu_cmd_compute *c,
+		    const struct vnpu_op_info *info,
+		    const struct vnpu_op_bind *bind)
+{
+	struct vnpu_tv t[VNPU_OP_SLOTS];
+	bool fast = c->hdr.opcode == VNPU_OP_GEMM || c->hdr.opcode == VNPU_OP_CONV2D;
+	int i;
+
+	/* cblas takes int dimensions; huge fp16 vectors go to the reference. */
+	for (i = 0; i < VNPU_OP_SLOTS; i++) {
+		bool present = (info->present >> i) & 1;
+
+		vnpu_tv_init(&t[i], &c->t[i], present ? bind->data[i] : NULL,
+			     bind->qparams[i]);
+		if (present && vnpu_tv_check_quant(&t[i]))
+			return -EINVAL;
+		if (present && info->span[i] > (uint64_t)INT_MAX)
+			fast = false;
+	}
+	if (c->hdr.opcode == VNPU_OP_CONV2D && !info->quantized) {
+		/* The float path needs a dense W (packing goes through the ref). */
+		const struct vnpu_tv *w = &t[1];
+
+		if (!(w->st[3] == 1 && w->st[2] == w->dims[3] &&
+		      w->st[1] == (int64_t)w->dims[2] * w->dims[3]))
+			fast = false;
+	}
+	/* Depthwise-like convs (tiny k per group) gain nothing from im2col. */
+	if (c->hdr.opcode == VNPU_OP_CONV2D && c->attr.conv.groups > 1 &&
+	    t[1].dims[0] / c->attr.conv.groups < 8)
+		fast = false;
+	if (!fast)
+		return vnpu_ref_run(c, bind);
+	if (c->hdr.opcode == VNPU_OP_GEMM)
+		return eng_gemm(c, info, t);
+	return eng_conv(c, info, t);
+}
+
+/* ---- Timing model ------------------------------------------------------ */
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+uint64_t vnpu_engine_cycles(const struct vnpu_cmd_compute *c,
+			    const struct vnpu_op_info *info)
+{
+	uint64_t bytes = 0, compute, w, passes;
+	unsigned int op = c->hdr.opcode;
+	int i;
+
+	for (i = 0; i < VNPU_OP_SLOTS; i++)
+		bytes += info->span[i] + info->qbytes[i];
+	if (op == VNPU_OP_GEMM || op == VNPU_OP_CONV2D) {
+		uint64_t rate = VNPU_MODEL_MACS_PER_CYCLE;
+		uint8_t dt = c->t[0].dtype;
+
+		if (!info->quantized)
+			rate /= (dt == VNPU_DT_FP32 ? 4 : 2);
+		compute = div_up(info->macs, rate);
+		/*
+		 * Weights are kept in half the on-chip buffer; when they do
+		 * not fit, the activations stream once per weight slice.
+		 */
+		w = info->span[1];
+		passes = div_up(w ? w : 1, VNPU_MODEL_SRAM_BYTES / 2);
+		if (passes > 1)
+			bytes += (passes - 1) * info->span[0];
+	} else {
+		bool sfu = op == VNPU_OP_SOFTMAX || op == VNPU_OP_LAYERNORM ||
+			   c->act >= VNPU_ACT_SIGMOID;
+
+		compute = div_up(info->macs, sfu ? VNPU_MODEL_SFU_ELEMS_PER_CYCLE :
+				 VNPU_MODEL_VECTOR_ELEMS_PER_CYCLE);
+	}
+	bytes = div_up(bytes, VNPU_MODEL_DRAM_BYTES_PER_CYCLE);
+	return compute > bytes ? compute : bytes;
+}

@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vnpu compute ops: command validation and the reference implementation.
+ *
+ * This is the one definition of what every compute op computes.  It is
+ * plain C11 with no global state and no QEMU or kernel dependency, so the
+ * device engine (whose fast paths must agree with it), libnpu's CPU
+ * fallback and the host tests all link the same code.
+ *
+ * Use: vnpu_op_check() a command (it also reports how many bytes each
+ * operand spans), bind a host address to every present operand slot, and
+ * vnpu_ref_run() it.
+ */
+#ifndef VNPU_REF_H
+#define VNPU_REF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vnpu_hw_ops.h"
+
+/**
+ * struct vnpu_op_info - what vnpu_op_check() learned about a command.
+ * @present: bit i set when slot i holds an operand
+ * @span: bytes from t[i].va that cover every element of slot i
+ * @qbytes: bytes of slot i's per-channel arrays at t[i].quant_va, else 0
+ * @macs: multiply-accumulates (GEMM, CONV2D) or output elements otherwise
+ * @quantized: the op accumulates in int32 (int8/uint8 GEMM or CONV2D)
+ */
+struct vnpu_op_info {
+	uint32_t present;
+	uint64_t span[VNPU_OP_SLOTS];
+	uint64_t qbytes[VNPU_OP_SLOTS];
+	uint64_t macs;
+	bool quantized;
+};
+
+/**
+ * vnpu_op_check - validate one compute command.
+ * @cmd: the command bytes (any alignment)
+ * @size: their count
+ * @cc: receives an aligned copy of the command
+ * @info: receives the operand spans
+ *
+ * Return: 0, or -EINVAL for anything malformed: unknown opcode, non-zero
+ * reserved bits, bad dtype/rank/shape, shape products or address spans
+ * that overflow, operands reaching beyond the VA space.
+ */
+int vnpu_op_check(const void *cmd, uint32_t size, struct vnpu_cmd_compute *cc,
+		  struct vnpu_op_info *info);
+
+/**
+ * struct vnpu_op_bind - host addresses of a command's operands.
+ * @data: host address of element [0,...,0] of each present slot; the
+ *	whole span reported by vnpu_op_check() must be accessible from it
+ * @qparams: host copy of slot i's per-channel arrays (qbytes[i] bytes,
+ *	any alignment) for VNPU_QUANT_CHANNEL slots, else NULL
+ */
+struct vnpu_op_bind {
+	void *data[VNPU_OP_SLOTS];
+	const void *qparams[VNPU_OP_SLOTS];
+};
+
+/**
+ * vnpu_ref_run - execute a command with the reference implementation.
+ *
+ * Return: 0, or -EINVAL if the command is malformed or a per-channel
+ * array holds an invalid scale or zero point (nothing is written then).
+ */
+int vnpu_ref_run(const struct vnpu_cmd_compute *cmd,
+		 const struct vnpu_op_bind *bind);
+
+/* ---- Building blocks shared with the device engine ------------------- */
+
+/* A bound operand: strides in elements, quant parameters resolved. */
+struct vnpu_tv {
+	uint8_t *p;
+	uint8_t dtype, rank, quant, axis;
+	uint32_t esize;
+	uint32_t dims[VNPU_MAX_RANK];
+	int64_t st[VNPU_MAX_RANK];
+	float scale;
+	int32_t zp;
+	const uint8_t *qarr;	/* CHANNEL: scales then zero points */
+};
+
+void vnpu_tv_init(struct vnpu_tv *tv, const struct vnpu_tensor_desc *d,
+		  void *data, const void *qparams);
+/* Per-channel quant parameters (channel ignored for per-tensor). */
+float vnpu_tv_scale(const struct vnpu_tv *tv, uint32_t ch);
+int32_t vnpu_tv_zp(const struct vnpu_tv *tv, uint32_t ch);
+/* Check every per-channel scale and zero point of a bound operand. */
+int vnpu_tv_check_quant(const struct vnpu_tv *tv);
+
+uint32_t vnpu_dtype_size(unsigned int dtype);
+float vnpu_fp16_to_f32(uint16_t h);
+uint16_t vnpu_f32_to_fp16(float f);
+float vnpu_bf16_to_f32(uint16_t h);
+uint16_t vnpu_f32_to_bf16(float f);
+
+/* Element @p of @tv as a real value (dequantized with channel @ch). */
+float vnpu_ld(const struct vnpu_tv *tv, const uint8_t *p, uint32_t ch);
+/* Store real @v as element @p of @tv (quantized with channel @ch). */
+void vnpu_st(const struct vnpu_tv *tv, uint8_t *p, float v, uint32_t ch,
+	     unsigned int round);
+
+float vnpu_act(unsigned int act, float alpha, float x);
+/* Real value -> saturated integer in [lo, hi] with the @round rule. */
+int32_t vnpu_quantize_f(float v, float scale, int32_t zp, int32_t lo,
+			int32_t hi, unsigned int round);
+
+/* The Q31 multiplier of VNPU_ROUND_TFLITE. */
+struct vnpu_qmul {
+	int32_t mult;
+	int32_t shift;	/* > 0: left, < 0: right */
+};
+struct vnpu_qmul vnpu_qmul_from_double(double m);
+int32_t vnpu_qmul_apply(int32_t x, struct vnpu_qmul q);
+
+/*
+ * Epilogue of a quantized GEMM/CONV2D for one output channel: int32
+ * accumulator (bias already added, mod 2^32) to the output element.
+ */
+struct vnpu_epi {
+	unsigned int mode;	/* VNPU_EPI_* */
+	unsigned int act, round;
+	float alpha;
+	float in_scale;		/* sa * sb[n], binary32 */
+	float out_scale;
+	int32_t out_zp, lo, hi;	/* integer clamp incl. ReLU/ReLU6 */
+	float fmult;		/* ONNX: (sa * sb[n]) / sy */
+	struct vnpu_qmul qmul;	/* TFLITE */
+};
+
+#define VNPU_EPI_INT32		0	/* store the accumulator */
+#define VNPU_EPI_REQUANT	1	/* integer requantization + clamp */
+#define VNPU_EPI_FLOAT		2	/* dequantize, act, store via vnpu_st */
+
+void vnpu_epi_init(struct vnpu_epi *e, const struct vnpu_cmd_compute *cmd,
+		   const struct vnpu_tv *a, const struct vnpu_tv *b,
+		   const struct vnpu_tv *y, uint32_t n);
+void vnpu_epi_store(const struct vnpu_epi *e, const struct vnpu_tv *y,
+		    uint8_t *p, int32_t acc, uint32_t ych);
+
+#endif /* VNPU_REF_H */

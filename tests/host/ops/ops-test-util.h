@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host test helpers for the compute ops: a flat device memory behind
+ * struct vnpu_mem_ops, a bump allocator of device VAs in it, and builders
+ * for tensor descriptors.
+ */
+#ifndef OPS_TEST_UTIL_H
+#define OPS_TEST_UTIL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vnpu_exec.h"
+#include "vnpu_ref.h"
+
+#define FLAT_BASE	0x100000ull
+
+struct flat {
+	uint8_t *mem;
+	uint64_t size, next;
+	bool allow_map;		/* false forces the read/write bounce path */
+	unsigned int maps, reads, writes;
+};
+
+static inline bool flat_ok(struct flat *f, uint64_t va, uint64_t len)
+{
+	return va >= FLAT_BASE && va - FLAT_BASE <= f->size &&
+	       len <= f->size - (va - FLAT_BASE);
+}
+
+static inline int flat_read(void *o, uint64_t va, void *buf, uint64_t len)
+{
+	struct flat *f = o;
+
+	if (!flat_ok(f, va, len))
+		return -EFAULT;
+	memcpy(buf, f->mem + (va - FLAT_BASE), len);
+	f->reads++;
+	return 0;
+}
+
+static inline int flat_write(void *o, uint64_t va, const void *buf, uint64_t len)
+{
+	struct flat *f = o;
+
+	if (!flat_ok(f, va, len))
+		return -EFAULT;
+	memcpy(f->mem + (va - FLAT_BASE), buf, len);
+	f->writes++;
+	return 0;
+}
+
+static inline void *flat_map(void *o, uint64_t va, uint64_t len, bool w)
+{
+	struct flat *f = o;
+
+	(void)w;
+	if (!f->allow_map || !flat_ok(f, va, len))
+		return NULL;
+	f->maps++;
+	return f->mem + (va - FLAT_BASE);
+}
+
+static inline void flat_unmap(void *o, void *h, uint64_t len, bool w,
+			      uint64_t al)
+{
+	struct flat *f = o;
+
+	(void)h;
+	(void)len;
+	(void)w;
+	(void)al;
+	f->maps--;
+}
+
+static const struct vnpu_mem_ops flat_ops = {
+	.read = flat_read, .write = flat_write,
+	.map = flat_map, .unmap = flat_unmap,
+};
+
+static inline void flat_init(struct flat *f, uint64_t size)
+{
+	memset(f, 0, sizeof(*f));
+	f->size = size;
+	f->mem = calloc(1, size);
+	f->allow_map = true;
+}
+
+static inline void flat_reset(struct flat *f)
+{
+	f->next = 0;
+}
+
+/* A device VA for @len bytes, 64-byte aligned; 0 when full. */
+static inline uint64_t flat_alloc(struct flat *f, uint64_t len)
+{
+	uint64_t va = FLAT_BASE + f->next;
+
+	len = (len + 63) & ~63ull;
+	if (len > f->size - f->next)
+		return 0;
+	f->next += len;
+	return va;
+}
+
+static inline void *flat_host(struct flat *f, uint64_t va)
+{
+	return f->mem + (va - FLAT_BASE);
+}
+
+static inline uint32_t f2u(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+/* Dense descriptor of @rank dims. */
+static inline struct vnpu_tensor_desc tdesc(uint8_t dt, int rank,
+					    const uint32_t *dims)
+{
+	struct vnpu_tensor_desc d;
+	int i;
+
+	memset(&d, 0, sizeof(d));
+	d.dtype = dt;
+	d.rank = (uint8_t)rank;
+	for (i = 0; i < rank; i++)
+		d.dims[i] = dims[i];
+	return d;
+}
+
+static inline void tquant(struct vnpu_tensor_desc *d, float scale, int32_t zp)
+{
+	d->quant = VNPU_QUANT_TENSOR;
+	d->scale = f2u(scale);
+	d->zero_point = zp;
+}
+
+static inline void cmd_init(struct vnpu_cmd_compute *c, uint16_t op)
+{
+	memset(c, 0, sizeof(*c));
+	c->hdr.opcode = op;
+	c->hdr.size = sizeof(*c);
+}
+
+/* Bind every present slot of a checked command to @f's host memory. */
+static inline void flat_bind(struct flat *f, const struct vnpu_cmd_compute *c,
+			     const struct vnpu_op_info *info,
+			     struct vnpu_op_bind *b)
+{
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	for (i = 0; i < VNPU_OP_SLOTS; i++) {
+		if (!((info->present >> i) & 1))
+			continue;
+		b->data[i] = flat_host(f, c->t[i].va);
+		if (c->t[i].quant == VNPU_QUANT_CHANNEL)
+			b->qparams[i] = flat_host(f, c->t[i].quant_va);
+	}
+}
+
+/* Run @c through the reference over @f's memory. */
+static inline int flat_ref(struct flat *f, const struct vnpu_cmd_compute *c)
+{
+	struct vnpu_cmd_compute cc;
+	struct vnpu_op_info info;
+	struct vnpu_op_bind b;
+	int ret = vnpu_op_check(c, sizeof(*c), &cc, &info);
+
+	if (ret)
+		return ret;
+	flat_bind(f, &cc, &info, &b);
+	return vnpu_ref_run(&cc, &b);
+}
+
+#endif /* OPS_TEST_UTIL_H */

@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Differential tests: the device engine, driven through vnpu_compute_exec()
+ * over a flat device memory, against the reference implementation, over
+ * thousands of random shapes, layouts, dtypes and quantization parameters.
+ * Integer outputs must match bit for bit; float outputs within the
+ * tolerances of Documentation/ops.rst.  Bytes outside the output must
+ * never change.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "ops-test-util.h"
+
+#define MEM_SIZE	(24u << 20)
+
+struct rng {
+	uint64_t s;
+};
+
+static uint32_t rnd(struct rng *r, uint32_t n)
+{
+	r->s ^= r->s << 13;
+	r->s ^= r->s >> 7;
+	r->s ^= r->s << 17;
+	return n ? (uint32_t)((r->s >> 16) % n) : 0;
+}
+
+static float rndf(struct rng *r, float lo, float hi)
+{
+	return lo + (hi - lo) * (float)rnd(r, 1u << 24) / (float)(1u << 24);
+}
+
+static bool is_float(uint8_t dt)
+{
+	return dt == VNPU_DT_FP32 || dt == VNPU_DT_FP16 || dt == VNPU_DT_BF16;
+}
+
+static int32_t zp_pick(struct rng *r, uint8_t dt)
+{
+	int32_t lo = dt == VNPU_DT_INT8 ? -128 : 0, hi = lo + 255;
+
+	switch (rnd(r, 5)) {
+	case 0:
+		return lo;	/* zero points at their limits */
+	case 1:
+		return hi;
+	case 2:
+		return dt == VNPU_DT_INT8 ? 0 : 128;
+	default:
+		return lo + (int32_t)rnd(r, 256);
+	}
+}
+
+struct env {
+	struct flat f;
+	struct rng r;
+	float ftol_abs;		/* absolute float tolerance of this case */
+	unsigned int cases;
+};
+
+/* Give @d a device VA (optionally strided) and random contents. */
+static void place(struct env *e, struct vnpu_tensor_desc *d, bool strided,
+		  bool fill)
+{
+	struct vnpu_op_info info;
+	uint32_t es = vnpu_dtype_size(d->dtype);
+	uint64_t span, elems, i;
+	int64_t st = 1;
+	int k;
+
+	if (strided && rnd(&e->r, 3) == 0) {
+		d->flags = VNPU_TENSOR_STRIDED;
+		for (k = d->rank - 1; k >= 0; k--) {
+			/* Occasionally a broadcast (zero) stride on a size-1 dim
+			 * or a gap between elements. */
+			d->strides[k] = (uint64_t)st;
+			st = st * d->dims[k] + rnd(&e->r, 3);
+		}
+		if (rnd(&e->r, 4) == 0)
+			for (k = 0; k < d->rank; k++)
+				if (d->dims[k] == 1)
+					d->strides[k] = 0;
+	}
+	span = 1;
+	for (k = 0; k < d->rank; k++)
+		span += (uint64_t)(d->dims[k] - 1) *
+			(d->flags ? d->strides[k] : 0);
+	elems = 1;
+	for (k = 0; k < d->rank; k++)
+		elems *= d->dims[k];
+	if (!d->flags)
+		span = elems;
+	(void)info;
+	d->va = flat_alloc(&e->f, span * es);
+	assert_true(d->va != 0);
+	if (d->quant == VNPU_QUANT_CHANNEL) {
+		uint32_t n = d->dims[d->quant_axis], c;
+		uint8_t *q;
+
+		d->quant_va = flat_alloc(&e->f, 8ull * n);
+		q = flat_host(&e->f, d->quant_va);
+		for (c = 0; c < n; c++) {
+			float s = rndf(&e->r, 0.002f, 0.05f);
+			int32_t z = rnd(&e->r, 2) ? 0 : zp_pick(&e->r, d->dtype);
+
+			memcpy(q + 4 * c, &s, 4);
+			memcpy(q + 4 * (n + c), &z, 4);
+		}
+	}
+	if (!fill) {
+		memset(flat_host(&e->f, d->va), 0xa5, span * es);
+		return;
+	}
+	for (i = 0; i < span; i++) {
+		uint8_t *p = (uint8_t *)flat_host(&e->f, d->va) + i * es;
+		float v = rndf(&e->r, -1.0f, 1.0f);
+		uint16_t h;
+		int32_t iv;
+
+		switch (d->dtype) {
+		case VNPU_DT_FP32:
+			memcpy(p, &v, 4);
+			break;
+		case VNPU_DT_FP16:
+			h = vnpu_f32_to_fp16(v);
+			memcpy(p, &h, 2);
+			break;
+		case VNPU_DT_BF16:
+			h = vnpu_f32_to_bf16(v);
+			memcpy(p, &h, 2);
+			break;
+		case VNPU_DT_INT32:
+			iv = (int32_t)rnd(&e->r, 40001) - 20000;
+			if (rnd(&e->r, 50) == 0)
+				iv = rnd(&e->r, 2) ? INT32_MAX - 5 : INT32_MIN + 5;
+			memcpy(p, &iv, 4);
+			break;
+		default:
+			*p = (uint8_t)rnd(&e->r, 256);
+		}
+	}
+}
+
+static float ulp_rel(uint8_t dt)
+{
+	return dt == VNPU_DT_FP16 ? 2e-3f : dt == VNPU_DT_BF16 ? 1.6e-2f : 2e-6f;
+}
+
+/*
+ * Run @c on a copy of the memory through the engine and on another through
+ * the reference, then compare.
+ */
+static void run_case(struct env *e, struct vnpu_cmd_compute *c)
+{
+	struct flat f2 = e->f;
+	struct vnpu_tensor_desc *y = &c->t[3];
+	uint32_t es = vnpu_dtype_size(y->dtype);
+	struct vnpu_cmd_compute cc;
+	struct vnpu_op_info info;
+	uint64_t cycles = 0, off, i, used;
+	uint8_t *a, *b;
+	int ret;
+
+	ret = vnpu_op_check(c, sizeof(*c), &cc, &info);
+	if (ret) {
+		fprintf(stderr, "case %u: op 0x%x rejected\n", e->cases, c->hdr.opcode);
+		fail();
+	}
+	/* Only the allocated prefix (plus a guard) can legitimately differ. */
+	used = e->f.next + 4096;
+	f2.size = used;
+	f2.mem = malloc(used);
+	assert_non_null(f2.mem);
+	memcpy(f2.mem, e->f.mem, used);
+	e->f.allow_map = rnd(&e->r, 2);
+	assert_int_equal(vnpu_compute_exec(c, sizeof(*c), &flat_ops, &e->f, &cycles), 0);
+	assert_int_equal(e->f.maps, 0);		/* every map unmapped */
+	assert_true(cycles > 0);
+	assert_int_equal(flat_ref(&f2, c), 0);
+
+	a = e->f.mem;
+	b = f2.mem;
+	off = y->va - FLAT_BASE;
+	/* Nothing outside the output's span may change. */
+	assert_memory_equal(a, b, off);
+	assert_memory_equal(a + off + info.span[3], b + off + info.span[3],
+			    used - off - info.span[3]);
+	for (i = 0; i < info.span[3]; i += es) {
+		struct vnpu_tv tv;
+		float va, vb, tol;
+
+		if (!memcmp(a + off + i, b + off + i, es))
+			continue;
+		if (!is_float(y->dtype) && !e->ftol_abs) {
+			fprintf(stderr, "case %u op 0x%x: byte %llu differs (%d vs %d)\n",
+				e->cases, c->hdr.opcode, (unsigned long long)i,
+				a[off + i], b[off + i]);
+			fail();
+		}
+		if (!is_float(y->dtype)) {
+			/* Float inputs into a quantized output: one step apart. */
+			int d = y->dtype == VNPU_DT_INT8 ?
+				(int8_t)a[off + i] - (int8_t)b[off + i] :
+				a[off + i] - b[off + i];
+
+			if (d < -1 || d > 1) {
+				fprintf(stderr, "case %u: q %d vs %d\n", e->cases,
+					a[off + i], b[off + i]);
+				fail();
+			}
+			continue;
+		}
+		vnpu_tv_init(&tv, y, NULL, NULL);
+		va = vnpu_ld(&tv, a + off + i, 0);
+		vb = vnpu_ld(&tv, b + off + i, 0);
+		tol = e->ftol_abs + fabsf(vb) * ulp_rel(y->dtype);
+		if (!(fabsf(va - vb) <= tol)) {
+			fprintf(stderr, "case %u op 0x%x: %g vs %g (tol %g)\n",
+				e->cases, c->hdr.opcode, va, vb, tol);
+			fail();
+		}
+	}
+	free(f2.mem);
+	e->cases++;
+}
+
+static int setup(void **state)
+{
+	struct env *e = calloc(1, sizeof(*e));
+
+	flat_init(&e->f, MEM_SIZE);
+	e->r.s = 0x9e3779b97f4a7c15ull;
+	*state = e;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	free(e->f.mem);
+	free(e);
+	return 0;
+}
+
+static const uint8_t float_dts[] = { VNPU_DT_FP32, VNPU_DT_FP32, VNPU_DT_FP16, VNPU_DT_BF16 };
+static const uint8_t q8_dts[] = { VNPU_DT_INT8, VNPU_DT_UINT8 };
+
+static void pick_act(struct env *e, struct vnpu_cmd_compute *c, bool int_out)
+{
+	c->act = (uint8_t)rnd(&e->r, VNPU_ACT_COUNT);
+	if (int_out)
+		c->act = VNPU_ACT_NONE;
+	if (c->act == VNPU_ACT_LEAKY_RELU)
+		c->act_alpha = f2u(rndf(&e->r, 0.0f, 0.3f));
+	c->round = (uint8_t)rnd(&e->r, 2);
+}
+
+/* Quant params for a quantized output: a scale that sometimes saturates. */
+static void quant_out(struct env *e, struct vnpu_tensor_desc *y, float in_scale,
+		      uint32_t k, bool per_channel, int axis)
+{
+	float s = in_scale * sqrtf((float)k) * 40.0f * rndf(&e->r, 0.1f, 3.0f);
+
+	if (per_channel) {
+		y->quant = VNPU_QUANT_CHANNEL;
+		y->quant_axis = (uint8_t)axis;
+	} else {
+		tquant(y, s, zp_pick(&e->r, y->dtype));
+	}
+}
+
+static void one_gemm(struct env *e, bool big)
+{
+	struct vnpu_cmd_compute c;
+	uint32_t m = 1 + rnd(&e->r, big ? 120 : 20), n = 1 + rnd(&e->r, big ? 70 : 40);
+	uint32_t k = 1 + rnd(&e->r, big ? 700 : 40);
+	uint32_t bat[2] = { 1 + rnd(&e->r, 3), 1 + rnd(&e->r, 2) };
+	uint32_t da[VNPU_MAX_RANK], db[VNPU_MAX_RANK], dy[VNPU_MAX_RANK];
+	int nb = big ? 0 : (int)rnd(&e->r, 3), ra = 2 + nb, rb = 2 + nb, i;
+	bool quant = rnd(&e->r, 2), ta = rnd(&e->r, 2), tb = rnd(&e->r, 2);
+	float sa = rndf(&e->r, 0.005f, 0.05f), sb = rndf(&e->r, 0.005f, 0.05f);
+
+	cmd_init(&c, VNPU_OP_GEMM);
+	if (nb && rnd(&e->r, 2))
+		rb = 2;		/* weights shared across the batch */
+	for (i = 0; i < nb; i++) {
+		da[i] = rnd(&e->r, 4) ? bat[i] : 1;	/* broadcast batch dims */
+		dy[i] = bat[i];
+	}
+	for (i = 0; i < rb - 2; i++)
+		db[i] = rnd(&e->r, 4) ? bat[i] : 1;
+	for (i = 0; i < nb; i++)
+		if (da[i] == 1 && (rb == 2 || db[i] == 1))
+			dy[i] = 1;
+	da[ra - 2] = ta ? k : m;
+	da[ra - 1] = ta ? m : k;
+	db[rb - 2] = tb ? n : k;
+	db[rb - 1] = tb ? k : n;
+	dy[nb] = m;
+	dy[nb + 1] = n;
+	c.attr.gemm.flags = (ta ? VNPU_GEMM_TRANS_A : 0) | (tb ? VNPU_GEMM_TRANS_B : 0);
+	flat_reset(&e->f);
+	if (quant) {
+		c.t[0] = tdesc(q8_dts[rnd(&e->r, 2)], ra, da);
+		c.t[1] = tdesc(q8_dts[rnd(&e->r, 2)], rb, db);
+		tquant(&c.t[0], sa, zp_pick(&e->r, c.t[0].dtype));
+		if (rnd(&e->r, 2)) {
+			c.t[1].quant = VNPU_QUANT_CHANNEL;
+			c.t[1].quant_axis = (uint8_t)(rb - (tb ? 2 : 1));
+			sb = 0.025f;
+		} else {
+			tquant(&c.t[1], sb, zp_pick(&e->r, c.t[1].dtype));
+		}
+		switch (rnd(&e->r, 6)) {
+		case 0:
+			c.t[3] = tdesc(VNPU_DT_INT32, ra > rb ? ra : rb, dy);
+			break;
+		case 1:
+			c.t[3] = tdesc(VNPU_DT_FP32, ra > rb ? ra : rb, dy);
+			break;
+		default:
+			c.t[3] = tdesc(q8_dts[rnd(&e->r, 2)], ra > rb ? ra : rb, dy);
+			quant_out(e, &c.t[3], sa * sb, k, rnd(&e->r, 4) == 0,
+				  c.t[3].rank - 1);
+		}
+		pick_act(e, &c, c.t[3].dtype == VNPU_DT_INT32);
+		if (rnd(&e->r, 2)) {
+			c.t[2] = tdesc(VNPU_DT_INT32, 1, &n);
+			place(e, &c.t[2], true, true);
+		}
+		e->ftol_abs = c.t[3].dtype == VNPU_DT_FP32 ? 1e-3f : 0.0f;
+	} else {
+		c.t[0] = tdesc(float_dts[rnd(&e->r, 4)], ra, da);
+		c.t[1] = tdesc(float_dts[rnd(&e->r, 4)], rb, db);
+		c.t[3] = tdesc(float_dts[rnd(&e->r, 4)], ra > rb ? ra : rb, dy);
+		if (rnd(&e->r, 6) == 0) {
+			c.t[3].dtype = q8_dts[rnd(&e->r, 2)];
+			quant_out(e, &c.t[3], 1.0f / 40.0f / sqrtf((float)k), k, false, 0);
+			e->ftol_abs = 1.0f;
+		} else {
+			e->ftol_abs = 2e-5f * (float)(k + 1);
+		}
+		pick_act(e, &c, false);
+		if (rnd(&e->r, 2)) {
+			c.t[2] = tdesc(float_dts[rnd(&e->r, 4)], 1, &n);
+			place(e, &c.t[2], true, true);
+		}
+	}
+	place(e, &c.t[0], true, true);
+	place(e, &c.t[1], true, true);
+	place(e, &c.t[3], true, false);
+	run_case(e, &c);
+}
+
+static void test_gemm_small(void **state)
+{
+	int i;
+
+	for (i = 0; i < 1500; i++)
+		one_gemm(*state, false);
+}
+
+static void test_gemm_blocked(void **state)
+{
+	int i;
+
+	for (i = 0; i < 40; i++)
+		one_gemm(*state, true);
+}
+
+static void one_conv(struct env *e)
+{
+	struct vnpu_cmd_compute c;
+	struct vnpu_attr_conv2d *at = &c.attr.conv;
+	uint32_t g, cig, cog, kh, kw, h, w, nb = 1 + rnd(&e->r, 2), oh, ow;
+	uint32_t dx[4], dw[4], dy[4], co;
+	bool quant = rnd(&e->r, 2);
+	float sa = rndf(&e->r, 0.005f, 0.05f), sb = rndf(&e->r, 0.005f, 0.05f);
+
+	cmd_init(&c, VNPU_OP_CONV2D);
+	switch (rnd(&e->r, 4)) {
+	case 0:		/* depthwise, channel multiplier 1 or 2 */
+		cig = 1;
+		g = 1 + rnd(&e->r, 12);
+		cog = 1 + rnd(&e->r, 2);
+		break;
+	case 1:
+		g = 2 + rnd(&e->r, 2);
+		cig = 1 + rnd(&e->r, 5);
+		cog = 1 + rnd(&e->r, 10);
+		break;
+	default:
+		g = 1;
+		cig = 1 + rnd(&e->r, 20);
+		cog = 1 + rnd(&e->r, 40);
+	}
+	kh = 1 + rnd(&e->r, 4);
+	kw = 1 + rnd(&e->r, 4);
+	h = 1 + rnd(&e->r, 10);
+	w = 1 + rnd(&e->r, 10);
+	at->groups = g;
+	at->stride_h = 1 + rnd(&e->r, 3);
+	at->stride_w = 1 + rnd(&e->r, 3);
+	at->dilation_h = 1 + rnd(&e->r, 2);
+	at->dilation_w = 1 + rnd(&e->r, 2);
+	/* Padding up to larger than the kernel. */
+	at->pad_top = rnd(&e->r, 6);
+	at->pad_bottom = rnd(&e->r, 6);
+	at->pad_left = rnd(&e->r, 6);
+	at->pad_right = rnd(&e->r, 6);
+	if ((uint64_t)(kh - 1) * at->dilation_h + 1 > h + at->pad_top + at->pad_bottom)
+		at->pad_bottom += kh * at->dilation_h;
+	if ((uint64_t)(kw - 1) * at->dilation_w + 1 > w + at->pad_left + at->pad_right)
+		at->pad_right += kw * at->dilation_w;
+	oh = (h + at->pad_top + at->pad_bottom - (kh - 1) * at->dilation_h - 1) / at->stride_h + 1;
+	ow = (w + at->pad_left + at->pad_right - (kw - 1) * at->dilation_w - 1) / at->stride_w + 1;
+	co = g * cog;
+	dx[0] = nb; dx[1] = h; dx[2] = w; dx[3] = g * cig;
+	dw[0] = co; dw[1] = kh; dw[2] = kw; dw[3] = cig;
+	dy[0] = nb; dy[1] = oh; dy[2] = ow; dy[3] = co;
+	flat_reset(&e->f);
+	if (quant) {
+		c.t[0] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dx);
+		c.t[1] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dw);
+		tquant(&c.t[0], sa, zp_pick(&e->r, c.t[0].dtype));
+		if (rnd(&e->r, 2)) {
+			c.t[1].quant = VNPU_QUANT_CHANNEL;
+			sb = 0.025f;
+		} else {
+			tquant(&c.t[1], sb, zp_pick(&e->r, c.t[1].dtype));
+		}
+		if (rnd(&e->r, 8) == 0) {
+			c.t[3] = tdesc(VNPU_DT_INT32, 4, dy);
+		} else {
+			c.t[3] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dy);
+			quant_out(e, &c.t[3], sa * sb, kh * kw * cig, rnd(&e->r, 4) == 0, 3);
+		}
+		pick_act(e, &c, c.t[3].dtype == VNPU_DT_INT32);
+		if (rnd(&e->r, 2)) {
+			c.t[2] = tdesc(VNPU_DT_INT32, 1, &co);
+			place(e, &c.t[2], false, true);
+		}
+		e->ftol_abs = 0.0f;
+	} else {
+		c.t[0] = tdesc(float_dts[rnd(&e->r, 4)], 4, dx);
+		c.t[1] = tdesc(float_dts[rnd(&e->r, 4)], 4, dw);
+		c.t[3] = tdesc(float_dts[rnd(&e->r, 4)], 4, dy);
+		pick_act(e, &c, false);
+		if (rnd(&e->r, 2)) {
+			c.t[2] = tdesc(VNPU_DT_FP32, 1, &co);
+			place(e, &c.t[2], false, true);
+		}
+		e->ftol_abs = 2e-5f * (float)(kh * kw * cig + 1);
+	}
+	place(e, &c.t[0], true, true);
+	place(e, &c.t[1], true, true);
+	place(e, &c.t[3], true, false);
+	run_case(e, &c);
+}
+
+static void test_conv(void **state)
+{
+	int i;
+
+	for (i = 0; i < 1200; i++)
+		one_conv(*state);
+}
+
+/* A random shape of rank 1..5 and one of its broadcast-compatible shapes. */
+static int rnd_shape(struct env *e, uint32_t *d, uint32_t maxd)
+{
+	int r = 1 + (int)rnd(&e->r, 5), i;
+
+	for (i = 0; i < r; i++)
+		d[i] = 1 + rnd(&e->r, maxd);
+	return r;
+}
+
+static void rnd_operand(struct env *e, struct vnpu_tensor_desc *t, int ry,
+			const uint32_t *dy, bool quant_ok)
+{
+	int r = 1 + (int)rnd(&e->r, ry), i;
+	uint32_t d[VNPU_MAX_RANK];
+
+	for (i = 0; i < r; i++)
+		d[i] = rnd(&e->r, 3) ? dy[ry - r + i] : 1;
+	*t = tdesc(quant_ok && rnd(&e->r, 3) == 0 ? q8_dts[rnd(&e->r, 2)] :
+		   float_dts[rnd(&e->r, 4)], r, d);
+	if (!is_float(t->dtype))
+		tquant(t, rndf(&e->r, 0.002f, 0.02f), zp_pick(&e->r, t->dtype));
+}
+
+static void out_like(struct env *e, struct vnpu_tensor_desc *y, int r,
+		     const uint32_t *d)
+{
+	*y = tdesc(rnd(&e->r, 4) == 0 ? q8_dts[rnd(&e->r, 2)] :
+		   float_dts[rnd(&e->r, 4)], r, d);
+	if (!is_float(y->dtype)) {
+		if (rnd(&e->r, 4) == 0) {
+			y->quant = VNPU_QUANT_CHANNEL;
+			y->quant_axis = (uint8_t)rnd(&e->r, r);
+		} else {
+			tquant(y, rndf(&e->r, 0.005f, 0.03f), zp_pick(&e->r, y->dtype));
+		}
+	}
+}
+
+static void test_eltwise(void **state)
+{
+	struct env *e = *state;
+	int i;
+
+	for (i = 0; i < 600; i++) {
+		struct vnpu_cmd_compute c;
+		uint32_t dy[VNPU_MAX_RANK];
+		int r = rnd_shape(e, dy, 6), j;
+
+		cmd_init(&c, VNPU_OP_ELTWISE);
+		c.attr.eltwise.kind = rnd(&e->r, 3);
+		rnd_operand(e, &c.t[0], r, dy, true);
+		rnd_operand(e, &c.t[1], r, dy, true);
+		/* y is exactly the broadcast shape */
+		for (j = 0; j < r; j++) {
+			int ia = j - (r - c.t[0].rank), ib = j - (r - c.t[1].rank);
+			uint32_t a = ia >= 0 ? c.t[0].dims[ia] : 1;
+			uint32_t b = ib >= 0 ? c.t[1].dims[ib] : 1;
+
+			dy[j] = a > b ? a : b;
+		}
+		out_like(e, &c.t[3], r, dy);
+		pick_act(e, &c, false);
+		flat_reset(&e->f);
+		place(e, &c.t[0], true, true);
+		place(e, &c.t[1], true, true);
+		place(e, &c.t[3], true, false);
+		e->ftol_abs = 0.0f;
+		run_case(e, &c);
+	}
+}
+
+static void test_unary(void **state)
+{
+	struct env *e = *state;
+	int i;
+
+	for (i = 0; i < 900; i++) {
+		struct vnpu_cmd_compute c;
+		uint32_t d[VNPU_MAX_RANK];
+		int r = rnd_shape(e, d, 7);
+		unsigned int op = VNPU_OP_ACTIVATION + rnd(&e->r, 6);
+
+		if (op == VNPU_OP_LAYERNORM + 0 && rnd(&e->r, 2))
+			op = VNPU_OP_SOFTMAX;
+		cmd_init(&c, (uint16_t)op);
+		flat_reset(&e->f);
+		switch (op) {
+		case VNPU_OP_ACTIVATION:
+			rnd_operand(e, &c.t[0], r, d, true);
+			memcpy(c.t[0].dims, d, sizeof(uint32_t) * r);
+			c.t[0].rank = (uint8_t)r;
+			out_like(e, &c.t[3], r, d);
+			pick_act(e, &c, false);
+			break;
+		case VNPU_OP_SOFTMAX:
+		case VNPU_OP_LAYERNORM:
+			c.t[0] = tdesc(float_dts[rnd(&e->r, 4)], r, d);
+			c.t[3] = tdesc(float_dts[rnd(&e->r, 4)], r, d);
+			c.attr.softmax.axis = rnd(&e->r, r);
+			if (op == VNPU_OP_LAYERNORM) {
+				int ax = (int)c.attr.layernorm.axis;
+
+				c.attr.layernorm.epsilon = f2u(1e-5f);
+				if (rnd(&e->r, 2)) {
+					c.t[1] = tdesc(float_dts[rnd(&e->r, 4)], r - ax, d + ax);
+					place(e, &c.t[1], true, true);
+				}
+				if (rnd(&e->r, 2)) {
+					c.t[2] = tdesc(float_dts[rnd(&e->r, 4)], r - ax, d + ax);
+					place(e, &c.t[2], true, true);
+				}
+			}
+			c.round = (uint8_t)rnd(&e->r, 2);
+			break;
+		case VNPU_OP_QUANTIZE:
+			c.t[0] = tdesc(float_dts[rnd(&e->r, 4)], r, d);
+			c.t[3] = tdesc(q8_dts[rnd(&e->r, 2)], r, d);
+			tquant(&c.t[3], rndf(&e->r, 0.002f, 0.02f), zp_pick(&e->r, c.t[3].dtype));
+			c.round = (uint8_t)rnd(&e->r, 2);
+			break;
+		case VNPU_OP_DEQUANTIZE:
+		case VNPU_OP_REQUANTIZE:
+			c.t[0] = tdesc(q8_dts[rnd(&e->r, 2)], r, d);
+			if (rnd(&e->r, 3) == 0) {
+				c.t[0].quant = VNPU_QUANT_CHANNEL;
+				c.t[0].quant_axis = (uint8_t)rnd(&e->r, r);
+			} else {
+				tquant(&c.t[0], rndf(&e->r, 0.002f, 0.02f), zp_pick(&e->r, c.t[0].dtype));
+			}
+			if (op == VNPU_OP_DEQUANTIZE) {
+				c.t[3] = tdesc(float_dts[rnd(&e->r, 4)], r, d);
+			} else {
+				c.t[3] = tdesc(q8_dts[rnd(&e->r, 2)], r, d);
+				tquant(&c.t[3], rndf(&e->r, 0.002f, 0.02f), zp_pick(&e->r, c.t[3].dtype));
+			}
+			c.round = (uint8_t)rnd(&e->r, 2);
+			break;
+		}
+		place(e, &c.t[0], true, true);
+		place(e, &c.t[3], true, false);
+		e->ftol_abs = 0.0f;
+		run_case(e, &c);
+	}
+}
+
+static void test_pool(void **state)
+{
+	struct env *e = *state;
+	int i;
+
+	for (i = 0; i < 400; i++) {
+		struct vnpu_cmd_compute c;
+		struct vnpu_attr_pool2d *at = &c.attr.pool;
+		uint32_t dx[4] = { 1 + rnd(&e->r, 2), 1 + rnd(&e->r, 9),
+				   1 + rnd(&e->r, 9), 1 + rnd(&e->r, 8) };
+		uint32_t dy[4] = { dx[0], 1, 1, dx[3] };
+
+		cmd_init(&c, VNPU_OP_POOL2D);
+		at->kind = rnd(&e->r, 3);
+		if (at->kind != VNPU_POOL_GLOBAL_AVG) {
+			at->kernel_h = 1 + rnd(&e->r, dx[1] < 4 ? dx[1] : 4);
+			at->kernel_w = 1 + rnd(&e->r, dx[2] < 4 ? dx[2] : 4);
+			at->stride_h = 1 + rnd(&e->r, 3);
+			at->stride_w = 1 + rnd(&e->r, 3);
+			at->pad_top = rnd(&e->r, at->kernel_h);
+			at->pad_bottom = rnd(&e->r, at->kernel_h);
+			at->pad_left = rnd(&e->r, at->kernel_w);
+			at->pad_right = rnd(&e->r, at->kernel_w);
+			if (at->kind == VNPU_POOL_AVG && rnd(&e->r, 2))
+				at->flags = VNPU_POOL_COUNT_INCLUDE_PAD;
+			dy[1] = (dx[1] + at->pad_top + at->pad_bottom - at->kernel_h) / at->stride_h + 1;
+			dy[2] = (dx[2] + at->pad_left + at->pad_right - at->kernel_w) / at->stride_w + 1;
+		}
+		flat_reset(&e->f);
+		rnd_operand(e, &c.t[0], 4, dx, true);
+		memcpy(c.t[0].dims, dx, sizeof(dx));
+		c.t[0].rank = 4;
+		c.t[3] = tdesc(float_dts[rnd(&e->r, 4)], 4, dy);
+		if (rnd(&e->r, 3) == 0) {
+			c.t[3].dtype = q8_dts[rnd(&e->r, 2)];
+			tquant(&c.t[3], rndf(&e->r, 0.002f, 0.02f), zp_pick(&e->r, c.t[3].dtype));
+		}
+		c.round = (uint8_t)rnd(&e->r, 2);
+		place(e, &c.t[0], true, true);
+		place(e, &c.t[3], true, false);
+		e->ftol_abs = 0.0f;
+		run_case(e, &c);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gemm_small),
+		cmocka_unit_test(test_gemm_blocked),
+		cmocka_unit_test(test_conv),
+		cmocka_unit_test(test_eltwise),
+		cmocka_unit_test(test_unary),
+		cmocka_unit_test(test_pool),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

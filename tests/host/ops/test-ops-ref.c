@@ -1,0 +1,308 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Exact-value tests of the reference implementation: the rounding rules
+ * documented in Documentation/ops.rst, dtype conversions and small ops
+ * worked out by hand.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "ops-test-util.h"
+
+static void test_quantize_rounding(void **state)
+{
+	(void)state;
+	/* ONNX: half to even.  TFLite: half away from zero. */
+	assert_int_equal(vnpu_quantize_f(2.5f, 1.0f, 0, -128, 127, VNPU_ROUND_ONNX), 2);
+	assert_int_equal(vnpu_quantize_f(3.5f, 1.0f, 0, -128, 127, VNPU_ROUND_ONNX), 4);
+	assert_int_equal(vnpu_quantize_f(-2.5f, 1.0f, 0, -128, 127, VNPU_ROUND_ONNX), -2);
+	assert_int_equal(vnpu_quantize_f(2.5f, 1.0f, 0, -128, 127, VNPU_ROUND_TFLITE), 3);
+	assert_int_equal(vnpu_quantize_f(-2.5f, 1.0f, 0, -128, 127, VNPU_ROUND_TFLITE), -3);
+	/* Zero point is added after rounding, then saturation. */
+	assert_int_equal(vnpu_quantize_f(0.25f, 0.5f, 10, 0, 255, VNPU_ROUND_ONNX), 10);
+	assert_int_equal(vnpu_quantize_f(0.75f, 0.5f, 10, 0, 255, VNPU_ROUND_ONNX), 12);
+	assert_int_equal(vnpu_quantize_f(1000.0f, 0.5f, 10, 0, 255, VNPU_ROUND_ONNX), 255);
+	assert_int_equal(vnpu_quantize_f(-1e30f, 0.5f, 10, -128, 127, VNPU_ROUND_ONNX), -128);
+	assert_int_equal(vnpu_quantize_f(INFINITY, 0.5f, 10, -128, 127, VNPU_ROUND_ONNX), 127);
+	assert_int_equal(vnpu_quantize_f(NAN, 0.5f, 10, -128, 127, VNPU_ROUND_ONNX), 10);
+}
+
+static void test_qmul(void **state)
+{
+	struct vnpu_qmul q;
+
+	(void)state;
+	q = vnpu_qmul_from_double(0.5);
+	assert_int_equal(q.mult, 1 << 30);
+	assert_int_equal(q.shift, 0);
+	/*
+	 * With no right shift only the doubling high multiply rounds, and it
+	 * rounds ties towards +infinity: 1.5 -> 2 but -1.5 -> -1 (TFLite).
+	 */
+	assert_int_equal(vnpu_qmul_apply(3, q), 2);
+	assert_int_equal(vnpu_qmul_apply(-3, q), -1);
+	assert_int_equal(vnpu_qmul_apply(5, q), 3);
+	q = vnpu_qmul_from_double(0.25);
+	assert_int_equal(q.mult, 1 << 30);
+	assert_int_equal(q.shift, -1);
+	assert_int_equal(vnpu_qmul_apply(6, q), 2);	/* 1.5 -> 2 */
+	assert_int_equal(vnpu_qmul_apply(-6, q), -2);	/* the shift: away from 0 */
+	assert_int_equal(vnpu_qmul_apply(-5, q), -1);	/* -1.25 -> -1 */
+	q = vnpu_qmul_from_double(3.0);			/* > 1: left shift */
+	assert_int_equal(q.shift, 2);
+	assert_int_equal(vnpu_qmul_apply(7, q), 21);
+	/* The left shift saturates first (TFLite leaves it undefined). */
+	assert_int_equal(vnpu_qmul_apply(INT32_MAX, q), 0x5fffffff);
+	assert_int_equal(vnpu_qmul_apply(INT32_MIN, q), -0x60000000);
+	q = vnpu_qmul_from_double(1e-12);		/* underflows to zero */
+	assert_int_equal(q.mult, 0);
+	assert_int_equal(vnpu_qmul_apply(1000000, q), 0);
+	/* A mantissa rounding up to 1.0 renormalizes. */
+	q = vnpu_qmul_from_double(0.99999999999);
+	assert_int_equal(q.mult, 1 << 30);
+	assert_int_equal(q.shift, 1);
+}
+
+static void test_fp16_bf16(void **state)
+{
+	(void)state;
+	assert_int_equal(vnpu_f32_to_fp16(1.0f), 0x3c00);
+	assert_int_equal(vnpu_f32_to_fp16(-2.0f), 0xc000);
+	assert_int_equal(vnpu_f32_to_fp16(65504.0f), 0x7bff);
+	assert_int_equal(vnpu_f32_to_fp16(65519.0f), 0x7bff);
+	assert_int_equal(vnpu_f32_to_fp16(65520.0f), 0x7c00);	/* rounds to inf */
+	assert_int_equal(vnpu_f32_to_fp16(0x1p-24f), 0x0001);	/* smallest subnormal */
+	assert_int_equal(vnpu_f32_to_fp16(0x1p-25f), 0x0000);	/* tie to even: 0 */
+	assert_int_equal(vnpu_f32_to_fp16(0x3p-25f), 0x0002);	/* tie to even: 2 */
+	assert_int_equal(vnpu_f32_to_fp16(0x1p-14f), 0x0400);	/* smallest normal */
+	/* 1 + 2^-11 is a tie between 1 and 1 + 2^-10: even is 1. */
+	assert_int_equal(vnpu_f32_to_fp16(1.0f + 0x1p-11f), 0x3c00);
+	assert_int_equal(vnpu_f32_to_fp16(1.0f + 0x3p-11f), 0x3c02);
+	assert_int_equal(vnpu_f32_to_fp16(INFINITY), 0x7c00);
+	assert_true((vnpu_f32_to_fp16(NAN) & 0x7e00) == 0x7e00);
+	assert_true(vnpu_fp16_to_f32(0x0001) == 0x1p-24f);
+	assert_true(vnpu_fp16_to_f32(0x7bff) == 65504.0f);
+	assert_true(vnpu_fp16_to_f32(0xfc00) == -INFINITY);
+	assert_int_equal(vnpu_f32_to_bf16(1.0f), 0x3f80);
+	assert_int_equal(vnpu_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);	/* tie: even */
+	assert_int_equal(vnpu_f32_to_bf16(1.0f + 0x3p-8f), 0x3f82);
+	assert_true(vnpu_bf16_to_f32(0xc040) == -3.0f);
+	assert_true(isnan(vnpu_bf16_to_f32(vnpu_f32_to_bf16(NAN))));
+}
+
+/* Run one command over host arrays without any device memory. */
+static void run(struct vnpu_cmd_compute *c, void *a, void *b, void *bias,
+		void *y)
+{
+	struct vnpu_op_bind bind = { { a, b, bias, y }, { NULL } };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (c->t[i].dtype)
+			c->t[i].va = 0x1000 * (i + 1);
+	assert_int_equal(vnpu_ref_run(c, &bind), 0);
+}
+
+static void test_gemm_int8_exact(void **state)
+{
+	static const uint32_t da[2] = { 2, 2 }, dy[2] = { 2, 2 }, nb = 2;
+	/* A - za = [[1,2],[3,4]], B - zb = [[5,6],[7,8]]: A.B = [[19,22],[43,50]] */
+	int8_t a[4] = { 1 - 3, 2 - 3, 3 - 3, 4 - 3 };
+	uint8_t b[4] = { 5 + 100, 6 + 100, 7 + 100, 8 + 100 };
+	int32_t bias[2] = { 1, -100 };
+	struct vnpu_cmd_compute c;
+	int8_t y[4];
+	int32_t y32[4];
+
+	(void)state;
+	cmd_init(&c, VNPU_OP_GEMM);
+	c.t[0] = tdesc(VNPU_DT_INT8, 2, da);
+	tquant(&c.t[0], 0.5f, -3);
+	c.t[1] = tdesc(VNPU_DT_UINT8, 2, da);
+	tquant(&c.t[1], 0.25f, 100);
+	c.t[2] = tdesc(VNPU_DT_INT32, 1, &nb);
+	c.t[3] = tdesc(VNPU_DT_INT32, 2, dy);
+	run(&c, a, b, bias, y32);
+	assert_int_equal(y32[0], 20);
+	assert_int_equal(y32[1], -78);
+	assert_int_equal(y32[2], 44);
+	assert_int_equal(y32[3], -50);
+
+	/* Requantize: M = 0.5 * 0.25 / 1.0 = 0.125, zp 2. */
+	c.t[3] = tdesc(VNPU_DT_INT8, 2, dy);
+	tquant(&c.t[3], 1.0f, 2);
+	run(&c, a, b, bias, y);
+	/* 20/8 = 2.5 -> 2 (even); -78/8 = -9.75 -> -10; 44/8 = 5.5 -> 6; -50/8 = -6.25 -> -6 */
+	assert_int_equal(y[0], 4);
+	assert_int_equal(y[1], -8);
+	assert_int_equal(y[2], 8);
+	assert_int_equal(y[3], -4);
+	c.round = VNPU_ROUND_TFLITE;	/* ties away: 2.5 -> 3 */
+	run(&c, a, b, bias, y);
+	assert_int_equal(y[0], 5);
+	assert_int_equal(y[1], -8);
+	assert_int_equal(y[2], 8);
+	assert_int_equal(y[3], -4);
+	/* ReLU clamps at the output zero point; ReLU6 at zp + 6/scale. */
+	c.act = VNPU_ACT_RELU;
+	run(&c, a, b, bias, y);
+	assert_int_equal(y[1], 2);
+	assert_int_equal(y[2], 8);
+	c.act = VNPU_ACT_RELU6;
+	run(&c, a, b, bias, y);
+	assert_int_equal(y[2], 8);
+	assert_int_equal(y[1], 2);
+	c.t[3].scale = f2u(0.5f);	/* 6 / 0.5 = 12 -> clamp at 14 */
+	c.round = VNPU_ROUND_ONNX;
+	run(&c, a, b, bias, y);
+	assert_int_equal(y[2], 13);	/* 44 / 4 = 11 + 2 */
+	assert_int_equal(y[0], 7);	/* 20 / 4 = 5 + 2 */
+	bias[0] = 1000;
+	run(&c, a, b, bias, y);
+	assert_int_equal(y[0], 14);
+}
+
+static void test_conv_pad(void **state)
+{
+	/* 1x2x2x1 input, 3x3 kernel of ones, pad 1: each output sums all 4. */
+	static const uint32_t dx[4] = { 1, 2, 2, 1 }, dw[4] = { 1, 3, 3, 1 };
+	float x[4] = { 1, 2, 3, 4 }, w[9], y[4];
+	struct vnpu_cmd_compute c;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 9; i++)
+		w[i] = 1.0f;
+	cmd_init(&c, VNPU_OP_CONV2D);
+	c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+	c.t[1] = tdesc(VNPU_DT_FP32, 4, dw);
+	c.t[3] = tdesc(VNPU_DT_FP32, 4, dx);
+	c.attr.conv = (struct vnpu_attr_conv2d){ 1, 1, 1, 1, 1, 1, 1, 1, 1, { 0 } };
+	run(&c, x, w, NULL, y);
+	for (i = 0; i < 4; i++)
+		assert_true(y[i] == 10.0f);
+	/* Padding 3 > kernel with stride 3: the middle window sees x[0] only. */
+	c.attr.conv = (struct vnpu_attr_conv2d){ 3, 3, 1, 1, 3, 3, 3, 3, 1, { 0 } };
+	c.t[3].dims[1] = 2;
+	c.t[3].dims[2] = 2;
+	w[4] = 0.0f;
+	w[8] = 5.0f;
+	run(&c, x, w, NULL, y);
+	/* Windows at (0,0), (0,1), (1,0) lie entirely in padding; (1,1)
+	 * covers rows/cols 0..2: x0*w0 + x1*w1 + x2*w3 + x3*w4. */
+	assert_true(y[0] == 0.0f && y[1] == 0.0f && y[2] == 0.0f);
+	assert_true(y[3] == 6.0f);
+}
+
+static void test_eltwise_bcast(void **state)
+{
+	static const uint32_t da[2] = { 2, 3 }, db[1] = { 3 };
+	float a[6] = { 1, 2, 3, 4, 5, 6 }, b[3] = { 10, 20, 30 }, y[6];
+	struct vnpu_cmd_compute c;
+
+	(void)state;
+	cmd_init(&c, VNPU_OP_ELTWISE);
+	c.attr.eltwise.kind = VNPU_ELTWISE_SUB;
+	c.t[0] = tdesc(VNPU_DT_FP32, 2, da);
+	c.t[1] = tdesc(VNPU_DT_FP32, 1, db);
+	c.t[3] = tdesc(VNPU_DT_FP32, 2, da);
+	c.act = VNPU_ACT_LEAKY_RELU;
+	c.act_alpha = f2u(0.5f);
+	run(&c, a, b, NULL, y);
+	assert_true(y[0] == -4.5f && y[2] == -13.5f && y[5] == -12.0f);
+}
+
+static void test_softmax_layernorm(void **state)
+{
+	static const uint32_t d[2] = { 1, 3 };
+	float x[3] = { 0.0f, logf(2.0f), logf(5.0f) }, y[3], g[3] = { 1, 2, 1 };
+	struct vnpu_cmd_compute c;
+
+	(void)state;
+	cmd_init(&c, VNPU_OP_SOFTMAX);
+	c.attr.softmax.axis = 1;
+	c.t[0] = tdesc(VNPU_DT_FP32, 2, d);
+	c.t[3] = tdesc(VNPU_DT_FP32, 2, d);
+	run(&c, x, NULL, NULL, y);
+	assert_true(fabsf(y[0] - 0.125f) < 1e-6f && fabsf(y[1] - 0.25f) < 1e-6f &&
+		    fabsf(y[2] - 0.625f) < 1e-6f);
+
+	x[0] = 1.0f;
+	x[1] = 2.0f;
+	x[2] = 3.0f;
+	cmd_init(&c, VNPU_OP_LAYERNORM);
+	c.attr.layernorm.axis = 1;
+	c.t[0] = tdesc(VNPU_DT_FP32, 2, d);
+	c.t[1] = tdesc(VNPU_DT_FP32, 1, d + 1);
+	c.t[3] = tdesc(VNPU_DT_FP32, 2, d);
+	run(&c, x, g, NULL, y);
+	/* mean 2, variance 2/3: (x - 2) * sqrt(3/2) */
+	assert_true(fabsf(y[0] + 1.2247449f) < 1e-6f && y[1] == 0.0f &&
+		    fabsf(y[2] - 1.2247449f) < 1e-6f);
+}
+
+static void test_requantize(void **state)
+{
+	static const uint32_t d[1] = { 4 };
+	uint8_t x[4] = { 0, 10, 11, 255 };
+	int8_t y[4];
+	struct vnpu_cmd_compute c;
+
+	(void)state;
+	cmd_init(&c, VNPU_OP_REQUANTIZE);
+	c.t[0] = tdesc(VNPU_DT_UINT8, 1, d);
+	tquant(&c.t[0], 0.5f, 10);
+	c.t[3] = tdesc(VNPU_DT_INT8, 1, d);
+	tquant(&c.t[3], 1.0f, -1);
+	run(&c, x, NULL, NULL, y);
+	/* (x - 10) * 0.5 - 1: -5 - 1, 0 - 1, 0.5 -> 0 (even) - 1, 122.5 -> 122 - 1 */
+	assert_int_equal(y[0], -6);
+	assert_int_equal(y[1], -1);
+	assert_int_equal(y[2], -1);
+	assert_int_equal(y[3], 121);
+	c.round = VNPU_ROUND_TFLITE;
+	run(&c, x, NULL, NULL, y);
+	assert_int_equal(y[2], 0);
+	assert_int_equal(y[3], 122);
+}
+
+static void test_pool_avg(void **state)
+{
+	static const uint32_t dx[4] = { 1, 2, 2, 1 };
+	float x[4] = { 1, 2, 3, 4 }, y[4];
+	struct vnpu_cmd_compute c;
+
+	(void)state;
+	cmd_init(&c, VNPU_OP_POOL2D);
+	c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+	c.t[3] = tdesc(VNPU_DT_FP32, 4, dx);
+	c.attr.pool = (struct vnpu_attr_pool2d){ VNPU_POOL_AVG, 0, 2, 2, 1, 1, 1, 1, 0, 0, { 0 } };
+	run(&c, x, NULL, NULL, y);
+	/* y[0,0] sees x[0] only; y[1,1] sees all four */
+	assert_true(y[0] == 1.0f && y[1] == 1.5f && y[3] == 2.5f);
+	c.attr.pool.flags = VNPU_POOL_COUNT_INCLUDE_PAD;
+	run(&c, x, NULL, NULL, y);
+	assert_true(y[0] == 0.25f && y[3] == 2.5f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_quantize_rounding),
+		cmocka_unit_test(test_qmul),
+		cmocka_unit_test(test_fp16_bf16),
+		cmocka_unit_test(test_gemm_int8_exact),
+		cmocka_unit_test(test_conv_pad),
+		cmocka_unit_test(test_eltwise_bcast),
+		cmocka_unit_test(test_softmax_layernorm),
+		cmocka_unit_test(test_requantize),
+		cmocka_unit_test(test_pool_avg),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
