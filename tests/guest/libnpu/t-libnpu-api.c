@@ -544,11 +544,11 @@ static void test_dmabuf_local(void)
 	npu_context_destroy(b);
 }
 
-/* Faults are contained per context; three ban it. */
+/* Faults are contained per context; three MMU faults ban it. */
 static void test_faults(void)
 {
 	struct npu_context *ctx = new_ctx(), *good = new_ctx();
-	struct npu_buffer *gone, *ro, *gbuf;
+	struct npu_buffer *gone, *ro, *gbuf, *wbuf;
 	struct npu_job_status st;
 	struct npu_cmdbuf *cb = new_cb(ctx), *gcb = new_cb(good);
 	struct npu_queue *q, *gq;
@@ -597,6 +597,24 @@ static void test_faults(void)
 	       "(%s, offset %llu)", npu_job_state_name(st.state),
 	       (unsigned long long)st.fault_va);
 
+	/*
+	 * A read fault: the third MMU fault of this context.  Freed VAs get
+	 * reused, so take a fresh one after the last allocation.
+	 */
+	wbuf = new_buf(ctx, 4096, 0, NULL);
+	gone = new_buf(ctx, 4096, 0, NULL);
+	va_gone = npu_buffer_va(gone);
+	npu_buffer_free(gone);
+	npu_cmdbuf_reset(cb);
+	npu_cmdbuf_copy(cb, npu_buffer_va(wbuf), va_gone, 64);
+	ret = run(q, cb, &wbuf, 1, &st);
+	tap_ok(!ret && st.state == NPU_JOB_MMU_FAULT &&
+	       st.fault_va == va_gone && !st.fault_write,
+	       "read of an unmapped VA faults as a read (%s, 0x%llx, write %d)",
+	       npu_job_state_name(st.state), (unsigned long long)st.fault_va,
+	       st.fault_write);
+
+	/* The ban is set when the fault completes; allow a job in flight. */
 	npu_cmdbuf_reset(cb);
 	npu_cmdbuf_nop(cb, 8);
 	ret = npu_submit(q, cb, NULL, 0, NULL, 0, &f);
@@ -605,7 +623,8 @@ static void test_faults(void)
 		npu_fence_free(f);
 		ret = npu_submit(q, cb, NULL, 0, NULL, 0, &f);
 	}
-	TAP_RET(ret, -ECANCELED, "context banned after three faults");
+	TAP_RET(ret, -ECANCELED, "context banned after three MMU faults");
+	npu_buffer_free(wbuf);
 
 	npu_cmdbuf_write_value(gcb, npu_buffer_va(gbuf), 9);
 	ret = run(gq, gcb, &gbuf, 1, &st);
