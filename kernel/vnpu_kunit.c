@@ -7,6 +7,7 @@
 
 #include <kunit/test.h>
 #include <linux/slab.h>
+#include <linux/sizes.h>
 
 #include "vnpu_hw.h"
 #include "vnpu_pt.h"
