@@ -158,6 +158,11 @@ struct i8_ctx {
 	struct vnpu_epi *epi;	/* [n] */
 	struct vnpu_i8_b pb;
 	int32_t *colsum;	/* [np] sum_k b_s */
+	/* Per column, for the vectorized requantization (fast == true). */
+	bool fast;
+	int32_t *corr, *ozp, *lo, *hi;	/* [n] */
+	float *fm;			/* [n] */
+	uint8_t *row;			/* [n] staging for strided outputs */
 };
 
 static int i8_ctx_init(struct i8_ctx *x, const struct vnpu_cmd_compute *c,
@@ -184,7 +189,14 @@ static int i8_ctx_init(struct i8_ctx *x, const struct vnpu_cmd_compute *c,
 	x->epi = malloc(sizeof(*x->epi) * n);
 	x->colsum = calloc(x->pb.np, sizeof(int32_t));
 	x->pb.p = malloc((size_t)x->pb.np * x->pb.kp);
-	if (!x->zb_s || !x->epi || !x->colsum || !x->pb.p)
+	x->corr = malloc(sizeof(int32_t) * n);
+	x->ozp = malloc(sizeof(int32_t) * n);
+	x->lo = malloc(sizeof(int32_t) * n);
+	x->hi = malloc(sizeof(int32_t) * n);
+	x->fm = malloc(sizeof(float) * n);
+	x->row = malloc(n);
+	if (!x->zb_s || !x->epi || !x->colsum || !x->pb.p || !x->corr ||
+	    !x->ozp || !x->lo || !x->hi || !x->fm || !x->row)
 		return -ENOMEM;
 	for (j = 0; j < n; j++) {
 		x->zb_s[j] = vnpu_tv_zp(&t[1], ch0 + j) - (x->bxor ? 128 : 0);
@@ -199,34 +211,101 @@ static void i8_ctx_fini(struct i8_ctx *x)
 	free(x->epi);
 	free(x->colsum);
 	free(x->pb.p);
+	free(x->corr);
+	free(x->ozp);
+	free(x->lo);
+	free(x->hi);
+	free(x->fm);
+	free(x->row);
 }
 
-/* Pack B(kk, j) = @bget into VNNI panels and column sums. */
-static void i8_pack_b(struct i8_ctx *x, const struct mat *b)
+/*
+ * Pack B into VNNI panels with column sums, then fold everything that is
+ * per column (zero-point cross term, bias) into one correction.  Channel
+ * ch0 + j is column j's output channel.
+ */
+static void i8_pack_b(struct i8_ctx *x, const struct mat *b, uint32_t ch0)
 {
+	size_t pstride = (size_t)x->pb.kp * VNPU_I8_NR;
 	uint32_t kk, j;
 
 	memset(x->pb.p, 0, (size_t)x->pb.np * x->pb.kp);
 	memset(x->colsum, 0, sizeof(int32_t) * x->pb.np);
-	for (j = 0; j < x->n; j++) {
-		int8_t *panel = x->pb.p + (size_t)(j / VNPU_I8_NR) * x->pb.kp * VNPU_I8_NR +
-				(j % VNPU_I8_NR) * 4;
-		int32_t s = 0;
-
+	/* Walk B along its unit (smaller) stride. */
+	if (b->sc <= b->sr) {
 		for (kk = 0; kk < x->k; kk++) {
-			int8_t v = (int8_t)(*mat_at(b, kk, j) ^ x->bxor);
+			const uint8_t *src = b->base + (int64_t)kk * b->sr;
+			int8_t *dst = x->pb.p + (kk / 4) * 64 + kk % 4;
 
-			panel[(kk / 4) * 64 + (kk % 4)] = v;
-			s += v;
+			for (j = 0; j < x->n; j++) {
+				int8_t v = (int8_t)(src[(int64_t)j * b->sc] ^ x->bxor);
+
+				dst[(j / VNPU_I8_NR) * pstride + (j % VNPU_I8_NR) * 4] = v;
+				x->colsum[j] += v;
+			}
 		}
-		x->colsum[j] = s;
+	} else {
+		for (j = 0; j < x->n; j++) {
+			const uint8_t *src = b->base + (int64_t)j * b->sc;
+			int8_t *dst = x->pb.p + (j / VNPU_I8_NR) * pstride + (j % VNPU_I8_NR) * 4;
+			int32_t sum = 0;
+
+			for (kk = 0; kk < x->k; kk++) {
+				int8_t v = (int8_t)(src[(int64_t)kk * b->sr] ^ x->bxor);
+
+				dst[(kk / 4) * 64 + kk % 4] = v;
+				sum += v;
+			}
+			x->colsum[j] = sum;
+		}
+	}
+	x->fast = true;
+	for (j = 0; j < x->n; j++) {
+		const struct vnpu_epi *e = &x->epi[j];
+		uint32_t corr = (uint32_t)x->k * (uint32_t)x->za_u * (uint32_t)x->zb_s[j] -
+				(uint32_t)x->za_u * (uint32_t)x->colsum[j];
+
+		if (x->bias->p) {
+			int32_t bv;
+
+			memcpy(&bv, x->bias->p + (int64_t)(ch0 + j) * x->bias->st[0] * 4, 4);
+			corr += (uint32_t)bv;
+		}
+		x->corr[j] = (int32_t)corr;
+		x->fm[j] = e->fmult;
+		x->ozp[j] = e->out_zp;
+		x->lo[j] = e->lo;
+		x->hi[j] = e->hi;
+		if (e->mode != VNPU_EPI_REQUANT || e->round != VNPU_ROUND_ONNX)
+			x->fast = false;
+	}
+}
+
+/*
+ * One output row of the ONNX-rounded requantization; cloned per ISA so
+ * the loop vectorizes on hosts that have the instructions.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void fin_row(const int32_t *cr, int32_t rs, const int32_t *zb,
+		    const int32_t *corr, const float *fm, const int32_t *zp,
+		    const int32_t *lo, const int32_t *hi, uint8_t *out, uint32_t n)
+{
+	uint32_t j;
+
+	for (j = 0; j < n; j++) {
+		int32_t acc = (int32_t)((uint32_t)cr[j] - (uint32_t)zb[j] * (uint32_t)rs +
+					(uint32_t)corr[j]);
+
+		out[j] = (uint8_t)vnpu_round_sat((float)acc * fm[j], zp[j], lo[j], hi[j]);
 	}
 }
 
 /*
  * Finish rows of a GEMM whose raw products are in @cacc (rows x np):
- * subtract the zero-point cross terms, add the bias, and hand each value
- * to the shared epilogue.  @yrow(i) is output row i's address.
+ * subtract the zero-point cross terms, add the bias, and requantize.
+ * @yrow[i] is output row i's address, @ysc its element stride.
  */
 static void i8_finish(const struct i8_ctx *x, const int32_t *cacc,
 		      const int32_t *rowsum, uint32_t rows, uint8_t *const *yrow,
@@ -237,19 +316,21 @@ static void i8_finish(const struct i8_ctx *x, const int32_t *cacc,
 	for (i = 0; i < rows; i++) {
 		const int32_t *cr = cacc + (size_t)i * x->pb.np;
 
+		if (x->fast) {
+			uint8_t *out = ysc == 1 ? yrow[i] : x->row;
+
+			fin_row(cr, rowsum[i], x->zb_s, x->corr, x->fm, x->ozp,
+				x->lo, x->hi, out, x->n);
+			if (ysc != 1)
+				for (j = 0; j < x->n; j++)
+					yrow[i][(int64_t)j * ysc] = x->row[j];
+			continue;
+		}
 		for (j = 0; j < x->n; j++) {
-			uint32_t acc = (uint32_t)cr[j];
+			uint32_t acc = (uint32_t)cr[j] -
+				       (uint32_t)x->zb_s[j] * (uint32_t)rowsum[i] +
+				       (uint32_t)x->corr[j];
 
-			acc -= (uint32_t)x->zb_s[j] * (uint32_t)rowsum[i];
-			acc -= (uint32_t)x->za_u * (uint32_t)x->colsum[j];
-			acc += (uint32_t)x->k * (uint32_t)x->za_u * (uint32_t)x->zb_s[j];
-			if (x->bias->p) {
-				int32_t bv;
-
-				memcpy(&bv, x->bias->p + (int64_t)(ch0 + j) *
-				       x->bias->st[0] * 4, 4);
-				acc += (uint32_t)bv;
-			}
 			vnpu_epi_store(&x->epi[j], x->y, yrow[i] + (int64_t)j * ysc *
 				       x->y->esize, (int32_t)acc, ch0 + j);
 		}
@@ -263,14 +344,20 @@ static void i8_pack_a(const struct i8_ctx *x, const struct mat *a, uint32_t r0,
 	uint32_t i, kk;
 
 	for (i = 0; i < rows; i++) {
+		const uint8_t *src = a->base + (int64_t)(r0 + i) * a->sr;
 		uint8_t *row = ap + (size_t)i * x->pb.kp;
 		int32_t s = 0;
 
-		for (kk = 0; kk < x->k; kk++) {
-			uint8_t v = *mat_at(a, r0 + i, kk) ^ x->axor;
-
-			row[kk] = v;
-			s += v;
+		if (a->sc == 1) {
+			for (kk = 0; kk < x->k; kk++) {
+				row[kk] = src[kk] ^ x->axor;
+				s += row[kk];
+			}
+		} else {
+			for (kk = 0; kk < x->k; kk++) {
+				row[kk] = src[(int64_t)kk * a->sc] ^ x->axor;
+				s += row[kk];
+			}
 		}
 		memset(row + x->k, 0, x->pb.kp - x->k);
 		rowsum[i] = s;
@@ -332,7 +419,7 @@ static int eng_gemm(const struct vnpu_cmd_compute *c,
 		} else {
 			/* Batches sharing one B (broadcast weights) pack it once. */
 			if (mb.base != prev_b)
-				i8_pack_b(&x, &mb);
+				i8_pack_b(&x, &mb, 0);
 			prev_b = mb.base;
 			i8_pack_a(&x, &ma, 0, m, ap, rowsum);
 			vnpu_i8_gemm(ap, mp, &x.pb, cacc);
@@ -459,28 +546,28 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 				q.zb_s[i] = vnpu_tv_zp(w, grp * g.cog + i) - (q.bxor ? 128 : 0);
 				vnpu_epi_init(&q.epi[i], c, x, w, y, grp * g.cog + i);
 			}
-			/* Pack B via a k-linear view when W is dense. */
 			if (wdense) {
 				mb.sr = 1;
-				i8_pack_b(&q, &mb);
+				i8_pack_b(&q, &mb, grp * g.cog);
 			} else {
+				/* Gather W_g into a dense [cog][k] copy first. */
+				uint8_t *wg = malloc((size_t)g.cog * k);
+				struct vnpu_tv wt = *w;
 				uint32_t kk, j;
 
-				memset(q.pb.p, 0, (size_t)q.pb.np * q.pb.kp);
-				for (j = 0; j < g.cog; j++) {
-					int8_t *panel = q.pb.p + (size_t)(j / VNPU_I8_NR) * q.pb.kp * VNPU_I8_NR + (j % VNPU_I8_NR) * 4;
-					int32_t s = 0;
-
-					for (kk = 0; kk < k; kk++) {
-						uint32_t ci = kk % g.cig, kx = kk / g.cig % g.kw, ky = kk / g.cig / g.kw;
-						const uint8_t *p = w->p + ((int64_t)(grp * g.cog + j) * w->st[0] + ky * w->st[1] + kx * w->st[2] + ci * w->st[3]);
-						int8_t v = (int8_t)(*p ^ q.bxor);
-
-						panel[(kk / 4) * 64 + kk % 4] = v;
-						s += v;
-					}
-					q.colsum[j] = s;
+				if (!wg) {
+					ret = -ENOMEM;
+					goto out;
 				}
+				for (j = 0; j < g.cog; j++)
+					for (kk = 0; kk < k; kk++)
+						wg[(size_t)j * k + kk] = w->p[(int64_t)(grp * g.cog + j) * w->st[0] +
+							(int64_t)(kk / g.cig / g.kw) * w->st[1] +
+							(int64_t)(kk / g.cig % g.kw) * w->st[2] +
+							(int64_t)(kk % g.cig) * w->st[3]];
+				wt.p = wg;
+				i8_pack_b(&q, &(struct mat){ &wt, wg, 1, k, k, g.cog }, grp * g.cog);
+				free(wg);
 			}
 		} else if (!wdense) {
 			/* f32_operand packs through vnpu_ld; give it a k-linear view. */

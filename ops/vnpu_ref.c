@@ -470,13 +470,11 @@ void vnpu_epi_store(const struct vnpu_epi *e, const struct vnpu_tv *y,
 	}
 	if (e->round == VNPU_ROUND_TFLITE) {
 		q = (int64_t)vnpu_qmul_apply(acc, e->qmul) + e->out_zp;
+		*p = (uint8_t)(q < e->lo ? e->lo : q > e->hi ? e->hi : q);
 	} else {
-		float r = rintf((float)acc * e->fmult);
-
-		r = r > 0x1p40f ? 0x1p40f : r < -0x1p40f ? -0x1p40f : r;
-		q = (int64_t)r + e->out_zp;
+		*p = (uint8_t)vnpu_round_sat((float)acc * e->fmult, e->out_zp,
+					     e->lo, e->hi);
 	}
-	*p = (uint8_t)(q < e->lo ? e->lo : q > e->hi ? e->hi : q);
 }
 
 /* ---- Validation -------------------------------------------------------- */
@@ -1118,21 +1116,19 @@ static void ref_requant(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 
 	do {
 		uint32_t cx = chan_of(x, idx, r), cy = chan_of(y, idx, r);
-		uint32_t ch = x->quant == VNPU_QUANT_CHANNEL ? cx : cy;
 		float sx = vnpu_tv_scale(x, cx), sy = vnpu_tv_scale(y, cy);
 		int32_t zy = vnpu_tv_zp(y, cy);
 		int32_t d = ld_raw(x, tv_at(x, idx)) - vnpu_tv_zp(x, cx);
 		int64_t q;
 
-		(void)ch;
 		if (c->round == VNPU_ROUND_TFLITE) {
 			q = (int64_t)vnpu_qmul_apply(d, vnpu_qmul_from_double((double)sx / (double)sy)) + zy;
+			q = q < dt_min(y->dtype) ? dt_min(y->dtype) :
+			    q > dt_max(y->dtype) ? dt_max(y->dtype) : q;
 		} else {
-			/* |d| <= 510, so the product is far from overflow. */
-			q = (int64_t)rintf((float)d * (sx / sy)) + zy;
+			q = vnpu_round_sat((float)d * (sx / sy), zy,
+					   dt_min(y->dtype), dt_max(y->dtype));
 		}
-		q = q < dt_min(y->dtype) ? dt_min(y->dtype) :
-		    q > dt_max(y->dtype) ? dt_max(y->dtype) : q;
 		*tv_at(y, idx) = (uint8_t)q;
 	} while (idx_next(idx, y->dims, r));
 }

@@ -14,6 +14,7 @@
 #ifndef VNPU_REF_H
 #define VNPU_REF_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -109,6 +110,23 @@ float vnpu_act(unsigned int act, float alpha, float x);
 /* Real value -> saturated integer in [lo, hi] with the @round rule. */
 int32_t vnpu_quantize_f(float v, float scale, int32_t zp, int32_t lo,
 			int32_t hi, unsigned int round);
+
+/*
+ * rint(@v) + @zp saturated to [@lo, @hi], NaN counting as 0: the last
+ * step of every ONNX-rounded requantization.  Inline so the engine's
+ * vectorized loops round exactly like the reference; @lo - @zp and
+ * @hi - @zp must be exact in binary32 (true for 8-bit outputs).
+ */
+static inline int32_t vnpu_round_sat(float v, int32_t zp, int32_t lo,
+				     int32_t hi)
+{
+	float r = rintf(v);
+	float flo = (float)(lo - zp), fhi = (float)(hi - zp);
+
+	r = r == r ? r : 0.0f;
+	r = r < flo ? flo : r > fhi ? fhi : r;
+	return (int32_t)r + zp;
+}
 
 /* The Q31 multiplier of VNPU_ROUND_TFLITE. */
 struct vnpu_qmul {

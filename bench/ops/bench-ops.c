@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Host benchmark of the device compute engine: commands run through
+ * vnpu_compute_exec() over a flat device memory (the map() path the QEMU
+ * device takes for contiguous guest RAM), against OpenBLAS sgemm of the
+ * same shape on the same host with the same number of threads.
+ *
+ * The engine runs one command on one thread (the device parallelizes
+ * across its worker threads, not inside a command), so OpenBLAS is pinned
+ * to one thread for the ratios; a two-thread OpenBLAS line is printed for
+ * context.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cblas.h>
+
+#include "vnpu_engine.h"
+#include "vnpu_exec.h"
+
+#define BASE	0x100000ull
+
+struct flat {
+	uint8_t *mem;
+	uint64_t size, next;
+};
+
+static int f_read(void *o, uint64_t va, void *buf, uint64_t len)
+{
+	struct flat *f = o;
+
+	if (va < BASE || va - BASE > f->size || len > f->size - (va - BASE))
+		return -EFAULT;
+	memcpy(buf, f->mem + (va - BASE), len);
+	return 0;
+}
+
+static int f_write(void *o, uint64_t va, const void *buf, uint64_t len)
+{
+	struct flat *f = o;
+
+	if (va < BASE || va - BASE > f->size || len > f->size - (va - BASE))
+		return -EFAULT;
+	memcpy(f->mem + (va - BASE), buf, len);
+	return 0;
+}
+
+static void *f_map(void *o, uint64_t va, uint64_t len, bool w)
+{
+	struct flat *f = o;
+
+	(void)w;
+	if (va < BASE || va - BASE > f->size || len > f->size - (va - BASE))
+		return NULL;
+	return f->mem + (va - BASE);
+}
+
+static void f_unmap(void *o, void *h, uint64_t len, bool w, uint64_t al)
+{
+	(void)o, (void)h, (void)len, (void)w, (void)al;
+}
+
+static const struct vnpu_mem_ops flat_ops = { f_read, f_write, f_map, f_unmap };
+
+static uint64_t f_alloc(struct flat *f, uint64_t len)
+{
+	uint64_t va = BASE + f->next;
+
+	f->next += (len + 4095) & ~4095ull;
+	if (f->next > f->size) {
+		fprintf(stderr, "bench memory exhausted\n");
+		exit(1);
+	}
+	return va;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint32_t f2u(float v)
+{
+	uint32_t u;
+
+	memcpy(&u, &v, 4);
+	return u;
+}
+
+static void fill(struct flat *f, uint64_t va, uint64_t len, bool is_float)
+{
+	uint8_t *p = f->mem + (va - BASE);
+	uint64_t i;
+
+	for (i = 0; i < len; i += is_float ? 4 : 1) {
+		if (is_float) {
+			float v = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+
+			memcpy(p + i, &v, 4);
+		} else {
+			p[i] = (uint8_t)(i * 2654435761u >> 13);
+		}
+	}
+}
+
+static struct vnpu_tensor_desc td(uint8_t dt, int rank, const uint32_t *dims,
+				  uint64_t va)
+{
+	struct vnpu_tensor_desc d;
+	int i;
+
+	memset(&d, 0, sizeof(d));
+	d.dtype = dt;
+	d.rank = (uint8_t)rank;
+	d.va = va;
+	for (i = 0; i < rank; i++)
+		d.dims[i] = dims[i];
+	return d;
+}
+
+static void q(struct vnpu_tensor_desc *d, float s, int32_t zp)
+{
+	d->quant = VNPU_QUANT_TENSOR;
+	d->scale = f2u(s);
+	d->zero_point = zp;
+}
+
+/* Seconds per run of @c: best of several batches of at least 0.2 s. */
+static double time_cmd(struct flat *f, const struct vnpu_cmd_compute *c,
+		       uint64_t *cycles)
+{
+	double best = 1e30;
+	int rep;
+
+	for (rep = 0; rep < 3; rep++) {
+		double t0 = now(), t;
+		int n = 0;
+
+		do {
+			if (vnpu_compute_exec(c, sizeof(*c), &flat_ops, f, cycles)) {
+				fprintf(stderr, "engine rejected the command\n");
+				exit(1);
+			}
+			n++;
+			t = now() - t0;
+		} while (t < 0.2);
+		if (t / n < best)
+			best = t / n;
+	}
+	return best;
+}
+
+static double time_sgemm(int m, int n, int k, const float *a, const float *b,
+			 float *y)
+{
+	double best = 1e30;
+	int rep;
+
+	for (rep = 0; rep < 3; rep++) {
+		double t0 = now(), t;
+		int cnt = 0;
+
+		do {
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+				    1.0f, a, k, b, n, 0.0f, y, n);
+			cnt++;
+			t = now() - t0;
+		} while (t < 0.2);
+		if (t / cnt < best)
+			best = t / cnt;
+	}
+	return best;
+}
+
+/* OpenBLAS sgemm rate for an m x n x k product, in GFLOP/s. */
+static double blas_rate(int m, int n, int k, int threads)
+{
+	float *a = malloc(sizeof(float) * m * k), *b = malloc(sizeof(float) * k * n);
+	float *y = malloc(sizeof(float) * m * n);
+	double t;
+	int i;
+
+	for (i = 0; i < m * k; i++)
+		a[i] = (float)(i % 7) - 3.0f;
+	for (i = 0; i < k * n; i++)
+		b[i] = (float)(i % 5) - 2.0f;
+	openblas_set_num_threads(threads);
+	t = time_sgemm(m, n, k, a, b, y);
+	openblas_set_num_threads(1);
+	free(a);
+	free(b);
+	free(y);
+	return 2.0 * m * n * k / t * 1e-9;
+}
+
+static void report(const char *name, double ops, double t, double blas1,
+		   double blas2, uint64_t cycles)
+{
+	double rate = ops / t * 1e-9;
+
+	printf("%-34s %8.1f G(FL)OP/s  x%.2f vs OpenBLAS sgemm 1T (%.1f)  "
+	       "[2T OpenBLAS %.1f]  model %.3f ms\n", name, rate, rate / blas1,
+	       blas1, blas2, (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
+}
+
+static void bench_gemm(struct flat *f, uint32_t s, bool int8)
+{
+	uint32_t da[2] = { s, s };
+	struct vnpu_cmd_compute c;
+	uint64_t cycles;
+	double t, b1, b2;
+	char name[64];
+
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_GEMM;
+	c.hdr.size = sizeof(c);
+	if (int8) {
+		c.t[0] = td(VNPU_DT_UINT8, 2, da, f_alloc(f, (uint64_t)s * s));
+		c.t[1] = td(VNPU_DT_INT8, 2, da, f_alloc(f, (uint64_t)s * s));
+		c.t[3] = td(VNPU_DT_INT8, 2, da, f_alloc(f, (uint64_t)s * s));
+		q(&c.t[0], 0.02f, 128);
+		q(&c.t[1], 0.01f, 0);
+		q(&c.t[3], 0.5f, -3);
+		c.act = VNPU_ACT_RELU;
+	} else {
+		c.t[0] = td(VNPU_DT_FP32, 2, da, f_alloc(f, 4ull * s * s));
+		c.t[1] = td(VNPU_DT_FP32, 2, da, f_alloc(f, 4ull * s * s));
+		c.t[3] = td(VNPU_DT_FP32, 2, da, f_alloc(f, 4ull * s * s));
+	}
+	fill(f, c.t[0].va, (uint64_t)s * s * (int8 ? 1 : 4), !int8);
+	fill(f, c.t[1].va, (uint64_t)s * s * (int8 ? 1 : 4), !int8);
+	t = time_cmd(f, &c, &cycles);
+	b1 = blas_rate(s, s, s, 1);
+	b2 = blas_rate(s, s, s, 2);
+	snprintf(name, sizeof(name), "gemm %s %ux%ux%u", int8 ? "int8" : "fp32", s, s, s);
+	report(name, 2.0 * s * s * s, t, b1, b2, cycles);
+}
+
+static void bench_conv(struct flat *f, uint32_t hw, uint32_t ci, uint32_t co,
+		       uint32_t k, bool int8)
+{
+	uint32_t dx[4] = { 1, hw, hw, ci }, dw[4] = { co, k, k, ci };
+	uint32_t dy[4] = { 1, hw, hw, co }, nb = co;
+	uint32_t es = int8 ? 1 : 4;
+	struct vnpu_cmd_compute c;
+	uint64_t cycles;
+	double t, b1, b2, flops = 2.0 * hw * hw * co * k * k * ci;
+	char name[64];
+
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_CONV2D;
+	c.hdr.size = sizeof(c);
+	c.attr.conv = (struct vnpu_attr_conv2d){ 1, 1, 1, 1, k / 2, k / 2, k / 2, k / 2, 1, { 0 } };
+	c.t[0] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dx, f_alloc(f, (uint64_t)hw * hw * ci * es));
+	c.t[1] = td(int8 ? VNPU_DT_INT8 : VNPU_DT_FP32, 4, dw, f_alloc(f, (uint64_t)co * k * k * ci * es));
+	c.t[2] = td(int8 ? VNPU_DT_INT32 : VNPU_DT_FP32, 1, &nb, f_alloc(f, 4ull * co));
+	c.t[3] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dy, f_alloc(f, (uint64_t)hw * hw * co * es));
+	if (int8) {
+		q(&c.t[0], 0.02f, 128);
+		q(&c.t[1], 0.01f, 0);
+		q(&c.t[3], 0.5f, 0);
+	}
+	c.act = VNPU_ACT_RELU;
+	fill(f, c.t[0].va, (uint64_t)hw * hw * ci * es, !int8);
+	fill(f, c.t[1].va, (uint64_t)co * k * k * ci * es, !int8);
+	memset(f->mem + (c.t[2].va - BASE), 0, 4ull * co);
+	t = time_cmd(f, &c, &cycles);
+	/* The baseline is sgemm of the im2col-equivalent shape. */
+	b1 = blas_rate((int)(hw * hw), (int)co, (int)(k * k * ci), 1);
+	b2 = blas_rate((int)(hw * hw), (int)co, (int)(k * k * ci), 2);
+	snprintf(name, sizeof(name), "conv %s %ux%ux%u->%u k%u", int8 ? "int8" : "fp32",
+		 hw, hw, ci, co, k);
+	report(name, flops, t, b1, b2, cycles);
+}
+
+int main(void)
+{
+	struct flat f = { .size = 64u << 20 };
+
+	f.mem = calloc(1, f.size);
+	if (!f.mem)
+		return 1;
+	openblas_set_num_threads(1);
+	printf("vnpu ops bench: engine 1 thread, int8 kernel %s, OpenBLAS %s\n",
+	       vnpu_i8_kernel_name(), openblas_get_config());
+	bench_gemm(&f, 256, false);
+	bench_gemm(&f, 512, false);
+	bench_gemm(&f, 1024, false);
+	bench_gemm(&f, 256, true);
+	bench_gemm(&f, 512, true);
+	bench_gemm(&f, 1024, true);
+	bench_conv(&f, 56, 64, 64, 3, false);
+	bench_conv(&f, 56, 64, 64, 3, true);
+	bench_conv(&f, 28, 128, 128, 3, true);
+	bench_conv(&f, 14, 256, 256, 1, true);
+	free(f.mem);
+	return 0;
+}
