@@ -21,7 +21,11 @@ KMOD := $(VNPU_BUILD)/kmod/kernel/vnpu.ko
 HOST_DIRS := $(patsubst %/Makefile,%,$(wildcard ops/Makefile libnpu/Makefile tests/host/*/Makefile))
 GUEST_DIRS := $(patsubst %/Makefile,%,$(wildcard tests/guest/*/Makefile))
 
-GUEST_TESTS ?=
+# VNPU_TESTS: run only these guest tests (a name no sub-make uses, since
+# command-line variables reach every sub-make); GUEST_EXTRA_BIN: directories of
+# ad-hoc guest binaries to add to the initramfs (debugging, experiments).
+VNPU_TESTS ?=
+GUEST_EXTRA_BIN ?=
 GUEST_TIMEOUT ?= 1800
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 20261122
@@ -64,7 +68,8 @@ guest-bin: deps libnpu
 initramfs: module guest-bin
 	$(Q)krel=$$($(S)/kernel.sh) && $(S)/mkinitramfs.py \
 		--kroot $(VNPU_CACHE)/kernel/$$krel/root --krel $$krel \
-		--ko $(KMOD) --bin $(GUEST_BIN) --init tests/guest/init.sh \
+		--ko $(KMOD) --bin $(GUEST_BIN) $(foreach d,$(GUEST_EXTRA_BIN),--bin $(d)) \
+		--init tests/guest/init.sh \
 		-o $(GUEST)/initramfs.cpio.gz
 
 GUEST_RUN = krel=$$($(S)/kernel.sh) && $(S)/guest-run.py --qemu $(QEMU) \
@@ -104,7 +109,7 @@ check-kunit: deps
 check-guest: qemu initramfs
 	$(Q)mkdir -p $(RESULTS)
 	$(Q)$(GUEST_RUN) --log $(GUEST)/console-check.log --results $(RESULTS)/guest.tap \
-		--timeout $(GUEST_TIMEOUT) $(if $(GUEST_TESTS),--tests $(GUEST_TESTS))
+		--timeout $(GUEST_TIMEOUT) $(if $(VNPU_TESTS),--tests $(VNPU_TESTS))
 
 ## check-static: checkpatch --strict, sparse (C=2) and W=1 on the driver
 check-static: kernel
