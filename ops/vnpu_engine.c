@@ -15,8 +15,13 @@
 
 #include "vnpu_engine.h"
 
-/* im2col scratch per chunk of output rows, in bytes. */
+/* im2col scratch per chunk of output rows, in bytes (fp32 path). */
 #define IM2COL_BYTES	(8u << 20)
+/*
+ * int8 rows per pass: packed A, the int32 products and the output rows
+ * of one pass stay in L2, and scratch does not grow with M.
+ */
+#define I8_ROWS		192
 
 /* A matrix inside a bound tensor: element (i, j) at base + i*sr + j*sc. */
 struct mat {
@@ -381,7 +386,7 @@ static int eng_gemm(const struct vnpu_cmd_compute *c,
 	struct i8_ctx x;
 	uint8_t *ap = NULL, *prev_b = NULL, **yrow = NULL;
 	int32_t *rowsum = NULL, *cacc = NULL;
-	uint32_t mp = vnpu_round_up(m, VNPU_I8_MR);
+	uint32_t mp = vnpu_round_up(m < I8_ROWS ? m : I8_ROWS, VNPU_I8_MR);
 	int ret = 0;
 
 	if (info->quantized) {
@@ -389,16 +394,16 @@ static int eng_gemm(const struct vnpu_cmd_compute *c,
 		ap = malloc((size_t)mp * x.pb.kp);
 		rowsum = calloc(mp, sizeof(int32_t));
 		cacc = malloc(sizeof(int32_t) * mp * x.pb.np);
-		yrow = malloc(sizeof(*yrow) * m);
+		yrow = malloc(sizeof(*yrow) * mp);
 		if (ret || !ap || !rowsum || !cacc || !yrow) {
 			ret = -ENOMEM;
 			goto out;
 		}
-		/* Padding rows stay zero and are never stored. */
+		/* Rows past M in the last pass are computed but never stored. */
 		memset(ap, 0, (size_t)mp * x.pb.kp);
 	}
 	do {
-		uint32_t i;
+		uint32_t i, r0;
 		int64_t oa = 0, ob = 0, oy = 0;
 
 		for (d = 0; d < ra - 2; d++)
@@ -421,11 +426,17 @@ static int eng_gemm(const struct vnpu_cmd_compute *c,
 			if (mb.base != prev_b)
 				i8_pack_b(&x, &mb, 0);
 			prev_b = mb.base;
-			i8_pack_a(&x, &ma, 0, m, ap, rowsum);
-			vnpu_i8_gemm(ap, mp, &x.pb, cacc);
-			for (i = 0; i < m; i++)
-				yrow[i] = y->p + (oy + (int64_t)i * y->st[r - 2]) * y->esize;
-			i8_finish(&x, cacc, rowsum, m, yrow, y->st[r - 1], 0);
+			for (r0 = 0; r0 < m; r0 += mp) {
+				uint32_t nr = m - r0 < mp ? m - r0 : mp;
+
+				i8_pack_a(&x, &ma, r0, nr, ap, rowsum);
+				/* Rows past nr keep stale data; their results are dropped. */
+				vnpu_i8_gemm(ap, vnpu_round_up(nr, VNPU_I8_MR), &x.pb, cacc);
+				for (i = 0; i < nr; i++)
+					yrow[i] = y->p + (oy + (int64_t)(r0 + i) * y->st[r - 2]) *
+						  y->esize;
+				i8_finish(&x, cacc, rowsum, nr, yrow, y->st[r - 1], 0);
+			}
 		}
 		idx[r - 2] = m - 1;
 		idx[r - 1] = n - 1;
@@ -508,7 +519,7 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 	int ret = -ENOMEM;
 
 	/* Rows per chunk: bounded scratch, a multiple of the row block. */
-	chunk = IM2COL_BYTES / (kp * x->esize);
+	chunk = info->quantized ? I8_ROWS : IM2COL_BYTES / (kp * x->esize);
 	chunk = chunk < VNPU_I8_MR ? VNPU_I8_MR : chunk / VNPU_I8_MR * VNPU_I8_MR;
 	if (chunk > vnpu_round_up(rows, VNPU_I8_MR))
 		chunk = vnpu_round_up(rows, VNPU_I8_MR);
