@@ -354,4 +354,6 @@ int npu_fence_error(struct npu_fence *f);
 }
 #endif
 
+#include "ops.h"	/* tensors, ops, CPU fallback */
+
 #endif /* NPU_NPU_H */

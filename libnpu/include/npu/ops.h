@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libnpu op API: tensors, compute ops, device encoding and CPU fallback.
+ *
+ * Model
+ *
+ *   An npu_tensor describes one operand: dtype, shape, optional element
+ *   strides, optional quantization (per tensor, or per channel along one
+ *   axis) and where its elements live (an npu_buffer + offset, or plain
+ *   host memory).  An npu_op is created from a parameter block and its
+ *   tensors; creation validates everything once and takes a snapshot of
+ *   the tensors, so later changes to a tensor do not affect ops already
+ *   made from it.  An op then either
+ *
+ *     - is encoded into a command buffer (npu_op_encode()): one compute
+ *       command, or several when an operand exceeds the per-command limit
+ *       and the op can be split (GEMM along M and N, CONV2D along output
+ *       rows), or
+ *     - runs on the CPU (npu_op_run_cpu()) with the reference
+ *       implementation the device model itself is checked against, which
+ *       gives the same results as the device (bit-exact on integer paths).
+ *
+ *   npu_op_supported() says which of the two applies and, when the device
+ *   cannot take the op, why.  npu_op_run() does the whole round trip.
+ *
+ * Thread safety
+ *
+ *   npu_tensor   Not thread-safe: one thread at a time configures a
+ *                tensor.  Ops created from it do not refer back to it,
+ *                so a tensor may be changed or freed once ops are made.
+ *   npu_op       Immutable after npu_op_create(): npu_op_supported(),
+ *                npu_op_encode() (into different command buffers),
+ *                npu_op_buffers() and npu_op_run() are safe from any
+ *                number of threads.  npu_op_run_cpu() and npu_op_run()
+ *                write the output tensor's memory, so concurrent runs of
+ *                ops sharing an output race like any other writes.
+ *                npu_op_free() must not race other uses of the op.
+ *
+ *   Buffers a tensor is bound to must outlive every op made from it.  The
+ *   CPU path reads and writes buffers through their CPU mapping: the
+ *   caller makes sure no device job is using them at the time (e.g.
+ *   npu_buffer_wait_idle()).
+ *
+ * Errors are negative errnos as everywhere in libnpu; nothing is printed.
+ */
+#ifndef NPU_OPS_H
+#define NPU_OPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct npu_context;
+struct npu_buffer;
+struct npu_cmdbuf;
+struct npu_queue;
+
+#define NPU_TENSOR_MAX_RANK	6
+
+/* Element types; same values as the hardware's VNPU_DT_*. */
+enum npu_dtype {
+	NPU_DTYPE_FP32 = 1,
+	NPU_DTYPE_FP16 = 2,	/* storage only, computed in fp32 */
+	NPU_DTYPE_BF16 = 3,	/* storage only, computed in fp32 */
+	NPU_DTYPE_INT8 = 4,	/* quantized: needs scale and zero point */
+	NPU_DTYPE_UINT8 = 5,	/* quantized: needs scale and zero point */
+	NPU_DTYPE_INT32 = 6,	/* GEMM/CONV2D biases and raw accumulators */
+};
+
+/* Bytes of one element, 0 for an unknown dtype. */
+size_t npu_dtype_size(enum npu_dtype dtype);
+
+struct npu_tensor;
+
+/*
+ * A dense tensor of @rank (1..NPU_TENSOR_MAX_RANK) dimensions @dims
+ * (outermost first, each >= 1), not yet bound to memory.
+ */
+int npu_tensor_create(enum npu_dtype dtype, uint32_t rank,
+		      const uint32_t *dims, struct npu_tensor **out);
+void npu_tensor_free(struct npu_tensor *t);
+
+/*
+ * Element strides, one per dimension (0 broadcasts that dimension);
+ * NULL makes the tensor dense again.  -EOVERFLOW when the addressed span
+ * does not fit in 64 bits.
+ */
+int npu_tensor_set_strides(struct npu_tensor *t, const uint64_t *strides);
+
+/*
+ * Per-tensor quantization: real = (q - @zero_point) * @scale.  Only for
+ * INT8/UINT8; @scale finite and > 0, @zero_point within the dtype.
+ */
+int npu_tensor_set_quant(struct npu_tensor *t, float scale,
+			 int32_t zero_point);
+
+/*
+ * Per-channel quantization along @axis: dims[axis] scales and zero points
+ * (copied).  @zero_points may be NULL for all zeros.
+ */
+int npu_tensor_set_quant_channel(struct npu_tensor *t, uint32_t axis,
+				 const float *scales,
+				 const int32_t *zero_points);
+
+/*
+ * Place element [0,...,0] at @offset into @buf.  -ERANGE if the span does
+ * not fit in the buffer, -EINVAL if @offset is not element aligned.
+ */
+int npu_tensor_bind_buffer(struct npu_tensor *t, struct npu_buffer *buf,
+			   uint64_t offset);
+/* Place element [0,...,0] at @data in host memory (CPU only). */
+int npu_tensor_bind_host(struct npu_tensor *t, void *data);
+
+/* Bytes from element [0,...,0] to one past the last addressed element. */
+uint64_t npu_tensor_span(const struct npu_tensor *t);
+
+/* ---- Ops ------------------------------------------------------------------ */
+
+enum npu_op_kind {
+	NPU_OP_GEMM = 0,	/* in: A, B, bias (opt); numpy batch broadcast */
+	NPU_OP_CONV2D,		/* in: X NHWC, W [CO,KH,KW,C/groups], bias (opt) */
+	NPU_OP_POOL2D,		/* in: X NHWC */
+	NPU_OP_ELTWISE,		/* in: A, B with numpy broadcasting */
+	NPU_OP_ACTIVATION,	/* in: X; the op is params.act */
+	NPU_OP_SOFTMAX,		/* in: X */
+	NPU_OP_LAYERNORM,	/* in: X, gamma (opt), beta (opt) */
+	NPU_OP_QUANTIZE,	/* in: float X; out int8/uint8 */
+	NPU_OP_DEQUANTIZE,	/* in: int8/uint8 X; out float */
+	NPU_OP_REQUANTIZE,	/* in: int8/uint8 X; out int8/uint8 */
+	NPU_OP_KIND_COUNT,
+};
+
+/* Fused activation (GEMM, CONV2D, ELTWISE) or ACTIVATION's function. */
+enum npu_activation {
+	NPU_ACT_NONE = 0,
+	NPU_ACT_RELU,
+	NPU_ACT_RELU6,
+	NPU_ACT_LEAKY_RELU,	/* slope in act_alpha */
+	NPU_ACT_SIGMOID,
+	NPU_ACT_TANH,
+	NPU_ACT_GELU,
+};
+
+/* How real values become integers (Documentation/ops.rst "Rounding"). */
+enum npu_rounding {
+	NPU_ROUND_ONNX = 0,	/* binary32 multiplier, ties to even */
+	NPU_ROUND_TFLITE = 1,	/* Q31 fixed-point multiplier */
+};
+
+#define NPU_GEMM_TRANS_A	(1u << 0)
+#define NPU_GEMM_TRANS_B	(1u << 1)
+
+enum npu_pool_kind {
+	NPU_POOL_MAX = 0,
+	NPU_POOL_AVG = 1,
+	NPU_POOL_GLOBAL_AVG = 2,
+};
+
+enum npu_eltwise_kind {
+	NPU_ELTWISE_ADD = 0,
+	NPU_ELTWISE_SUB = 1,
+	NPU_ELTWISE_MUL = 2,
+};
+
+/*
+ * Op parameters.  Zero-initialise, then set what the op needs; fields an
+ * op does not use must stay zero.  Padding order is top, left, bottom,
+ * right.
+ */
+struct npu_op_params {
+	enum npu_op_kind kind;
+	enum npu_activation act;
+	float act_alpha;
+	enum npu_rounding round;
+	/*
+	 * Largest span in bytes one operand of one device command may have;
+	 * 0 is the hardware limit (4 GiB).  Larger GEMM/CONV2D ops are
+	 * split into several commands, other ops go to the CPU.
+	 */
+	uint64_t max_tile_bytes;
+	union {
+		struct {
+			uint32_t flags;		/* NPU_GEMM_* */
+		} gemm;
+		struct {
+			uint32_t stride[2];	/* h, w; >= 1 */
+			uint32_t dilation[2];	/* h, w; >= 1 */
+			uint32_t pad[4];
+			uint32_t groups;	/* >= 1 */
+		} conv;
+		struct {
+			enum npu_pool_kind kind;
+			bool count_include_pad;
+			uint32_t kernel[2];
+			uint32_t stride[2];
+			uint32_t pad[4];	/* each < kernel */
+		} pool;
+		struct {
+			enum npu_eltwise_kind kind;
+		} eltwise;
+		struct {
+			uint32_t axis;
+		} softmax;
+		struct {
+			uint32_t axis;		/* normalise dims axis..rank-1 */
+			float epsilon;
+		} layernorm;
+	};
+};
+
+struct npu_op;
+
+/*
+ * Create an op from @params, @num_inputs input tensors (NULL entries for
+ * absent optional inputs) and @output.  Every tensor must be bound.  All
+ * buffer-bound tensors must belong to one context (-EXDEV); per-channel
+ * quantization parameters are uploaded into a buffer of that context.
+ * -EINVAL for anything the op set does not define (shapes, dtypes,
+ * attributes; the same rules the device applies), -ENOMEM.
+ */
+int npu_op_create(const struct npu_op_params *params,
+		  const struct npu_tensor *const *inputs, size_t num_inputs,
+		  const struct npu_tensor *output, struct npu_op **out);
+void npu_op_free(struct npu_op *op);
+
+/*
+ * 1 when the device can run the op, 0 when it must run on the CPU; then
+ * *@reason (if not NULL) receives a static English explanation.
+ */
+int npu_op_supported(const struct npu_op *op, const char **reason);
+
+/* Device commands the op encodes to (1 unless tiled), 0 if unsupported. */
+size_t npu_op_num_commands(const struct npu_op *op);
+
+/*
+ * Append the op's command(s) to @cb: all of them, or none with -ENOSPC.
+ * -ENOTSUP when npu_op_supported() says no.
+ */
+int npu_op_encode(const struct npu_op *op, struct npu_cmdbuf *cb);
+
+/*
+ * The buffers a job running the op must list in npu_submit(), including
+ * the op's own parameter buffer.  Writes at most @max and returns the
+ * total count.
+ */
+size_t npu_op_buffers(const struct npu_op *op, struct npu_buffer **bufs,
+		      size_t max);
+
+/* Run the op on the CPU with the reference implementation. */
+int npu_op_run_cpu(const struct npu_op *op);
+
+enum npu_op_where {
+	NPU_OP_RAN_DEVICE = 1,
+	NPU_OP_RAN_CPU = 2,
+};
+
+/*
+ * Run the op to completion: as one job on @q when the device supports it
+ * (@q may be NULL to force the CPU), else on the CPU.  A failed job
+ * returns its npu_fence_error().  *@where (if not NULL) tells which ran.
+ */
+int npu_op_run(const struct npu_op *op, struct npu_queue *q,
+	       int64_t deadline_ns, enum npu_op_where *where);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_OPS_H */

@@ -1,0 +1,879 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The op API: tensors, op validation, tiling into device commands and
+ * the CPU fallback.
+ *
+ * An op is validated once, at creation, by the same vnpu_op_check() the
+ * device runs on every command, applied to the whole untiled command with
+ * placeholder addresses.  The device commands (tiles) are then computed
+ * and kept, so encoding is a copy and an op is immutable afterwards.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_internal.h"
+#include "npu/ops.h"
+#include "vnpu_ref.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the op encoder writes vnpu's little-endian layout from host structs"
+#endif
+
+_Static_assert(NPU_TENSOR_MAX_RANK == VNPU_MAX_RANK, "rank limit");
+_Static_assert((int)NPU_DTYPE_INT32 == VNPU_DT_INT32 &&
+	       (int)NPU_DTYPE_UINT8 == VNPU_DT_UINT8, "dtype values");
+_Static_assert((int)NPU_ACT_GELU == VNPU_ACT_GELU, "activation values");
+_Static_assert(NPU_GEMM_TRANS_A == VNPU_GEMM_TRANS_A &&
+	       NPU_GEMM_TRANS_B == VNPU_GEMM_TRANS_B, "gemm flags");
+
+/* A placeholder device address for validation before any is known. */
+#define PLACEHOLDER_QVA		0x1000ull
+
+struct npu_tensor {
+	struct vnpu_tensor_desc d;	/* va and quant_va not yet set */
+	uint8_t *qarr;			/* CHANNEL: scales then zero points */
+	struct npu_buffer *buf;
+	uint64_t offset;
+	void *host;
+};
+
+struct op_slot {
+	bool present;
+	struct npu_buffer *buf;
+	uint64_t offset;
+	void *host;
+	uint8_t *qarr;
+	uint64_t qbytes;
+};
+
+struct npu_op {
+	struct vnpu_cmd_compute full;	/* untiled, placeholder addresses */
+	struct op_slot s[VNPU_OP_SLOTS];
+	struct npu_context *ctx;	/* of the buffers, referenced */
+	const char *reason;		/* NULL: the device takes it */
+	struct vnpu_cmd_compute *cmds;
+	size_t num_cmds;
+	struct npu_buffer *qbuf;	/* per-channel arrays of the tiles */
+	struct npu_buffer *bufs[VNPU_OP_SLOTS + 1];
+	size_t num_bufs;
+};
+
+static uint32_t bits_of(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+NPU_EXPORT size_t npu_dtype_size(enum npu_dtype dtype)
+{
+	return vnpu_dtype_size((unsigned int)dtype);
+}
+
+/* ---- Tensors -------------------------------------------------------------- */
+
+NPU_EXPORT int npu_tensor_create(enum npu_dtype dtype, uint32_t rank,
+				 const uint32_t *dims, struct npu_tensor **out)
+{
+	struct npu_tensor *t;
+	uint64_t elems = 1;
+	uint32_t i;
+
+	if (!out || !dims || !vnpu_dtype_size((unsigned int)dtype) ||
+	    rank < 1 || rank > VNPU_MAX_RANK)
+		return -EINVAL;
+	for (i = 0; i < rank; i++)
+		if (!dims[i] || __builtin_mul_overflow(elems, dims[i], &elems))
+			return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->d.dtype = (uint8_t)dtype;
+	t->d.rank = (uint8_t)rank;
+	memcpy(t->d.dims, dims, 4u * rank);
+	*out = t;
+	return 0;
+}
+
+NPU_EXPORT void npu_tensor_free(struct npu_tensor *t)
+{
+	if (!t)
+		return;
+	free(t->qarr);
+	free(t);
+}
+
+NPU_EXPORT int npu_tensor_set_strides(struct npu_tensor *t,
+				      const uint64_t *strides)
+{
+	uint64_t last = 0, x;
+	int i;
+
+	if (!t)
+		return -EINVAL;
+	if (!strides) {
+		t->d.flags &= ~VNPU_TENSOR_STRIDED;
+		memset(t->d.strides, 0, sizeof(t->d.strides));
+		return 0;
+	}
+	for (i = 0; i < t->d.rank; i++)
+		if (__builtin_mul_overflow((uint64_t)(t->d.dims[i] - 1),
+					   strides[i], &x) ||
+		    __builtin_add_overflow(last, x, &last))
+			return -EOVERFLOW;
+	if (__builtin_add_overflow(last, 1, &x) ||
+	    __builtin_mul_overflow(x, vnpu_dtype_size(t->d.dtype), &x))
+		return -EOVERFLOW;
+	memcpy(t->d.strides, strides, 8u * t->d.rank);
+	t->d.flags |= VNPU_TENSOR_STRIDED;
+	return 0;
+}
+
+static bool is_q8(uint8_t dt)
+{
+	return dt == VNPU_DT_INT8 || dt == VNPU_DT_UINT8;
+}
+
+static bool zp_ok(uint8_t dt, int32_t zp)
+{
+	return dt == VNPU_DT_INT8 ? zp >= -128 && zp <= 127 : zp >= 0 && zp <= 255;
+}
+
+NPU_EXPORT int npu_tensor_set_quant(struct npu_tensor *t, float scale,
+				    int32_t zero_point)
+{
+	if (!t || !is_q8(t->d.dtype) || !(scale > 0.0f) || !isfinite(scale) ||
+	    !zp_ok(t->d.dtype, zero_point))
+		return -EINVAL;
+	free(t->qarr);
+	t->qarr = NULL;
+	t->d.quant = VNPU_QUANT_TENSOR;
+	t->d.quant_axis = 0;
+	t->d.scale = bits_of(scale);
+	t->d.zero_point = zero_point;
+	return 0;
+}
+
+NPU_EXPORT int npu_tensor_set_quant_channel(struct npu_tensor *t, uint32_t axis,
+					    const float *scales,
+					    const int32_t *zero_points)
+{
+	uint32_t n, c;
+	uint8_t *q;
+
+	if (!t || !scales || !is_q8(t->d.dtype) || axis >= t->d.rank)
+		return -EINVAL;
+	n = t->d.dims[axis];
+	for (c = 0; c < n; c++)
+		if (!(scales[c] > 0.0f) || !isfinite(scales[c]) ||
+		    (zero_points && !zp_ok(t->d.dtype, zero_points[c])))
+			return -EINVAL;
+	q = calloc(n, 8);
+	if (!q)
+		return -ENOMEM;
+	memcpy(q, scales, 4ull * n);
+	if (zero_points)
+		memcpy(q + 4ull * n, zero_points, 4ull * n);
+	free(t->qarr);
+	t->qarr = q;
+	t->d.quant = VNPU_QUANT_CHANNEL;
+	t->d.quant_axis = (uint8_t)axis;
+	t->d.scale = 0;
+	t->d.zero_point = 0;
+	return 0;
+}
+
+NPU_EXPORT uint64_t npu_tensor_span(const struct npu_tensor *t)
+{
+	uint64_t last = 0, es;
+	int i;
+
+	if (!t)
+		return 0;
+	es = vnpu_dtype_size(t->d.dtype);
+	if (!(t->d.flags & VNPU_TENSOR_STRIDED)) {
+		for (i = 0, last = 1; i < t->d.rank; i++)
+			last *= t->d.dims[i];
+		return last * es;
+	}
+	for (i = 0; i < t->d.rank; i++)
+		last += (uint64_t)(t->d.dims[i] - 1) * t->d.strides[i];
+	return (last + 1) * es;
+}
+
+NPU_EXPORT int npu_tensor_bind_buffer(struct npu_tensor *t,
+				      struct npu_buffer *buf, uint64_t offset)
+{
+	uint64_t span, size;
+
+	if (!t || !buf || offset % vnpu_dtype_size(t->d.dtype))
+		return -EINVAL;
+	span = npu_tensor_span(t);
+	size = npu_buffer_size(buf);
+	if (offset > size || span > size - offset)
+		return -ERANGE;
+	t->buf = buf;
+	t->offset = offset;
+	t->host = NULL;
+	return 0;
+}
+
+NPU_EXPORT int npu_tensor_bind_host(struct npu_tensor *t, void *data)
+{
+	if (!t || !data ||
+	    (uintptr_t)data % vnpu_dtype_size(t->d.dtype))
+		return -EINVAL;
+	t->host = data;
+	t->buf = NULL;
+	t->offset = 0;
+	return 0;
+}
+
+/* ---- Tiling --------------------------------------------------------------- */
+
+/* Describe the same elements with explicit strides. */
+static void make_strided(struct vnpu_tensor_desc *d)
+{
+	uint64_t s = 1;
+	int i;
+
+	if (d->flags & VNPU_TENSOR_STRIDED)
+		return;
+	for (i = d->rank - 1; i >= 0; i--) {
+		d->strides[i] = s;
+		s *= d->dims[i];
+	}
+	d->flags |= VNPU_TENSOR_STRIDED;
+}
+
+/* Narrow dimension @axis to [@start, @start + @len). */
+static void slice(struct vnpu_tensor_desc *d, int axis, uint32_t start,
+		  uint32_t len)
+{
+	make_strided(d);
+	d->va += (uint64_t)start * d->strides[axis] * vnpu_dtype_size(d->dtype);
+	d->dims[axis] = len;
+}
+
+/*
+ * One tile: the command, and for each slot the first channel its
+ * per-channel arrays start at (channels are sliced along with the data).
+ */
+struct tile {
+	struct vnpu_cmd_compute c;
+	uint32_t qstart[VNPU_OP_SLOTS];
+};
+
+struct plan {
+	struct tile *t;
+	size_t n, cap;
+};
+
+static int plan_add(struct plan *p, const struct tile *t)
+{
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 8;
+		struct tile *nt = realloc(p->t, cap * sizeof(*nt));
+
+		if (!nt)
+			return -ENOMEM;
+		p->t = nt;
+		p->cap = cap;
+	}
+	p->t[p->n++] = *t;
+	return 0;
+}
+
+/* Does every operand of @c span at most @lim bytes? */
+static int tile_fits(const struct vnpu_cmd_compute *c, uint64_t lim,
+		     uint64_t *span)
+{
+	struct vnpu_cmd_compute cc;
+	struct vnpu_op_info info;
+	int i;
+
+	if (vnpu_op_check(c, sizeof(*c), &cc, &info))
+		return -EINVAL;
+	for (i = 0; i < VNPU_OP_SLOTS; i++)
+		span[i] = info.span[i];
+	for (i = 0; i < VNPU_OP_SLOTS; i++)
+		if (span[i] > lim)
+			return 0;
+	return 1;
+}
+
+static void gemm_tile(const struct vnpu_cmd_compute *full, uint32_t m0,
+		      uint32_t mt, uint32_t n0, uint32_t nt, struct tile *t)
+{
+	struct vnpu_cmd_compute *c = &t->c;
+	bool ta = full->attr.gemm.flags & VNPU_GEMM_TRANS_A;
+	bool tb = full->attr.gemm.flags & VNPU_GEMM_TRANS_B;
+	int ra = full->t[0].rank, rb = full->t[1].rank, r = full->t[3].rank;
+
+	*c = *full;
+	memset(t->qstart, 0, sizeof(t->qstart));
+	slice(&c->t[0], ta ? ra - 1 : ra - 2, m0, mt);
+	slice(&c->t[1], tb ? rb - 2 : rb - 1, n0, nt);
+	t->qstart[1] = n0;
+	if (c->t[2].rank)
+		slice(&c->t[2], 0, n0, nt);
+	slice(&c->t[3], r - 2, m0, mt);
+	slice(&c->t[3], r - 1, n0, nt);
+	t->qstart[3] = n0;
+}
+
+static int plan_gemm(const struct vnpu_cmd_compute *full, uint64_t lim,
+		     struct plan *p)
+{
+	int r = full->t[3].rank;
+	uint32_t m = full->t[3].dims[r - 2], n = full->t[3].dims[r - 1];
+	uint32_t mt = m, nt = n, m0, n0;
+	uint64_t span[VNPU_OP_SLOTS];
+	struct tile t;
+	int ret;
+
+	for (;;) {
+		gemm_tile(full, 0, mt, 0, nt, &t);
+		ret = tile_fits(&t.c, lim, span);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			break;
+		/* Shrink the dimension the oversized operand depends on. */
+		if (span[0] > lim) {
+			if (mt == 1)
+				return -E2BIG;
+			mt = (mt + 1) / 2;
+		} else if (span[1] > lim || span[2] > lim) {
+			if (nt == 1)
+				return -E2BIG;
+			nt = (nt + 1) / 2;
+		} else if (mt >= nt && mt > 1) {
+			mt = (mt + 1) / 2;
+		} else if (nt > 1) {
+			nt = (nt + 1) / 2;
+		} else {
+			return -E2BIG;
+		}
+	}
+	for (m0 = 0; m0 < m; m0 += mt) {
+		for (n0 = 0; n0 < n; n0 += nt) {
+			gemm_tile(full, m0, m - m0 < mt ? m - m0 : mt, n0,
+				  n - n0 < nt ? n - n0 : nt, &t);
+			ret = plan_add(p, &t);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Output rows [o0, o0 + ot) of a convolution, with the input rows they read. */
+static int conv_tile(const struct vnpu_cmd_compute *full, uint32_t o0,
+		     uint32_t ot, struct tile *t)
+{
+	struct vnpu_cmd_compute *c = &t->c;
+	const struct vnpu_attr_conv2d *at = &full->attr.conv;
+	int64_t h = full->t[0].dims[1];
+	int64_t ek = (int64_t)(full->t[1].dims[1] - 1) * at->dilation_h + 1;
+	int64_t start = (int64_t)o0 * at->stride_h - at->pad_top;
+	int64_t end = (int64_t)(o0 + ot - 1) * at->stride_h - at->pad_top + ek;
+	int64_t s = start < 0 ? 0 : start, e = end > h ? h : end;
+
+	if (e <= s)
+		return -E2BIG;	/* a tile entirely in the padding */
+	*c = *full;
+	memset(t->qstart, 0, sizeof(t->qstart));
+	slice(&c->t[0], 1, (uint32_t)s, (uint32_t)(e - s));
+	c->attr.conv.pad_top = (uint32_t)(s - start);
+	c->attr.conv.pad_bottom = (uint32_t)(end - e);
+	slice(&c->t[3], 1, o0, ot);
+	return 0;
+}
+
+static int plan_conv(const struct vnpu_cmd_compute *full, uint64_t lim,
+		     struct plan *p)
+{
+	uint32_t oh = full->t[3].dims[1], ot = oh, o0;
+	uint64_t span[VNPU_OP_SLOTS];
+	struct tile t;
+	int ret;
+
+	for (;;) {
+		ret = conv_tile(full, 0, ot, &t);
+		if (!ret)
+			ret = tile_fits(&t.c, lim, span);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			break;
+		if (span[1] > lim || span[2] > lim || ot == 1)
+			return -E2BIG;	/* weights are never split */
+		ot = (ot + 1) / 2;
+	}
+	for (o0 = 0; o0 < oh; o0 += ot) {
+		ret = conv_tile(full, o0, oh - o0 < ot ? oh - o0 : ot, &t);
+		if (!ret)
+			ret = plan_add(p, &t);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- Ops ------------------------------------------------------------------ */
+
+static uint16_t vnpu_opcode(enum npu_op_kind k)
+{
+	static const uint16_t map[NPU_OP_KIND_COUNT] = {
+		[NPU_OP_GEMM] = VNPU_OP_GEMM,
+		[NPU_OP_CONV2D] = VNPU_OP_CONV2D,
+		[NPU_OP_POOL2D] = VNPU_OP_POOL2D,
+		[NPU_OP_ELTWISE] = VNPU_OP_ELTWISE,
+		[NPU_OP_ACTIVATION] = VNPU_OP_ACTIVATION,
+		[NPU_OP_SOFTMAX] = VNPU_OP_SOFTMAX,
+		[NPU_OP_LAYERNORM] = VNPU_OP_LAYERNORM,
+		[NPU_OP_QUANTIZE] = VNPU_OP_QUANTIZE,
+		[NPU_OP_DEQUANTIZE] = VNPU_OP_DEQUANTIZE,
+		[NPU_OP_REQUANTIZE] = VNPU_OP_REQUANTIZE,
+	};
+
+	return (unsigned int)k < NPU_OP_KIND_COUNT ? map[k] : 0;
+}
+
+/* Encode @p's attributes; -EINVAL for a field the op does not use. */
+static int encode_attrs(const struct npu_op_params *p,
+			struct vnpu_cmd_compute *c)
+{
+	struct npu_op_params z;
+	size_t used;
+
+	/* Bytes of the union beyond what the op uses must be zero. */
+	memset(&z, 0, sizeof(z));
+	switch (p->kind) {
+	case NPU_OP_GEMM:
+		c->attr.gemm.flags = p->gemm.flags;
+		used = sizeof(p->gemm);
+		break;
+	case NPU_OP_CONV2D:
+		c->attr.conv.stride_h = p->conv.stride[0];
+		c->attr.conv.stride_w = p->conv.stride[1];
+		c->attr.conv.dilation_h = p->conv.dilation[0];
+		c->attr.conv.dilation_w = p->conv.dilation[1];
+		c->attr.conv.pad_top = p->conv.pad[0];
+		c->attr.conv.pad_left = p->conv.pad[1];
+		c->attr.conv.pad_bottom = p->conv.pad[2];
+		c->attr.conv.pad_right = p->conv.pad[3];
+		c->attr.conv.groups = p->conv.groups;
+		used = sizeof(p->conv);
+		break;
+	case NPU_OP_POOL2D:
+		c->attr.pool.kind = (uint32_t)p->pool.kind;
+		c->attr.pool.flags = p->pool.count_include_pad ?
+				     VNPU_POOL_COUNT_INCLUDE_PAD : 0;
+		c->attr.pool.kernel_h = p->pool.kernel[0];
+		c->attr.pool.kernel_w = p->pool.kernel[1];
+		c->attr.pool.stride_h = p->pool.stride[0];
+		c->attr.pool.stride_w = p->pool.stride[1];
+		c->attr.pool.pad_top = p->pool.pad[0];
+		c->attr.pool.pad_left = p->pool.pad[1];
+		c->attr.pool.pad_bottom = p->pool.pad[2];
+		c->attr.pool.pad_right = p->pool.pad[3];
+		used = sizeof(p->pool);
+		break;
+	case NPU_OP_ELTWISE:
+		c->attr.eltwise.kind = (uint32_t)p->eltwise.kind;
+		used = sizeof(p->eltwise);
+		break;
+	case NPU_OP_SOFTMAX:
+		c->attr.softmax.axis = p->softmax.axis;
+		used = sizeof(p->softmax);
+		break;
+	case NPU_OP_LAYERNORM:
+		c->attr.layernorm.axis = p->layernorm.axis;
+		if (!isfinite(p->layernorm.epsilon))
+			return -EINVAL;
+		c->attr.layernorm.epsilon = bits_of(p->layernorm.epsilon);
+		used = sizeof(p->layernorm);
+		break;
+	default:
+		used = 0;
+		break;
+	}
+	/*
+	 * Words of the union the op does not use must be zero, so a field
+	 * set for the wrong op kind is an error, not silently ignored.  The
+	 * pool struct holds a bool (and padding), so it is not compared.
+	 */
+	if (p->kind != NPU_OP_POOL2D &&
+	    memcmp((const uint8_t *)&p->conv + used, (const uint8_t *)&z.conv + used,
+		   sizeof(z.conv) - used))
+		return -EINVAL;
+	return 0;
+}
+
+static const struct npu_tensor *slot_tensor(const struct npu_tensor *const *in,
+					    size_t n, const struct npu_tensor *o,
+					    int i)
+{
+	if (i == VNPU_OP_SLOT_OUT)
+		return o;
+	return (size_t)i < n ? in[i] : NULL;
+}
+
+/* Append per-channel arrays for channels [start, start + n) of slot @s. */
+static int qblob_add(uint8_t **blob, size_t *len, const struct op_slot *s,
+		     uint32_t total, uint32_t start, uint32_t n, uint64_t *off)
+{
+	uint8_t *nb = realloc(*blob, *len + 8ull * n);
+
+	if (!nb)
+		return -ENOMEM;
+	*blob = nb;
+	memcpy(nb + *len, s->qarr + 4ull * start, 4ull * n);
+	memcpy(nb + *len + 4ull * n, s->qarr + 4ull * (total + start), 4ull * n);
+	*off = *len;
+	*len += 8ull * n;
+	return 0;
+}
+
+static void add_buf(struct npu_op *op, struct npu_buffer *b)
+{
+	size_t i;
+
+	for (i = 0; i < op->num_bufs; i++)
+		if (op->bufs[i] == b)
+			return;
+	op->bufs[op->num_bufs++] = b;
+}
+
+/*
+ * Turn the plan into device commands: real addresses, and per-channel
+ * arrays for each tile uploaded into one read-only buffer.
+ */
+static int plan_finish(struct npu_op *op, struct plan *p)
+{
+	uint8_t *blob = NULL;
+	size_t blen = 0, i;
+	uint64_t qoff[VNPU_OP_SLOTS];
+	int s, ret = 0;
+	void *map;
+
+	op->cmds = calloc(p->n, sizeof(*op->cmds));
+	if (!op->cmds)
+		return -ENOMEM;
+	for (i = 0; i < p->n; i++) {
+		struct vnpu_cmd_compute *c = &p->t[i].c;
+
+		for (s = 0; s < VNPU_OP_SLOTS; s++) {
+			struct vnpu_tensor_desc *d = &c->t[s];
+
+			qoff[s] = 0;
+			if (!op->s[s].present)
+				continue;
+			d->va += npu_buffer_va(op->s[s].buf) + op->s[s].offset;
+			if (d->quant != VNPU_QUANT_CHANNEL)
+				continue;
+			ret = qblob_add(&blob, &blen, &op->s[s],
+					op->full.t[s].dims[d->quant_axis],
+					p->t[i].qstart[s], d->dims[d->quant_axis],
+					&qoff[s]);
+			if (ret)
+				goto out;
+		}
+		op->cmds[i] = *c;
+		for (s = 0; s < VNPU_OP_SLOTS; s++)
+			op->cmds[i].t[s].quant_va = qoff[s];
+	}
+	op->num_cmds = p->n;
+	if (blen) {
+		ret = npu_buffer_alloc(op->ctx, blen, NPU_BUFFER_DEVICE_READONLY,
+				       &op->qbuf);
+		if (!ret)
+			ret = npu_buffer_map(op->qbuf, &map);
+		if (ret)
+			goto out;
+		memcpy(map, blob, blen);
+		add_buf(op, op->qbuf);
+		for (i = 0; i < p->n; i++)
+			for (s = 0; s < VNPU_OP_SLOTS; s++)
+				if (op->cmds[i].t[s].quant == VNPU_QUANT_CHANNEL)
+					op->cmds[i].t[s].quant_va += npu_buffer_va(op->qbuf);
+	}
+	/* Every tile must pass the device's own check; a failure is our bug. */
+	for (i = 0; i < p->n; i++) {
+		struct vnpu_cmd_compute cc;
+		struct vnpu_op_info info;
+
+		if (vnpu_op_check(&op->cmds[i], sizeof(op->cmds[i]), &cc, &info)) {
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+out:
+	free(blob);
+	return ret;
+}
+
+static void plan_device(struct npu_op *op, uint64_t lim)
+{
+	struct plan p = { 0 };
+	uint64_t span[VNPU_OP_SLOTS];
+	struct tile t;
+	int ret, s;
+
+	for (s = 0; s < VNPU_OP_SLOTS; s++) {
+		if (op->s[s].present && !op->s[s].buf) {
+			op->reason = "an operand is in host memory";
+			return;
+		}
+	}
+	if (!op->ctx) {
+		op->reason = "no operand is in device memory";
+		return;
+	}
+	if (!(op->ctx->info.caps & NPU_CAP_COMPUTE)) {
+		op->reason = "the device has no compute engine";
+		return;
+	}
+	switch (op->full.hdr.opcode) {
+	case VNPU_OP_GEMM:
+		ret = plan_gemm(&op->full, lim, &p);
+		break;
+	case VNPU_OP_CONV2D:
+		ret = plan_conv(&op->full, lim, &p);
+		break;
+	default:
+		memset(&t, 0, sizeof(t));
+		t.c = op->full;
+		ret = tile_fits(&t.c, lim, span);
+		if (ret == 1)
+			ret = plan_add(&p, &t);
+		else if (!ret)
+			ret = -E2BIG;
+		break;
+	}
+	if (!ret)
+		ret = plan_finish(op, &p);
+	free(p.t);
+	if (ret) {
+		free(op->cmds);
+		op->cmds = NULL;
+		op->num_cmds = 0;
+		npu_buffer_free(op->qbuf);
+		op->qbuf = NULL;
+		op->reason = ret == -E2BIG ?
+			"an operand exceeds the per-command size limit and the op cannot be split" :
+			"the device commands could not be prepared (out of memory)";
+	}
+}
+
+NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
+			     const struct npu_tensor *const *inputs,
+			     size_t num_inputs, const struct npu_tensor *output,
+			     struct npu_op **out)
+{
+	struct vnpu_cmd_compute cc;
+	struct vnpu_op_info info;
+	struct npu_op *op;
+	uint64_t lim;
+	int i, ret;
+
+	if (!params || !output || !out || num_inputs > 3 ||
+	    (num_inputs && !inputs) || !vnpu_opcode(params->kind) ||
+	    (unsigned int)params->act > NPU_ACT_GELU ||
+	    (unsigned int)params->round > NPU_ROUND_TFLITE)
+		return -EINVAL;
+	if (params->act == NPU_ACT_LEAKY_RELU ? !isfinite(params->act_alpha) :
+	    params->act_alpha != 0.0f)
+		return -EINVAL;
+	op = calloc(1, sizeof(*op));
+	if (!op)
+		return -ENOMEM;
+	op->full.hdr.opcode = vnpu_opcode(params->kind);
+	op->full.hdr.size = sizeof(op->full);
+	op->full.act = (uint8_t)params->act;
+	op->full.round = (uint8_t)params->round;
+	if (params->act == NPU_ACT_LEAKY_RELU)
+		op->full.act_alpha = bits_of(params->act_alpha);
+	ret = encode_attrs(params, &op->full);
+	if (ret)
+		goto fail;
+
+	for (i = 0; i < VNPU_OP_SLOTS; i++) {
+		const struct npu_tensor *t = slot_tensor(inputs, num_inputs,
+							 output, i);
+		struct op_slot *s = &op->s[i];
+
+		if (!t)
+			continue;
+		ret = -EINVAL;
+		if (!t->buf && !t->host)
+			goto fail;
+		s->present = true;
+		s->buf = t->buf;
+		s->offset = t->offset;
+		s->host = t->host;
+		op->full.t[i] = t->d;
+		if (t->d.quant == VNPU_QUANT_CHANNEL) {
+			s->qbytes = 8ull * t->d.dims[t->d.quant_axis];
+			s->qarr = malloc(s->qbytes);
+			if (!s->qarr) {
+				ret = -ENOMEM;
+				goto fail;
+			}
+			memcpy(s->qarr, t->qarr, s->qbytes);
+			op->full.t[i].quant_va = PLACEHOLDER_QVA;
+		}
+		if (t->buf) {
+			if (op->ctx && op->ctx != t->buf->ctx) {
+				ret = -EXDEV;
+				goto fail;
+			}
+			if (!op->ctx) {
+				op->ctx = t->buf->ctx;
+				npu__context_get(op->ctx);
+			}
+			add_buf(op, t->buf);
+		}
+	}
+	/* The device's rules are the op's rules: one check for both paths. */
+	if (vnpu_op_check(&op->full, sizeof(op->full), &cc, &info)) {
+		ret = -EINVAL;
+		goto fail;
+	}
+	lim = params->max_tile_bytes && params->max_tile_bytes < VNPU_MAX_TENSOR_BYTES ?
+	      params->max_tile_bytes : VNPU_MAX_TENSOR_BYTES;
+	plan_device(op, lim);
+	*out = op;
+	return 0;
+fail:
+	npu_op_free(op);
+	return ret;
+}
+
+NPU_EXPORT void npu_op_free(struct npu_op *op)
+{
+	int i;
+
+	if (!op)
+		return;
+	npu_buffer_free(op->qbuf);
+	free(op->cmds);
+	for (i = 0; i < VNPU_OP_SLOTS; i++)
+		free(op->s[i].qarr);
+	if (op->ctx)
+		npu__context_put(op->ctx);
+	free(op);
+}
+
+NPU_EXPORT int npu_op_supported(const struct npu_op *op, const char **reason)
+{
+	if (!op)
+		return -EINVAL;
+	if (op->reason && reason)
+		*reason = op->reason;
+	return !op->reason;
+}
+
+NPU_EXPORT size_t npu_op_num_commands(const struct npu_op *op)
+{
+	return op ? op->num_cmds : 0;
+}
+
+NPU_EXPORT int npu_op_encode(const struct npu_op *op, struct npu_cmdbuf *cb)
+{
+	size_t i;
+	int ret;
+
+	if (!op || !cb)
+		return -EINVAL;
+	if (op->reason)
+		return -ENOTSUP;
+	if (cb->ctx && cb->ctx != op->ctx)
+		return -EXDEV;
+	if (op->num_cmds > (cb->capacity - cb->size) / sizeof(op->cmds[0]))
+		return -ENOSPC;
+	for (i = 0; i < op->num_cmds; i++) {
+		ret = npu_cmdbuf_raw(cb, &op->cmds[i], sizeof(op->cmds[i]));
+		if (ret) {
+			/* Cannot happen after the checks above; undo anyway. */
+			cb->size -= i * sizeof(op->cmds[0]);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+NPU_EXPORT size_t npu_op_buffers(const struct npu_op *op,
+				 struct npu_buffer **bufs, size_t max)
+{
+	size_t i;
+
+	if (!op)
+		return 0;
+	for (i = 0; i < op->num_bufs && i < max && bufs; i++)
+		bufs[i] = op->bufs[i];
+	return op->num_bufs;
+}
+
+NPU_EXPORT int npu_op_run_cpu(const struct npu_op *op)
+{
+	struct vnpu_op_bind bind;
+	void *map;
+	int i, ret;
+
+	if (!op)
+		return -EINVAL;
+	memset(&bind, 0, sizeof(bind));
+	for (i = 0; i < VNPU_OP_SLOTS; i++) {
+		const struct op_slot *s = &op->s[i];
+
+		if (!s->present)
+			continue;
+		if (s->buf) {
+			ret = npu_buffer_map(s->buf, &map);
+			if (ret)
+				return ret;
+			bind.data[i] = (uint8_t *)map + s->offset;
+		} else {
+			bind.data[i] = s->host;
+		}
+		bind.qparams[i] = s->qarr;
+	}
+	return vnpu_ref_run(&op->full, &bind);
+}
+
+NPU_EXPORT int npu_op_run(const struct npu_op *op, struct npu_queue *q,
+			  int64_t deadline_ns, enum npu_op_where *where)
+{
+	struct npu_cmdbuf *cb = NULL;
+	struct npu_fence *f = NULL;
+	int ret;
+
+	if (!op)
+		return -EINVAL;
+	if (!q || op->reason) {
+		ret = npu_op_run_cpu(op);
+		if (!ret && where)
+			*where = NPU_OP_RAN_CPU;
+		return ret;
+	}
+	ret = npu_cmdbuf_create(op->ctx, op->num_cmds * sizeof(op->cmds[0]), &cb);
+	if (!ret)
+		ret = npu_op_encode(op, cb);
+	if (!ret)
+		ret = npu_submit(q, cb, op->bufs, op->num_bufs, NULL, 0, &f);
+	if (!ret)
+		ret = npu_fence_wait(f, deadline_ns);
+	if (!ret)
+		ret = npu_fence_error(f);
+	npu_fence_free(f);
+	npu_cmdbuf_destroy(cb);
+	if (!ret && where)
+		*where = NPU_OP_RAN_DEVICE;
+	return ret;
+}

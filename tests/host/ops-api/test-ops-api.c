@@ -1,0 +1,760 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libnpu op API on the host: argument and descriptor validation, the CPU
+ * fallback against naive loops written here, and device encoding
+ * including tiling.  Encoded commands are executed with the reference
+ * implementation over a flat arena standing in for device memory, and
+ * must reproduce the untiled CPU result bit for bit.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "npu_internal.h"
+#include "vnpu_ref.h"
+
+/* ---- A device address space without a device ------------------------------ */
+
+#define ARENA_VA	0x10000000ull
+#define ARENA_SIZE	(1u << 20)
+
+static uint8_t *arena;
+static size_t arena_used;
+
+static struct npu_context *fake_ctx(void)
+{
+	struct npu_context *ctx = calloc(1, sizeof(*ctx));
+
+	assert_non_null(ctx);
+	/* Never dropped to zero: nothing here may close a real fd. */
+	atomic_init(&ctx->refs, 1000);
+	ctx->fd = -1;
+	ctx->info.caps = NPU_CAP_COMPUTE | NPU_CAP_MMU;
+	pthread_mutex_init(&ctx->lock, NULL);
+	return ctx;
+}
+
+/* A buffer carved from the arena, already "mapped" for the CPU path. */
+static struct npu_buffer *fake_buf(struct npu_context *ctx, uint64_t size)
+{
+	struct npu_buffer *b = calloc(1, sizeof(*b));
+
+	assert_non_null(b);
+	size = (size + 4095) & ~4095ull;
+	assert_true(arena_used + size <= ARENA_SIZE);
+	b->ctx = ctx;
+	b->size = size;
+	b->va = ARENA_VA + arena_used;
+	b->map = arena + arena_used;
+	pthread_mutex_init(&b->map_lock, NULL);
+	arena_used += size;
+	return b;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	arena = calloc(1, ARENA_SIZE);
+	arena_used = 0;
+	return arena ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	free(arena);
+	return 0;
+}
+
+static void *at_va(uint64_t va)
+{
+	assert_true(va >= ARENA_VA && va < ARENA_VA + ARENA_SIZE);
+	return arena + (va - ARENA_VA);
+}
+
+/* Run every compute command of @cb with the reference over the arena. */
+static int exec_stream(const struct npu_cmdbuf *cb, unsigned int expect_op)
+{
+	const uint8_t *p = npu_cmdbuf_data(cb);
+	size_t off = 0, size = npu_cmdbuf_size(cb);
+	int n = 0;
+
+	while (off < size) {
+		struct vnpu_cmd_compute c;
+		struct vnpu_op_info info;
+		struct vnpu_op_bind bind;
+		int i;
+
+		assert_true(size - off >= sizeof(c));
+		assert_int_equal(vnpu_op_check(p + off, sizeof(c), &c, &info), 0);
+		assert_int_equal(c.hdr.opcode, expect_op);
+		assert_int_equal(c.hdr.size, sizeof(c));
+		memset(&bind, 0, sizeof(bind));
+		for (i = 0; i < VNPU_OP_SLOTS; i++) {
+			if (!((info.present >> i) & 1))
+				continue;
+			bind.data[i] = at_va(c.t[i].va);
+			assert_true(c.t[i].va + info.span[i] <= ARENA_VA + ARENA_SIZE);
+		}
+		assert_int_equal(vnpu_ref_run(&c, &bind), 0);
+		off += sizeof(c);
+		n++;
+	}
+	return n;
+}
+
+static struct npu_tensor *tensor(enum npu_dtype dt, uint32_t rank,
+				 const uint32_t *dims)
+{
+	struct npu_tensor *t = NULL;
+
+	assert_int_equal(npu_tensor_create(dt, rank, dims, &t), 0);
+	return t;
+}
+
+static void fill_f32(float *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (float)((int)((i * 7919u + seed * 104729u) % 97) - 48) / 16.0f;
+}
+
+static void fill_u8(uint8_t *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)((i * 2654435761u + seed) >> 7);
+}
+
+/* ---- Tensors ---------------------------------------------------------------- */
+
+static void test_tensor_validation(void **state)
+{
+	uint32_t dims[7] = { 2, 3, 4, 1, 1, 1, 1 }, zero[2] = { 2, 0 };
+	struct npu_tensor *t = NULL;
+	float scales[3] = { 0.5f, 1.0f, 2.0f }, bad[3] = { 0.5f, -1.0f, 1.0f };
+	int32_t zps[3] = { 0, 5, 300 };
+	uint64_t huge[3] = { UINT64_MAX / 2, 1, 1 };
+	float f;
+
+	(void)state;
+	assert_int_equal(npu_tensor_create(0, 1, dims, &t), -EINVAL);
+	assert_int_equal(npu_tensor_create(99, 1, dims, &t), -EINVAL);
+	assert_int_equal(npu_tensor_create(NPU_DTYPE_FP32, 0, dims, &t), -EINVAL);
+	assert_int_equal(npu_tensor_create(NPU_DTYPE_FP32, 7, dims, &t), -EINVAL);
+	assert_int_equal(npu_tensor_create(NPU_DTYPE_FP32, 2, zero, &t), -EINVAL);
+	assert_int_equal(npu_tensor_create(NPU_DTYPE_FP32, 2, NULL, &t), -EINVAL);
+	assert_null(t);
+
+	t = tensor(NPU_DTYPE_FP32, 3, dims);
+	assert_int_equal(npu_tensor_span(t), 2 * 3 * 4 * 4);
+	/* Quantization is for int8/uint8 only. */
+	assert_int_equal(npu_tensor_set_quant(t, 1.0f, 0), -EINVAL);
+	assert_int_equal(npu_tensor_set_strides(t, huge), -EOVERFLOW);
+	assert_int_equal(npu_tensor_bind_host(t, (uint8_t *)&f + 1), -EINVAL);
+	npu_tensor_free(t);
+
+	t = tensor(NPU_DTYPE_UINT8, 2, (uint32_t[]){ 4, 3 });
+	assert_int_equal(npu_tensor_set_quant(t, 0.0f, 0), -EINVAL);
+	assert_int_equal(npu_tensor_set_quant(t, NAN, 0), -EINVAL);
+	assert_int_equal(npu_tensor_set_quant(t, INFINITY, 0), -EINVAL);
+	assert_int_equal(npu_tensor_set_quant(t, 1.0f, 256), -EINVAL);
+	assert_int_equal(npu_tensor_set_quant(t, 1.0f, -1), -EINVAL);
+	assert_int_equal(npu_tensor_set_quant(t, 0.25f, 255), 0);
+	assert_int_equal(npu_tensor_set_quant_channel(t, 2, scales, NULL), -EINVAL);
+	assert_int_equal(npu_tensor_set_quant_channel(t, 1, bad, NULL), -EINVAL);
+	assert_int_equal(npu_tensor_set_quant_channel(t, 1, scales, zps), -EINVAL);
+	zps[2] = 255;
+	assert_int_equal(npu_tensor_set_quant_channel(t, 1, scales, zps), 0);
+	/* Strides: [4,3] with row stride 5 spans 3*5+2+1 = 18 bytes. */
+	assert_int_equal(npu_tensor_set_strides(t, (uint64_t[]){ 5, 1 }), 0);
+	assert_int_equal(npu_tensor_span(t), 18);
+	assert_int_equal(npu_tensor_set_strides(t, NULL), 0);
+	assert_int_equal(npu_tensor_span(t), 12);
+	npu_tensor_free(t);
+	npu_tensor_free(NULL);
+	assert_int_equal(npu_dtype_size(NPU_DTYPE_BF16), 2);
+	assert_int_equal(npu_dtype_size(0), 0);
+}
+
+static void test_bind_buffer_range(void **state)
+{
+	struct npu_context *ctx = fake_ctx();
+	struct npu_buffer *b = fake_buf(ctx, 4096);
+	struct npu_tensor *t = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ 1024 });
+
+	(void)state;
+	assert_int_equal(npu_tensor_bind_buffer(t, b, 0), 0);
+	assert_int_equal(npu_tensor_bind_buffer(t, b, 4), -ERANGE);
+	assert_int_equal(npu_tensor_bind_buffer(t, b, 2), -EINVAL);
+	assert_int_equal(npu_tensor_bind_buffer(t, b, UINT64_MAX - 3), -ERANGE);
+	npu_tensor_free(t);
+	free(b);
+	free(ctx);
+}
+
+/* ---- Op validation ----------------------------------------------------------- */
+
+static void test_op_validation(void **state)
+{
+	float a[6], b[6], y[4];
+	struct npu_tensor *ta = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 3 });
+	struct npu_tensor *tb = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 3, 2 });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 2 });
+	struct npu_tensor *bad = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 3 });
+	const struct npu_tensor *in[2] = { ta, tb };
+	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct npu_op *op = NULL;
+
+	(void)state;
+	/* Unbound tensors. */
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	npu_tensor_bind_host(ta, a);
+	npu_tensor_bind_host(tb, b);
+	npu_tensor_bind_host(ty, y);
+	npu_tensor_bind_host(bad, y);
+	assert_int_equal(npu_op_create(NULL, in, 2, ty, &op), -EINVAL);
+	assert_int_equal(npu_op_create(&p, in, 4, ty, &op), -EINVAL);
+	assert_int_equal(npu_op_create(&p, in, 2, NULL, &op), -EINVAL);
+	/* Shape mismatch: Y must be [M, N]. */
+	assert_int_equal(npu_op_create(&p, in, 2, bad, &op), -EINVAL);
+	/* Missing required B. */
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+	/* Unknown kind, activation, rounding, GEMM flag. */
+	p.kind = NPU_OP_KIND_COUNT;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.kind = NPU_OP_GEMM;
+	p.act = 42;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.act = NPU_ACT_NONE;
+	p.round = 2;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.round = NPU_ROUND_ONNX;
+	p.gemm.flags = 4;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.gemm.flags = 0;
+	/* A slope without leaky ReLU, a non-finite slope with it. */
+	p.act_alpha = 0.1f;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.act = NPU_ACT_LEAKY_RELU;
+	p.act_alpha = INFINITY;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.act = NPU_ACT_NONE;
+	p.act_alpha = 0.0f;
+	/* A field of another op kind. */
+	p.conv.groups = 1;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.conv.groups = 0;
+	assert_null(op);
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), 0);
+	assert_non_null(op);
+	npu_op_free(op);
+	assert_int_equal(npu_op_supported(NULL, NULL), -EINVAL);
+	assert_int_equal(npu_op_run_cpu(NULL), -EINVAL);
+	npu_tensor_free(ta);
+	npu_tensor_free(tb);
+	npu_tensor_free(ty);
+	npu_tensor_free(bad);
+}
+
+/* ---- CPU fallback against naive loops ----------------------------------------- */
+
+static void test_cpu_gemm_float(void **state)
+{
+	enum { M = 5, K = 7, N = 3 };
+	float a[M * K], b[K * N], bias[N], y[M * N];
+	struct npu_tensor *ta = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ M, K });
+	struct npu_tensor *tb = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ K, N });
+	struct npu_tensor *tc = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ N });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ M, N });
+	const struct npu_tensor *in[3] = { ta, tb, tc };
+	struct npu_op_params p = { .kind = NPU_OP_GEMM, .act = NPU_ACT_RELU };
+	enum npu_op_where where = 0;
+	struct npu_op *op;
+	const char *why = NULL;
+	int i, j, k;
+
+	(void)state;
+	fill_f32(a, M * K, 1);
+	fill_f32(b, K * N, 2);
+	fill_f32(bias, N, 3);
+	npu_tensor_bind_host(ta, a);
+	npu_tensor_bind_host(tb, b);
+	npu_tensor_bind_host(tc, bias);
+	npu_tensor_bind_host(ty, y);
+	assert_int_equal(npu_op_create(&p, in, 3, ty, &op), 0);
+	assert_int_equal(npu_op_supported(op, &why), 0);
+	assert_string_equal(why, "an operand is in host memory");
+	assert_int_equal(npu_op_num_commands(op), 0);
+	assert_int_equal(npu_op_buffers(op, NULL, 0), 0);
+	assert_int_equal(npu_op_run(op, NULL, 0, &where), 0);
+	assert_int_equal(where, NPU_OP_RAN_CPU);
+	for (i = 0; i < M; i++) {
+		for (j = 0; j < N; j++) {
+			float acc = 0.0f;
+
+			for (k = 0; k < K; k++)
+				acc += a[i * K + k] * b[k * N + j];
+			acc += bias[j];
+			acc = acc > 0 ? acc : 0;
+			assert_float_equal(y[i * N + j], acc, 1e-5);
+		}
+	}
+	npu_op_free(op);
+	npu_tensor_free(ta);
+	npu_tensor_free(tb);
+	npu_tensor_free(tc);
+	npu_tensor_free(ty);
+}
+
+/* uint8 x int8 (per-channel zero points) to the raw int32 accumulator. */
+static void test_cpu_gemm_int8_acc(void **state)
+{
+	enum { M = 4, K = 9, N = 6 };
+	uint8_t a[M * K];
+	int8_t b[K * N];
+	int32_t bias[N], y[M * N];
+	float sb[N];
+	int32_t zb[N];
+	struct npu_tensor *ta = tensor(NPU_DTYPE_UINT8, 2, (uint32_t[]){ M, K });
+	struct npu_tensor *tb = tensor(NPU_DTYPE_INT8, 2, (uint32_t[]){ K, N });
+	struct npu_tensor *tc = tensor(NPU_DTYPE_INT32, 1, (uint32_t[]){ N });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_INT32, 2, (uint32_t[]){ M, N });
+	const struct npu_tensor *in[3] = { ta, tb, tc };
+	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct npu_op *op;
+	int i, j, k;
+
+	(void)state;
+	fill_u8(a, sizeof(a), 5);
+	fill_u8((uint8_t *)b, sizeof(b), 6);
+	for (j = 0; j < N; j++) {
+		bias[j] = j * 1000 - 2500;
+		sb[j] = 0.01f * (float)(j + 1);
+		zb[j] = j - 3;
+	}
+	assert_int_equal(npu_tensor_set_quant(ta, 0.5f, 128), 0);
+	assert_int_equal(npu_tensor_set_quant_channel(tb, 1, sb, zb), 0);
+	npu_tensor_bind_host(ta, a);
+	npu_tensor_bind_host(tb, b);
+	npu_tensor_bind_host(tc, bias);
+	npu_tensor_bind_host(ty, y);
+	assert_int_equal(npu_op_create(&p, in, 3, ty, &op), 0);
+	assert_int_equal(npu_op_run_cpu(op), 0);
+	for (i = 0; i < M; i++) {
+		for (j = 0; j < N; j++) {
+			int32_t acc = bias[j];
+
+			for (k = 0; k < K; k++)
+				acc += ((int32_t)a[i * K + k] - 128) *
+				       ((int32_t)b[k * N + j] - zb[j]);
+			assert_int_equal(y[i * N + j], acc);
+		}
+	}
+	npu_op_free(op);
+	/* Per-channel zero points must be along B's N axis. */
+	assert_int_equal(npu_tensor_set_quant_channel(tb, 0,
+		(float[K]){ 1, 1, 1, 1, 1, 1, 1, 1, 1 }, NULL), 0);
+	assert_int_equal(npu_op_create(&p, in, 3, ty, &op), -EINVAL);
+	npu_tensor_free(ta);
+	npu_tensor_free(tb);
+	npu_tensor_free(tc);
+	npu_tensor_free(ty);
+}
+
+/* NCHW data described as NHWC through strides, as the ONNX runner does. */
+static void test_cpu_conv_strided_nchw(void **state)
+{
+	enum { C = 3, H = 6, W = 5, CO = 2, KH = 3, KW = 2 };
+	enum { OH = (H + 1 + 1 - KH) / 2 + 1, OW = (W + 0 + 1 - KW) / 1 + 1 };
+	float x[C * H * W], w[CO * C * KH * KW], y[CO * OH * OW];
+	struct npu_tensor *tx = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, H, W, C });
+	struct npu_tensor *tw = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ CO, KH, KW, C });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, OH, OW, CO });
+	const struct npu_tensor *in[2] = { tx, tw };
+	struct npu_op_params p = {
+		.kind = NPU_OP_CONV2D,
+		.conv = { .stride = { 2, 1 }, .dilation = { 1, 1 },
+			  .pad = { 1, 0, 1, 1 }, .groups = 1 },
+	};
+	struct npu_op *op;
+	int co, oy, ox, c, ky, kx;
+
+	(void)state;
+	fill_f32(x, C * H * W, 7);
+	fill_f32(w, CO * C * KH * KW, 8);
+	npu_tensor_set_strides(tx, (uint64_t[]){ C * H * W, W, 1, H * W });
+	npu_tensor_set_strides(tw, (uint64_t[]){ C * KH * KW, KW, 1, KH * KW });
+	npu_tensor_set_strides(ty, (uint64_t[]){ CO * OH * OW, OW, 1, OH * OW });
+	npu_tensor_bind_host(tx, x);
+	npu_tensor_bind_host(tw, w);
+	npu_tensor_bind_host(ty, y);
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), 0);
+	assert_int_equal(npu_op_run_cpu(op), 0);
+	for (co = 0; co < CO; co++)
+		for (oy = 0; oy < OH; oy++)
+			for (ox = 0; ox < OW; ox++) {
+				float acc = 0.0f;
+
+				for (c = 0; c < C; c++)
+					for (ky = 0; ky < KH; ky++)
+						for (kx = 0; kx < KW; kx++) {
+							int iy = oy * 2 - 1 + ky, ix = ox + kx;
+
+							if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+								continue;
+							acc += x[(c * H + iy) * W + ix] *
+							       w[((co * C + c) * KH + ky) * KW + kx];
+						}
+				assert_float_equal(y[(co * OH + oy) * OW + ox], acc, 1e-5);
+			}
+	npu_op_free(op);
+	npu_tensor_free(tx);
+	npu_tensor_free(tw);
+	npu_tensor_free(ty);
+}
+
+/* ---- Encoding and tiling ------------------------------------------------------ */
+
+struct gemm_case {
+	uint32_t m, k, n, flags;
+	bool quant;
+	uint64_t tile;
+};
+
+static void run_tiled_gemm(const struct gemm_case *g)
+{
+	struct npu_context *ctx = fake_ctx();
+	enum npu_dtype dt = g->quant ? NPU_DTYPE_UINT8 : NPU_DTYPE_FP32;
+	enum npu_dtype bdt = g->quant ? NPU_DTYPE_INT32 : NPU_DTYPE_FP32;
+	size_t es = npu_dtype_size(dt);
+	uint32_t ad[2] = { g->m, g->k }, bd[2] = { g->k, g->n };
+	struct npu_tensor *ta, *tb, *tc, *ty, *ty2;
+	struct npu_buffer *ba, *bb, *bc, *by, *by2, *list[8];
+	const struct npu_tensor *in[3];
+	struct npu_op_params p = { .kind = NPU_OP_GEMM, .act = NPU_ACT_RELU };
+	struct npu_op *op, *ref;
+	struct npu_cmdbuf *cb;
+	size_t i, ncmd;
+
+	if (g->flags & NPU_GEMM_TRANS_A) {
+		ad[0] = g->k;
+		ad[1] = g->m;
+	}
+	if (g->flags & NPU_GEMM_TRANS_B) {
+		bd[0] = g->n;
+		bd[1] = g->k;
+	}
+	ta = tensor(dt, 2, ad);
+	tb = tensor(dt, 2, bd);
+	tc = tensor(bdt, 1, &g->n);
+	ty = tensor(dt, 2, (uint32_t[]){ g->m, g->n });
+	ty2 = tensor(dt, 2, (uint32_t[]){ g->m, g->n });
+	if (g->quant) {
+		npu_tensor_set_quant(ta, 0.02f, 100);
+		npu_tensor_set_quant(tb, 0.03f, 7);
+		npu_tensor_set_quant(ty, 0.5f, 3);
+		npu_tensor_set_quant(ty2, 0.5f, 3);
+	}
+	ba = fake_buf(ctx, npu_tensor_span(ta));
+	bb = fake_buf(ctx, npu_tensor_span(tb));
+	bc = fake_buf(ctx, npu_tensor_span(tc));
+	by = fake_buf(ctx, npu_tensor_span(ty));
+	by2 = fake_buf(ctx, npu_tensor_span(ty));
+	if (g->quant) {
+		fill_u8(ba->map, (size_t)g->m * g->k, 1);
+		fill_u8(bb->map, (size_t)g->k * g->n, 2);
+		for (i = 0; i < g->n; i++)
+			((int32_t *)bc->map)[i] = (int32_t)(i * 37) - 300;
+	} else {
+		fill_f32(ba->map, (size_t)g->m * g->k, 1);
+		fill_f32(bb->map, (size_t)g->k * g->n, 2);
+		fill_f32(bc->map, g->n, 3);
+	}
+	memset(by->map, 0xa5, by->size);
+	memset(by2->map, 0x5a, by2->size);
+	assert_int_equal(npu_tensor_bind_buffer(ta, ba, 0), 0);
+	assert_int_equal(npu_tensor_bind_buffer(tb, bb, 0), 0);
+	assert_int_equal(npu_tensor_bind_buffer(tc, bc, 0), 0);
+	assert_int_equal(npu_tensor_bind_buffer(ty, by, 0), 0);
+	assert_int_equal(npu_tensor_bind_buffer(ty2, by2, 0), 0);
+	in[0] = ta;
+	in[1] = tb;
+	in[2] = tc;
+	p.gemm.flags = g->flags;
+	p.max_tile_bytes = g->tile;
+	assert_int_equal(npu_op_create(&p, in, 3, ty, &op), 0);
+	assert_int_equal(npu_op_supported(op, NULL), 1);
+	ncmd = npu_op_num_commands(op);
+	assert_true(ncmd > 1);
+	assert_int_equal(npu_op_buffers(op, list, 8), 4);
+
+	/* All commands or none. */
+	assert_int_equal(npu_cmdbuf_create(NULL, (ncmd - 1) * sizeof(struct vnpu_cmd_compute) + 8, &cb), 0);
+	assert_int_equal(npu_cmdbuf_nop(cb, 8), 0);
+	assert_int_equal(npu_op_encode(op, cb), -ENOSPC);
+	assert_int_equal(npu_cmdbuf_size(cb), 8);
+	npu_cmdbuf_destroy(cb);
+
+	assert_int_equal(npu_cmdbuf_create(NULL, ncmd * sizeof(struct vnpu_cmd_compute), &cb), 0);
+	assert_int_equal(npu_op_encode(op, cb), 0);
+	assert_int_equal(npu_cmdbuf_size(cb), ncmd * sizeof(struct vnpu_cmd_compute));
+	for (i = 0; i < ncmd; i++) {
+		struct vnpu_cmd_compute c;
+
+		memcpy(&c, (const uint8_t *)npu_cmdbuf_data(cb) + i * sizeof(c), sizeof(c));
+		assert_int_equal(c.act, VNPU_ACT_RELU);
+		assert_int_equal(c.attr.gemm.flags, g->flags);
+		/* Each tile's output lies inside Y. */
+		assert_true(c.t[3].va >= by->va && c.t[3].va < by->va + (uint64_t)g->m * g->n * es);
+	}
+	assert_int_equal(exec_stream(cb, VNPU_OP_GEMM), (int)ncmd);
+	npu_cmdbuf_destroy(cb);
+
+	/* The same op untiled, through the CPU path, into the second Y. */
+	p.max_tile_bytes = 0;
+	assert_int_equal(npu_op_create(&p, in, 3, ty2, &ref), 0);
+	assert_int_equal(npu_op_num_commands(ref), 1);
+	assert_int_equal(npu_op_run_cpu(ref), 0);
+	assert_memory_equal(by->map, by2->map, (size_t)g->m * g->n * es);
+
+	npu_op_free(op);
+	npu_op_free(ref);
+	npu_tensor_free(ta);
+	npu_tensor_free(tb);
+	npu_tensor_free(tc);
+	npu_tensor_free(ty);
+	npu_tensor_free(ty2);
+	free(ba);
+	free(bb);
+	free(bc);
+	free(by);
+	free(by2);
+	free(ctx);
+}
+
+static void test_tiled_gemm(void **state)
+{
+	static const struct gemm_case cases[] = {
+		/*
+		 * Splitting N of a row-major B does not shorten its span
+		 * (K is never split), so each limit leaves room for B.
+		 */
+		{ 37, 16, 29, 0, false, 2048 },
+		{ 37, 16, 29, NPU_GEMM_TRANS_A | NPU_GEMM_TRANS_B, false, 2600 },
+		{ 64, 40, 33, NPU_GEMM_TRANS_B, true, 256 },
+		{ 9, 300, 5, 0, true, 1600 },	/* A is the limit */
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		arena_used = 0;
+		run_tiled_gemm(&cases[i]);
+	}
+}
+
+static void test_tiled_conv(void **state)
+{
+	enum { N = 1, H = 17, W = 9, C = 4, CO = 5, KH = 3, KW = 3 };
+	enum { OH = (H + 2 + 1 - (2 * (KH - 1) + 1)) / 2 + 1, OW = (W + 2 - KW) / 1 + 1 };
+	struct npu_context *ctx = fake_ctx();
+	struct npu_tensor *tx = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ N, H, W, C });
+	struct npu_tensor *tw = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ CO, KH, KW, C });
+	struct npu_tensor *tc = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ CO });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ N, OH, OW, CO });
+	struct npu_buffer *bx, *bw, *bc, *by, *by2;
+	const struct npu_tensor *in[3] = { tx, tw, tc };
+	struct npu_op_params p = {
+		.kind = NPU_OP_CONV2D, .act = NPU_ACT_LEAKY_RELU, .act_alpha = 0.125f,
+		.max_tile_bytes = 1024,
+		.conv = { .stride = { 2, 1 }, .dilation = { 2, 1 },
+			  .pad = { 2, 1, 1, 1 }, .groups = 1 },
+	};
+	struct npu_op *op, *ref;
+	struct npu_cmdbuf *cb;
+	size_t ncmd;
+
+	(void)state;
+	arena_used = 0;
+	bx = fake_buf(ctx, npu_tensor_span(tx));
+	bw = fake_buf(ctx, npu_tensor_span(tw));
+	bc = fake_buf(ctx, npu_tensor_span(tc));
+	by = fake_buf(ctx, npu_tensor_span(ty));
+	by2 = fake_buf(ctx, npu_tensor_span(ty));
+	fill_f32(bx->map, N * H * W * C, 11);
+	fill_f32(bw->map, CO * KH * KW * C, 12);
+	fill_f32(bc->map, CO, 13);
+	npu_tensor_bind_buffer(tx, bx, 0);
+	npu_tensor_bind_buffer(tw, bw, 0);
+	npu_tensor_bind_buffer(tc, bc, 0);
+	npu_tensor_bind_buffer(ty, by, 0);
+	assert_int_equal(npu_op_create(&p, in, 3, ty, &op), 0);
+	ncmd = npu_op_num_commands(op);
+	assert_true(ncmd > 2);
+	assert_int_equal(npu_cmdbuf_create(NULL, ncmd * sizeof(struct vnpu_cmd_compute), &cb), 0);
+	assert_int_equal(npu_op_encode(op, cb), 0);
+	assert_int_equal(exec_stream(cb, VNPU_OP_CONV2D), (int)ncmd);
+	npu_cmdbuf_destroy(cb);
+
+	npu_tensor_bind_buffer(ty, by2, 0);
+	p.max_tile_bytes = 0;
+	assert_int_equal(npu_op_create(&p, in, 3, ty, &ref), 0);
+	assert_int_equal(npu_op_num_commands(ref), 1);
+	assert_int_equal(npu_op_run_cpu(ref), 0);
+	assert_memory_equal(by->map, by2->map, N * OH * OW * CO * 4);
+
+	/* Weights alone above the limit: cannot be split, CPU only. */
+	npu_op_free(op);
+	p.max_tile_bytes = 256;
+	assert_int_equal(npu_op_create(&p, in, 3, ty, &op), 0);
+	assert_int_equal(npu_op_supported(op, NULL), 0);
+	npu_op_free(op);
+	npu_op_free(ref);
+	npu_tensor_free(tx);
+	npu_tensor_free(tw);
+	npu_tensor_free(tc);
+	npu_tensor_free(ty);
+	free(bx);
+	free(bw);
+	free(bc);
+	free(by);
+	free(by2);
+	free(ctx);
+}
+
+static void test_untileable_and_exdev(void **state)
+{
+	struct npu_context *c1 = fake_ctx(), *c2 = fake_ctx();
+	struct npu_tensor *ta = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 8, 64 });
+	struct npu_tensor *tb = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ 64 });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 8, 64 });
+	struct npu_buffer *ba, *bb, *by, *bother;
+	const struct npu_tensor *in[2] = { ta, tb };
+	struct npu_op_params p = { .kind = NPU_OP_ELTWISE,
+				   .eltwise.kind = NPU_ELTWISE_SUB };
+	struct npu_op *op;
+	struct npu_cmdbuf *cb;
+	const char *why = NULL;
+	enum npu_op_where where = 0;
+	float *a, *b, *y;
+	int i;
+
+	(void)state;
+	arena_used = 0;
+	ba = fake_buf(c1, 8 * 64 * 4);
+	bb = fake_buf(c1, 64 * 4);
+	by = fake_buf(c1, 8 * 64 * 4);
+	bother = fake_buf(c2, 8 * 64 * 4);
+	a = ba->map;
+	b = bb->map;
+	y = by->map;
+	fill_f32(a, 8 * 64, 1);
+	fill_f32(b, 64, 2);
+	npu_tensor_bind_buffer(ta, ba, 0);
+	npu_tensor_bind_buffer(tb, bb, 0);
+	npu_tensor_bind_buffer(ty, bother, 0);
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EXDEV);
+	npu_tensor_bind_buffer(ty, by, 0);
+
+	/* Fits: one command, bit-exact descriptor of the broadcast B. */
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), 0);
+	assert_int_equal(npu_op_num_commands(op), 1);
+	assert_int_equal(npu_cmdbuf_create(NULL, 4096, &cb), 0);
+	assert_int_equal(npu_op_encode(op, cb), 0);
+	{
+		struct vnpu_cmd_compute c;
+
+		memcpy(&c, npu_cmdbuf_data(cb), sizeof(c));
+		assert_int_equal(c.hdr.opcode, VNPU_OP_ELTWISE);
+		assert_int_equal(c.hdr.flags, 0);
+		assert_int_equal(c.attr.eltwise.kind, VNPU_ELTWISE_SUB);
+		assert_int_equal(c.t[1].va, bb->va);
+		assert_int_equal(c.t[1].rank, 1);
+		assert_int_equal(c.t[1].dims[0], 64);
+		assert_int_equal(c.t[1].flags, 0);
+		assert_int_equal(c.t[1].dtype, VNPU_DT_FP32);
+		assert_int_equal(c.t[2].rank, 0);
+		assert_int_equal(c.t[3].va, by->va);
+	}
+	npu_cmdbuf_destroy(cb);
+	npu_op_free(op);
+
+	/* Beyond the limit and not splittable: the CPU takes it. */
+	p.max_tile_bytes = 1024;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), 0);
+	assert_int_equal(npu_op_supported(op, &why), 0);
+	assert_non_null(strstr(why, "cannot be split"));
+	assert_int_equal(npu_cmdbuf_create(NULL, 4096, &cb), 0);
+	assert_int_equal(npu_op_encode(op, cb), -ENOTSUP);
+	assert_int_equal(npu_cmdbuf_size(cb), 0);
+	npu_cmdbuf_destroy(cb);
+	assert_int_equal(npu_op_run(op, NULL, 0, &where), 0);
+	assert_int_equal(where, NPU_OP_RAN_CPU);
+	for (i = 0; i < 8 * 64; i++)
+		assert_true(y[i] == a[i] - b[i % 64]);
+	npu_op_free(op);
+
+	npu_tensor_free(ta);
+	npu_tensor_free(tb);
+	npu_tensor_free(ty);
+	free(ba);
+	free(bb);
+	free(by);
+	free(bother);
+	free(c1);
+	free(c2);
+}
+
+/* No compute capability: everything falls back. */
+static void test_no_compute_cap(void **state)
+{
+	struct npu_context *ctx = fake_ctx();
+	struct npu_tensor *tx = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ 16 });
+	struct npu_buffer *b;
+	const struct npu_tensor *in[1] = { tx };
+	struct npu_op_params p = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_TANH };
+	struct npu_op *op;
+	const char *why = NULL;
+
+	(void)state;
+	arena_used = 0;
+	ctx->info.caps = NPU_CAP_MMU;
+	b = fake_buf(ctx, 64);
+	npu_tensor_bind_buffer(tx, b, 0);
+	assert_int_equal(npu_op_create(&p, in, 1, tx, &op), 0);
+	assert_int_equal(npu_op_supported(op, &why), 0);
+	assert_string_equal(why, "the device has no compute engine");
+	npu_op_free(op);
+	npu_tensor_free(tx);
+	free(b);
+	free(ctx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tensor_validation),
+		cmocka_unit_test(test_bind_buffer_range),
+		cmocka_unit_test(test_op_validation),
+		cmocka_unit_test(test_cpu_gemm_float),
+		cmocka_unit_test(test_cpu_gemm_int8_acc),
+		cmocka_unit_test(test_cpu_conv_strided_nchw),
+		cmocka_unit_test(test_tiled_gemm),
+		cmocka_unit_test(test_tiled_conv),
+		cmocka_unit_test(test_untileable_and_exdev),
+		cmocka_unit_test(test_no_compute_cap),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
