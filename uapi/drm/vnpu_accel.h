@@ -7,6 +7,8 @@
 #ifndef __UAPI_VNPU_ACCEL_H__
 #define __UAPI_VNPU_ACCEL_H__
 
+#include <linux/const.h>
+
 #include "drm.h"
 
 #if defined(__cplusplus)
@@ -73,12 +75,12 @@ struct drm_vnpu_query {
 	__u64 pad;
 };
 
-#define DRM_VNPU_CAP_MMU		(1ull << 0)
-#define DRM_VNPU_CAP_COMPUTE		(1ull << 1)
-#define DRM_VNPU_CAP_TIMESTAMP		(1ull << 2)
-#define DRM_VNPU_CAP_FAULT_INJECT	(1ull << 3)
-#define DRM_VNPU_CAP_CYCLE_MODEL	(1ull << 4)
-#define DRM_VNPU_CAP_TIMELINE_SYNCOBJ	(1ull << 32)	/* driver feature */
+#define DRM_VNPU_CAP_MMU		_BITULL(0)
+#define DRM_VNPU_CAP_COMPUTE		_BITULL(1)
+#define DRM_VNPU_CAP_TIMESTAMP		_BITULL(2)
+#define DRM_VNPU_CAP_FAULT_INJECT	_BITULL(3)
+#define DRM_VNPU_CAP_CYCLE_MODEL	_BITULL(4)
+#define DRM_VNPU_CAP_TIMELINE_SYNCOBJ	_BITULL(32)	/* driver feature */
 
 /**
  * struct drm_vnpu_device_info - answer to %DRM_VNPU_QUERY_DEVICE_INFO
@@ -117,7 +119,7 @@ struct drm_vnpu_device_info {
 };
 
 /** Map the BO read-only in the device address space. */
-#define DRM_VNPU_BO_DEVICE_READONLY	(1u << 0)
+#define DRM_VNPU_BO_DEVICE_READONLY	_BITUL(0)
 #define DRM_VNPU_BO_FLAGS		DRM_VNPU_BO_DEVICE_READONLY
 
 /**
@@ -284,7 +286,7 @@ enum drm_vnpu_job_state {
 };
 
 /** The fault was a write (else a read). */
-#define DRM_VNPU_FAULT_WRITE		(1u << 0)
+#define DRM_VNPU_FAULT_WRITE		_BITUL(0)
 
 /**
  * struct drm_vnpu_job_status - read back the outcome of a job
