@@ -15,6 +15,7 @@ packages=(
 	libdrm-dev libcmocka-dev libopenblas-dev
 	libonnx-testdata libonnx-dev protobuf-c-compiler libprotobuf-c-dev
 	sparse linux-source-6.12
+	dataset-fashion-mnist
 )
 
 missing=()
