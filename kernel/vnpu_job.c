@@ -700,9 +700,13 @@ int vnpu_ioctl_submit(struct drm_device *dev, void *data,
 	job->fpriv = fpriv;
 	vnpu_job_record_new(job, finished);
 	args->job_id = job->id;
+	/*
+	 * The fences are published, so the locks can go; after the push the
+	 * job may already be freed and job->bos with it.
+	 */
+	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire_ctx);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&vdev->sched_lock);
-	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire_ctx);
 
 	if (out_sync) {
 		if (chain)
