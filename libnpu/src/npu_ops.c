@@ -253,6 +253,9 @@ static void make_strided(struct vnpu_tensor_desc *d)
 static void slice(struct vnpu_tensor_desc *d, int axis, uint32_t start,
 		  uint32_t len)
 {
+	/* An untiled operand keeps its dense descriptor. */
+	if (!start && len == d->dims[axis])
+		return;
 	make_strided(d);
 	d->va += (uint64_t)start * d->strides[axis] * vnpu_dtype_size(d->dtype);
 	d->dims[axis] = len;

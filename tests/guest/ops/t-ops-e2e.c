@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Every compute op through libnpu -> vnpu.ko -> the device, checked
+ * against libnpu's CPU fallback (the reference implementation) run in the
+ * guest on the same inputs.
+ *
+ * Tolerances: integer outputs (int8, uint8, int32) must be bit-exact.
+ * Float outputs of GEMM/CONV2D may differ by accumulation order (the
+ * device uses blocked kernels): |dev - ref| <= 1e-4 * (1 + |ref|) for
+ * fp32, 4e-3 * (1 + |ref|) for fp16/bf16 (one storage ulp).  Other float
+ * ops: 1e-5 * (1 + |ref|).
+ *
+ * Then malformed compute commands, each its own job, must end as
+ * NPU_JOB_CMD_ERROR at offset 0 (the harness fails on any kernel warning).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu/npu.h"
+#include "vnpu/vnpu_hw_ops.h"
+
+static int ntest, nfail;
+
+__attribute__((format(printf, 2, 3)))
+static int tap(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %d - ", ok ? "ok" : "not ok", ++ntest);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	nfail += !ok;
+	return ok;
+}
+
+static struct npu_context *ctx;
+static struct npu_queue *queue;
+static uint32_t rng = 12345;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 17;
+	rng ^= rng << 5;
+	return rng;
+}
+
+/* ---- Test case description ----------------------------------------------- */
+
+#define Q_NONE	0
+#define Q_TENSOR 1
+#define Q_CHAN	2
+
+struct tspec {
+	enum npu_dtype dt;	/* 0: slot absent */
+	uint32_t rank;
+	uint32_t dims[6];
+	int quant;
+	float scale;
+	int32_t zp;
+	uint32_t axis;
+};
+
+struct tcase {
+	const char *name;
+	struct npu_op_params p;
+	struct tspec t[4];	/* inputs 0..2, output 3 */
+	size_t min_cmds;	/* > 1 for a tiling case */
+};
+
+struct ttensor {
+	struct npu_tensor *t;
+	struct npu_buffer *b;
+	void *map;
+	uint64_t span;
+};
+
+static int make_tensor(const struct tspec *s, struct ttensor *tt, bool fill)
+{
+	float sc[4096];
+	int32_t zp[4096];
+	uint64_t i, n;
+	int ret;
+
+	memset(tt, 0, sizeof(*tt));
+	ret = npu_tensor_create(s->dt, s->rank, s->dims, &tt->t);
+	if (ret)
+		return ret;
+	if (s->quant == Q_TENSOR)
+		ret = npu_tensor_set_quant(tt->t, s->scale, s->zp);
+	if (s->quant == Q_CHAN) {
+		for (i = 0; i < s->dims[s->axis]; i++) {
+			sc[i] = s->scale * (float)(1 + i % 7);
+			zp[i] = s->dt == NPU_DTYPE_INT8 ? (int32_t)(i % 9) - 4 :
+							  (int32_t)(i % 13) + 120;
+		}
+		ret = npu_tensor_set_quant_channel(tt->t, s->axis, sc, zp);
+	}
+	if (ret)
+		return ret;
+	tt->span = npu_tensor_span(tt->t);
+	ret = npu_buffer_alloc(ctx, tt->span, 0, &tt->b);
+	if (!ret)
+		ret = npu_buffer_map(tt->b, &tt->map);
+	if (!ret)
+		ret = npu_tensor_bind_buffer(tt->t, tt->b, 0);
+	if (ret || !fill)
+		return ret;
+	n = tt->span / npu_dtype_size(s->dt);
+	for (i = 0; i < n; i++) {
+		float f = (float)((int32_t)(rnd() % 2001) - 1000) / 500.0f;
+
+		switch (s->dt) {
+		case NPU_DTYPE_FP32:
+			((float *)tt->map)[i] = f;
+			break;
+		case NPU_DTYPE_FP16:	/* small integers / 64: exact in fp16 */
+			((uint16_t *)tt->map)[i] = (uint16_t)(0x2400 + rnd() % 0x1400) |
+						   (uint16_t)(rnd() & 0x8000);
+			break;
+		case NPU_DTYPE_BF16:
+			((uint16_t *)tt->map)[i] = (uint16_t)(0x3e00 + rnd() % 0x180) |
+						   (uint16_t)(rnd() & 0x8000);
+			break;
+		case NPU_DTYPE_INT32:
+			((int32_t *)tt->map)[i] = (int32_t)(rnd() % 20001) - 10000;
+			break;
+		default:
+			((uint8_t *)tt->map)[i] = (uint8_t)rnd();
+			break;
+		}
+	}
+	return 0;
+}
+
+static void free_tensor(struct ttensor *tt)
+{
+	npu_tensor_free(tt->t);
+	npu_buffer_free(tt->b);
+}
+
+static float h2f(uint16_t h, bool bf)
+{
+	uint32_t u;
+	float f;
+
+	if (bf) {
+		u = (uint32_t)h << 16;
+		memcpy(&f, &u, 4);
+		return f;
+	}
+	/* fp16 -> fp32 by scaling: exact for normals and subnormals. */
+	f = ldexpf((float)(h & 0x3ff) + ((h >> 10) & 0x1f ? 1024.0f : 0.0f),
+		   ((h >> 10) & 0x1f ? (int)((h >> 10) & 0x1f) : 1) - 25);
+	return h & 0x8000 ? -f : f;
+}
+
+/* Compare device output @a with reference output @b; returns mismatches. */
+static uint64_t compare(const struct tspec *s, const void *a, const void *b,
+		       uint64_t span, bool mm, double *maxerr)
+{
+	uint64_t i, n = span / npu_dtype_size(s->dt), bad = 0;
+	double tol;
+
+	*maxerr = 0;
+	if (s->dt == NPU_DTYPE_INT8 || s->dt == NPU_DTYPE_UINT8 ||
+	    s->dt == NPU_DTYPE_INT32) {
+		const uint8_t *x = a, *y = b;
+
+		for (i = 0; i < span; i++)
+			bad += x[i] != y[i];
+		return bad;
+	}
+	tol = s->dt == NPU_DTYPE_FP32 ? (mm ? 1e-4 : 1e-5) : 4e-3;
+	for (i = 0; i < n; i++) {
+		double x, y, e;
+
+		if (s->dt == NPU_DTYPE_FP32) {
+			x = ((const float *)a)[i];
+			y = ((const float *)b)[i];
+		} else {
+			x = h2f(((const uint16_t *)a)[i], s->dt == NPU_DTYPE_BF16);
+			y = h2f(((const uint16_t *)b)[i], s->dt == NPU_DTYPE_BF16);
+		}
+		e = fabs(x - y);
+		if (isnan(x) != isnan(y) || e > tol * (1.0 + fabs(y)))
+			bad++;
+		if (e > *maxerr)
+			*maxerr = e;
+	}
+	return bad;
+}
+
+static void run_case(const struct tcase *c)
+{
+	struct ttensor in[3], out_dev, out_ref;
+	const struct npu_tensor *ins[3] = { NULL, NULL, NULL };
+	struct npu_op *op_dev = NULL, *op_ref = NULL;
+	enum npu_op_where where = 0;
+	size_t nin = 0, i;
+	uint64_t bad;
+	double maxerr;
+	int ret = 0;
+	bool mm = c->p.kind == NPU_OP_GEMM || c->p.kind == NPU_OP_CONV2D;
+
+	memset(in, 0, sizeof(in));
+	memset(&out_dev, 0, sizeof(out_dev));
+	memset(&out_ref, 0, sizeof(out_ref));
+	for (i = 0; i < 3 && !ret; i++) {
+		if (!c->t[i].dt)
+			continue;
+		ret = make_tensor(&c->t[i], &in[i], true);
+		ins[i] = in[i].t;
+		nin = i + 1;
+	}
+	if (!ret)
+		ret = make_tensor(&c->t[3], &out_dev, false);
+	if (!ret)
+		ret = make_tensor(&c->t[3], &out_ref, false);
+	if (!ret) {
+		/* Poison: every element must be written by both paths. */
+		memset(out_dev.map, 0x7f, out_dev.span);
+		memset(out_ref.map, 0x7f, out_ref.span);
+		ret = npu_op_create(&c->p, ins, nin, out_dev.t, &op_dev);
+	}
+	if (!ret)
+		ret = npu_op_create(&c->p, ins, nin, out_ref.t, &op_ref);
+	if (ret) {
+		tap(0, "%s # setup: %s", c->name, npu_strerror(ret));
+		goto out;
+	}
+	if (npu_op_supported(op_dev, NULL) != 1 ||
+	    npu_op_num_commands(op_dev) < (c->min_cmds ? c->min_cmds : 1)) {
+		const char *why = "tiling";
+
+		npu_op_supported(op_dev, &why);
+		tap(0, "%s # not on the device: %s (%zu commands)", c->name, why,
+		    npu_op_num_commands(op_dev));
+		goto out;
+	}
+	ret = npu_op_run(op_dev, queue, npu_deadline_ns(60000000000ll), &where);
+	if (ret || where != NPU_OP_RAN_DEVICE) {
+		tap(0, "%s # device run: %s", c->name, npu_strerror(ret));
+		goto out;
+	}
+	ret = npu_op_run_cpu(op_ref);
+	if (ret) {
+		tap(0, "%s # cpu run: %s", c->name, npu_strerror(ret));
+		goto out;
+	}
+	bad = compare(&c->t[3], out_dev.map, out_ref.map, out_dev.span, mm, &maxerr);
+	tap(!bad, "%s: %zu command(s), %llu mismatches, max |err| %.3g",
+	    c->name, npu_op_num_commands(op_dev), (unsigned long long)bad, maxerr);
+out:
+	npu_op_free(op_dev);
+	npu_op_free(op_ref);
+	for (i = 0; i < 3; i++)
+		free_tensor(&in[i]);
+	free_tensor(&out_dev);
+	free_tensor(&out_ref);
+}
+
+#define F32(...)	{ .dt = NPU_DTYPE_FP32, .rank = sizeof((uint32_t[]){ __VA_ARGS__ }) / 4, .dims = { __VA_ARGS__ } }
+#define F16(...)	{ .dt = NPU_DTYPE_FP16, .rank = sizeof((uint32_t[]){ __VA_ARGS__ }) / 4, .dims = { __VA_ARGS__ } }
+#define BF16(...)	{ .dt = NPU_DTYPE_BF16, .rank = sizeof((uint32_t[]){ __VA_ARGS__ }) / 4, .dims = { __VA_ARGS__ } }
+#define I32(...)	{ .dt = NPU_DTYPE_INT32, .rank = sizeof((uint32_t[]){ __VA_ARGS__ }) / 4, .dims = { __VA_ARGS__ } }
+#define U8(s, z, ...)	{ .dt = NPU_DTYPE_UINT8, .rank = sizeof((uint32_t[]){ __VA_ARGS__ }) / 4, .dims = { __VA_ARGS__ }, .quant = Q_TENSOR, .scale = (s), .zp = (z) }
+#define I8(s, z, ...)	{ .dt = NPU_DTYPE_INT8, .rank = sizeof((uint32_t[]){ __VA_ARGS__ }) / 4, .dims = { __VA_ARGS__ }, .quant = Q_TENSOR, .scale = (s), .zp = (z) }
+#define U8C(s, ax, ...)	{ .dt = NPU_DTYPE_UINT8, .rank = sizeof((uint32_t[]){ __VA_ARGS__ }) / 4, .dims = { __VA_ARGS__ }, .quant = Q_CHAN, .scale = (s), .axis = (ax) }
+#define I8C(s, ax, ...)	{ .dt = NPU_DTYPE_INT8, .rank = sizeof((uint32_t[]){ __VA_ARGS__ }) / 4, .dims = { __VA_ARGS__ }, .quant = Q_CHAN, .scale = (s), .axis = (ax) }
+#define NONE		{ 0 }
+
+#define CONV(sh, sw, dh, dw, pt, pl, pb, pr, g) \
+	.conv = { .stride = { sh, sw }, .dilation = { dh, dw }, .pad = { pt, pl, pb, pr }, .groups = g }
+
+static const struct tcase cases[] = {
+	{ "gemm fp32 33x47x29 + bias, relu",
+	  { .kind = NPU_OP_GEMM, .act = NPU_ACT_RELU },
+	  { F32(33, 47), F32(47, 29), F32(29), F32(33, 29) } },
+	{ "gemm fp32 batched broadcast [2,1,17,8]x[3,8,9]",
+	  { .kind = NPU_OP_GEMM },
+	  { F32(2, 1, 17, 8), F32(3, 8, 9), NONE, F32(2, 3, 17, 9) } },
+	{ "gemm fp32 transA transB, gelu",
+	  { .kind = NPU_OP_GEMM, .act = NPU_ACT_GELU,
+	    .gemm.flags = NPU_GEMM_TRANS_A | NPU_GEMM_TRANS_B },
+	  { F32(40, 19), F32(23, 40), NONE, F32(19, 23) } },
+	{ "gemm fp16 in, fp32 out",
+	  { .kind = NPU_OP_GEMM },
+	  { F16(16, 64), F16(64, 24), NONE, F32(16, 24) } },
+	{ "gemm bf16 in, bf16 out",
+	  { .kind = NPU_OP_GEMM },
+	  { BF16(12, 32), BF16(32, 20), NONE, BF16(12, 20) } },
+	{ "gemm u8 x i8 per-channel -> u8, int32 bias, relu6",
+	  { .kind = NPU_OP_GEMM, .act = NPU_ACT_RELU6 },
+	  { U8(0.02f, 128, 31, 70), I8C(0.004f, 1, 70, 45), I32(45), U8(0.05f, 10, 31, 45) } },
+	{ "gemm i8 x i8 transB -> int32 accumulators",
+	  { .kind = NPU_OP_GEMM, .gemm.flags = NPU_GEMM_TRANS_B },
+	  { I8(0.1f, -3, 20, 100), I8(0.1f, 2, 37, 100), I32(37), I32(20, 37) } },
+	{ "gemm u8 tflite rounding -> i8",
+	  { .kind = NPU_OP_GEMM, .round = NPU_ROUND_TFLITE },
+	  { U8(0.03f, 100, 64, 64), U8(0.02f, 120, 64, 64), I32(64), I8(0.4f, -5, 64, 64) } },
+	{ "gemm u8 -> fp32 out (dequantizing epilogue), sigmoid",
+	  { .kind = NPU_OP_GEMM, .act = NPU_ACT_SIGMOID },
+	  { U8(0.01f, 128, 8, 50), I8(0.01f, 0, 50, 16), NONE, F32(8, 16) } },
+	{ "gemm fp32 tiled along M and N (max_tile_bytes 8 KiB)",
+	  { .kind = NPU_OP_GEMM, .max_tile_bytes = 8192 },
+	  { F32(100, 16), F32(16, 90), F32(90), F32(100, 90) }, 4 },
+	{ "gemm u8 per-channel tiled along N (per-tile channel arrays)",
+	  { .kind = NPU_OP_GEMM, .gemm.flags = NPU_GEMM_TRANS_B, .max_tile_bytes = 1024 },
+	  { U8(0.02f, 128, 24, 32), I8C(0.004f, 0, 96, 32), I32(96), U8C(0.05f, 1, 24, 96) }, 4 },
+	{ "conv2d fp32 3x3 pad 1 + bias",
+	  { .kind = NPU_OP_CONV2D, CONV(1, 1, 1, 1, 1, 1, 1, 1, 1) },
+	  { F32(1, 16, 16, 8), F32(12, 3, 3, 8), F32(12), F32(1, 16, 16, 12) } },
+	{ "conv2d fp32 stride 2 dilation 2 asymmetric pad, leaky relu",
+	  { .kind = NPU_OP_CONV2D, .act = NPU_ACT_LEAKY_RELU, .act_alpha = 0.1f,
+	    CONV(2, 2, 2, 2, 2, 1, 1, 2, 1) },
+	  { F32(2, 13, 11, 3), F32(4, 3, 3, 3), NONE, F32(2, 6, 5, 4) } },
+	{ "conv2d u8 x i8 per-channel depthwise (groups 8), stride 2",
+	  { .kind = NPU_OP_CONV2D, CONV(2, 2, 1, 1, 1, 1, 1, 1, 8) },
+	  { U8(0.02f, 120, 1, 10, 10, 8), I8C(0.01f, 0, 8, 3, 3, 1), I32(8), U8(0.03f, 128, 1, 5, 5, 8) } },
+	{ "conv2d u8 grouped (groups 2), relu, tflite",
+	  { .kind = NPU_OP_CONV2D, .act = NPU_ACT_RELU, .round = NPU_ROUND_TFLITE,
+	    CONV(1, 1, 1, 1, 0, 0, 0, 0, 2) },
+	  { U8(0.02f, 120, 1, 9, 9, 16), I8(0.01f, 0, 32, 3, 3, 8), I32(32), U8(0.1f, 20, 1, 7, 7, 32) } },
+	{ "conv2d fp32 tiled along output rows",
+	  { .kind = NPU_OP_CONV2D, .max_tile_bytes = 2048, CONV(1, 1, 1, 1, 1, 1, 1, 1, 1) },
+	  { F32(1, 24, 8, 4), F32(6, 3, 3, 4), F32(6), F32(1, 24, 8, 6) }, 3 },
+	{ "pool2d max fp32 3x3 stride 2 pad 1",
+	  { .kind = NPU_OP_POOL2D, .pool = { .kind = NPU_POOL_MAX, .kernel = { 3, 3 },
+	    .stride = { 2, 2 }, .pad = { 1, 1, 1, 1 } } },
+	  { F32(2, 9, 9, 5), NONE, NONE, F32(2, 5, 5, 5) } },
+	{ "pool2d avg u8 count_include_pad",
+	  { .kind = NPU_OP_POOL2D, .pool = { .kind = NPU_POOL_AVG, .count_include_pad = true,
+	    .kernel = { 2, 3 }, .stride = { 1, 2 }, .pad = { 1, 1, 0, 1 } } },
+	  { U8(0.1f, 7, 1, 6, 7, 3), NONE, NONE, U8(0.1f, 7, 1, 6, 4, 3) } },
+	{ "pool2d global avg fp32",
+	  { .kind = NPU_OP_POOL2D, .pool.kind = NPU_POOL_GLOBAL_AVG },
+	  { F32(3, 7, 5, 6), NONE, NONE, F32(3, 1, 1, 6) } },
+	{ "eltwise add fp32 broadcast, tanh",
+	  { .kind = NPU_OP_ELTWISE, .act = NPU_ACT_TANH, .eltwise.kind = NPU_ELTWISE_ADD },
+	  { F32(4, 1, 6), F32(5, 1), NONE, F32(4, 5, 6) } },
+	{ "eltwise sub u8 quantized",
+	  { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_SUB },
+	  { U8(0.05f, 100, 8, 9), U8(0.07f, 30, 8, 9), NONE, U8(0.1f, 128, 8, 9) } },
+	{ "eltwise mul i8 per-channel, relu",
+	  { .kind = NPU_OP_ELTWISE, .act = NPU_ACT_RELU, .eltwise.kind = NPU_ELTWISE_MUL },
+	  { I8C(0.05f, 1, 6, 7), I8(0.05f, 0, 7), NONE, I8(0.02f, -10, 6, 7) } },
+	{ "activation relu fp32", { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
+	  { F32(1000), NONE, NONE, F32(1000) } },
+	{ "activation relu6 fp16", { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU6 },
+	  { F16(10, 50), NONE, NONE, F16(10, 50) } },
+	{ "activation leaky relu fp32",
+	  { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_LEAKY_RELU, .act_alpha = 0.01f },
+	  { F32(3, 333), NONE, NONE, F32(3, 333) } },
+	{ "activation sigmoid u8", { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_SIGMOID },
+	  { U8(0.05f, 128, 700), NONE, NONE, U8(1.0f / 256, 0, 700) } },
+	{ "activation tanh fp32", { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_TANH },
+	  { F32(2, 2, 2, 2, 2, 31), NONE, NONE, F32(2, 2, 2, 2, 2, 31) } },
+	{ "activation gelu bf16", { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_GELU },
+	  { BF16(256), NONE, NONE, BF16(256) } },
+	{ "softmax fp32 middle axis", { .kind = NPU_OP_SOFTMAX, .softmax.axis = 1 },
+	  { F32(4, 37, 3), NONE, NONE, F32(4, 37, 3) } },
+	{ "softmax u8 last axis", { .kind = NPU_OP_SOFTMAX, .softmax.axis = 1 },
+	  { U8(0.1f, 128, 16, 10), NONE, NONE, U8(1.0f / 256, 0, 16, 10) } },
+	{ "layernorm fp32 axis 1 with gamma and beta",
+	  { .kind = NPU_OP_LAYERNORM, .layernorm = { .axis = 1, .epsilon = 1e-5f } },
+	  { F32(6, 4, 12), F32(4, 12), F32(4, 12), F32(6, 4, 12) } },
+	{ "layernorm u8 axis 0 no affine",
+	  { .kind = NPU_OP_LAYERNORM, .layernorm = { .axis = 0, .epsilon = 1e-3f } },
+	  { U8(0.1f, 100, 50), NONE, NONE, U8(0.05f, 128, 50) } },
+	{ "quantize fp32 -> i8 per-channel",
+	  { .kind = NPU_OP_QUANTIZE },
+	  { F32(8, 33), NONE, NONE, I8C(0.01f, 0, 8, 33) } },
+	{ "quantize fp32 -> u8 tflite rounding",
+	  { .kind = NPU_OP_QUANTIZE, .round = NPU_ROUND_TFLITE },
+	  { F32(500), NONE, NONE, U8(0.0078125f, 128, 500) } },
+	{ "dequantize u8 per-channel -> fp32",
+	  { .kind = NPU_OP_DEQUANTIZE },
+	  { U8C(0.02f, 2, 3, 4, 5), NONE, NONE, F32(3, 4, 5) } },
+	{ "requantize i8 -> u8 tflite",
+	  { .kind = NPU_OP_REQUANTIZE, .round = NPU_ROUND_TFLITE },
+	  { I8(0.03f, 3, 999), NONE, NONE, U8(0.07f, 120, 999) } },
+	{ "requantize u8 per-channel -> i8",
+	  { .kind = NPU_OP_REQUANTIZE },
+	  { U8C(0.03f, 1, 10, 12), NONE, NONE, I8(0.05f, 0, 10, 12) } },
+};
+
+/* ---- Malformed commands ---------------------------------------------------- */
+
+struct bad_case {
+	const char *name;
+	void (*mutate)(struct vnpu_cmd_compute *c, uint64_t spare_va);
+};
+
+static void m_opcode(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->hdr.opcode = VNPU_OP_LAST + 1; }
+static void m_reserved0(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->reserved0 = 1; }
+static void m_act(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->act = VNPU_ACT_COUNT; }
+static void m_alpha(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->act_alpha = 0x3f800000; }
+static void m_round(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->round = 7; }
+static void m_attr(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->attr.gemm.reserved[3] = 1; }
+static void m_flags(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->attr.gemm.flags = 0x10; }
+static void m_dtype(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].dtype = VNPU_DT_COUNT; }
+static void m_rank0(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].rank = 0; }
+static void m_rank7(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[1].rank = 7; }
+static void m_dim0(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[1].dims[0] = 0; }
+static void m_shape(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[3].dims[1] += 1; }
+static void m_tail_dim(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].dims[5] = 3; }
+static void m_align(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].va += 2; }
+static void m_va_top(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].va = (1ull << 48) - 8; }
+static void m_stride_ovf(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].flags = VNPU_TENSOR_STRIDED; c->t[0].strides[0] = 1ull << 62; c->t[0].strides[1] = 1; }
+static void m_stride_dense(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].strides[0] = 4; }
+static void m_tflags(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[3].flags = 0x80; }
+static void m_treserved(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[1].reserved[2] = 1; }
+static void m_quant_float(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].quant = VNPU_QUANT_TENSOR; c->t[0].scale = 0x3f800000; }
+static void m_int8_noquant(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].dtype = VNPU_DT_INT8; c->t[1].dtype = VNPU_DT_INT8; }
+static void m_bad_scale(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].dtype = VNPU_DT_INT8; c->t[1].dtype = VNPU_DT_INT8; c->t[0].quant = c->t[1].quant = VNPU_QUANT_TENSOR; c->t[0].scale = 0x7fc00000; c->t[1].scale = 0x3f800000; }
+static void m_bad_zp(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].dtype = VNPU_DT_INT8; c->t[1].dtype = VNPU_DT_INT8; c->t[0].quant = c->t[1].quant = VNPU_QUANT_TENSOR; c->t[0].scale = c->t[1].scale = 0x3f800000; c->t[0].zero_point = 200; }
+static void m_chan_novamap(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].dtype = VNPU_DT_UINT8; c->t[1].dtype = VNPU_DT_INT8; c->t[0].quant = VNPU_QUANT_TENSOR; c->t[0].scale = 0x3f800000; c->t[1].quant = VNPU_QUANT_CHANNEL; c->t[1].quant_axis = 1; c->t[1].quant_va = 0; }
+/* Per-channel arrays that hold a negative scale: rejected after reading them. */
+static void m_chan_badscale(struct vnpu_cmd_compute *c, uint64_t v) { m_chan_novamap(c, v); c->t[1].quant_va = v; }
+static void m_missing_b(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; memset(&c->t[1], 0, sizeof(c->t[1])); }
+static void m_extra_slot(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[2] = c->t[3]; c->hdr.opcode = VNPU_OP_ACTIVATION; memset(&c->t[1], 0, sizeof(c->t[1])); }
+static void m_bias_dtype(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[2] = c->t[3]; c->t[2].rank = 1; c->t[2].dims[0] = c->t[3].dims[1]; c->t[2].dims[1] = 0; c->t[2].dtype = VNPU_DT_INT32; }
+static void m_conv_attrs(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->hdr.opcode = VNPU_OP_CONV2D; }
+
+static const struct bad_case bad_cases[] = {
+	{ "unknown compute opcode", m_opcode },
+	{ "reserved0 set", m_reserved0 },
+	{ "activation out of range", m_act },
+	{ "act_alpha without leaky relu", m_alpha },
+	{ "rounding mode out of range", m_round },
+	{ "attribute reserved word set", m_attr },
+	{ "unknown gemm flag", m_flags },
+	{ "dtype out of range", m_dtype },
+	{ "rank 0", m_rank0 },
+	{ "rank 7", m_rank7 },
+	{ "zero extent", m_dim0 },
+	{ "output shape mismatch", m_shape },
+	{ "extent beyond rank", m_tail_dim },
+	{ "misaligned va", m_align },
+	{ "operand beyond the VA space", m_va_top },
+	{ "stride overflow", m_stride_ovf },
+	{ "strides on a dense tensor", m_stride_dense },
+	{ "unknown tensor flag", m_tflags },
+	{ "tensor reserved set", m_treserved },
+	{ "quantization on a float tensor", m_quant_float },
+	{ "int8 without quantization", m_int8_noquant },
+	{ "NaN scale", m_bad_scale },
+	{ "zero point out of range", m_bad_zp },
+	{ "per-channel without quant_va", m_chan_novamap },
+	{ "per-channel array with a negative scale", m_chan_badscale },
+	{ "missing required operand", m_missing_b },
+	{ "operand in a slot the op does not take", m_extra_slot },
+	{ "int32 bias for a float gemm", m_bias_dtype },
+	{ "gemm operands under a conv2d opcode", m_conv_attrs },
+};
+
+static void run_bad_cases(void)
+{
+	const struct tspec sa = F32(8, 16), sb = F32(16, 4), sy = F32(8, 4);
+	struct ttensor a, b, y, spare;
+	const struct npu_tensor *ins[2];
+	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct npu_cmdbuf *host = NULL;
+	struct npu_op *op = NULL;
+	struct vnpu_cmd_compute good;
+	size_t i;
+	int ret;
+
+	ret = make_tensor(&sa, &a, true);
+	if (!ret)
+		ret = make_tensor(&sb, &b, true);
+	if (!ret)
+		ret = make_tensor(&sy, &y, false);
+	if (!ret)
+		ret = make_tensor(&(struct tspec)F32(64), &spare, false);
+	ins[0] = a.t;
+	ins[1] = b.t;
+	if (!ret)
+		ret = npu_op_create(&p, ins, 2, y.t, &op);
+	if (!ret)
+		ret = npu_cmdbuf_create(NULL, sizeof(good), &host);
+	if (!ret)
+		ret = npu_op_encode(op, host);
+	if (ret) {
+		tap(0, "malformed commands # setup: %s", npu_strerror(ret));
+		return;
+	}
+	memcpy(&good, npu_cmdbuf_data(host), sizeof(good));
+	/* Scales then zero points: scale[1] negative. */
+	((float *)spare.map)[0] = 1.0f;
+	((float *)spare.map)[1] = -1.0f;
+	for (i = 2; i < 64; i++)
+		((float *)spare.map)[i] = i < 4 ? 1.0f : 0.0f;
+
+	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
+		struct vnpu_cmd_compute c = good;
+		struct npu_buffer *bufs[4] = { a.b, b.b, y.b, spare.b };
+		struct npu_job_status st;
+		struct npu_cmdbuf *cb = NULL;
+		struct npu_fence *f = NULL;
+
+		bad_cases[i].mutate(&c, npu_buffer_va(spare.b));
+		ret = npu_cmdbuf_create(ctx, 2 * sizeof(c), &cb);
+		if (!ret)
+			ret = npu_cmdbuf_raw(cb, &c, sizeof(c));
+		/* A good command after the bad one must not run. */
+		if (!ret)
+			ret = npu_cmdbuf_raw(cb, &good, sizeof(good));
+		if (!ret)
+			ret = npu_submit(queue, cb, bufs, 4, NULL, 0, &f);
+		if (!ret)
+			ret = npu_fence_wait(f, npu_deadline_ns(30000000000ll));
+		if (!ret)
+			ret = npu_fence_status(f, &st);
+		if (ret)
+			tap(0, "malformed: %s # %s", bad_cases[i].name, npu_strerror(ret));
+		else if (!tap(st.state == NPU_JOB_CMD_ERROR && st.fault_va == 0 &&
+			      npu_fence_error(f) == -EPROTO,
+			      "malformed: %s -> %s at offset %llu", bad_cases[i].name,
+			      npu_job_state_name(st.state),
+			      (unsigned long long)st.fault_va))
+			printf("#   want cmd-error at offset 0\n");
+		npu_fence_free(f);
+		npu_cmdbuf_destroy(cb);
+	}
+	/* The context still works after all of that. */
+	memset(y.map, 0, y.span);
+	ret = npu_op_run(op, queue, npu_deadline_ns(30000000000ll), NULL);
+	tap(!ret, "context still runs a good op after %zu command errors: %s",
+	    sizeof(bad_cases) / sizeof(bad_cases[0]), npu_strerror(ret));
+	npu_op_free(op);
+	npu_cmdbuf_destroy(host);
+	free_tensor(&a);
+	free_tensor(&b);
+	free_tensor(&y);
+	free_tensor(&spare);
+}
+
+int main(void)
+{
+	struct npu_device *dev = NULL;
+	size_t i;
+	int ret;
+
+	ret = npu_device_open(0, &dev);
+	if (!ret)
+		ret = npu_context_create(dev, &ctx);
+	if (!ret)
+		ret = npu_queue_create(ctx, 0, NPU_PRIORITY_NORMAL, &queue);
+	if (ret) {
+		printf("1..0 # SKIP no vnpu device: %s\n", npu_strerror(ret));
+		return 1;
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		run_case(&cases[i]);
+	run_bad_cases();
+	printf("1..%d\n", ntest);
+	npu_queue_destroy(queue);
+	npu_context_destroy(ctx);
+	npu_device_close(dev);
+	return nfail ? 1 : 0;
+}
