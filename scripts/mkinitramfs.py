@@ -108,6 +108,9 @@ def main():
                     dst = os.path.join(root, "tests", name)
                     shutil.copyfile(src, dst)
                     os.chmod(dst, os.stat(src).st_mode | stat.S_IXUSR)
+                elif os.path.isdir(src):
+                    # Test data (e.g. onnx-data/) goes along as a tree.
+                    shutil.copytree(src, os.path.join(root, "tests", name))
 
         tmp = args.output + ".tmp"
         with open(tmp, "wb") as out:

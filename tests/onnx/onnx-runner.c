@@ -1,0 +1,1130 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ONNX backend node-test conformance of libnpu's ops.
+ *
+ * Loads every node test (model.onnx with one node, test_data_set_N
+ * with input_K.pb, output_*.pb) whose op is one the NPU implements, maps the
+ * node onto libnpu ops, runs them on the device when there is one and
+ * libnpu says it can take them (else on libnpu's CPU fallback, the
+ * reference implementation), and compares with the expected outputs:
+ * exact for integer outputs, |got - want| <= atol + rtol * |want| with
+ * rtol 1e-3, atol 1e-7 for float (the ONNX backend test defaults).
+ *
+ * Output is TAP, one line per test data set; node attributes the op set
+ * cannot express are reported as "# SKIP" with the reason.  A summary
+ * per op follows as "# op <Op> pass P fail F skip S device D cpu C".
+ *
+ *   onnx-runner [--cpu] [--list] [DIR]
+ *
+ * DIR defaults to ./onnx-data next to the binary if that exists, else
+ * Debian's /usr/share/libonnx-testdata/data/node.  --list prints the
+ * directories of the tests this runner handles (for the guest data copy).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "npu/npu.h"
+#include "onnx.pb-c.h"
+
+#define MAX_RANK	8
+
+/* ONNX TensorProto data types we read. */
+enum { OT_FLOAT = 1, OT_UINT8 = 2, OT_INT8 = 3, OT_INT32 = 6, OT_INT64 = 7,
+       OT_FLOAT16 = 10, OT_BFLOAT16 = 16 };
+
+struct tens {
+	int dt;			/* OT_* */
+	int rank;
+	uint32_t dims[MAX_RANK];
+	size_t n;
+	void *data;		/* n elements of the type's size */
+};
+
+static const char *const supported_ops[] = {
+	"Conv", "ConvInteger", "MatMul", "MatMulInteger", "Gemm", "QLinearConv",
+	"QLinearMatMul", "MaxPool", "AveragePool", "GlobalAveragePool", "Add",
+	"Sub", "Mul", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Softmax",
+	"LayerNormalization", "QuantizeLinear", "DequantizeLinear", "Clip",
+};
+#define NUM_OPS (sizeof(supported_ops) / sizeof(supported_ops[0]))
+
+struct opstat {
+	int pass, fail, skip, device, cpu;
+};
+
+static struct opstat stats[NUM_OPS];
+static int ntest;
+
+/* ---- Execution environment ------------------------------------------------ */
+
+static struct npu_context *ctx;
+static struct npu_queue *queue;
+
+/* Everything made for one node, freed together. */
+struct run {
+	struct npu_tensor *t[32];
+	struct npu_buffer *b[32];
+	void *host[32];		/* where results are copied back to */
+	size_t bytes[32];
+	int n;
+	bool on_device, on_cpu;
+	char note[160];
+};
+
+static size_t ot_size(int dt)
+{
+	switch (dt) {
+	case OT_FLOAT: case OT_INT32: return 4;
+	case OT_FLOAT16: case OT_BFLOAT16: return 2;
+	case OT_UINT8: case OT_INT8: return 1;
+	case OT_INT64: return 8;
+	}
+	return 0;
+}
+
+static enum npu_dtype npu_dt(int dt)
+{
+	switch (dt) {
+	case OT_FLOAT: return NPU_DTYPE_FP32;
+	case OT_FLOAT16: return NPU_DTYPE_FP16;
+	case OT_BFLOAT16: return NPU_DTYPE_BF16;
+	case OT_UINT8: return NPU_DTYPE_UINT8;
+	case OT_INT8: return NPU_DTYPE_INT8;
+	case OT_INT32: return NPU_DTYPE_INT32;
+	}
+	return 0;
+}
+
+/*
+ * A libnpu tensor over @data (@rank dims, optional element @strides,
+ * @bytes addressed): in a device buffer (copied in) when there is a
+ * device, else bound to host memory directly.
+ */
+static struct npu_tensor *mk(struct run *r, int dt, int rank,
+			     const uint32_t *dims, const uint64_t *strides,
+			     void *data, size_t bytes)
+{
+	struct npu_tensor *t = NULL;
+	struct npu_buffer *b = NULL;
+	void *map;
+	int i = r->n;
+
+	if (i == 32 || !npu_dt(dt) ||
+	    npu_tensor_create(npu_dt(dt), (uint32_t)rank, dims, &t))
+		return NULL;
+	if (strides && npu_tensor_set_strides(t, strides))
+		goto fail;
+	r->t[i] = t;
+	r->host[i] = data;
+	r->bytes[i] = bytes;
+	r->n++;
+	if (!ctx)
+		return npu_tensor_bind_host(t, data) ? NULL : t;
+	if (npu_buffer_alloc(ctx, bytes ? bytes : 1, 0, &b) ||
+	    npu_buffer_map(b, &map))
+		goto fail_buf;
+	memcpy(map, data, bytes);
+	r->b[i] = b;
+	return npu_tensor_bind_buffer(t, b, 0) ? NULL : t;
+fail_buf:
+	npu_buffer_free(b);
+	return NULL;
+fail:
+	npu_tensor_free(t);
+	return NULL;
+}
+
+static struct npu_tensor *mkt(struct run *r, struct tens *x)
+{
+	return mk(r, x->dt, x->rank ? x->rank : 1,
+		  x->rank ? x->dims : (uint32_t[]){ 1 }, NULL, x->data,
+		  x->n * ot_size(x->dt));
+}
+
+/* Copy the device result of @out back into its host array. */
+static void sync_back(struct run *r, const struct npu_tensor *out)
+{
+	void *map;
+	int i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->t[i] == out && r->b[i] && !npu_buffer_map(r->b[i], &map))
+			memcpy(r->host[i], map, r->bytes[i]);
+}
+
+static void run_free(struct run *r)
+{
+	int i;
+
+	for (i = 0; i < r->n; i++) {
+		npu_tensor_free(r->t[i]);
+		npu_buffer_free(r->b[i]);
+	}
+	r->n = 0;
+}
+
+/* Run one op; the output's tensor is refreshed on the host afterwards. */
+static int run_op(struct run *r, const struct npu_op_params *p,
+		  struct npu_tensor *in0, struct npu_tensor *in1,
+		  struct npu_tensor *in2, struct npu_tensor *out)
+{
+	const struct npu_tensor *in[3] = { in0, in1, in2 };
+	size_t nin = in2 ? 3 : in1 ? 2 : 1;
+	enum npu_op_where where = 0;
+	struct npu_op *op = NULL;
+	const char *why = NULL;
+	int ret;
+
+	if (!in0 || !out)
+		return -ENOMEM;
+	ret = npu_op_create(p, in, nin, out, &op);
+	if (ret)
+		return ret;
+	if (ctx && npu_op_supported(op, &why) == 0)
+		snprintf(r->note, sizeof(r->note), "cpu fallback: %s", why);
+	ret = npu_op_run(op, queue, npu_deadline_ns(60000000000ll), &where);
+	npu_op_free(op);
+	if (ret)
+		return ret;
+	if (where == NPU_OP_RAN_DEVICE)
+		r->on_device = true;
+	else
+		r->on_cpu = true;
+	sync_back(r, out);
+	return 0;
+}
+
+/* ---- Reading ONNX tensors and attributes --------------------------------- */
+
+static void *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	void *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0) {
+		buf = malloc((size_t)n + 1);
+		if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = (size_t)n;
+	}
+	fclose(f);
+	return buf;
+}
+
+static int load_tensor(const char *path, struct tens *t)
+{
+	Onnx__TensorProto *tp;
+	size_t len, i, es;
+	uint8_t *buf;
+	int ret = -EINVAL;
+
+	memset(t, 0, sizeof(*t));
+	buf = read_file(path, &len);
+	if (!buf)
+		return -errno;
+	tp = onnx__tensor_proto__unpack(NULL, len, buf);
+	free(buf);
+	if (!tp)
+		return -EBADMSG;
+	t->dt = tp->data_type;
+	es = ot_size(t->dt);
+	if (!es || tp->n_dims > MAX_RANK)
+		goto out;
+	t->rank = (int)tp->n_dims;
+	t->n = 1;
+	for (i = 0; i < tp->n_dims; i++) {
+		if (tp->dims[i] <= 0 || tp->dims[i] > UINT32_MAX)
+			goto out;
+		t->dims[i] = (uint32_t)tp->dims[i];
+		t->n *= t->dims[i];
+	}
+	t->data = calloc(t->n ? t->n : 1, es);
+	if (!t->data) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (tp->has_raw_data) {
+		if (tp->raw_data.len != t->n * es)
+			goto out;
+		memcpy(t->data, tp->raw_data.data, tp->raw_data.len);
+	} else if (t->dt == OT_FLOAT && tp->n_float_data == t->n) {
+		memcpy(t->data, tp->float_data, t->n * 4);
+	} else if (t->dt == OT_INT64 && tp->n_int64_data == t->n) {
+		memcpy(t->data, tp->int64_data, t->n * 8);
+	} else if (tp->n_int32_data == t->n) {
+		/* int32_data carries every narrower integer type, and fp16 bits */
+		for (i = 0; i < t->n; i++) {
+			int32_t v = tp->int32_data[i];
+
+			if (es == 4)
+				memcpy((uint8_t *)t->data + 4 * i, &v, 4);
+			else if (es == 2)
+				((uint16_t *)t->data)[i] = (uint16_t)v;
+			else
+				((uint8_t *)t->data)[i] = (uint8_t)v;
+		}
+	} else {
+		goto out;
+	}
+	ret = 0;
+out:
+	onnx__tensor_proto__free_unpacked(tp, NULL);
+	return ret;
+}
+
+static double tval(const struct tens *t, size_t i)
+{
+	switch (t->dt) {
+	case OT_FLOAT: return ((const float *)t->data)[i];
+	case OT_UINT8: return ((const uint8_t *)t->data)[i];
+	case OT_INT8: return ((const int8_t *)t->data)[i];
+	case OT_INT32: return ((const int32_t *)t->data)[i];
+	case OT_INT64: return (double)((const int64_t *)t->data)[i];
+	}
+	return NAN;
+}
+
+static const Onnx__AttributeProto *attr(const Onnx__NodeProto *n,
+					const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n->n_attribute; i++)
+		if (!strcmp(n->attribute[i]->name, name))
+			return n->attribute[i];
+	return NULL;
+}
+
+static int64_t attr_i(const Onnx__NodeProto *n, const char *name, int64_t def)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+
+	return a ? a->i : def;
+}
+
+static float attr_f(const Onnx__NodeProto *n, const char *name, float def)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+
+	return a ? a->f : def;
+}
+
+static size_t attr_ints(const Onnx__NodeProto *n, const char *name,
+			int64_t *v, size_t max)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	size_t i;
+
+	if (!a)
+		return 0;
+	for (i = 0; i < a->n_ints && i < max; i++)
+		v[i] = a->ints[i];
+	return a->n_ints;
+}
+
+static bool attr_s(const Onnx__NodeProto *n, const char *name, const char *want)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+
+	return a && a->has_s && a->s.len == strlen(want) &&
+	       !memcmp(a->s.data, want, a->s.len);
+}
+
+/* ---- Mapping nodes onto libnpu ops ------------------------------------------ */
+
+#define SKIP	1	/* not expressible: r->note says why */
+
+struct ctxn {
+	const Onnx__NodeProto *node;
+	int opset;
+	struct tens *in[16];	/* NULL for absent optional inputs */
+	int nin;
+	struct tens *out;	/* buffer for output 0, shaped like expected */
+	struct run *r;
+};
+
+static int skip(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->note, sizeof(r->note), fmt, ap);
+	va_end(ap);
+	return SKIP;
+}
+
+static bool is_float(const struct tens *t)
+{
+	return t && t->dt == OT_FLOAT;
+}
+
+static int map_eltwise(struct ctxn *c, enum npu_eltwise_kind k)
+{
+	struct npu_op_params p = { .kind = NPU_OP_ELTWISE, .eltwise.kind = k };
+	struct tens *a = c->in[0], *b = c->in[1];
+
+	if (!is_float(a) || !is_float(b))
+		return skip(c->r, "integer arithmetic without quantization parameters is not in the op set");
+	return run_op(c->r, &p, mkt(c->r, a), mkt(c->r, b), NULL, mkt(c->r, c->out));
+}
+
+static int map_act(struct ctxn *c, enum npu_activation act, float alpha)
+{
+	struct npu_op_params p = { .kind = NPU_OP_ACTIVATION, .act = act,
+				   .act_alpha = act == NPU_ACT_LEAKY_RELU ? alpha : 0 };
+
+	if (!is_float(c->in[0]))
+		return skip(c->r, "activation on a non-quantized integer tensor");
+	return run_op(c->r, &p, mkt(c->r, c->in[0]), NULL, NULL, mkt(c->r, c->out));
+}
+
+static int map_clip(struct ctxn *c)
+{
+	double lo = -INFINITY, hi = INFINITY;
+
+	if (!is_float(c->in[0]))
+		return skip(c->r, "Clip of an integer tensor");
+	if (c->opset < 11) {
+		lo = attr_f(c->node, "min", -INFINITY);
+		hi = attr_f(c->node, "max", INFINITY);
+	} else {
+		if (c->nin > 1 && c->in[1])
+			lo = tval(c->in[1], 0);
+		if (c->nin > 2 && c->in[2])
+			hi = tval(c->in[2], 0);
+	}
+	if (lo == 0.0 && isinf(hi) && hi > 0)
+		return map_act(c, NPU_ACT_RELU, 0);
+	if (lo == 0.0 && hi == 6.0)
+		return map_act(c, NPU_ACT_RELU6, 0);
+	return skip(c->r, "Clip to [%g, %g]: only [0, inf) (ReLU) and [0, 6] (ReLU6) exist", lo, hi);
+}
+
+static int map_softmax(struct ctxn *c)
+{
+	struct npu_op_params p = { .kind = NPU_OP_SOFTMAX };
+	struct tens *x = c->in[0];
+	int64_t axis = attr_i(c->node, "axis", c->opset >= 13 ? -1 : 1);
+	uint32_t d2[2] = { 1, 1 };
+	int i;
+
+	if (!is_float(x))
+		return skip(c->r, "Softmax of a non-float tensor");
+	if (axis < 0)
+		axis += x->rank;
+	if (axis < 0 || axis >= x->rank)
+		return -EINVAL;
+	if (c->opset >= 13) {
+		p.softmax.axis = (uint32_t)axis;
+		return run_op(c->r, &p, mkt(c->r, x), NULL, NULL, mkt(c->r, c->out));
+	}
+	/* Before opset 13 the input is coerced to 2-D at @axis. */
+	for (i = 0; i < x->rank; i++)
+		d2[i >= axis] *= x->dims[i];
+	p.softmax.axis = 1;
+	return run_op(c->r, &p, mk(c->r, OT_FLOAT, 2, d2, NULL, x->data, x->n * 4),
+		      NULL, NULL, mk(c->r, OT_FLOAT, 2, d2, NULL, c->out->data, x->n * 4));
+}
+
+static int map_layernorm(struct ctxn *c)
+{
+	struct npu_op_params p = { .kind = NPU_OP_LAYERNORM };
+	struct tens *x = c->in[0], *g = c->in[1], *b = c->nin > 2 ? c->in[2] : NULL;
+	int64_t axis = attr_i(c->node, "axis", -1);
+	struct npu_tensor *tg, *tb = NULL;
+	size_t cnt = 1;
+	int i;
+
+	if (!is_float(x) || !is_float(g) || (b && !is_float(b)))
+		return skip(c->r, "LayerNormalization of a non-float tensor");
+	if (axis < 0)
+		axis += x->rank;
+	if (axis < 0 || axis >= x->rank)
+		return -EINVAL;
+	for (i = (int)axis; i < x->rank; i++)
+		cnt *= x->dims[i];
+	if (g->n != cnt || (b && b->n != cnt))
+		return skip(c->r, "Scale/B broadcast over the normalized dims");
+	p.layernorm.axis = (uint32_t)axis;
+	p.layernorm.epsilon = attr_f(c->node, "epsilon", 1e-5f);
+	tg = mk(c->r, OT_FLOAT, x->rank - (int)axis, x->dims + axis, NULL, g->data, cnt * 4);
+	if (b)
+		tb = mk(c->r, OT_FLOAT, x->rank - (int)axis, x->dims + axis, NULL, b->data, cnt * 4);
+	if (c->node->n_output > 1)
+		snprintf(c->r->note, sizeof(c->r->note), "Y compared; Mean/InvStdDev outputs are not produced");
+	return run_op(c->r, &p, mkt(c->r, x), tg, tb, mkt(c->r, c->out));
+}
+
+/* Float MatMul / Gemm core: Y = A x B (+ bias[N]) with transposes. */
+static int map_matmul(struct ctxn *c)
+{
+	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+
+	if (!is_float(c->in[0]) || !is_float(c->in[1]))
+		return skip(c->r, "MatMul of non-float tensors");
+	if (c->in[0]->rank < 2 || c->in[1]->rank < 2)
+		return skip(c->r, "1-D MatMul operands");
+	return run_op(c->r, &p, mkt(c->r, c->in[0]), mkt(c->r, c->in[1]), NULL,
+		      mkt(c->r, c->out));
+}
+
+static int map_gemm(struct ctxn *c)
+{
+	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct tens *a = c->in[0], *b = c->in[1], *cc = c->nin > 2 ? c->in[2] : NULL;
+	float alpha = attr_f(c->node, "alpha", 1.0f), beta = attr_f(c->node, "beta", 1.0f);
+	struct run *r = c->r;
+	uint32_t n = c->out->dims[1], one = 1;
+	struct npu_tensor *ty;
+	float *tmp, *tmpc = NULL;
+	int ret;
+
+	if (!is_float(a) || !is_float(b) || (cc && !is_float(cc)))
+		return skip(r, "Gemm of non-float tensors");
+	if (attr_i(c->node, "transA", 0))
+		p.gemm.flags |= NPU_GEMM_TRANS_A;
+	if (attr_i(c->node, "transB", 0))
+		p.gemm.flags |= NPU_GEMM_TRANS_B;
+	/* The fused form: bias is a vector over N. */
+	if (alpha == 1.0f && (!cc || (beta == 1.0f && cc->n == n &&
+				      cc->dims[cc->rank - 1] == n)))
+		return run_op(r, &p, mkt(r, a), mkt(r, b),
+			      cc ? mk(r, OT_FLOAT, 1, &n, NULL, cc->data, n * 4) : NULL,
+			      mkt(r, c->out));
+	/* Else GEMM, then alpha * Y and + beta * C as elementwise ops. */
+	tmp = calloc(c->out->n, 4);
+	if (cc)
+		tmpc = calloc(cc->n, 4);
+	if (!tmp || (cc && !tmpc)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ty = mk(r, OT_FLOAT, 2, c->out->dims, NULL, tmp, c->out->n * 4);
+	ret = run_op(r, &p, mkt(r, a), mkt(r, b), NULL, ty);
+	if (!ret && alpha != 1.0f) {
+		struct npu_op_params m = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL };
+
+		struct npu_tensor *ty2 = mk(r, OT_FLOAT, 2, c->out->dims, NULL, tmp,
+					    c->out->n * 4);
+
+		ret = run_op(r, &m, ty, mk(r, OT_FLOAT, 1, &one, NULL, &alpha, 4), NULL, ty2);
+	}
+	if (!ret && cc) {
+		struct npu_op_params m = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL };
+		struct npu_op_params ad = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD };
+		struct npu_tensor *tc = mkt(r, cc);
+
+		memcpy(tmpc, cc->data, cc->n * 4);
+		if (beta != 1.0f) {
+			ret = run_op(r, &m, tc, mk(r, OT_FLOAT, 1, &one, NULL, &beta, 4), NULL,
+				     mk(r, cc->dt, cc->rank ? cc->rank : 1,
+					cc->rank ? cc->dims : &one, NULL, tmpc, cc->n * 4));
+			tc = mk(r, cc->dt, cc->rank ? cc->rank : 1,
+				cc->rank ? cc->dims : &one, NULL, tmpc, cc->n * 4);
+		}
+		if (!ret)
+			ret = run_op(r, &ad, mk(r, OT_FLOAT, 2, c->out->dims, NULL, tmp,
+						c->out->n * 4), tc, NULL, mkt(r, c->out));
+	} else if (!ret) {
+		memcpy(c->out->data, tmp, c->out->n * 4);
+	}
+out:
+	free(tmp);
+	free(tmpc);
+	return ret;
+}
+
+/* Quantization of an integer operand from ONNX scale / zero point inputs. */
+static int set_q(struct npu_tensor *t, const struct tens *scale,
+		 const struct tens *zp, uint32_t axis, uint32_t chans)
+{
+	float sc[4096];
+	int32_t z[4096];
+	size_t n = scale ? scale->n : 1, i;
+
+	if (!t)
+		return -ENOMEM;
+	if (n == 1)
+		return npu_tensor_set_quant(t, scale ? (float)tval(scale, 0) : 1.0f,
+					    zp ? (int32_t)tval(zp, 0) : 0);
+	if (n != chans || n > 4096 || (zp && zp->n != n))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		sc[i] = (float)tval(scale, i);
+		z[i] = zp ? (int32_t)tval(zp, i) : 0;
+	}
+	return npu_tensor_set_quant_channel(t, axis, sc, z);
+}
+
+/* A zero-point-only operand (ConvInteger/MatMulInteger): scale 1. */
+static int set_zp(struct npu_tensor *t, const struct tens *zp, uint32_t axis,
+		  uint32_t chans)
+{
+	float ones[4096];
+	int32_t z[4096];
+	size_t i;
+
+	if (!t)
+		return -ENOMEM;
+	if (!zp || zp->n == 1)
+		return npu_tensor_set_quant(t, 1.0f, zp ? (int32_t)tval(zp, 0) : 0);
+	if (zp->n != chans || chans > 4096)
+		return -EINVAL;
+	for (i = 0; i < chans; i++) {
+		ones[i] = 1.0f;
+		z[i] = (int32_t)tval(zp, i);
+	}
+	return npu_tensor_set_quant_channel(t, axis, ones, z);
+}
+
+static struct tens *opt(struct ctxn *c, int i)
+{
+	return i < c->nin ? c->in[i] : NULL;
+}
+
+static bool is_q8(const struct tens *t)
+{
+	return t && (t->dt == OT_UINT8 || t->dt == OT_INT8);
+}
+
+static int map_matmul_q(struct ctxn *c, bool qlinear)
+{
+	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct tens *a = c->in[0], *b = qlinear ? c->in[3] : c->in[1];
+	struct npu_tensor *ta, *tb, *ty;
+	uint32_t n;
+	int ret;
+
+	if (!is_q8(a) || !is_q8(b) || a->rank < 2 || b->rank < 2)
+		return skip(c->r, "operands are not 8-bit matrices");
+	n = b->dims[b->rank - 1];
+	ta = mkt(c->r, a);
+	tb = mkt(c->r, b);
+	ty = mkt(c->r, c->out);
+	if (qlinear) {
+		if (c->in[1]->n != 1)
+			return skip(c->r, "per-row scale of A");
+		ret = set_q(ta, c->in[1], c->in[2], 0, 1);
+		if (!ret)
+			ret = set_q(tb, c->in[4], c->in[5], (uint32_t)b->rank - 1, n);
+		if (!ret)
+			ret = set_q(ty, c->in[6], c->in[7], 0, 1);
+	} else {
+		if (opt(c, 2) && opt(c, 2)->n != 1)
+			return skip(c->r, "per-row zero point of A");
+		ret = set_zp(ta, opt(c, 2), 0, 1);
+		if (!ret)
+			ret = set_zp(tb, opt(c, 3), (uint32_t)b->rank - 1, n);
+	}
+	if (ret)
+		return ret == -EINVAL ? skip(c->r, "quantization parameter shape") : ret;
+	return run_op(c->r, &p, ta, tb, NULL, ty);
+}
+
+/* ONNX NCHW data seen as NHWC through strides: dims [N,H,W,C]. */
+static void nhwc_view(const struct tens *t, uint32_t *d, uint64_t *s)
+{
+	uint32_t n = t->dims[0], ch = t->dims[1], h = t->dims[2], w = t->dims[3];
+
+	d[0] = n;
+	d[1] = h;
+	d[2] = w;
+	d[3] = ch;
+	s[0] = (uint64_t)ch * h * w;
+	s[1] = w;
+	s[2] = 1;
+	s[3] = (uint64_t)h * w;
+}
+
+static struct npu_tensor *mk_nhwc(struct run *r, struct tens *t)
+{
+	uint32_t d[4];
+	uint64_t s[4];
+
+	nhwc_view(t, d, s);
+	return mk(r, t->dt, 4, d, s, t->data, t->n * ot_size(t->dt));
+}
+
+/* kernel window attributes shared by Conv and the pools. */
+struct win {
+	uint32_t k[2], s[2], d[2], pad[4];
+};
+
+static int window(struct ctxn *c, const struct tens *x, const uint32_t *kdef,
+		  struct win *w)
+{
+	int64_t v[8];
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		w->k[i] = kdef ? kdef[i] : 0;
+		w->s[i] = w->d[i] = 1;
+	}
+	if (attr_ints(c->node, "kernel_shape", v, 8) == 2) {
+		w->k[0] = (uint32_t)v[0];
+		w->k[1] = (uint32_t)v[1];
+	}
+	if (attr_ints(c->node, "strides", v, 8) == 2) {
+		w->s[0] = (uint32_t)v[0];
+		w->s[1] = (uint32_t)v[1];
+	}
+	if (attr_ints(c->node, "dilations", v, 8) == 2) {
+		w->d[0] = (uint32_t)v[0];
+		w->d[1] = (uint32_t)v[1];
+	}
+	memset(w->pad, 0, sizeof(w->pad));
+	if (attr_ints(c->node, "pads", v, 8) == 4)
+		for (i = 0; i < 4; i++)
+			w->pad[i] = (uint32_t)v[i];
+	if (attr_s(c->node, "auto_pad", "SAME_UPPER") ||
+	    attr_s(c->node, "auto_pad", "SAME_LOWER")) {
+		bool lower = attr_s(c->node, "auto_pad", "SAME_LOWER");
+
+		for (i = 0; i < 2; i++) {
+			int64_t in = x->dims[2 + i], out = (in + w->s[i] - 1) / w->s[i];
+			int64_t tot = (out - 1) * w->s[i] + (int64_t)(w->k[i] - 1) * w->d[i] + 1 - in;
+
+			if (tot < 0)
+				tot = 0;
+			w->pad[i] = (uint32_t)(lower ? tot - tot / 2 : tot / 2);
+			w->pad[2 + i] = (uint32_t)(tot - w->pad[i]);
+		}
+	}
+	return 0;
+}
+
+static int map_conv(struct ctxn *c, int kind)
+{
+	struct npu_op_params p = { .kind = NPU_OP_CONV2D };
+	bool qlinear = kind == 2, integer = kind == 1;
+	struct tens *x = c->in[0], *w = qlinear ? c->in[3] : c->in[1];
+	struct tens *bias = qlinear ? opt(c, 8) : integer ? NULL : opt(c, 2);
+	struct npu_tensor *tx, *tw, *ty, *tb = NULL;
+	uint32_t co, wd[4];
+	uint64_t ws[4];
+	struct win win;
+	int ret = 0;
+
+	if (x->rank != 4)
+		return skip(c->r, "%d-D convolution (only 2-D exists)", x->rank - 2);
+	if (!qlinear && !integer && (!is_float(x) || !is_float(w)))
+		return skip(c->r, "Conv of non-float tensors");
+	window(c, x, (uint32_t[]){ w->dims[2], w->dims[3] }, &win);
+	co = w->dims[0];
+	p.conv.groups = (uint32_t)attr_i(c->node, "group", 1);
+	memcpy(p.conv.stride, win.s, sizeof(win.s));
+	memcpy(p.conv.dilation, win.d, sizeof(win.d));
+	memcpy(p.conv.pad, win.pad, sizeof(win.pad));
+	/* W [M, C/g, kH, kW] seen as [M, kH, kW, C/g]. */
+	wd[0] = co;
+	wd[1] = w->dims[2];
+	wd[2] = w->dims[3];
+	wd[3] = w->dims[1];
+	ws[0] = (uint64_t)w->dims[1] * w->dims[2] * w->dims[3];
+	ws[1] = w->dims[3];
+	ws[2] = 1;
+	ws[3] = (uint64_t)w->dims[2] * w->dims[3];
+	tx = mk_nhwc(c->r, x);
+	tw = mk(c->r, w->dt, 4, wd, ws, w->data, w->n * ot_size(w->dt));
+	ty = mk_nhwc(c->r, c->out);
+	if (bias)
+		tb = mk(c->r, bias->dt, 1, &co, NULL, bias->data, bias->n * ot_size(bias->dt));
+	if (qlinear) {
+		ret = set_q(tx, c->in[1], c->in[2], 0, 1);
+		if (!ret)
+			ret = set_q(tw, c->in[4], c->in[5], 0, co);
+		if (!ret)
+			ret = set_q(ty, c->in[6], c->in[7], 0, 1);
+	} else if (integer) {
+		ret = set_zp(tx, opt(c, 2), 0, 1);
+		if (!ret)
+			ret = set_zp(tw, opt(c, 3), 0, co);
+	}
+	if (ret)
+		return ret == -EINVAL ? skip(c->r, "quantization parameter shape") : ret;
+	return run_op(c->r, &p, tx, tw, tb, ty);
+}
+
+static int map_pool(struct ctxn *c, enum npu_pool_kind kind)
+{
+	struct npu_op_params p = { .kind = NPU_OP_POOL2D, .pool.kind = kind };
+	struct tens *x = c->in[0];
+	struct npu_tensor *tx, *ty;
+	struct win w;
+	int i;
+
+	if (x->rank != 4)
+		return skip(c->r, "%d-D pooling (only 2-D exists)", x->rank - 2);
+	if (c->node->n_output > 1)
+		return skip(c->r, "MaxPool Indices output");
+	if (!is_float(x) && !(kind == NPU_POOL_MAX && x->dt == OT_UINT8))
+		return skip(c->r, "pooling of a non-float tensor");
+	if (kind != NPU_POOL_GLOBAL_AVG) {
+		window(c, x, NULL, &w);
+		if (w.d[0] != 1 || w.d[1] != 1)
+			return skip(c->r, "pooling dilations");
+		for (i = 0; i < 2; i++) {
+			uint32_t fl = (x->dims[2 + i] + w.pad[i] + w.pad[2 + i] - w.k[i]) / w.s[i] + 1;
+
+			if (fl != c->out->dims[2 + i])
+				return skip(c->r, "ceil_mode output size");
+			if (w.pad[i] >= w.k[i] || w.pad[2 + i] >= w.k[i])
+				return skip(c->r, "padding as large as the window");
+		}
+		memcpy(p.pool.kernel, w.k, sizeof(w.k));
+		memcpy(p.pool.stride, w.s, sizeof(w.s));
+		memcpy(p.pool.pad, w.pad, sizeof(w.pad));
+		p.pool.count_include_pad = attr_i(c->node, "count_include_pad", 0) != 0;
+	}
+	tx = mk_nhwc(c->r, x);
+	ty = mk_nhwc(c->r, c->out);
+	/* uint8 max pooling: identity quantization keeps the values exact. */
+	if (x->dt == OT_UINT8 && (npu_tensor_set_quant(tx, 1.0f, 0) ||
+				  npu_tensor_set_quant(ty, 1.0f, 0)))
+		return -ENOMEM;
+	return run_op(c->r, &p, tx, NULL, NULL, ty);
+}
+
+static int map_quant(struct ctxn *c, bool quantize)
+{
+	struct npu_op_params p = { .kind = quantize ? NPU_OP_QUANTIZE : NPU_OP_DEQUANTIZE };
+	struct tens *x = c->in[0], *q = quantize ? c->out : x;
+	struct tens *scale = c->in[1], *zp = opt(c, 2);
+	int64_t axis = attr_i(c->node, "axis", 1);
+	struct npu_tensor *tx, *ty;
+	int ret;
+
+	if (!is_q8(q) || (quantize && !is_float(x)) || (!quantize && !is_float(c->out)))
+		return skip(c->r, "%s type combination", quantize ? "input/output" : "input/output");
+	if (attr(c->node, "block_size") && attr_i(c->node, "block_size", 0))
+		return skip(c->r, "blocked quantization");
+	if (axis < 0)
+		axis += q->rank;
+	tx = mkt(c->r, x);
+	ty = mkt(c->r, c->out);
+	if (scale->n > 1 && (axis < 0 || axis >= q->rank))
+		return -EINVAL;
+	ret = set_q(quantize ? ty : tx, scale, zp, scale->n > 1 ? (uint32_t)axis : 0,
+		    scale->n > 1 ? q->dims[axis] : 1);
+	if (ret)
+		return ret == -EINVAL ? skip(c->r, "quantization parameter shape") : ret;
+	return run_op(c->r, &p, tx, NULL, NULL, ty);
+}
+
+static int map_node(struct ctxn *c)
+{
+	const char *op = c->node->op_type;
+
+	if (!strcmp(op, "Add")) return map_eltwise(c, NPU_ELTWISE_ADD);
+	if (!strcmp(op, "Sub")) return map_eltwise(c, NPU_ELTWISE_SUB);
+	if (!strcmp(op, "Mul")) return map_eltwise(c, NPU_ELTWISE_MUL);
+	if (!strcmp(op, "Relu")) return map_act(c, NPU_ACT_RELU, 0);
+	if (!strcmp(op, "LeakyRelu"))
+		return map_act(c, NPU_ACT_LEAKY_RELU, attr_f(c->node, "alpha", 0.01f));
+	if (!strcmp(op, "Sigmoid")) return map_act(c, NPU_ACT_SIGMOID, 0);
+	if (!strcmp(op, "Tanh")) return map_act(c, NPU_ACT_TANH, 0);
+	if (!strcmp(op, "Clip")) return map_clip(c);
+	if (!strcmp(op, "Softmax")) return map_softmax(c);
+	if (!strcmp(op, "LayerNormalization")) return map_layernorm(c);
+	if (!strcmp(op, "MatMul")) return map_matmul(c);
+	if (!strcmp(op, "Gemm")) return map_gemm(c);
+	if (!strcmp(op, "MatMulInteger")) return map_matmul_q(c, false);
+	if (!strcmp(op, "QLinearMatMul")) return map_matmul_q(c, true);
+	if (!strcmp(op, "Conv")) return map_conv(c, 0);
+	if (!strcmp(op, "ConvInteger")) return map_conv(c, 1);
+	if (!strcmp(op, "QLinearConv")) return map_conv(c, 2);
+	if (!strcmp(op, "MaxPool")) return map_pool(c, NPU_POOL_MAX);
+	if (!strcmp(op, "AveragePool")) return map_pool(c, NPU_POOL_AVG);
+	if (!strcmp(op, "GlobalAveragePool")) return map_pool(c, NPU_POOL_GLOBAL_AVG);
+	if (!strcmp(op, "QuantizeLinear")) return map_quant(c, true);
+	if (!strcmp(op, "DequantizeLinear")) return map_quant(c, false);
+	return skip(c->r, "op not mapped");
+}
+
+/* ---- Comparing -------------------------------------------------------------- */
+
+static size_t compare(const struct tens *got, const struct tens *want,
+		      double *maxerr)
+{
+	size_t i, bad = 0;
+
+	*maxerr = 0;
+	for (i = 0; i < want->n; i++) {
+		double g = tval(got, i), w = tval(want, i), e = fabs(g - w);
+
+		if (want->dt != OT_FLOAT) {
+			bad += g != w;
+		} else if (isnan(w) || isnan(g)) {
+			bad += isnan(w) != isnan(g);
+		} else if (isinf(w)) {
+			bad += g != w;
+		} else {
+			bad += e > 1e-7 + 1e-3 * fabs(w);
+		}
+		if (e > *maxerr)
+			*maxerr = e;
+	}
+	return bad;
+}
+
+/* ---- Driving the tests --------------------------------------------------------- */
+
+static int op_index(const char *op)
+{
+	size_t i;
+
+	for (i = 0; i < NUM_OPS; i++)
+		if (!strcmp(op, supported_ops[i]))
+			return (int)i;
+	return -1;
+}
+
+static Onnx__ModelProto *load_model(const char *dir)
+{
+	char path[PATH_MAX];
+	Onnx__ModelProto *m;
+	size_t len;
+	void *buf;
+
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	buf = read_file(path, &len);
+	if (!buf)
+		return NULL;
+	m = onnx__model_proto__unpack(NULL, len, buf);
+	free(buf);
+	return m;
+}
+
+/* The op index of a single-node test of a supported op, else -1. */
+static int test_op(const Onnx__ModelProto *m)
+{
+	const Onnx__NodeProto *n;
+
+	if (!m || !m->graph || m->graph->n_node != 1)
+		return -1;
+	n = m->graph->node[0];
+	if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
+		return -1;
+	return op_index(n->op_type);
+}
+
+static int model_opset(const Onnx__ModelProto *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n_opset_import; i++)
+		if (!m->opset_import[i]->domain || !*m->opset_import[i]->domain ||
+		    !strcmp(m->opset_import[i]->domain, "ai.onnx"))
+			return (int)m->opset_import[i]->version;
+	return 1;
+}
+
+static void run_data_set(const char *name, const char *dsdir,
+			 const Onnx__ModelProto *m, int opi)
+{
+	const Onnx__GraphProto *g = m->graph;
+	const Onnx__NodeProto *node = g->node[0];
+	struct tens ins[16], want, got;
+	struct ctxn c;
+	struct run r;
+	char path[PATH_MAX];
+	size_t i, j, bad;
+	double maxerr;
+	int ret, nloaded = 0;
+
+	memset(&c, 0, sizeof(c));
+	memset(&r, 0, sizeof(r));
+	memset(&got, 0, sizeof(got));
+	memset(&want, 0, sizeof(want));
+	c.node = node;
+	c.opset = model_opset(m);
+	c.r = &r;
+	ret = 0;
+	/* Graph input k is input_k.pb; node inputs refer to them by name. */
+	for (i = 0; i < g->n_input && i < 16 && !ret; i++) {
+		snprintf(path, sizeof(path), "%s/input_%zu.pb", dsdir, i);
+		ret = load_tensor(path, &ins[i]);
+		nloaded++;
+	}
+	for (i = 0; i < node->n_input && i < 16 && !ret; i++) {
+		c.in[i] = NULL;
+		for (j = 0; j < g->n_input; j++)
+			if (*node->input[i] && !strcmp(node->input[i], g->input[j]->name))
+				c.in[i] = &ins[j];
+		if (*node->input[i] && !c.in[i])
+			ret = -ENOENT;	/* an initializer: not in node tests */
+	}
+	c.nin = (int)node->n_input;
+	snprintf(path, sizeof(path), "%s/output_0.pb", dsdir);
+	if (!ret)
+		ret = load_tensor(path, &want);
+	if (!ret) {
+		got = want;
+		got.data = calloc(want.n ? want.n : 1, ot_size(want.dt));
+		c.out = &got;
+		ret = got.data ? map_node(&c) : -ENOMEM;
+	}
+	ntest++;
+	if (ret == SKIP) {
+		printf("ok %d - %s [%s] # SKIP %s\n", ntest, name, node->op_type, r.note);
+		stats[opi].skip++;
+	} else if (ret) {
+		printf("not ok %d - %s [%s] # %s%s%s\n", ntest, name, node->op_type,
+		       npu_strerror(ret), *r.note ? "; " : "", r.note);
+		stats[opi].fail++;
+	} else {
+		bad = compare(&got, &want, &maxerr);
+		printf("%s %d - %s [%s] %s, %zu/%zu mismatches, max |err| %.3g%s%s\n",
+		       bad ? "not ok" : "ok", ntest, name, node->op_type,
+		       r.on_cpu ? (r.on_device ? "device+cpu" : "cpu") : "device",
+		       bad, want.n, maxerr, *r.note ? " # " : "", r.note);
+		if (bad)
+			stats[opi].fail++;
+		else
+			stats[opi].pass++;
+		if (r.on_cpu)
+			stats[opi].cpu++;
+		else
+			stats[opi].device++;
+	}
+	fflush(stdout);
+	run_free(&r);
+	for (i = 0; i < (size_t)nloaded; i++)
+		free(ins[i].data);
+	free(want.data);
+	free(got.data);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of the subdirectories of @dir that start with @prefix. */
+static char **list_dir(const char *dir, const char *prefix, size_t *count)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **v = NULL;
+	size_t n = 0;
+
+	*count = 0;
+	if (!d)
+		return NULL;
+	while ((e = readdir(d))) {
+		char **nv;
+
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		nv = realloc(v, (n + 1) * sizeof(*v));
+		if (!nv)
+			break;
+		v = nv;
+		v[n++] = strdup(e->d_name);
+	}
+	closedir(d);
+	if (v)
+		qsort(v, n, sizeof(*v), cmp_str);
+	*count = n;
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL;
+	char def[PATH_MAX], path[PATH_MAX], dspath[PATH_MAX];
+	struct npu_device *dev = NULL;
+	bool cpu = false, list = false;
+	char **tests, **ds;
+	size_t nt, nds, i, j;
+	int k, failed = 0;
+
+	for (k = 1; k < argc; k++) {
+		if (!strcmp(argv[k], "--cpu"))
+			cpu = true;
+		else if (!strcmp(argv[k], "--list"))
+			list = true;
+		else
+			dir = argv[k];
+	}
+	if (!dir) {
+		char *slash;
+
+		snprintf(def, sizeof(def), "%s", argv[0]);
+		slash = strrchr(def, '/');
+		snprintf(slash ? slash + 1 : def, sizeof(def) - (size_t)(slash ? slash + 1 - def : 0),
+			 "onnx-data");
+		dir = access(def, F_OK) == 0 ? def : "/usr/share/libonnx-testdata/data/node";
+	}
+	tests = list_dir(dir, "test_", &nt);
+	if (list) {
+		for (i = 0; i < nt; i++) {
+			Onnx__ModelProto *m;
+
+			snprintf(path, sizeof(path), "%s/%s", dir, tests[i]);
+			m = load_model(path);
+			if (test_op(m) >= 0)
+				printf("%s\n", tests[i]);
+			if (m)
+				onnx__model_proto__free_unpacked(m, NULL);
+		}
+		return 0;
+	}
+	if (!cpu && npu_device_open(0, &dev) == 0 &&
+	    npu_context_create(dev, &ctx) == 0 &&
+	    npu_queue_create(ctx, 0, NPU_PRIORITY_NORMAL, &queue) == 0) {
+		printf("# running on the device (libnpu CPU fallback where it says no)\n");
+	} else {
+		npu_context_destroy(ctx);
+		ctx = NULL;
+		printf("# no device%s: every op runs on libnpu's CPU fallback (reference)\n",
+		       cpu ? " (--cpu)" : "");
+	}
+	printf("# test data: %s\n", dir);
+	for (i = 0; i < nt; i++) {
+		Onnx__ModelProto *m;
+		int opi;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, tests[i]);
+		m = load_model(path);
+		opi = test_op(m);
+		if (opi >= 0) {
+			ds = list_dir(path, "test_data_set_", &nds);
+			for (j = 0; j < nds; j++) {
+				snprintf(dspath, sizeof(dspath), "%s/%s", path, ds[j]);
+				run_data_set(tests[i], dspath, m, opi);
+				free(ds[j]);
+			}
+			free(ds);
+		}
+		if (m)
+			onnx__model_proto__free_unpacked(m, NULL);
+		free(tests[i]);
+	}
+	free(tests);
+	printf("1..%d\n", ntest);
+	for (i = 0; i < NUM_OPS; i++) {
+		struct opstat *s = &stats[i];
+
+		printf("# op %s pass %d fail %d skip %d device %d cpu %d\n",
+		       supported_ops[i], s->pass, s->fail, s->skip, s->device, s->cpu);
+		failed += s->fail;
+	}
+	npu_queue_destroy(queue);
+	npu_context_destroy(ctx);
+	npu_device_close(dev);
+	return failed ? 1 : 0;
+}
