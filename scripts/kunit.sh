@@ -26,25 +26,17 @@ python3 - "$json" "$results" "$rc" "$build/kunit.log" <<'PY'
 import json, sys
 path, out, rc, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 entries = []
-def walk(t, prefix):
-    name = prefix + t.get("name", "")
-    cases = t.get("test_cases", [])
-    subs = t.get("sub_groups", [])
-    if not cases and not subs:
-        return
-    for c in cases:
-        if c.get("test_cases") or c.get("sub_groups"):
-            walk(c, name + ".")
-            continue
-        st = c.get("status", "")
-        entries.append((st in ("PASS", "SKIP"), "%s.%s%s" % (name, c.get("name"), " # SKIP" if st == "SKIP" else "")))
-    for s in subs:
-        walk(s, name + ".")
+def walk(group, prefix):
+    """kunit.py's JSON: groups with sub_groups and leaf test_cases."""
+    for case in group.get("test_cases", []):
+        st = case.get("status", "")
+        entries.append((st in ("PASS", "SKIP"),
+                        "%s%s%s" % (prefix, case.get("name"), " # SKIP" if st == "SKIP" else "")))
+    for sub in group.get("sub_groups", []):
+        walk(sub, prefix + sub.get("name", "") + ".")
 try:
     with open(path) as f:
-        data = json.load(f)
-    for t in data.get("tests", []):
-        walk(t, "")
+        walk(json.load(f), "")
 except (OSError, ValueError):
     pass
 if rc != 0 and all(ok for ok, _ in entries):
