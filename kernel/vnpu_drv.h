@@ -17,7 +17,6 @@
 #include <drm/drm_mm.h>
 #include <drm/gpu_scheduler.h>
 #include <drm/vnpu_accel.h>
-#include <linux/version.h>
 
 #include "vnpu_hw.h"
 #include "vnpu_pt.h"
@@ -29,13 +28,16 @@
 #define DRIVER_MINOR	0
 
 /*
- * drm_sched API drift inside 6.12.y: drm_sched_job_init() gained a client
- * id in 6.12.103, drm_sched_init() takes an argument struct from 6.12.114.
+ * VNPU_SCHED_JOB_INIT_CLIENT_ID and VNPU_SCHED_INIT_ARGS describe the
+ * drm_sched API drift inside 6.12.y; Kbuild sets them from the kernel
+ * version being built against.
  */
-#define VNPU_SCHED_JOB_INIT_CLIENT_ID \
-	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 103))
-#define VNPU_SCHED_INIT_ARGS \
-	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 114))
+#ifndef VNPU_SCHED_JOB_INIT_CLIENT_ID
+#define VNPU_SCHED_JOB_INIT_CLIENT_ID 1
+#endif
+#ifndef VNPU_SCHED_INIT_ARGS
+#define VNPU_SCHED_INIT_ARGS 1
+#endif
 
 #define VNPU_RING_ENTRIES	256
 #define VNPU_MAX_BO_SIZE	SZ_1G
