@@ -34,7 +34,7 @@ Q := @
 
 .PHONY: all deps qemu kernel module libnpu guest-bin initramfs \
 	check check-host check-qtest check-kunit check-guest check-static \
-	check-summary demo shell bench fuzz clean-results help
+	check-summary demo shell bench fuzz onnx-report clean-results help
 
 all: qemu module initramfs
 
@@ -129,6 +129,13 @@ bench: qemu initramfs
 	$(Q)if [ -f ops/Makefile ]; then $(MAKE) -s -C ops bench O=$(VNPU_BUILD)/ops; fi
 	$(Q)$(GUEST_RUN) --mode bench --log $(GUEST)/console-bench.log --results $(GUEST)/bench.tap --echo \
 		--timeout $(GUEST_TIMEOUT)
+
+## onnx-report: run the ONNX node tests on the device in the guest and
+## regenerate Documentation/onnx-conformance.rst from that run
+onnx-report: qemu initramfs
+	$(Q)$(GUEST_RUN) --tests t-onnx-conformance --log $(GUEST)/console-onnx.log \
+		--results $(GUEST)/onnx.tap --timeout $(GUEST_TIMEOUT) >/dev/null
+	$(Q)$(MAKE) -s -C tests/onnx report O=$(VNPU_BUILD)/tests/onnx GUEST_TAP=$(GUEST)/onnx.tap
 
 ## fuzz: the long device fuzz run (FUZZ_SECONDS=600 by default here)
 fuzz: qemu
