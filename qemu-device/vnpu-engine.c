@@ -21,7 +21,6 @@
 
 /* Bounce buffer for COPY and FILL; also the granule at which they abort. */
 #define VNPU_CHUNK      (64 * 1024)
-#define VNPU_VA_LIMIT   (1ull << VNPU_VA_BITS)
 
 static const struct vnpu_mem_ops vnpu_job_mem_ops = {
     .read = vnpu_mem_read,
@@ -70,34 +69,21 @@ static void vnpu_cmd_error(VnpuJob *job, uint32_t off, const char *why)
     vnpu_job_fail(job, VNPU_JOB_STATUS_CMD_ERROR, off);
 }
 
-static uint64_t vnpu_dma_cycles(uint64_t bytes)
+/* Counted only when the command completed (hw-spec, "Timing model"). */
+static void vnpu_cmd_account(VnpuJob *job, const VnpuCmd *cmd)
 {
-    return DIV_ROUND_UP(bytes, VNPU_MODEL_DRAM_BYTES_PER_CYCLE);
+    if (!job->failed) {
+        job->rec.cycles += vnpu_cmd_cycles(cmd);
+    }
 }
 
-/* A range is malformed if it wraps; beyond VA_BITS it is an MMU fault. */
-static bool vnpu_range_wraps(uint64_t va, uint64_t len)
+static void vnpu_cmd_copy(VnpuJob *job, const VnpuCmd *cmd)
 {
-    return va + len < va;
-}
-
-static void vnpu_cmd_copy(VnpuJob *job, const struct vnpu_cmd_copy *c,
-                          uint32_t off)
-{
-    uint64_t src = le64_to_cpu(c->src_va);
-    uint64_t dst = le64_to_cpu(c->dst_va);
-    uint64_t len = le64_to_cpu(c->size);
+    uint64_t src = cmd->u.copy.src, dst = cmd->u.copy.dst;
+    uint64_t len = cmd->u.copy.len;
     g_autofree uint8_t *bounce = NULL;
     uint64_t done;
 
-    if (vnpu_range_wraps(src, len) || vnpu_range_wraps(dst, len)) {
-        vnpu_cmd_error(job, off, "COPY range wraps");
-        return;
-    }
-    if (len && src < dst + len && dst < src + len) {
-        vnpu_cmd_error(job, off, "COPY ranges overlap");
-        return;
-    }
     bounce = g_malloc(MIN(len, VNPU_CHUNK));
     for (done = 0; done < len && !job->failed; done += VNPU_CHUNK) {
         uint64_t n = MIN(len - done, VNPU_CHUNK);
@@ -106,52 +92,31 @@ static void vnpu_cmd_copy(VnpuJob *job, const struct vnpu_cmd_copy *c,
             vnpu_mem_write(job, dst + done, bounce, n);
         }
     }
-    job->rec.cycles += vnpu_dma_cycles(2 * len);
 }
 
-static void vnpu_cmd_fill(VnpuJob *job, const struct vnpu_cmd_fill *c,
-                          uint32_t off)
+static void vnpu_cmd_fill(VnpuJob *job, const VnpuCmd *cmd)
 {
-    uint64_t dst = le64_to_cpu(c->dst_va);
-    uint64_t len = le64_to_cpu(c->size);
+    uint64_t dst = cmd->u.fill.dst, len = cmd->u.fill.len;
+    uint32_t pattern = cpu_to_le32(cmd->u.fill.pattern);
     g_autofree uint32_t *pat = NULL;
     uint64_t done;
     size_t i, n;
 
-    if (c->reserved) {
-        vnpu_cmd_error(job, off, "FILL reserved field not zero");
-        return;
-    }
-    if ((dst | len) & 3) {
-        vnpu_cmd_error(job, off, "FILL address or size not 4-byte aligned");
-        return;
-    }
-    if (vnpu_range_wraps(dst, len)) {
-        vnpu_cmd_error(job, off, "FILL range wraps");
-        return;
-    }
     n = MIN(len, VNPU_CHUNK);
     pat = g_malloc(n + 4);
     for (i = 0; i < n / 4; i++) {
-        pat[i] = c->pattern;    /* already little-endian */
+        pat[i] = pattern;
     }
     for (done = 0; done < len && !job->failed; done += VNPU_CHUNK) {
         vnpu_mem_write(job, dst + done, pat, MIN(len - done, VNPU_CHUNK));
     }
-    job->rec.cycles += vnpu_dma_cycles(len);
 }
 
-static void vnpu_cmd_store64(VnpuJob *job, uint64_t dst, uint64_t value,
-                             uint32_t off)
+static void vnpu_cmd_store64(VnpuJob *job, uint64_t dst, uint64_t value)
 {
     uint64_t le = cpu_to_le64(value);
 
-    if (dst & 7) {
-        vnpu_cmd_error(job, off, "destination not 8-byte aligned");
-        return;
-    }
     vnpu_mem_write(job, dst, &le, sizeof(le));
-    job->rec.cycles += vnpu_dma_cycles(sizeof(le));
 }
 
 static void vnpu_cmd_compute(VnpuJob *job, const void *cmd, uint32_t size,
@@ -180,109 +145,46 @@ static void vnpu_exec_cmds(VnpuJob *job, const uint8_t *buf, uint32_t size)
     uint32_t off = 0;
 
     while (off < size && !job->failed) {
-        struct vnpu_cmd_hdr hdr;
-        uint16_t opcode, flags;
-        uint32_t csize;
-        const void *cmd = buf + off;
+        VnpuCmdErr err;
+        VnpuCmd cmd;
 
         if (vnpu_job_aborted(job)) {
             vnpu_job_fail(job, VNPU_JOB_STATUS_ABORTED, 0);
             return;
         }
-        if (size - off < sizeof(hdr)) {
-            vnpu_cmd_error(job, off, "truncated header");
-            return;
-        }
-        memcpy(&hdr, cmd, sizeof(hdr));
-        opcode = le16_to_cpu(hdr.opcode);
-        flags = le16_to_cpu(hdr.flags);
-        csize = le32_to_cpu(hdr.size);
-        if (csize < sizeof(hdr) || csize % 8 || csize > size - off) {
-            vnpu_cmd_error(job, off, "bad command size");
-            return;
-        }
-        if (flags) {
-            vnpu_cmd_error(job, off, "flags not zero");
+        err = vnpu_cmd_decode(buf, size, off, &cmd);
+        if (err != VNPU_CMD_OK) {
+            vnpu_cmd_error(job, off, vnpu_cmd_strerror(err));
             return;
         }
 
-        switch (opcode) {
+        switch (cmd.opcode) {
         case VNPU_CMD_NOP:
             break;
         case VNPU_CMD_COPY:
-            if (csize != sizeof(struct vnpu_cmd_copy)) {
-                vnpu_cmd_error(job, off, "COPY size");
-                return;
-            }
-            vnpu_cmd_copy(job, cmd, off);
+            vnpu_cmd_copy(job, &cmd);
             break;
         case VNPU_CMD_FILL:
-            if (csize != sizeof(struct vnpu_cmd_fill)) {
-                vnpu_cmd_error(job, off, "FILL size");
-                return;
-            }
-            vnpu_cmd_fill(job, cmd, off);
+            vnpu_cmd_fill(job, &cmd);
             break;
-        case VNPU_CMD_WRITE_VALUE: {
-            struct vnpu_cmd_write_value wv;
-
-            if (csize != sizeof(wv)) {
-                vnpu_cmd_error(job, off, "WRITE_VALUE size");
-                return;
-            }
-            memcpy(&wv, cmd, sizeof(wv));
-            vnpu_cmd_store64(job, le64_to_cpu(wv.dst_va),
-                             le64_to_cpu(wv.value), off);
+        case VNPU_CMD_WRITE_VALUE:
+            vnpu_cmd_store64(job, cmd.u.store.dst, cmd.u.store.value);
             break;
-        }
-        case VNPU_CMD_TIMESTAMP: {
-            struct vnpu_cmd_timestamp ts;
-
-            if (csize != sizeof(ts)) {
-                vnpu_cmd_error(job, off, "TIMESTAMP size");
-                return;
-            }
-            memcpy(&ts, cmd, sizeof(ts));
-            vnpu_cmd_store64(job, le64_to_cpu(ts.dst_va), vnpu_now_ns(), off);
+        case VNPU_CMD_TIMESTAMP:
+            vnpu_cmd_store64(job, cmd.u.store.dst, vnpu_now_ns());
             break;
-        }
         case VNPU_CMD_BARRIER:
-            if (csize != sizeof(struct vnpu_cmd_barrier)) {
-                vnpu_cmd_error(job, off, "BARRIER size");
-                return;
-            }
             /* In-order engine: every earlier access is already done. */
             smp_mb();
             break;
         default:
-            if (opcode >= VNPU_CMD_COMPUTE_FIRST &&
-                opcode <= VNPU_CMD_COMPUTE_LAST) {
-                vnpu_cmd_compute(job, cmd, csize, off);
-                break;
-            }
-            vnpu_cmd_error(job, off, "unknown opcode");
-            return;
+            /* vnpu_cmd_decode() lets only compute opcodes through. */
+            vnpu_cmd_compute(job, buf + off, cmd.size, off);
+            break;
         }
-        off += csize;
+        vnpu_cmd_account(job, &cmd);
+        off += cmd.size;
     }
-}
-
-static bool vnpu_desc_valid(VnpuJob *job)
-{
-    struct vnpu_hw_desc *d = &job->desc;
-    unsigned i;
-
-    if (d->flags || d->reserved0) {
-        return false;
-    }
-    for (i = 0; i < ARRAY_SIZE(d->reserved); i++) {
-        if (d->reserved[i]) {
-            return false;
-        }
-    }
-    return d->ctx_id < VNPU_MAX_CONTEXTS && d->cmd_size >= 8 &&
-           d->cmd_size % 8 == 0 && d->cmd_size <= VNPU_CMD_MAX_BUFFER &&
-           d->cmd_va % 8 == 0;
 }
 
 /* A hung job holds its engine until reset or unrealize aborts it. */
@@ -308,21 +210,13 @@ static bool vnpu_run_job(VnpuJob *job, uint64_t ring)
     VnpuState *s = job->s;
     struct vnpu_hw_desc *d = &job->desc;
     g_autofree uint8_t *cmds = NULL;
-    unsigned i;
+    uint8_t raw[VNPU_DESC_SIZE];
 
-    if (!vnpu_dma_rw(s, ring + (uint64_t)job->slot * VNPU_DESC_SIZE, d,
-                     sizeof(*d), false)) {
+    if (!vnpu_dma_rw(s, ring + (uint64_t)job->slot * VNPU_DESC_SIZE, raw,
+                     sizeof(raw), false)) {
         return false;
     }
-    d->ctx_id = le32_to_cpu(d->ctx_id);
-    d->flags = le32_to_cpu(d->flags);
-    d->cmd_va = le64_to_cpu(d->cmd_va);
-    d->cmd_size = le32_to_cpu(d->cmd_size);
-    d->reserved0 = le32_to_cpu(d->reserved0);
-    d->seq = le64_to_cpu(d->seq);
-    for (i = 0; i < ARRAY_SIZE(d->reserved); i++) {
-        d->reserved[i] = le64_to_cpu(d->reserved[i]);
-    }
+    vnpu_desc_decode(raw, d);
 
     job->ctx_id = d->ctx_id;
     job->rec.seq = d->seq;
@@ -331,7 +225,7 @@ static bool vnpu_run_job(VnpuJob *job, uint64_t ring)
     trace_vnpu_job_start(job->eng->index, job->queue, job->slot, d->ctx_id,
                          d->seq);
 
-    if (!vnpu_desc_valid(job)) {
+    if (!vnpu_desc_valid(d)) {
         qemu_log_mask(LOG_GUEST_ERROR,
                       "vnpu: queue %u slot %u: bad descriptor (ctx %u flags 0x%x "
                       "cmd_va 0x%" PRIx64 " cmd_size %u)\n", job->queue,
@@ -438,9 +332,9 @@ static void *vnpu_worker(void *opaque)
         job.queue = qi;
         job.slot = s->q[qi].head;
         job.reset_gen = s->reset_gen;
-        job.mmu_on = s->mmu_control & VNPU_MMU_CONTROL_ENABLE;
-        job.ctx_table = s->ctx_table;
-        job.ctx_count = s->ctx_count;
+        job.mmu.enabled = s->mmu_control & VNPU_MMU_CONTROL_ENABLE;
+        job.mmu.ctx_table = s->ctx_table;
+        job.mmu.ctx_count = s->ctx_count;
         ring = s->q[qi].ring;
         compl = s->q[qi].compl + (uint64_t)job.slot * VNPU_COMPL_SIZE;
         s->q[qi].busy = true;

@@ -24,16 +24,12 @@
 #include "qemu/thread.h"
 #include "qom/object.h"
 #include "vnpu_hw.h"
+#include "vnpu-core.h"
 
 #define TYPE_VNPU "vnpu"
 OBJECT_DECLARE_SIMPLE_TYPE(VnpuState, VNPU)
 
 #define VNPU_MAX_ENGINES        8
-#define VNPU_TLB_ENTRIES        32      /* per context, direct mapped */
-#define VNPU_DESC_SIZE          64
-#define VNPU_COMPL_SIZE         64
-#define VNPU_RING_ALIGN         64
-#define VNPU_CTX_TABLE_ALIGN    4096
 /* How long reset waits for workers to abandon their jobs (see vnpu.c). */
 #define VNPU_RESET_WAIT_MS      2000
 
@@ -52,19 +48,6 @@ typedef struct VnpuQueue {
     uint32_t done_seq_hi_latch;
 } VnpuQueue;
 
-typedef struct VnpuTlbEntry {
-    uint64_t vpn;               /* VA >> PAGE_SHIFT, valid if perms != 0 */
-    uint64_t pa;                /* page DMA address */
-    uint64_t perms;             /* VNPU_PTE_READ | VNPU_PTE_WRITE */
-} VnpuTlbEntry;
-
-typedef struct VnpuCtxCache {
-    uint64_t gen;               /* bumped by every invalidation of this ctx */
-    bool root_valid;
-    uint64_t pt_root;
-    VnpuTlbEntry e[VNPU_TLB_ENTRIES];
-} VnpuCtxCache;
-
 typedef struct VnpuEngine VnpuEngine;
 
 /* One job being executed by an engine; lives on the worker's stack. */
@@ -76,9 +59,7 @@ typedef struct VnpuJob {
     uint64_t reset_gen;
 
     /* MMU configuration snapshot taken when the job started. */
-    bool mmu_on;
-    uint64_t ctx_table;
-    uint32_t ctx_count;
+    VnpuMmuConfig mmu;
     uint32_t ctx_id;
 
     struct vnpu_hw_desc desc;
@@ -138,8 +119,8 @@ struct VnpuState {
     VnpuEngine eng[VNPU_MAX_ENGINES];
 
     QemuMutex tlb_lock;
-    uint64_t tlb_gen_all;       /* bumped by every global invalidation */
-    VnpuCtxCache *ctx_cache;    /* VNPU_MAX_CONTEXTS entries */
+    VnpuTlb *tlb;               /* under tlb_lock */
+    VnpuMmu mmu;                /* walks through vnpu_dma_rw, locks tlb_lock */
 };
 
 /* vnpu.c */

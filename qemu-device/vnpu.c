@@ -453,6 +453,7 @@ static void vnpu_ring_error_locked(VnpuState *s, unsigned qi, const char *why)
 static void vnpu_queue_enable_locked(VnpuState *s, unsigned qi)
 {
     VnpuQueue *q = &s->q[qi];
+    VnpuRingErr err;
 
     q->control |= VNPU_QCTRL_ENABLE;
     q->head = 0;
@@ -460,14 +461,9 @@ static void vnpu_queue_enable_locked(VnpuState *s, unsigned qi)
     q->fetch_tail = 0;
     q->error = false;
 
-    if (q->size < VNPU_RING_MIN_ENTRIES || q->size > VNPU_RING_MAX_ENTRIES ||
-        (q->size & (q->size - 1))) {
-        vnpu_ring_error_locked(s, qi, "ring size not a power of two in range");
-    } else if ((q->ring | q->compl) & (VNPU_RING_ALIGN - 1)) {
-        vnpu_ring_error_locked(s, qi, "ring base not 64-byte aligned");
-    } else if (q->ring + (uint64_t)q->size * VNPU_DESC_SIZE < q->ring ||
-               q->compl + (uint64_t)q->size * VNPU_COMPL_SIZE < q->compl) {
-        vnpu_ring_error_locked(s, qi, "ring wraps the address space");
+    err = vnpu_ring_check(q->ring, q->compl, q->size);
+    if (err != VNPU_RING_OK) {
+        vnpu_ring_error_locked(s, qi, vnpu_ring_strerror(err));
     }
 }
 
@@ -509,7 +505,7 @@ static void vnpu_queue_write(VnpuState *s, unsigned qi, hwaddr r,
                           "vnpu: queue %u TAIL write while halted\n", qi);
             return;
         }
-        if (val >= q->size) {
+        if (!vnpu_ring_tail_valid(q->size, val)) {
             vnpu_ring_error_locked(s, qi, "TAIL beyond ring size");
             return;
         }
@@ -569,8 +565,7 @@ static void vnpu_mmu_control_write_locked(VnpuState *s, hwaddr addr,
         return;
     }
     if (val & VNPU_MMU_CONTROL_ENABLE) {
-        if (s->ctx_table & (VNPU_CTX_TABLE_ALIGN - 1) ||
-            s->ctx_count == 0 || s->ctx_count > VNPU_MAX_CONTEXTS) {
+        if (!vnpu_ctx_table_valid(s->ctx_table, s->ctx_count)) {
             qemu_log_mask(LOG_GUEST_ERROR,
                           "vnpu: MMU not enabled: bad context table "
                           "0x%" PRIx64 " count %u\n",
