@@ -17,8 +17,8 @@ VnpuRingErr vnpu_ring_check(uint64_t ring, uint64_t compl, uint32_t size)
     if ((ring | compl) & (VNPU_RING_ALIGN - 1)) {
         return VNPU_RING_ERR_ALIGN;
     }
-    if (ring + (uint64_t)size * VNPU_DESC_SIZE < ring ||
-        compl + (uint64_t)size * VNPU_COMPL_SIZE < compl) {
+    if (vnpu_range_wraps(ring, (uint64_t)size * VNPU_DESC_SIZE) ||
+        vnpu_range_wraps(compl, (uint64_t)size * VNPU_COMPL_SIZE)) {
         return VNPU_RING_ERR_WRAP;
     }
     return VNPU_RING_OK;
@@ -72,12 +72,6 @@ bool vnpu_desc_valid(const struct vnpu_hw_desc *d)
            d->cmd_va % 8 == 0;
 }
 
-/* A range is malformed if it wraps; beyond VA_BITS it is an MMU fault. */
-static bool vnpu_range_wraps(uint64_t va, uint64_t len)
-{
-    return va + len < va;
-}
-
 static VnpuCmdErr vnpu_cmd_decode_copy(const uint8_t *p, VnpuCmd *cmd)
 {
     uint64_t src = vnpu_ld64_le(p + 8);
@@ -87,7 +81,8 @@ static VnpuCmdErr vnpu_cmd_decode_copy(const uint8_t *p, VnpuCmd *cmd)
     if (vnpu_range_wraps(src, len) || vnpu_range_wraps(dst, len)) {
         return VNPU_CMD_ERR_WRAP;
     }
-    if (len && src < dst + len && dst < src + len) {
+    /* Last bytes, not ends: a range may end exactly at 2^64. */
+    if (len && src <= dst + (len - 1) && dst <= src + (len - 1)) {
         return VNPU_CMD_ERR_OVERLAP;
     }
     cmd->u.copy.src = src;

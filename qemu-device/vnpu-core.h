@@ -50,6 +50,15 @@ static inline uint64_t vnpu_ld64_le(const void *p)
     return (uint64_t)vnpu_ld32_le(b) | (uint64_t)vnpu_ld32_le(b + 4) << 32;
 }
 
+/*
+ * Whether [@addr, @addr + @len) wraps 2^64.  A range ending exactly at 2^64
+ * does not: its last byte is addressable.
+ */
+static inline bool vnpu_range_wraps(uint64_t addr, uint64_t len)
+{
+    return len && addr + (len - 1) < addr;
+}
+
 /* ---- MMU ----------------------------------------------------------------- */
 
 /*

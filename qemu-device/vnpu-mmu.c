@@ -101,7 +101,7 @@ static int vnpu_mem_access(VnpuJob *job, uint64_t va, void *buf, uint64_t len,
     if (job->failed) {
         return -EFAULT;
     }
-    if (va + len < va) {
+    if (vnpu_range_wraps(va, len)) {
         vnpu_job_mmu_fault(job, va,
                            vnpu_fault_flags(VNPU_FAULT_REASON_ADDRESS,
                                             is_write));
