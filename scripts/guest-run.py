@@ -40,7 +40,7 @@ def build_cmd(args):
         append.append("vnpu.tests=" + ",".join(args.tests))
     if args.append:
         append.append(args.append)
-    cmd = [args.qemu, "-machine", "q35", "-accel", "tcg", "-cpu", "max",
+    cmd = [args.qemu, "-machine", "q35", "-accel", args.accel, "-cpu", "max",
            "-smp", "2", "-m", args.memory, "-nographic", "-no-reboot",
            "-nic", "none", "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
            "-kernel", args.kernel, "-initrd", args.initrd,
@@ -159,6 +159,10 @@ def main():
     ap.add_argument("--tests", nargs="*", default=[], help="only these guest tests")
     ap.add_argument("--timeout", type=int, default=1200, help="whole-boot timeout, s")
     ap.add_argument("--test-timeout", type=int, default=600, help="per-test timeout, s")
+    # Single-threaded TCG: with MTTCG, the kernel patching its own text
+    # (static keys, alternatives) while the other vCPU runs it occasionally
+    # executed a half-patched instruction (an int3 Oops in early boot).
+    ap.add_argument("--accel", default="tcg,thread=single")
     ap.add_argument("--memory", default="2G")
     ap.add_argument("--device-opts", default="", help="extra -device vnpu,... options")
     ap.add_argument("--no-device", action="store_true")
