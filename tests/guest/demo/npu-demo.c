@@ -432,8 +432,9 @@ static char *beside_exe(const char *argv0, const char *name)
 
 int main(int argc, char **argv)
 {
+	const char *model_arg = NULL, *data_arg = NULL, *what;
 	char *model_path = NULL, *data_path = NULL;
-	uint32_t batch = 250, nimg = 0, nb, i, k, hd;
+	uint32_t batch = 250, nimg = 0, nb = 0, i, k, hd;
 	struct npu_device_info info;
 	struct npu_device_info *list = NULL;
 	size_t ndev = 0;
@@ -466,9 +467,9 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[a], "--images") && a + 1 < argc) {
 			nimg = (uint32_t)strtoul(argv[++a], NULL, 0);
 		} else if (!strcmp(argv[a], "--model") && a + 1 < argc) {
-			model_path = argv[++a];
+			model_arg = argv[++a];
 		} else if (!strcmp(argv[a], "--data") && a + 1 < argc) {
-			data_path = argv[++a];
+			data_arg = argv[++a];
 		} else if (!strcmp(argv[a], "-h") || !strcmp(argv[a], "--help")) {
 			usage(argv[0]);
 			return 0;
@@ -483,19 +484,23 @@ int main(int argc, char **argv)
 	}
 	if (tap_mode)
 		printf("1..6\n");
-	if (!model_path)
-		model_path = beside_exe(argv[0], "demo-mlp.bin");
-	if (!data_path)
-		data_path = beside_exe(argv[0], "demo-t10k.bin");
-	if (!model_path || !data_path)
-		return 1;
-
+	/* By default the files sit next to the program, as in /tests. */
+	model_path = model_arg ? strdup(model_arg) : beside_exe(argv[0], "demo-mlp.bin");
+	data_path = data_arg ? strdup(data_arg) : beside_exe(argv[0], "demo-t10k.bin");
+	if (!model_path || !data_path) {
+		check(false, "load model and test set # out of memory");
+		goto out;
+	}
 	ret = load_model(model_path, &m);
-	if (!ret)
+	what = model_path;
+	if (!ret) {
 		ret = load_data(data_path, &d);
+		what = data_path;
+	}
 	if (!check(!ret, "load model %s and test set %s", model_path, data_path)) {
-		say("  %s\n", npu_strerror(ret));
-		return 1;
+		say("  %s: %s\n", what, ret == -EINVAL ?
+		    "not a valid file of the demo's format" : strerror(-ret));
+		goto out;
 	}
 	hd = m.h.hidden;
 	if (!nimg || nimg > d.h.count)
@@ -668,10 +673,14 @@ int main(int argc, char **argv)
 	}
 
 	say("== Results ==\n");
-	say("accuracy on the NPU: %u/%u = %.2f%% (fp32 on the host: %.2f%%, int8 host simulation: %.2f%%)\n",
-	    correct, nimg, 100.0 * correct / nimg,
-	    nimg == m.h.eval_images ? 100.0 * m.h.fp32_correct_eval / nimg : NAN,
-	    nimg == m.h.eval_images ? 100.0 * m.h.int8_correct_eval / nimg : NAN);
+	if (nimg == m.h.eval_images)
+		say("accuracy on the NPU: %u/%u = %.2f%% (same images on the host at build time: fp32 %.2f%%, int8 simulation %.2f%%)\n",
+		    correct, nimg, 100.0 * correct / nimg,
+		    100.0 * m.h.fp32_correct_eval / nimg,
+		    100.0 * m.h.int8_correct_eval / nimg);
+	else
+		say("accuracy on the NPU: %u/%u = %.2f%% (host figures are for the first %u)\n",
+		    correct, nimg, 100.0 * correct / nimg, m.h.eval_images);
 	say("guest wall clock: %.1f ms for %u images = %.0f images/s (first pass %.1f ms, %.0f images/s)\n",
 	    warm_ns / 1e6, nimg, nimg / (warm_ns / 1e9), cold_ns / 1e6, nimg / (cold_ns / 1e9));
 	say("CPU reference in the guest (TCG): %.1f ms = %.0f images/s, %.0fx slower than the NPU\n",
@@ -753,6 +762,8 @@ out:
 	npu_device_list_free(list);
 	free(m.file);
 	free(d.file);
+	free(model_path);
+	free(data_path);
 	if (tap_mode) {
 		/* A setup failure skips the later checks: report them failed. */
 		while (ntests < 6)
