@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "npu/npu.h"
 #include "fmnist.h"
@@ -307,26 +306,28 @@ struct batch {
 /* Add the op's buffers to @b->bufs, once each. */
 static int collect_bufs(struct batch *b, const struct npu_op *op)
 {
-	size_t n = npu_op_buffers(op, NULL, 0), i, j;
-	struct npu_buffer **tmp, **grown;
+	size_t n = npu_op_buffers(op, NULL, 0), base = b->nbufs, i, j;
+	struct npu_buffer **grown;
 
-	tmp = calloc(n ? n : 1, sizeof(*tmp));
-	grown = realloc(b->bufs, (b->nbufs + n) * sizeof(*grown) + 1);
-	if (!tmp || !grown) {
-		free(tmp);
-		free(grown);
-		b->bufs = NULL;
-		return -ENOMEM;
-	}
+	if (!n)
+		return 0;
+	grown = realloc(b->bufs, (b->nbufs + n) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;	/* b->bufs is still valid and freed later */
 	b->bufs = grown;
-	npu_op_buffers(op, tmp, n);
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < b->nbufs && b->bufs[j] != tmp[i]; j++)
+	/*
+	 * Append, then compact out the ones already listed; nbufs never
+	 * passes i, so no candidate is overwritten before it is looked at.
+	 */
+	npu_op_buffers(op, b->bufs + base, n);
+	for (i = base; i < base + n; i++) {
+		struct npu_buffer *cand = b->bufs[i];
+
+		for (j = 0; j < b->nbufs && b->bufs[j] != cand; j++)
 			;
 		if (j == b->nbufs)
-			b->bufs[b->nbufs++] = tmp[i];
+			b->bufs[b->nbufs++] = cand;
 	}
-	free(tmp);
 	return 0;
 }
 
@@ -612,7 +613,7 @@ int main(int argc, char **argv)
 		if (!ret)
 			ret = build_batch(ctx, &bt[i]);
 	}
-	/* A cold pass (first touch of every page by the device), then the timed one. */
+	/* A cold pass (first use of everything), then the timed one. */
 	if (!ret)
 		ret = run_device(q, bt, nb, &cold_ns);
 	if (!ret)
