@@ -729,7 +729,7 @@ uint64_t vnpu_engine_cycles(const struct vnpu_cmd_compute *c,
 			bytes += (passes - 1) * info->span[0];
 	} else {
 		bool sfu = op == VNPU_OP_SOFTMAX || op == VNPU_OP_LAYERNORM ||
-			   c->act >= VNPU_ACT_SIGMOID;
+			   (c->act >= VNPU_ACT_SIGMOID && c->act <= VNPU_ACT_GELU);
 
 		compute = div_up(info->macs, sfu ? VNPU_MODEL_SFU_ELEMS_PER_CYCLE :
 				 VNPU_MODEL_VECTOR_ELEMS_PER_CYCLE);

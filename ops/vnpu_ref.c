@@ -232,6 +232,11 @@ float vnpu_act(unsigned int act, float alpha, float x)
 	}
 }
 
+float vnpu_clip(float lo, float hi, float x)
+{
+	return x < lo ? lo : x > hi ? hi : x;
+}
+
 /* ---- Tensor views ----------------------------------------------------- */
 
 void vnpu_tv_init(struct vnpu_tv *tv, const struct vnpu_tensor_desc *d,
@@ -489,8 +494,9 @@ static bool all_zero(const void *p, size_t n)
 	return true;
 }
 
+/* @raw_int: int8/uint8 may be unquantized (CPU-only integer ops). */
 static int check_tensor(const struct vnpu_tensor_desc *d, uint64_t *span,
-			uint64_t *qbytes)
+			uint64_t *qbytes, bool raw_int)
 {
 	uint64_t elems = 1, last = 0, bytes, t;
 	uint32_t es = vnpu_dtype_size(d->dtype);
@@ -534,7 +540,7 @@ static int check_tensor(const struct vnpu_tensor_desc *d, uint64_t *span,
 
 	switch (d->quant) {
 	case VNPU_QUANT_NONE:
-		if (dt_is_q8(d->dtype) || d->quant_axis || d->scale ||
+		if ((dt_is_q8(d->dtype) && !raw_int) || d->quant_axis || d->scale ||
 		    d->zero_point || d->quant_va)
 			return -EINVAL;
 		break;
@@ -711,12 +717,20 @@ static int check_conv(const struct vnpu_cmd_compute *c, struct vnpu_op_info *inf
 	return 0;
 }
 
+/* A pool dilation field: 0 (older commands) means 1. */
+static uint32_t pool_dil(uint32_t d)
+{
+	return d ? d : 1;
+}
+
 static int check_pool(const struct vnpu_cmd_compute *c)
 {
 	const struct vnpu_attr_pool2d *at = &c->attr.pool;
 	const struct vnpu_tensor_desc *x = &c->t[0], *y = &c->t[3];
+	uint32_t dh = pool_dil(at->dilation_h), dw = pool_dil(at->dilation_w);
+	uint64_t ekh, ekw;
 
-	if (!all_zero(at->reserved, sizeof(at->reserved)) || x->rank != 4 ||
+	if (x->rank != 4 ||
 	    y->rank != 4 || at->kind > VNPU_POOL_GLOBAL_AVG ||
 	    (at->flags & ~VNPU_POOL_COUNT_INCLUDE_PAD) ||
 	    y->dims[0] != x->dims[0] || y->dims[3] != x->dims[3])
@@ -725,18 +739,26 @@ static int check_pool(const struct vnpu_cmd_compute *c)
 		return (at->flags || at->kernel_h || at->kernel_w ||
 			at->stride_h || at->stride_w || at->pad_top ||
 			at->pad_left || at->pad_bottom || at->pad_right ||
+			at->dilation_h || at->dilation_w ||
 			y->dims[1] != 1 || y->dims[2] != 1) ? -EINVAL : 0;
-	/* pad < kernel keeps at least one real element in every window. */
 	if (!at->kernel_h || !at->kernel_w || !at->stride_h || !at->stride_w ||
 	    at->kernel_h > MAX_KSTRIDE || at->kernel_w > MAX_KSTRIDE ||
 	    at->stride_h > MAX_KSTRIDE || at->stride_w > MAX_KSTRIDE ||
-	    at->pad_top >= at->kernel_h || at->pad_bottom >= at->kernel_h ||
-	    at->pad_left >= at->kernel_w || at->pad_right >= at->kernel_w)
+	    dh > MAX_KSTRIDE || dw > MAX_KSTRIDE)
+		return -EINVAL;
+	/*
+	 * pad < dilated extent keeps every window overlapping the input;
+	 * without dilation that also puts a real element in each window.
+	 */
+	ekh = (uint64_t)(at->kernel_h - 1) * dh + 1;
+	ekw = (uint64_t)(at->kernel_w - 1) * dw + 1;
+	if (at->pad_top >= ekh || at->pad_bottom >= ekh ||
+	    at->pad_left >= ekw || at->pad_right >= ekw)
 		return -EINVAL;
 	if (y->dims[1] != win_out(x->dims[1], at->pad_top, at->pad_bottom,
-				  at->kernel_h, 1, at->stride_h) ||
+				  at->kernel_h, dh, at->stride_h) ||
 	    y->dims[2] != win_out(x->dims[2], at->pad_left, at->pad_right,
-				  at->kernel_w, 1, at->stride_w))
+				  at->kernel_w, dw, at->stride_w))
 		return -EINVAL;
 	if (at->kind == VNPU_POOL_MAX && at->flags)
 		return -EINVAL;
@@ -756,6 +778,30 @@ static bool bcast_ok(const struct vnpu_tensor_desc *a,
 	return true;
 }
 
+/* ELTWISE's attributes and shapes: y is the broadcast shape of a and b. */
+static int check_eltwise_shapes(const struct vnpu_cmd_compute *c)
+{
+	const struct vnpu_tensor_desc *y = &c->t[3];
+	int i;
+
+	if (c->attr.eltwise.kind > VNPU_ELTWISE_MUL ||
+	    !all_zero(c->attr.eltwise.reserved,
+		      sizeof(c->attr.eltwise.reserved)) ||
+	    c->t[0].rank > y->rank || c->t[1].rank > y->rank ||
+	    !bcast_ok(&c->t[0], y) || !bcast_ok(&c->t[1], y))
+		return -EINVAL;
+	for (i = 0; i < y->rank; i++) {
+		int ia = i - (y->rank - c->t[0].rank);
+		int ib = i - (y->rank - c->t[1].rank);
+		uint32_t da = ia >= 0 ? c->t[0].dims[ia] : 1;
+		uint32_t db = ib >= 0 ? c->t[1].dims[ib] : 1;
+
+		if (y->dims[i] != (da > db ? da : db))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static int check_ops(const struct vnpu_cmd_compute *c, struct vnpu_op_info *info)
 {
 	const struct vnpu_tensor_desc *x = &c->t[0], *y = &c->t[3];
@@ -766,7 +812,8 @@ static int check_ops(const struct vnpu_cmd_compute *c, struct vnpu_op_info *info
 	float f;
 	int i;
 
-	if (!fused && c->act)
+	if ((!fused && c->act) ||
+	    (c->act == VNPU_ACT_CLIP && op != VNPU_OP_ACTIVATION))
 		return -EINVAL;
 	/* Int32 operands only exist as GEMM/CONV2D biases and accumulators. */
 	if (op != VNPU_OP_GEMM && op != VNPU_OP_CONV2D)
@@ -795,22 +842,8 @@ static int check_ops(const struct vnpu_cmd_compute *c, struct vnpu_op_info *info
 	case VNPU_OP_POOL2D:
 		return check_pool(c);
 	case VNPU_OP_ELTWISE:
-		if (c->attr.eltwise.kind > VNPU_ELTWISE_MUL ||
-		    !all_zero(c->attr.eltwise.reserved,
-			      sizeof(c->attr.eltwise.reserved)) ||
-		    c->t[0].rank > y->rank || c->t[1].rank > y->rank ||
-		    !bcast_ok(&c->t[0], y) || !bcast_ok(&c->t[1], y))
+		if (check_eltwise_shapes(c))
 			return -EINVAL;
-		/* y must be exactly the broadcast shape of a and b */
-		for (i = 0; i < y->rank; i++) {
-			int ia = i - (y->rank - c->t[0].rank);
-			int ib = i - (y->rank - c->t[1].rank);
-			uint32_t da = ia >= 0 ? c->t[0].dims[ia] : 1;
-			uint32_t db = ib >= 0 ? c->t[1].dims[ib] : 1;
-
-			if (y->dims[i] != (da > db ? da : db))
-				return -EINVAL;
-		}
 		for (i = 0; i < 2; i++)
 			if (c->t[i].quant == VNPU_QUANT_CHANNEL &&
 			    (y->rank - c->t[i].rank + c->t[i].quant_axis >= y->rank ||
@@ -819,6 +852,15 @@ static int check_ops(const struct vnpu_cmd_compute *c, struct vnpu_op_info *info
 				return -EINVAL;
 		return 0;
 	case VNPU_OP_ACTIVATION:
+		if (c->act == VNPU_ACT_CLIP) {
+			float lo = f32_from_bits(c->attr.activation.clip_min);
+			float hi = f32_from_bits(c->attr.activation.clip_max);
+
+			return (lo <= hi && /* false for NaN */
+				all_zero(c->attr.activation.reserved,
+					 sizeof(c->attr.activation.reserved))) ?
+			       0 : -EINVAL;
+		}
 		return all_zero(&c->attr, sizeof(c->attr)) ? 0 : -EINVAL;
 	case VNPU_OP_SOFTMAX:
 		if (c->attr.softmax.axis >= x->rank ||
@@ -893,11 +935,114 @@ int vnpu_op_check(const void *cmd, uint32_t size, struct vnpu_cmd_compute *cc,
 			return -EINVAL;
 		if (!present)
 			continue;
-		if (check_tensor(&cc->t[i], &info->span[i], &info->qbytes[i]))
+		if (check_tensor(&cc->t[i], &info->span[i], &info->qbytes[i],
+				 false))
 			return -EINVAL;
 		info->present |= 1u << i;
 	}
 	return check_ops(cc, info);
+}
+
+
+/* ---- CPU-only ops: validation ------------------------------------------- */
+
+_Static_assert(sizeof(struct vnpu_ref_attr_pool3d) <=
+	       sizeof(((struct vnpu_cmd_compute *)0)->attr), "pool3d attrs");
+
+static int check_pool3d(const struct vnpu_cmd_compute *c, uint64_t xspan)
+{
+	struct vnpu_ref_attr_pool3d at;
+	const struct vnpu_tensor_desc *x = &c->t[0], *ind = &c->t[2];
+	const struct vnpu_tensor_desc *y = &c->t[3];
+	uint64_t xelems;
+	int i;
+
+	memcpy(&at, c->attr.raw, sizeof(at));
+	if (!all_zero((const uint8_t *)c->attr.raw + sizeof(at),
+		      sizeof(c->attr) - sizeof(at)) || at.reserved ||
+	    x->rank != 5 || y->rank != 5 ||
+	    (at.kind != VNPU_POOL_MAX && at.kind != VNPU_POOL_AVG) ||
+	    (at.flags & ~VNPU_POOL_COUNT_INCLUDE_PAD) ||
+	    (at.kind == VNPU_POOL_MAX && at.flags) ||
+	    y->dims[0] != x->dims[0] || y->dims[4] != x->dims[4] ||
+	    x->dtype == VNPU_DT_INT32 || y->dtype == VNPU_DT_INT32 ||
+	    x->quant == VNPU_QUANT_CHANNEL || y->quant == VNPU_QUANT_CHANNEL)
+		return -EINVAL;
+	for (i = 0; i < 3; i++) {
+		uint64_t ek = (uint64_t)(at.kernel[i] - 1) * at.dilation[i] + 1;
+
+		if (!at.kernel[i] || !at.stride[i] || !at.dilation[i] ||
+		    at.pad_begin[i] >= ek || at.pad_end[i] >= ek ||
+		    y->dims[1 + i] != win_out(x->dims[1 + i], at.pad_begin[i],
+					      at.pad_end[i], at.kernel[i],
+					      at.dilation[i], at.stride[i]))
+			return -EINVAL;
+	}
+	if (!ind->rank)
+		return 0;
+	/* Every offset into X must be representable in the INT32 indices. */
+	xelems = xspan / vnpu_dtype_size(x->dtype);
+	if (at.kind != VNPU_POOL_MAX || ind->dtype != VNPU_DT_INT32 ||
+	    ind->quant != VNPU_QUANT_NONE || !same_dims(ind, y) ||
+	    xelems > (uint64_t)INT32_MAX + 1)
+		return -EINVAL;
+	return 0;
+}
+
+static int check_cpu_op(const struct vnpu_cmd_compute *c,
+			struct vnpu_op_info *info)
+{
+	unsigned int op = c->hdr.opcode;
+	bool ints = op == VNPU_REF_OP_INT_ELTWISE;
+	uint32_t slots = ints ? 0x0b : 0x09 | 0x400;
+	int i;
+
+	if (c->hdr.size != sizeof(*c) || c->hdr.flags || c->reserved0 ||
+	    c->act || c->act_alpha || c->round > VNPU_ROUND_TFLITE)
+		return -EINVAL;
+	for (i = 0; i < VNPU_OP_SLOTS; i++) {
+		bool present = !all_zero(&c->t[i], sizeof(c->t[i]));
+
+		if (present != !!(slots & (1u << i)) && !(slots & (0x100u << i)))
+			return -EINVAL;
+		if (!present)
+			continue;
+		if (check_tensor(&c->t[i], &info->span[i], &info->qbytes[i], ints))
+			return -EINVAL;
+		info->present |= 1u << i;
+	}
+	info->macs = 1;
+	for (i = 0; i < c->t[3].rank; i++)
+		info->macs *= c->t[3].dims[i];
+	if (op == VNPU_REF_OP_POOL3D)
+		return check_pool3d(c, info->span[0]);
+	for (i = 0; i < VNPU_OP_SLOTS; i++) {
+		const struct vnpu_tensor_desc *d = &c->t[i];
+
+		if (!((info->present >> i) & 1))
+			continue;
+		if (d->dtype != c->t[3].dtype || d->quant != VNPU_QUANT_NONE ||
+		    (d->dtype != VNPU_DT_INT8 && d->dtype != VNPU_DT_UINT8 &&
+		     d->dtype != VNPU_DT_INT32))
+			return -EINVAL;
+	}
+	return check_eltwise_shapes(c);
+}
+
+int vnpu_ref_check(const void *cmd, uint32_t size, struct vnpu_cmd_compute *cc,
+		   struct vnpu_op_info *info)
+{
+	uint16_t opcode;
+
+	memset(info, 0, sizeof(*info));
+	if (size != sizeof(*cc))
+		return -EINVAL;
+	memcpy(&opcode, (const uint8_t *)cmd +
+	       offsetof(struct vnpu_cmd_compute, hdr.opcode), sizeof(opcode));
+	if (opcode < VNPU_REF_OP_CPU_FIRST || opcode > VNPU_REF_OP_CPU_LAST)
+		return vnpu_op_check(cmd, size, cc, info);
+	memcpy(cc, cmd, sizeof(*cc));
+	return check_cpu_op(cc, info);
 }
 
 /* ---- The ops ------------------------------------------------------------ */
@@ -1040,6 +1185,7 @@ static void ref_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 	uint32_t kh = global ? x->dims[1] : at->kernel_h;
 	uint32_t kw = global ? x->dims[2] : at->kernel_w;
 	uint32_t sh = global ? 1 : at->stride_h, sw = global ? 1 : at->stride_w;
+	uint32_t dh = pool_dil(at->dilation_h), dw = pool_dil(at->dilation_w);
 	uint32_t idx[4] = { 0 };
 
 	do {
@@ -1047,10 +1193,12 @@ static void ref_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 		uint32_t cnt = 0, ky, kx;
 
 		for (ky = 0; ky < kh; ky++) {
-			int64_t iy = (int64_t)idx[1] * sh - at->pad_top + ky;
+			int64_t iy = (int64_t)idx[1] * sh - at->pad_top +
+				     (int64_t)ky * dh;
 
 			for (kx = 0; kx < kw; kx++) {
-				int64_t ix = (int64_t)idx[2] * sw - at->pad_left + kx;
+				int64_t ix = (int64_t)idx[2] * sw - at->pad_left +
+					     (int64_t)kx * dw;
 				uint32_t xi[4] = { idx[0], (uint32_t)iy, (uint32_t)ix, idx[3] };
 				float v;
 
@@ -1068,7 +1216,8 @@ static void ref_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 		if (at->kind != VNPU_POOL_MAX) {
 			if (at->flags & VNPU_POOL_COUNT_INCLUDE_PAD)
 				cnt = kh * kw;
-			acc /= (float)cnt;
+			/* Only dilated windows can miss the input entirely. */
+			acc = cnt ? acc / (float)cnt : 0.0f;
 		}
 		vnpu_st(y, tv_at(y, idx), acc, 0, c->round);
 	} while (idx_next(idx, y->dims, 4));
@@ -1098,13 +1247,16 @@ static void ref_unary(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 	struct vnpu_tv *x = &t[0], *y = &t[3];
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };
 	float alpha = f32_from_bits(c->act_alpha);
+	float lo = f32_from_bits(c->attr.activation.clip_min);
+	float hi = f32_from_bits(c->attr.activation.clip_max);
 	int r = y->rank;
 
 	do {
 		float v = vnpu_ld(x, tv_at(x, idx), chan_of(x, idx, r));
 
-		vnpu_st(y, tv_at(y, idx), vnpu_act(c->act, alpha, v),
-			chan_of(y, idx, r), c->round);
+		v = c->act == VNPU_ACT_CLIP ? vnpu_clip(lo, hi, v) :
+		    vnpu_act(c->act, alpha, v);
+		vnpu_st(y, tv_at(y, idx), v, chan_of(y, idx, r), c->round);
 	} while (idx_next(idx, y->dims, r));
 }
 
@@ -1221,6 +1373,86 @@ static void ref_layernorm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 	} while (outer_next(idx, x->dims, ax));
 }
 
+/* ---- CPU-only ops --------------------------------------------------------- */
+
+static void ref_int_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
+{
+	struct vnpu_tv *a = &t[0], *b = &t[1], *y = &t[3];
+	uint32_t idx[VNPU_MAX_RANK] = { 0 };
+	int r = y->rank;
+
+	do {
+		/* Unsigned arithmetic: wrapping is the defined result. */
+		uint32_t va = (uint32_t)ld_raw(a, tv_at_bcast(a, idx, r));
+		uint32_t vb = (uint32_t)ld_raw(b, tv_at_bcast(b, idx, r));
+		uint32_t v = c->attr.eltwise.kind == VNPU_ELTWISE_ADD ? va + vb :
+			     c->attr.eltwise.kind == VNPU_ELTWISE_SUB ? va - vb :
+			     va * vb;
+		uint8_t *py = tv_at(y, idx);
+
+		if (y->dtype == VNPU_DT_INT32)
+			memcpy(py, &v, 4);
+		else
+			*py = (uint8_t)v;
+	} while (idx_next(idx, y->dims, r));
+}
+
+static void ref_pool3d(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
+{
+	struct vnpu_ref_attr_pool3d at;
+	struct vnpu_tv *x = &t[0], *ind = &t[2], *y = &t[3];
+	uint32_t idx[5] = { 0 };
+	bool max;
+	int i;
+
+	memcpy(&at, c->attr.raw, sizeof(at));
+	max = at.kind == VNPU_POOL_MAX;
+	do {
+		float acc = max ? -INFINITY : 0.0f;
+		int64_t best = -1, org[3];
+		uint32_t cnt = 0, k[3] = { 0 };
+
+		for (i = 0; i < 3; i++)
+			org[i] = (int64_t)idx[1 + i] * at.stride[i] - at.pad_begin[i];
+		do {
+			uint32_t xi[5] = { idx[0], 0, 0, 0, idx[4] };
+			bool inside = true;
+			uint8_t *p;
+			float v;
+
+			for (i = 0; i < 3; i++) {
+				int64_t pos = org[i] + (int64_t)k[i] * at.dilation[i];
+
+				inside = inside && pos >= 0 && pos < x->dims[1 + i];
+				xi[1 + i] = (uint32_t)pos;
+			}
+			if (!inside)
+				continue;
+			p = tv_at(x, xi);
+			v = vnpu_ld(x, p, 0);
+			cnt++;
+			if (!max) {
+				acc += v;
+			} else if (best < 0 || v > acc || (isnan(v) && !isnan(acc))) {
+				acc = v;
+				best = (p - x->p) / x->esize;
+			}
+		} while (idx_next(k, (const uint32_t[]){ at.kernel[0], at.kernel[1],
+							 at.kernel[2] }, 3));
+		if (!max) {
+			if (at.flags & VNPU_POOL_COUNT_INCLUDE_PAD)
+				cnt = (uint32_t)at.kernel[0] * at.kernel[1] * at.kernel[2];
+			acc = cnt ? acc / (float)cnt : 0.0f;
+		}
+		vnpu_st(y, tv_at(y, idx), acc, 0, c->round);
+		if (ind->p) {
+			int32_t b32 = (int32_t)best;
+
+			memcpy(tv_at(ind, idx), &b32, 4);
+		}
+	} while (idx_next(idx, y->dims, 5));
+}
+
 int vnpu_ref_run(const struct vnpu_cmd_compute *cmd,
 		 const struct vnpu_op_bind *bind)
 {
@@ -1229,7 +1461,7 @@ int vnpu_ref_run(const struct vnpu_cmd_compute *cmd,
 	struct vnpu_tv t[VNPU_OP_SLOTS];
 	int i;
 
-	if (vnpu_op_check(cmd, sizeof(*cmd), &c, &info))
+	if (vnpu_ref_check(cmd, sizeof(*cmd), &c, &info))
 		return -EINVAL;
 	for (i = 0; i < VNPU_OP_SLOTS; i++) {
 		bool present = (info.present >> i) & 1;
@@ -1261,6 +1493,12 @@ int vnpu_ref_run(const struct vnpu_cmd_compute *cmd,
 		break;
 	case VNPU_OP_REQUANTIZE:
 		ref_requant(&c, t);
+		break;
+	case VNPU_REF_OP_INT_ELTWISE:
+		ref_int_eltwise(&c, t);
+		break;
+	case VNPU_REF_OP_POOL3D:
+		ref_pool3d(&c, t);
 		break;
 	default:	/* ACTIVATION, QUANTIZE, DEQUANTIZE */
 		ref_unary(&c, t);

@@ -66,11 +66,65 @@ struct vnpu_op_bind {
 /**
  * vnpu_ref_run - execute a command with the reference implementation.
  *
+ * Takes device commands and the CPU-only ops below (vnpu_ref_check()).
+ *
  * Return: 0, or -EINVAL if the command is malformed or a per-channel
  * array holds an invalid scale or zero point (nothing is written then).
  */
 int vnpu_ref_run(const struct vnpu_cmd_compute *cmd,
 		 const struct vnpu_op_bind *bind);
+
+/* ---- CPU-only ops ------------------------------------------------------ */
+
+/*
+ * Ops no device implements, which the reference runs for libnpu's CPU
+ * fallback so that a model using them still runs (on the CPU) rather than
+ * not at all.  They reuse struct vnpu_cmd_compute with opcodes outside the
+ * compute command range of vnpu_hw.h: vnpu_op_check(), and so every
+ * device, rejects them; vnpu_ref_check() and vnpu_ref_run() accept them.
+ * They take no fused activation (act 0, act_alpha 0).
+ */
+#define VNPU_REF_OP_CPU_FIRST	0xf0
+/*
+ * Wrapping integer ADD/SUB/MUL (attr.eltwise.kind) of unquantized tensors:
+ * t0 A, t1 B, t3 Y, one dtype of INT8, UINT8, INT32, all VNPU_QUANT_NONE,
+ * numpy broadcasting as ELTWISE.  Results are taken modulo 2^bits (ONNX's
+ * integer Add/Sub/Mul), where ELTWISE would saturate a quantized value.
+ */
+#define VNPU_REF_OP_INT_ELTWISE	0xf0
+/*
+ * 3-D pooling NDHWC: t0 X [N,D,H,W,C], t3 Y [N,OD,OH,OW,C], attributes
+ * struct vnpu_ref_attr_pool3d in attr.raw; dtypes and quantization as
+ * POOL2D.  t2 (optional, MAX only): INT32 tensor shaped like Y that
+ * receives, per output element, the element offset within X (the sum of
+ * index times X's element stride) of the maximum: the first one in
+ * window order, a NaN winning over numbers; -1 for a window that holds
+ * no element of X.  With X an NCDHW tensor described through strides
+ * this is ONNX MaxPool's row-major Indices output.  2-D pooling with
+ * indices is this op with D = 1.
+ */
+#define VNPU_REF_OP_POOL3D	0xf1
+#define VNPU_REF_OP_CPU_LAST	VNPU_REF_OP_POOL3D
+
+/*
+ * Dimension order d, h, w.  Each kernel, stride and dilation >= 1; a pad
+ * smaller than the dilated kernel extent; @kind VNPU_POOL_MAX or _AVG;
+ * @flags VNPU_POOL_COUNT_INCLUDE_PAD (AVG only).  A window with no element
+ * of X yields -inf (MAX) or 0 (AVG without COUNT_INCLUDE_PAD).
+ */
+struct vnpu_ref_attr_pool3d {
+	uint32_t kind;
+	uint32_t flags;
+	uint16_t kernel[3], stride[3], dilation[3];
+	uint16_t pad_begin[3], pad_end[3];
+	uint16_t reserved;	/* must be zero, as attr bytes 40..47 */
+};
+
+/**
+ * vnpu_ref_check - vnpu_op_check() that also accepts the CPU-only ops.
+ */
+int vnpu_ref_check(const void *cmd, uint32_t size, struct vnpu_cmd_compute *cc,
+		   struct vnpu_op_info *info);
 
 /* ---- Building blocks shared with the device engine ------------------- */
 
@@ -107,6 +161,8 @@ void vnpu_st(const struct vnpu_tv *tv, uint8_t *p, float v, uint32_t ch,
 	     unsigned int round);
 
 float vnpu_act(unsigned int act, float alpha, float x);
+/* VNPU_ACT_CLIP: min(max(@x, @lo), @hi), NaN staying NaN. */
+float vnpu_clip(float lo, float hi, float x);
 /* Real value -> saturated integer in [lo, hi] with the @round rule. */
 int32_t vnpu_quantize_f(float v, float scale, int32_t zp, int32_t lo,
 			int32_t hi, unsigned int round);

@@ -107,6 +107,7 @@ enum vnpu_act {
 	VNPU_ACT_SIGMOID	= 4,
 	VNPU_ACT_TANH		= 5,
 	VNPU_ACT_GELU		= 6,	/* exact, erf based */
+	VNPU_ACT_CLIP		= 7,	/* ACTIVATION only: attr.activation bounds */
 	VNPU_ACT_COUNT,
 };
 
@@ -138,14 +139,24 @@ struct vnpu_attr_conv2d {
 
 #define VNPU_POOL_COUNT_INCLUDE_PAD	(1u << 0)
 
-/** POOL2D NHWC: t0 X [N,H,W,C], t3 Y [N,OH,OW,C]. */
+/**
+ * POOL2D NHWC: t0 X [N,H,W,C], t3 Y [N,OH,OW,C].
+ * @dilation_h, @dilation_w: window tap spacing; 0 means 1, so commands
+ *	written before these fields existed (reserved, zero) stay valid.
+ *	GLOBAL_AVG takes 0 only.
+ */
 struct vnpu_attr_pool2d {
 	__u32 kind;
 	__u32 flags;
 	__u32 kernel_h, kernel_w;
 	__u32 stride_h, stride_w;
 	__u32 pad_top, pad_left, pad_bottom, pad_right;
-	__u32 reserved[2];
+	union {
+		__u32 reserved[2];	/* the name before dilations existed */
+		struct {
+			__u32 dilation_h, dilation_w;
+		};
+	};
 };
 
 #define VNPU_ELTWISE_ADD	0
@@ -156,6 +167,18 @@ struct vnpu_attr_pool2d {
 struct vnpu_attr_eltwise {
 	__u32 kind;
 	__u32 reserved[11];
+};
+
+/**
+ * ACTIVATION: t0 X, t3 Y; the function is the command's @act.
+ * @clip_min, @clip_max: VNPU_ACT_CLIP only (else zero): binary32 bits of
+ *	the bounds, not NaN, @clip_min <= @clip_max, infinities allowed;
+ *	y = min(max(x, @clip_min), @clip_max), NaN stays NaN.
+ */
+struct vnpu_attr_activation {
+	__u32 clip_min;
+	__u32 clip_max;
+	__u32 reserved[10];
 };
 
 /** SOFTMAX along @axis: t0 X, t3 Y. */
@@ -177,7 +200,8 @@ struct vnpu_attr_layernorm {
 /**
  * struct vnpu_cmd_compute - every compute command, 592 bytes.
  * @hdr: opcode VNPU_OP_*, flags 0, size sizeof(struct vnpu_cmd_compute)
- * @act: VNPU_ACT_* applied after the bias, before the output conversion
+ * @act: VNPU_ACT_* applied after the bias, before the output conversion;
+ *	VNPU_ACT_CLIP is ACTIVATION's only (its bounds live in the attrs)
  * @round: VNPU_ROUND_*
  * @reserved0: must be zero
  * @act_alpha: binary32 bits of the leaky ReLU slope, else zero
@@ -195,6 +219,7 @@ struct vnpu_cmd_compute {
 		struct vnpu_attr_conv2d conv;
 		struct vnpu_attr_pool2d pool;
 		struct vnpu_attr_eltwise eltwise;
+		struct vnpu_attr_activation activation;
 		struct vnpu_attr_softmax softmax;
 		struct vnpu_attr_layernorm layernorm;
 		__u32 raw[12];

@@ -254,7 +254,8 @@ static const uint8_t q8_dts[] = { VNPU_DT_INT8, VNPU_DT_UINT8 };
 
 static void pick_act(struct env *e, struct vnpu_cmd_compute *c, bool int_out)
 {
-	c->act = (uint8_t)rnd(&e->r, VNPU_ACT_COUNT);
+	/* CLIP is not a fused activation: test_unary covers it. */
+	c->act = (uint8_t)rnd(&e->r, VNPU_ACT_CLIP);
 	if (int_out)
 		c->act = VNPU_ACT_NONE;
 	if (c->act == VNPU_ACT_LEAKY_RELU)
@@ -567,6 +568,18 @@ static void test_unary(void **state)
 			c.t[0].rank = (uint8_t)r;
 			out_like(e, &c.t[3], r, d);
 			pick_act(e, &c, false);
+			if (rnd(&e->r, 4) == 0) {
+				/* Bounds that are infinite, equal, or straddle 0. */
+				float lo = rnd(&e->r, 5) ? rndf(&e->r, -2.0f, 1.0f) : -INFINITY;
+				float hi = rnd(&e->r, 5) ? lo + rndf(&e->r, 0.0f, 3.0f) : INFINITY;
+
+				if (rnd(&e->r, 8) == 0)
+					hi = lo;
+				c.act = VNPU_ACT_CLIP;
+				c.act_alpha = 0;
+				c.attr.activation.clip_min = f2u(lo);
+				c.attr.activation.clip_max = f2u(hi);
+			}
 			break;
 		case VNPU_OP_SOFTMAX:
 		case VNPU_OP_LAYERNORM:
@@ -629,7 +642,7 @@ static void test_pool(void **state)
 		struct vnpu_attr_pool2d *at = &c.attr.pool;
 		uint32_t dx[4] = { 1 + rnd(&e->r, 2), 1 + rnd(&e->r, 9),
 				   1 + rnd(&e->r, 9), 1 + rnd(&e->r, 8) };
-		uint32_t dy[4] = { dx[0], 1, 1, dx[3] };
+		uint32_t dy[4] = { dx[0], 1, 1, dx[3] }, ekh, ekw;
 
 		cmd_init(&c, VNPU_OP_POOL2D);
 		at->kind = rnd(&e->r, 3);
@@ -638,14 +651,24 @@ static void test_pool(void **state)
 			at->kernel_w = 1 + rnd(&e->r, dx[2] < 4 ? dx[2] : 4);
 			at->stride_h = 1 + rnd(&e->r, 3);
 			at->stride_w = 1 + rnd(&e->r, 3);
-			at->pad_top = rnd(&e->r, at->kernel_h);
-			at->pad_bottom = rnd(&e->r, at->kernel_h);
-			at->pad_left = rnd(&e->r, at->kernel_w);
-			at->pad_right = rnd(&e->r, at->kernel_w);
+			/* 0 (the pre-dilation encoding), 1, or a real dilation */
+			at->dilation_h = rnd(&e->r, 3);
+			at->dilation_w = rnd(&e->r, 3);
+			ekh = (at->kernel_h - 1) * (at->dilation_h ? at->dilation_h : 1) + 1;
+			ekw = (at->kernel_w - 1) * (at->dilation_w ? at->dilation_w : 1) + 1;
+			if (ekh > dx[1] || ekw > dx[2]) {
+				at->dilation_h = at->dilation_w = 0;
+				ekh = at->kernel_h;
+				ekw = at->kernel_w;
+			}
+			at->pad_top = rnd(&e->r, ekh);
+			at->pad_bottom = rnd(&e->r, ekh);
+			at->pad_left = rnd(&e->r, ekw);
+			at->pad_right = rnd(&e->r, ekw);
 			if (at->kind == VNPU_POOL_AVG && rnd(&e->r, 2))
 				at->flags = VNPU_POOL_COUNT_INCLUDE_PAD;
-			dy[1] = (dx[1] + at->pad_top + at->pad_bottom - at->kernel_h) / at->stride_h + 1;
-			dy[2] = (dx[2] + at->pad_left + at->pad_right - at->kernel_w) / at->stride_w + 1;
+			dy[1] = (dx[1] + at->pad_top + at->pad_bottom - ekh) / at->stride_h + 1;
+			dy[2] = (dx[2] + at->pad_left + at->pad_right - ekw) / at->stride_w + 1;
 		}
 		flat_reset(&e->f);
 		rnd_operand(e, &c.t[0], 4, dx, true);

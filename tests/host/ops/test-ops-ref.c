@@ -281,13 +281,176 @@ static void test_pool_avg(void **state)
 	cmd_init(&c, VNPU_OP_POOL2D);
 	c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
 	c.t[3] = tdesc(VNPU_DT_FP32, 4, dx);
-	c.attr.pool = (struct vnpu_attr_pool2d){ VNPU_POOL_AVG, 0, 2, 2, 1, 1, 1, 1, 0, 0, { 0 } };
+	c.attr.pool = (struct vnpu_attr_pool2d){ .kind = VNPU_POOL_AVG, .kernel_h = 2, .kernel_w = 2,
+		.stride_h = 1, .stride_w = 1, .pad_top = 1, .pad_left = 1 };
 	run(&c, x, NULL, NULL, y);
 	/* y[0,0] sees x[0] only; y[1,1] sees all four */
 	assert_true(y[0] == 1.0f && y[1] == 1.5f && y[3] == 2.5f);
 	c.attr.pool.flags = VNPU_POOL_COUNT_INCLUDE_PAD;
 	run(&c, x, NULL, NULL, y);
 	assert_true(y[0] == 0.25f && y[3] == 2.5f);
+}
+
+static void test_clip(void **state)
+{
+	static const uint32_t d[1] = { 5 };
+	float x[5] = { -3.0f, -1.0f, 0.5f, 2.0f, NAN }, y[5];
+	int8_t xi[5] = { -128, -5, 0, 5, 127 }, yi[5];
+	struct vnpu_cmd_compute c, cc;
+	struct vnpu_op_info info;
+
+	(void)state;
+	cmd_init(&c, VNPU_OP_ACTIVATION);
+	c.act = VNPU_ACT_CLIP;
+	c.attr.activation.clip_min = f2u(-1.0f);
+	c.attr.activation.clip_max = f2u(1.0f);
+	c.t[0] = tdesc(VNPU_DT_FP32, 1, d);
+	c.t[3] = tdesc(VNPU_DT_FP32, 1, d);
+	run(&c, x, NULL, NULL, y);
+	assert_true(y[0] == -1.0f && y[1] == -1.0f && y[2] == 0.5f &&
+		    y[3] == 1.0f && isnan(y[4]));
+	/* An integer tensor clips exactly with the identity quantization. */
+	c.t[0] = tdesc(VNPU_DT_INT8, 1, d);
+	c.t[3] = tdesc(VNPU_DT_INT8, 1, d);
+	tquant(&c.t[0], 1.0f, 0);
+	tquant(&c.t[3], 1.0f, 0);
+	c.attr.activation.clip_min = f2u(-INFINITY);
+	c.attr.activation.clip_max = f2u(3.0f);
+	run(&c, xi, NULL, NULL, yi);
+	assert_true(yi[0] == -128 && yi[1] == -5 && yi[3] == 3 && yi[4] == 3);
+	/* NaN or crossed bounds, or CLIP fused into another op, are invalid. */
+	c.attr.activation.clip_min = f2u(NAN);
+	assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	c.attr.activation.clip_min = f2u(4.0f);
+	assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	c.attr.activation.clip_min = 0;
+	c.attr.activation.reserved[0] = 1;
+	assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	c.attr.activation.reserved[0] = 0;
+	assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), 0);
+	c.act = VNPU_ACT_RELU;	/* bounds are CLIP's only */
+	assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	cmd_init(&c, VNPU_OP_ELTWISE);
+	c.act = VNPU_ACT_CLIP;
+	c.t[0] = tdesc(VNPU_DT_FP32, 1, d);
+	c.t[1] = tdesc(VNPU_DT_FP32, 1, d);
+	c.t[3] = tdesc(VNPU_DT_FP32, 1, d);
+	c.t[0].va = c.t[1].va = c.t[3].va = 0x1000;
+	assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), -EINVAL);
+}
+
+static void test_pool_dilation(void **state)
+{
+	static const uint32_t dx[4] = { 1, 1, 5, 1 }, dy[4] = { 1, 1, 3, 1 };
+	float x[5] = { 1, 9, 2, 8, 3 }, y[3];
+	struct vnpu_cmd_compute c, cc;
+	struct vnpu_op_info info;
+
+	(void)state;
+	cmd_init(&c, VNPU_OP_POOL2D);
+	c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+	c.t[3] = tdesc(VNPU_DT_FP32, 4, dy);
+	c.attr.pool = (struct vnpu_attr_pool2d){ .kind = VNPU_POOL_MAX, .kernel_h = 1,
+		.kernel_w = 2, .stride_h = 1, .stride_w = 1, .dilation_w = 2 };
+	/* taps (0,2), (1,3), (2,4) */
+	run(&c, x, NULL, NULL, y);
+	assert_true(y[0] == 2.0f && y[1] == 9.0f && y[2] == 3.0f);
+	c.attr.pool.kind = VNPU_POOL_AVG;
+	run(&c, x, NULL, NULL, y);
+	assert_true(y[0] == 1.5f && y[1] == 8.5f && y[2] == 2.5f);
+	/* the output extent follows the dilated window: 4 outputs is wrong */
+	c.t[3].dims[2] = 4;
+	assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	/* pad may reach up to, not including, the dilated extent (3) */
+	c.t[3].dims[2] = 5;
+	c.attr.pool.pad_left = 2;
+	c.attr.pool.pad_right = 0;
+	assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), 0);
+	c.attr.pool.pad_left = 3;
+	c.t[3].dims[2] = 6;
+	assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), -EINVAL);
+}
+
+static void test_cpu_int_eltwise(void **state)
+{
+	static const uint32_t d[1] = { 4 };
+	uint8_t a[4] = { 200, 3, 0, 255 }, b[4] = { 100, 5, 1, 255 }, y[4];
+	struct vnpu_cmd_compute c, cc;
+	struct vnpu_op_info info;
+
+	(void)state;
+	cmd_init(&c, VNPU_REF_OP_INT_ELTWISE);
+	c.t[0] = tdesc(VNPU_DT_UINT8, 1, d);
+	c.t[1] = tdesc(VNPU_DT_UINT8, 1, d);
+	c.t[3] = tdesc(VNPU_DT_UINT8, 1, d);
+	c.attr.eltwise.kind = VNPU_ELTWISE_ADD;
+	run(&c, a, b, NULL, y);
+	assert_true(y[0] == 44 && y[1] == 8 && y[2] == 1 && y[3] == 254);
+	c.attr.eltwise.kind = VNPU_ELTWISE_SUB;
+	run(&c, a, b, NULL, y);
+	assert_true(y[0] == 100 && y[1] == 254 && y[2] == 255 && y[3] == 0);
+	c.attr.eltwise.kind = VNPU_ELTWISE_MUL;
+	run(&c, a, b, NULL, y);
+	assert_true(y[0] == (uint8_t)20000 && y[1] == 15 && y[2] == 0 && y[3] == 1);
+	/* CPU-only: no device takes it, the reference does. */
+	assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	assert_int_equal(vnpu_ref_check(&c, sizeof(c), &cc, &info), 0);
+	/* one dtype throughout, no quantization, no fused activation */
+	c.t[1].dtype = VNPU_DT_INT8;
+	assert_int_equal(vnpu_ref_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	c.t[1].dtype = VNPU_DT_UINT8;
+	tquant(&c.t[1], 1.0f, 0);
+	assert_int_equal(vnpu_ref_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	c.t[1] = tdesc(VNPU_DT_UINT8, 1, d);
+	c.t[1].va = 0x2000;
+	c.act = VNPU_ACT_RELU;
+	assert_int_equal(vnpu_ref_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	c.act = 0;
+	c.t[0].dtype = c.t[1].dtype = c.t[3].dtype = VNPU_DT_FP32;
+	assert_int_equal(vnpu_ref_check(&c, sizeof(c), &cc, &info), -EINVAL);
+}
+
+static void test_cpu_pool3d(void **state)
+{
+	/* X [1, 2, 2, 2, 1]: a 2x2x2 cube; window 2x2x2 with begin pad 1 */
+	static const uint32_t dx[5] = { 1, 2, 2, 2, 1 }, dy[5] = { 1, 2, 2, 2, 1 };
+	float x[8] = { 1, 2, 3, 4, 5, 6, 8, 7 }, y[8];
+	int32_t ind[8];
+	struct vnpu_ref_attr_pool3d at = {
+		.kind = VNPU_POOL_MAX, .kernel = { 2, 2, 2 }, .stride = { 1, 1, 1 },
+		.dilation = { 1, 1, 1 }, .pad_begin = { 1, 1, 1 },
+	};
+	struct vnpu_cmd_compute c, cc;
+	struct vnpu_op_info info;
+
+	(void)state;
+	cmd_init(&c, VNPU_REF_OP_POOL3D);
+	c.t[0] = tdesc(VNPU_DT_FP32, 5, dx);
+	c.t[2] = tdesc(VNPU_DT_INT32, 5, dy);
+	c.t[3] = tdesc(VNPU_DT_FP32, 5, dy);
+	memcpy(c.attr.raw, &at, sizeof(at));
+	run(&c, x, NULL, ind, y);
+	/* y[d,h,w] = max of x[<=d, <=h, <=w] */
+	assert_true(y[0] == 1 && y[1] == 2 && y[3] == 4 && y[6] == 8 && y[7] == 8);
+	assert_true(ind[0] == 0 && ind[3] == 3 && ind[6] == 6 && ind[7] == 6);
+	assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	at.kind = VNPU_POOL_AVG;	/* indices are MAX's only */
+	memcpy(c.attr.raw, &at, sizeof(at));
+	assert_int_equal(vnpu_ref_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	memset(&c.t[2], 0, sizeof(c.t[2]));
+	run(&c, x, NULL, NULL, y);
+	assert_true(y[0] == 1 && y[7] == 4.5f);
+	at.flags = VNPU_POOL_COUNT_INCLUDE_PAD;
+	memcpy(c.attr.raw, &at, sizeof(at));
+	run(&c, x, NULL, NULL, y);
+	assert_true(y[0] == 0.125f && y[7] == 4.5f);
+	at.pad_begin[2] = 2;	/* pad as large as the window */
+	memcpy(c.attr.raw, &at, sizeof(at));
+	assert_int_equal(vnpu_ref_check(&c, sizeof(c), &cc, &info), -EINVAL);
+	at.pad_begin[2] = 1;
+	at.reserved = 1;
+	memcpy(c.attr.raw, &at, sizeof(at));
+	assert_int_equal(vnpu_ref_check(&c, sizeof(c), &cc, &info), -EINVAL);
 }
 
 int main(void)
@@ -302,6 +465,10 @@ int main(void)
 		cmocka_unit_test(test_softmax_layernorm),
 		cmocka_unit_test(test_requantize),
 		cmocka_unit_test(test_pool_avg),
+		cmocka_unit_test(test_clip),
+		cmocka_unit_test(test_pool_dilation),
+		cmocka_unit_test(test_cpu_int_eltwise),
+		cmocka_unit_test(test_cpu_pool3d),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
