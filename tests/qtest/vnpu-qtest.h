@@ -105,7 +105,13 @@ static inline bool vt_msi_fired(VnpuT *t, unsigned v)
 {
     uint32_t data = qtest_readl(t->qts, t->msi_buf + 4 * v);
 
-    qtest_writel(t->qts, t->msi_buf + 4 * v, 0);
+    /*
+     * Clear only what was seen: a message landing between the read and an
+     * unconditional clear would be erased unseen.
+     */
+    if (data) {
+        qtest_writel(t->qts, t->msi_buf + 4 * v, 0);
+    }
     g_assert(data == 0 || data == VT_MSI_DATA(v));
     return data == VT_MSI_DATA(v);
 }
