@@ -24,7 +24,8 @@
 _Static_assert(NPU_TENSOR_MAX_RANK == VNPU_MAX_RANK, "rank limit");
 _Static_assert((int)NPU_DTYPE_INT32 == VNPU_DT_INT32 &&
 	       (int)NPU_DTYPE_UINT8 == VNPU_DT_UINT8, "dtype values");
-_Static_assert((int)NPU_ACT_GELU == VNPU_ACT_GELU, "activation values");
+_Static_assert((int)NPU_ACT_GELU == VNPU_ACT_GELU &&
+	       (int)NPU_ACT_CLIP == VNPU_ACT_CLIP, "activation values");
 _Static_assert(NPU_GEMM_TRANS_A == VNPU_GEMM_TRANS_A &&
 	       NPU_GEMM_TRANS_B == VNPU_GEMM_TRANS_B, "gemm flags");
 
@@ -442,9 +443,37 @@ static uint16_t vnpu_opcode(enum npu_op_kind k)
 		[NPU_OP_QUANTIZE] = VNPU_OP_QUANTIZE,
 		[NPU_OP_DEQUANTIZE] = VNPU_OP_DEQUANTIZE,
 		[NPU_OP_REQUANTIZE] = VNPU_OP_REQUANTIZE,
+		[NPU_OP_POOL3D] = VNPU_REF_OP_POOL3D,
 	};
 
 	return (unsigned int)k < NPU_OP_KIND_COUNT ? map[k] : 0;
+}
+
+static int encode_pool3d(const struct npu_op_params *p,
+			 struct vnpu_cmd_compute *c)
+{
+	struct vnpu_ref_attr_pool3d at;
+	int i;
+
+	memset(&at, 0, sizeof(at));
+	at.kind = (uint32_t)p->pool3d.kind;
+	at.flags = p->pool3d.count_include_pad ? VNPU_POOL_COUNT_INCLUDE_PAD : 0;
+	for (i = 0; i < 3; i++) {
+		uint32_t dil = p->pool3d.dilation[i] ? p->pool3d.dilation[i] : 1;
+
+		if (p->pool3d.kernel[i] > UINT16_MAX ||
+		    p->pool3d.stride[i] > UINT16_MAX || dil > UINT16_MAX ||
+		    p->pool3d.pad[i] > UINT16_MAX ||
+		    p->pool3d.pad[3 + i] > UINT16_MAX)
+			return -EINVAL;
+		at.kernel[i] = (uint16_t)p->pool3d.kernel[i];
+		at.stride[i] = (uint16_t)p->pool3d.stride[i];
+		at.dilation[i] = (uint16_t)dil;
+		at.pad_begin[i] = (uint16_t)p->pool3d.pad[i];
+		at.pad_end[i] = (uint16_t)p->pool3d.pad[3 + i];
+	}
+	memcpy(c->attr.raw, &at, sizeof(at));
+	return 0;
 }
 
 /* Encode @p's attributes; -EINVAL for a field the op does not use. */
@@ -485,7 +514,14 @@ static int encode_attrs(const struct npu_op_params *p,
 		c->attr.pool.pad_left = p->pool.pad[1];
 		c->attr.pool.pad_bottom = p->pool.pad[2];
 		c->attr.pool.pad_right = p->pool.pad[3];
+		c->attr.pool.dilation_h = p->pool.dilation[0];
+		c->attr.pool.dilation_w = p->pool.dilation[1];
 		used = sizeof(p->pool);
+		break;
+	case NPU_OP_POOL3D:
+		if (encode_pool3d(p, c))
+			return -EINVAL;
+		used = sizeof(p->pool3d);
 		break;
 	case NPU_OP_ELTWISE:
 		c->attr.eltwise.kind = (uint32_t)p->eltwise.kind;
@@ -509,13 +545,28 @@ static int encode_attrs(const struct npu_op_params *p,
 	/*
 	 * Words of the union the op does not use must be zero, so a field
 	 * set for the wrong op kind is an error, not silently ignored.  The
-	 * pool struct holds a bool (and padding), so it is not compared.
+	 * pool structs hold a bool (and padding), so they are not compared.
 	 */
-	if (p->kind != NPU_OP_POOL2D &&
+	if (p->act == NPU_ACT_CLIP) {
+		c->attr.activation.clip_min = bits_of(p->clip.min);
+		c->attr.activation.clip_max = bits_of(p->clip.max);
+	} else if (p->clip.min != 0.0f || p->clip.max != 0.0f) {
+		return -EINVAL;
+	}
+	if (p->kind != NPU_OP_POOL2D && p->kind != NPU_OP_POOL3D &&
 	    memcmp((const uint8_t *)&p->conv + used, (const uint8_t *)&z.conv + used,
 		   sizeof(z.conv) - used))
 		return -EINVAL;
 	return 0;
+}
+
+/* Unquantized integer operands: ONNX's wrapping integer Add/Sub/Mul. */
+static bool int_eltwise(const struct vnpu_cmd_compute *c)
+{
+	uint8_t dt = c->t[3].dtype;
+
+	return (dt == VNPU_DT_INT8 || dt == VNPU_DT_UINT8 || dt == VNPU_DT_INT32) &&
+	       c->t[3].quant == VNPU_QUANT_NONE;
 }
 
 static const struct npu_tensor *slot_tensor(const struct npu_tensor *const *in,
@@ -687,7 +738,7 @@ NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 
 	if (!params || !output || !out || num_inputs > 3 ||
 	    (num_inputs && !inputs) || !vnpu_opcode(params->kind) ||
-	    (unsigned int)params->act > NPU_ACT_GELU ||
+	    (unsigned int)params->act > NPU_ACT_CLIP ||
 	    (unsigned int)params->round > NPU_ROUND_TFLITE)
 		return -EINVAL;
 	if (params->act == NPU_ACT_LEAKY_RELU ? !isfinite(params->act_alpha) :
@@ -743,14 +794,32 @@ NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 			add_buf(op, t->buf);
 		}
 	}
-	/* The device's rules are the op's rules: one check for both paths. */
-	if (vnpu_op_check(&op->full, sizeof(op->full), &cc, &info)) {
+	if (params->kind == NPU_OP_ELTWISE && int_eltwise(&op->full))
+		op->full.hdr.opcode = VNPU_REF_OP_INT_ELTWISE;
+	/*
+	 * The device's rules are the op's rules: one check for both paths
+	 * (vnpu_ref_check() is vnpu_op_check() plus the CPU-only ops).
+	 */
+	if (vnpu_ref_check(&op->full, sizeof(op->full), &cc, &info)) {
 		ret = -EINVAL;
 		goto fail;
 	}
-	lim = params->max_tile_bytes && params->max_tile_bytes < VNPU_MAX_TENSOR_BYTES ?
-	      params->max_tile_bytes : VNPU_MAX_TENSOR_BYTES;
-	plan_device(op, lim);
+	switch (op->full.hdr.opcode) {
+	case VNPU_REF_OP_INT_ELTWISE:
+		op->reason = "wrapping integer arithmetic on unquantized tensors is not in the device op set";
+		break;
+	case VNPU_REF_OP_POOL3D:
+		op->reason = (info.present & 4) ?
+			"pooling with an indices output is not in the device op set" :
+			"3-D pooling is not in the device op set";
+		break;
+	default:
+		lim = params->max_tile_bytes &&
+		      params->max_tile_bytes < VNPU_MAX_TENSOR_BYTES ?
+		      params->max_tile_bytes : VNPU_MAX_TENSOR_BYTES;
+		plan_device(op, lim);
+		break;
+	}
 	*out = op;
 	return 0;
 fail:

@@ -124,13 +124,25 @@ enum npu_op_kind {
 	NPU_OP_GEMM = 0,	/* in: A, B, bias (opt); numpy batch broadcast */
 	NPU_OP_CONV2D,		/* in: X NHWC, W [CO,KH,KW,C/groups], bias (opt) */
 	NPU_OP_POOL2D,		/* in: X NHWC */
-	NPU_OP_ELTWISE,		/* in: A, B with numpy broadcasting */
+	/*
+	 * in: A, B with numpy broadcasting.  Unquantized INT8/UINT8/INT32
+	 * A, B and output of one dtype make it ONNX's wrapping integer
+	 * arithmetic (modulo 2^bits), which runs on the CPU only.
+	 */
+	NPU_OP_ELTWISE,
 	NPU_OP_ACTIVATION,	/* in: X; the op is params.act */
 	NPU_OP_SOFTMAX,		/* in: X */
 	NPU_OP_LAYERNORM,	/* in: X, gamma (opt), beta (opt) */
 	NPU_OP_QUANTIZE,	/* in: float X; out int8/uint8 */
 	NPU_OP_DEQUANTIZE,	/* in: int8/uint8 X; out float */
 	NPU_OP_REQUANTIZE,	/* in: int8/uint8 X; out int8/uint8 */
+	/*
+	 * in: X [N,D,H,W,C]; optional inputs[2]: an INT32 tensor shaped like
+	 * the output that receives the maxima's element offsets within X
+	 * (MAX only; -1 for a window without elements).  CPU only: no device
+	 * pools in 3-D or reports indices (use D = 1 for 2-D with indices).
+	 */
+	NPU_OP_POOL3D,
 	NPU_OP_KIND_COUNT,
 };
 
@@ -143,6 +155,7 @@ enum npu_activation {
 	NPU_ACT_SIGMOID,
 	NPU_ACT_TANH,
 	NPU_ACT_GELU,
+	NPU_ACT_CLIP,		/* ACTIVATION only: bounds in params.clip */
 };
 
 /* How real values become integers (Documentation/ops.rst "Rounding"). */
@@ -197,8 +210,17 @@ struct npu_op_params {
 			bool count_include_pad;
 			uint32_t kernel[2];
 			uint32_t stride[2];
-			uint32_t pad[4];	/* each < kernel */
+			uint32_t pad[4];	/* each < dilated kernel */
+			uint32_t dilation[2];	/* h, w; 0 means 1 */
 		} pool;
+		struct {
+			enum npu_pool_kind kind;	/* MAX or AVG */
+			bool count_include_pad;
+			uint32_t kernel[3];	/* d, h, w; each 1..65535 */
+			uint32_t stride[3];	/* 1..65535 */
+			uint32_t dilation[3];	/* 0 means 1; up to 65535 */
+			uint32_t pad[6];	/* d, h, w begin, then end */
+		} pool3d;
 		struct {
 			enum npu_eltwise_kind kind;
 		} eltwise;
@@ -210,6 +232,13 @@ struct npu_op_params {
 			float epsilon;
 		} layernorm;
 	};
+	/*
+	 * NPU_ACT_CLIP's bounds (else both zero): y = min(max(x, min), max);
+	 * not NaN, min <= max, infinities allowed.
+	 */
+	struct {
+		float min, max;
+	} clip;
 };
 
 struct npu_op;

@@ -741,6 +741,228 @@ static void test_no_compute_cap(void **state)
 	free(ctx);
 }
 
+/* CLIP: encoded with its bounds, runs on the device; bounds are CLIP's. */
+static void test_clip(void **state)
+{
+	struct npu_context *ctx = fake_ctx();
+	struct npu_tensor *tx = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ 6 });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ 6 });
+	const struct npu_tensor *in[1] = { tx };
+	struct npu_op_params p = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_CLIP,
+				   .clip = { -1.0f, 2.0f } };
+	struct npu_buffer *bx, *by;
+	struct vnpu_cmd_compute c;
+	struct npu_cmdbuf *cb;
+	struct npu_op *op;
+	float *x, *y;
+
+	(void)state;
+	arena_used = 0;
+	bx = fake_buf(ctx, 64);
+	by = fake_buf(ctx, 64);
+	x = bx->map;
+	y = by->map;
+	memcpy(x, (float[]){ -5.0f, -1.0f, 0.0f, 1.5f, 2.0f, 9.0f }, 24);
+	npu_tensor_bind_buffer(tx, bx, 0);
+	npu_tensor_bind_buffer(ty, by, 0);
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), 0);
+	assert_int_equal(npu_op_supported(op, NULL), 1);
+	assert_int_equal(npu_cmdbuf_create(NULL, 4096, &cb), 0);
+	assert_int_equal(npu_op_encode(op, cb), 0);
+	memcpy(&c, npu_cmdbuf_data(cb), sizeof(c));
+	assert_int_equal(c.act, VNPU_ACT_CLIP);
+	assert_int_equal(c.attr.activation.clip_min, 0xbf800000u);
+	assert_int_equal(c.attr.activation.clip_max, 0x40000000u);
+	assert_int_equal(exec_stream(cb, VNPU_OP_ACTIVATION), 1);
+	assert_true(y[0] == -1.0f && y[1] == -1.0f && y[2] == 0.0f &&
+		    y[3] == 1.5f && y[4] == 2.0f && y[5] == 2.0f);
+	npu_cmdbuf_destroy(cb);
+	npu_op_free(op);
+
+	/* crossed or NaN bounds; bounds without CLIP; CLIP fused elsewhere */
+	p.clip.min = 3.0f;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+	p.clip.min = NAN;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+	p.clip.min = -1.0f;
+	p.act = NPU_ACT_RELU;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+	p = (struct npu_op_params){ .kind = NPU_OP_ELTWISE, .act = NPU_ACT_CLIP,
+				    .clip = { -1.0f, 1.0f } };
+	assert_int_equal(npu_op_create(&p, (const struct npu_tensor *[]){ tx, tx },
+				       2, ty, &op), -EINVAL);
+	npu_tensor_free(tx);
+	npu_tensor_free(ty);
+	free(bx);
+	free(by);
+	free(ctx);
+}
+
+/* Pool dilations reach the device command; 0 stays the old encoding. */
+static void test_pool_dilation(void **state)
+{
+	struct npu_context *ctx = fake_ctx();
+	struct npu_tensor *tx = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 4, 4, 2 });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 2, 2, 2 });
+	const struct npu_tensor *in[1] = { tx };
+	struct npu_op_params p = { .kind = NPU_OP_POOL2D, .pool = {
+		.kind = NPU_POOL_MAX, .kernel = { 2, 2 }, .stride = { 1, 1 },
+		.dilation = { 2, 2 } } };
+	struct npu_buffer *bx, *by;
+	struct vnpu_cmd_compute c;
+	struct npu_cmdbuf *cb;
+	struct npu_op *op;
+	float *x, *y;
+	int i;
+
+	(void)state;
+	arena_used = 0;
+	bx = fake_buf(ctx, 128);
+	by = fake_buf(ctx, 64);
+	x = bx->map;
+	y = by->map;
+	for (i = 0; i < 32; i++)
+		x[i] = (float)((i * 11) % 32);
+	npu_tensor_bind_buffer(tx, bx, 0);
+	npu_tensor_bind_buffer(ty, by, 0);
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), 0);
+	assert_int_equal(npu_cmdbuf_create(NULL, 4096, &cb), 0);
+	assert_int_equal(npu_op_encode(op, cb), 0);
+	memcpy(&c, npu_cmdbuf_data(cb), sizeof(c));
+	assert_int_equal(c.attr.pool.dilation_h, 2);
+	assert_int_equal(c.attr.pool.dilation_w, 2);
+	assert_int_equal(exec_stream(cb, VNPU_OP_POOL2D), 1);
+	/* y[oy][ox][ch] = max over x[oy + 2i][ox + 2j][ch] */
+	for (i = 0; i < 8; i++) {
+		int oy = i / 4, ox = (i / 2) % 2, ch = i % 2, a, b;
+		float m = -INFINITY;
+
+		for (a = 0; a < 2; a++)
+			for (b = 0; b < 2; b++) {
+				float v = x[((oy + 2 * a) * 4 + ox + 2 * b) * 2 + ch];
+
+				m = v > m ? v : m;
+			}
+		assert_true(y[i] == m);
+	}
+	npu_cmdbuf_destroy(cb);
+	npu_op_free(op);
+	/* Without dilation the output would be 3x3: 2x2 no longer matches. */
+	p.pool.dilation[0] = p.pool.dilation[1] = 0;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+	npu_tensor_free(tx);
+	npu_tensor_free(ty);
+	free(bx);
+	free(by);
+	free(ctx);
+}
+
+/* Unquantized integer ELTWISE: wrapping, and on the CPU with a reason. */
+static void test_int_eltwise_cpu(void **state)
+{
+	struct npu_context *ctx = fake_ctx();
+	struct npu_tensor *ta = tensor(NPU_DTYPE_UINT8, 1, (uint32_t[]){ 4 });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_UINT8, 1, (uint32_t[]){ 4 });
+	const struct npu_tensor *in[2] = { ta, ta };
+	struct npu_op_params p = { .kind = NPU_OP_ELTWISE,
+				   .eltwise.kind = NPU_ELTWISE_MUL };
+	enum npu_op_where where = 0;
+	struct npu_buffer *ba, *by;
+	struct npu_cmdbuf *cb;
+	const char *why = NULL;
+	struct npu_op *op;
+	uint8_t *a, *y;
+
+	(void)state;
+	arena_used = 0;
+	ba = fake_buf(ctx, 4);
+	by = fake_buf(ctx, 4);
+	a = ba->map;
+	y = by->map;
+	memcpy(a, (uint8_t[]){ 3, 16, 17, 255 }, 4);
+	npu_tensor_bind_buffer(ta, ba, 0);
+	npu_tensor_bind_buffer(ty, by, 0);
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), 0);
+	assert_int_equal(npu_op_supported(op, &why), 0);
+	assert_non_null(strstr(why, "wrapping integer arithmetic"));
+	assert_int_equal(npu_op_num_commands(op), 0);
+	assert_int_equal(npu_cmdbuf_create(NULL, 4096, &cb), 0);
+	assert_int_equal(npu_op_encode(op, cb), -ENOTSUP);
+	npu_cmdbuf_destroy(cb);
+	assert_int_equal(npu_op_run(op, NULL, 0, &where), 0);
+	assert_int_equal(where, NPU_OP_RAN_CPU);
+	assert_true(y[0] == 9 && y[1] == 0 && y[2] == 33 && y[3] == 1);
+	npu_op_free(op);
+	/* a quantized output keeps the saturating device ELTWISE rules */
+	assert_int_equal(npu_tensor_set_quant(ty, 1.0f, 0), 0);
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	npu_tensor_free(ta);
+	npu_tensor_free(ty);
+	free(ba);
+	free(by);
+	free(ctx);
+}
+
+/* POOL3D with indices over an NCDHW tensor described through strides. */
+static void test_pool3d_cpu(void **state)
+{
+	/* NCDHW [1, 2, 2, 3, 3] seen as NDHWC [1, 2, 3, 3, 2] */
+	uint32_t dx[5] = { 1, 2, 3, 3, 2 }, dy[5] = { 1, 1, 2, 2, 2 };
+	uint64_t sx[5] = { 36, 9, 3, 1, 18 }, sy[5] = { 8, 4, 2, 1, 4 };
+	struct npu_tensor *tx = tensor(NPU_DTYPE_FP32, 5, dx);
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 5, dy);
+	struct npu_tensor *ti = tensor(NPU_DTYPE_INT32, 5, dy);
+	const struct npu_tensor *in[3] = { tx, NULL, ti };
+	struct npu_op_params p = { .kind = NPU_OP_POOL3D, .pool3d = {
+		.kind = NPU_POOL_MAX, .kernel = { 2, 2, 2 }, .stride = { 1, 1, 1 } } };
+	enum npu_op_where where = 0;
+	const char *why = NULL;
+	struct npu_op *op;
+	float x[36], y[8];
+	int32_t ind[8];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 36; i++)
+		x[i] = (float)((i * 7) % 36);
+	assert_int_equal(npu_tensor_set_strides(tx, sx), 0);
+	assert_int_equal(npu_tensor_set_strides(ty, sy), 0);
+	assert_int_equal(npu_tensor_set_strides(ti, sy), 0);
+	npu_tensor_bind_host(tx, x);
+	npu_tensor_bind_host(ty, y);
+	npu_tensor_bind_host(ti, ind);
+	assert_int_equal(npu_op_create(&p, in, 3, ty, &op), 0);
+	assert_int_equal(npu_op_supported(op, &why), 0);
+	assert_non_null(strstr(why, "indices"));
+	assert_int_equal(npu_op_run(op, NULL, 0, &where), 0);
+	assert_int_equal(where, NPU_OP_RAN_CPU);
+	/* every output is x at its index, and the largest of its window */
+	for (i = 0; i < 8; i++) {
+		int c = i / 4, oh = (i / 2) % 2, ow = i % 2, d, h, w;
+		float m = -INFINITY;
+
+		for (d = 0; d < 2; d++)
+			for (h = 0; h < 2; h++)
+				for (w = 0; w < 2; w++) {
+					float v = x[c * 18 + d * 9 + (oh + h) * 3 + ow + w];
+
+					m = v > m ? v : m;
+				}
+		assert_true(y[i] == m);
+		assert_true(ind[i] >= 0 && ind[i] < 36 && x[ind[i]] == m);
+	}
+	npu_op_free(op);
+	/* indices are MAX's only; kernels beyond 16 bits are refused */
+	p.pool3d.kind = NPU_POOL_AVG;
+	assert_int_equal(npu_op_create(&p, in, 3, ty, &op), -EINVAL);
+	p.pool3d.kind = NPU_POOL_MAX;
+	p.pool3d.kernel[0] = 70000;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+	npu_tensor_free(tx);
+	npu_tensor_free(ty);
+	npu_tensor_free(ti);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -754,6 +976,10 @@ int main(void)
 		cmocka_unit_test(test_tiled_conv),
 		cmocka_unit_test(test_untileable_and_exdev),
 		cmocka_unit_test(test_no_compute_cap),
+		cmocka_unit_test(test_clip),
+		cmocka_unit_test(test_pool_dilation),
+		cmocka_unit_test(test_int_eltwise_cpu),
+		cmocka_unit_test(test_pool3d_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
