@@ -11,7 +11,8 @@
  * rtol 1e-3, atol 1e-7 for float (the ONNX backend test defaults).
  *
  * Output is TAP, one line per test data set; node attributes the op set
- * cannot express are reported as "# SKIP" with the reason.  A summary
+ * cannot express are reported as "# SKIP" with the reason, and a test
+ * libnpu ran on its CPU fallback carries "# cpu-fallback: <reason>".  A summary
  * per op follows as "# op <Op> pass P fail F skip S device D cpu C".
  *
  *   onnx-runner [--cpu] [--list] [DIR]
@@ -188,7 +189,7 @@ static int run_op(struct run *r, const struct npu_op_params *p,
 	if (ret)
 		return ret;
 	if (ctx && npu_op_supported(op, &why) == 0)
-		snprintf(r->note, sizeof(r->note), "cpu fallback: %s", why);
+		snprintf(r->note, sizeof(r->note), "cpu-fallback: %s", why);
 	ret = npu_op_run(op, queue, npu_deadline_ns(60000000000ll), &where);
 	npu_op_free(op);
 	if (ret)
@@ -353,6 +354,7 @@ struct ctxn {
 	struct tens *in[16];	/* NULL for absent optional inputs */
 	int nin;
 	struct tens *out;	/* buffer for output 0, shaped like expected */
+	struct tens *out1;	/* MaxPool's Indices, when expected; else NULL */
 	struct run *r;
 };
 
@@ -376,8 +378,14 @@ static int map_eltwise(struct ctxn *c, enum npu_eltwise_kind k)
 	struct npu_op_params p = { .kind = NPU_OP_ELTWISE, .eltwise.kind = k };
 	struct tens *a = c->in[0], *b = c->in[1];
 
-	if (!is_float(a) || !is_float(b))
-		return skip(c->r, "integer arithmetic without quantization parameters is not in the op set");
+	/*
+	 * Integer tensors carry no quantization here: libnpu takes them as
+	 * wrapping integer arithmetic, which it runs on the CPU.
+	 */
+	if (a->dt != b->dt || a->dt != c->out->dt ||
+	    (!is_float(a) && a->dt != OT_UINT8 && a->dt != OT_INT8 &&
+	     a->dt != OT_INT32))
+		return skip(c->r, "operand types");
 	return run_op(c->r, &p, mkt(c->r, a), mkt(c->r, b), NULL, mkt(c->r, c->out));
 }
 
@@ -393,10 +401,13 @@ static int map_act(struct ctxn *c, enum npu_activation act, float alpha)
 
 static int map_clip(struct ctxn *c)
 {
+	struct npu_op_params p = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_CLIP };
+	struct tens *x = c->in[0];
 	double lo = -INFINITY, hi = INFINITY;
+	struct npu_tensor *tx, *ty;
 
-	if (!is_float(c->in[0]))
-		return skip(c->r, "Clip of an integer tensor");
+	if (!is_float(x) && x->dt != OT_INT8 && x->dt != OT_UINT8)
+		return skip(c->r, "Clip of a %d-typed tensor", x->dt);
 	if (c->opset < 11) {
 		lo = attr_f(c->node, "min", -INFINITY);
 		hi = attr_f(c->node, "max", INFINITY);
@@ -406,11 +417,18 @@ static int map_clip(struct ctxn *c)
 		if (c->nin > 2 && c->in[2])
 			hi = tval(c->in[2], 0);
 	}
-	if (lo == 0.0 && isinf(hi) && hi > 0)
-		return map_act(c, NPU_ACT_RELU, 0);
-	if (lo == 0.0 && hi == 6.0)
-		return map_act(c, NPU_ACT_RELU6, 0);
-	return skip(c->r, "Clip to [%g, %g]: only [0, inf) (ReLU) and [0, 6] (ReLU6) exist", lo, hi);
+	/* min > max: ONNX (numpy's clip) gives max everywhere. */
+	if (lo > hi)
+		lo = hi;
+	p.clip.min = (float)lo;
+	p.clip.max = (float)hi;
+	tx = mkt(c->r, x);
+	ty = mkt(c->r, c->out);
+	/* 8-bit integers: the identity quantization keeps them exact. */
+	if (!is_float(x) && tx && ty &&
+	    (npu_tensor_set_quant(tx, 1.0f, 0) || npu_tensor_set_quant(ty, 1.0f, 0)))
+		return -EINVAL;
+	return run_op(c->r, &p, tx, NULL, NULL, ty);
 }
 
 static int map_softmax(struct ctxn *c)
@@ -634,10 +652,15 @@ static int map_matmul_q(struct ctxn *c, bool qlinear)
 	return run_op(c->r, &p, ta, tb, NULL, ty);
 }
 
-/* ONNX NCHW data seen as NHWC through strides: dims [N,H,W,C]. */
+/*
+ * ONNX NCHW (or NCW, seen as NC1W) data seen as NHWC through strides:
+ * dims [N,H,W,C].
+ */
 static void nhwc_view(const struct tens *t, uint32_t *d, uint64_t *s)
 {
-	uint32_t n = t->dims[0], ch = t->dims[1], h = t->dims[2], w = t->dims[3];
+	bool one_d = t->rank == 3;
+	uint32_t n = t->dims[0], ch = t->dims[1];
+	uint32_t h = one_d ? 1 : t->dims[2], w = t->dims[one_d ? 2 : 3];
 
 	d[0] = n;
 	d[1] = h;
@@ -658,52 +681,93 @@ static struct npu_tensor *mk_nhwc(struct run *r, struct tens *t)
 	return mk(r, t->dt, 4, d, s, t->data, t->n * ot_size(t->dt));
 }
 
-/* kernel window attributes shared by Conv and the pools. */
+/* NCDHW data (or NCHW, seen as NC1HW) as NDHWC: dims [N,D,H,W,C]. */
+static void ndhwc_view(const struct tens *t, uint32_t *d, uint64_t *s)
+{
+	int o = t->rank == 4 ? 1 : 0;
+	uint32_t n = t->dims[0], ch = t->dims[1];
+	uint32_t dd = o ? 1 : t->dims[2], h = t->dims[3 - o], w = t->dims[4 - o];
+
+	d[0] = n;
+	d[1] = dd;
+	d[2] = h;
+	d[3] = w;
+	d[4] = ch;
+	s[0] = (uint64_t)ch * dd * h * w;
+	s[1] = (uint64_t)h * w;
+	s[2] = w;
+	s[3] = 1;
+	s[4] = (uint64_t)dd * h * w;
+}
+
+/*
+ * Kernel window attributes shared by Conv and the pools, for the @nsp
+ * spatial dims of the node; pad holds the begins, then the ends.
+ */
 struct win {
-	uint32_t k[2], s[2], d[2], pad[4];
+	int nsp;
+	uint32_t k[3], s[3], d[3], pad[6];
 };
 
 static int window(struct ctxn *c, const struct tens *x, const uint32_t *kdef,
 		  struct win *w)
 {
 	int64_t v[8];
-	int i;
+	int i, n = x->rank - 2;
 
-	for (i = 0; i < 2; i++) {
-		w->k[i] = kdef ? kdef[i] : 0;
+	if (n < 1 || n > 3)
+		return -EINVAL;
+	w->nsp = n;
+	for (i = 0; i < 3; i++) {
+		w->k[i] = kdef && i < n ? kdef[i] : 1;
 		w->s[i] = w->d[i] = 1;
 	}
-	if (attr_ints(c->node, "kernel_shape", v, 8) == 2) {
-		w->k[0] = (uint32_t)v[0];
-		w->k[1] = (uint32_t)v[1];
-	}
-	if (attr_ints(c->node, "strides", v, 8) == 2) {
-		w->s[0] = (uint32_t)v[0];
-		w->s[1] = (uint32_t)v[1];
-	}
-	if (attr_ints(c->node, "dilations", v, 8) == 2) {
-		w->d[0] = (uint32_t)v[0];
-		w->d[1] = (uint32_t)v[1];
-	}
+	if (attr_ints(c->node, "kernel_shape", v, 8) == (size_t)n)
+		for (i = 0; i < n; i++)
+			w->k[i] = (uint32_t)v[i];
+	if (attr_ints(c->node, "strides", v, 8) == (size_t)n)
+		for (i = 0; i < n; i++)
+			w->s[i] = (uint32_t)v[i];
+	if (attr_ints(c->node, "dilations", v, 8) == (size_t)n)
+		for (i = 0; i < n; i++)
+			w->d[i] = (uint32_t)v[i];
 	memset(w->pad, 0, sizeof(w->pad));
-	if (attr_ints(c->node, "pads", v, 8) == 4)
-		for (i = 0; i < 4; i++)
+	if (attr_ints(c->node, "pads", v, 8) == (size_t)(2 * n))
+		for (i = 0; i < 2 * n; i++)
 			w->pad[i] = (uint32_t)v[i];
 	if (attr_s(c->node, "auto_pad", "SAME_UPPER") ||
 	    attr_s(c->node, "auto_pad", "SAME_LOWER")) {
 		bool lower = attr_s(c->node, "auto_pad", "SAME_LOWER");
 
-		for (i = 0; i < 2; i++) {
+		for (i = 0; i < n; i++) {
 			int64_t in = x->dims[2 + i], out = (in + w->s[i] - 1) / w->s[i];
 			int64_t tot = (out - 1) * w->s[i] + (int64_t)(w->k[i] - 1) * w->d[i] + 1 - in;
 
 			if (tot < 0)
 				tot = 0;
 			w->pad[i] = (uint32_t)(lower ? tot - tot / 2 : tot / 2);
-			w->pad[2 + i] = (uint32_t)(tot - w->pad[i]);
+			w->pad[n + i] = (uint32_t)(tot - w->pad[i]);
 		}
 	}
 	return 0;
+}
+
+/* A 1-D window as the 2-D one over H = 1 (W is the ONNX dim). */
+static void win_2d(const struct win *w, uint32_t *k, uint32_t *s, uint32_t *d,
+		   uint32_t *pad)
+{
+	int o = w->nsp == 1 ? 1 : 0, i;
+
+	for (i = 0; i < 2; i++) {
+		bool unit = o && i == 0;
+
+		k[i] = unit ? 1 : w->k[i - o];
+		s[i] = unit ? 1 : w->s[i - o];
+		if (d)
+			d[i] = unit ? 1 : w->d[i - o];
+		pad[i] = unit ? 0 : w->pad[i - o];
+		pad[2 + i] = unit ? 0 : w->pad[w->nsp + i - o];
+	}
 }
 
 static int map_conv(struct ctxn *c, int kind)
@@ -713,30 +777,30 @@ static int map_conv(struct ctxn *c, int kind)
 	struct tens *x = c->in[0], *w = qlinear ? c->in[3] : c->in[1];
 	struct tens *bias = qlinear ? opt(c, 8) : integer ? NULL : opt(c, 2);
 	struct npu_tensor *tx, *tw, *ty, *tb = NULL;
-	uint32_t co, wd[4];
+	uint32_t co, wd[4], kh, kw;
 	uint64_t ws[4];
 	struct win win;
 	int ret = 0;
 
-	if (x->rank != 4)
-		return skip(c->r, "%d-D convolution (only 2-D exists)", x->rank - 2);
+	if (x->rank != 4 && x->rank != 3)
+		return skip(c->r, "%d-D convolution (1-D and 2-D exist)", x->rank - 2);
 	if (!qlinear && !integer && (!is_float(x) || !is_float(w)))
 		return skip(c->r, "Conv of non-float tensors");
-	window(c, x, (uint32_t[]){ w->dims[2], w->dims[3] }, &win);
+	kh = x->rank == 4 ? w->dims[2] : 1;
+	kw = w->dims[x->rank - 1];
+	window(c, x, x->rank == 4 ? (uint32_t[]){ kh, kw } : (uint32_t[]){ kw }, &win);
 	co = w->dims[0];
 	p.conv.groups = (uint32_t)attr_i(c->node, "group", 1);
-	memcpy(p.conv.stride, win.s, sizeof(win.s));
-	memcpy(p.conv.dilation, win.d, sizeof(win.d));
-	memcpy(p.conv.pad, win.pad, sizeof(win.pad));
-	/* W [M, C/g, kH, kW] seen as [M, kH, kW, C/g]. */
+	win_2d(&win, (uint32_t[2]){ 0 }, p.conv.stride, p.conv.dilation, p.conv.pad);
+	/* W [M, C/g, kH, kW] (or [M, C/g, kW]) seen as [M, kH, kW, C/g]. */
 	wd[0] = co;
-	wd[1] = w->dims[2];
-	wd[2] = w->dims[3];
+	wd[1] = kh;
+	wd[2] = kw;
 	wd[3] = w->dims[1];
-	ws[0] = (uint64_t)w->dims[1] * w->dims[2] * w->dims[3];
-	ws[1] = w->dims[3];
+	ws[0] = (uint64_t)w->dims[1] * kh * kw;
+	ws[1] = kw;
 	ws[2] = 1;
-	ws[3] = (uint64_t)w->dims[2] * w->dims[3];
+	ws[3] = (uint64_t)kh * kw;
 	tx = mk_nhwc(c->r, x);
 	tw = mk(c->r, w->dt, 4, wd, ws, w->data, w->n * ot_size(w->dt));
 	ty = mk_nhwc(c->r, c->out);
@@ -758,42 +822,162 @@ static int map_conv(struct ctxn *c, int kind)
 	return run_op(c->r, &p, tx, tw, tb, ty);
 }
 
+/*
+ * ceil_mode as extra end padding: ONNX's output extent rounds up, except
+ * that a window starting in the end padding is dropped; the windows the
+ * extra padding adds then all overlap the input.  *@extra receives the
+ * extra padding per dim.  Returns false if the extents do not match.
+ */
+static bool pool_extents(struct ctxn *c, const struct tens *x, struct win *w,
+			 bool ceil_mode, uint32_t *extra)
+{
+	int i, n = w->nsp;
+
+	for (i = 0; i < n; i++) {
+		int64_t in = x->dims[2 + i], pb = w->pad[i], pe = w->pad[n + i];
+		int64_t ek = (int64_t)(w->k[i] - 1) * w->d[i] + 1;
+		int64_t span = in + pb + pe - ek, out;
+
+		extra[i] = 0;
+		if (span < 0)
+			return false;
+		out = span / w->s[i] + 1;
+		if (ceil_mode) {
+			out = (span + w->s[i] - 1) / w->s[i] + 1;
+			if ((out - 1) * w->s[i] >= in + pb)
+				out--;
+			extra[i] = (uint32_t)((out - 1) * w->s[i] + ek - (in + pb + pe));
+			if ((int32_t)extra[i] < 0)
+				extra[i] = 0;
+			w->pad[n + i] += extra[i];
+		}
+		if (out != c->out->dims[2 + i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * MaxPool's Indices output: the reference's offsets into X (NCHW row-major
+ * through the strides) as int64, or column-major (storage_order 1) over
+ * each H x W plane.
+ */
+static void indices_out(const int32_t *ind, const struct tens *x, bool colmajor,
+			struct tens *out)
+{
+	int64_t *o = out->data;
+	size_t i;
+
+	for (i = 0; i < out->n; i++) {
+		int64_t v = ind[i];
+
+		if (colmajor && x->rank == 4) {
+			int64_t hw = (int64_t)x->dims[2] * x->dims[3];
+			int64_t plane = v / hw, h = (v % hw) / x->dims[3];
+			int64_t w = v % x->dims[3];
+
+			v = plane * hw + w * x->dims[2] + h;
+		}
+		o[i] = v;
+	}
+}
+
+static int map_pool3d(struct ctxn *c, enum npu_pool_kind kind, struct win *w)
+{
+	struct npu_op_params p = { .kind = NPU_OP_POOL3D, .pool3d.kind = kind };
+	struct tens *x = c->in[0];
+	struct npu_tensor *tx, *ty, *ti = NULL;
+	uint32_t dx[5], dy[5];
+	uint64_t sx[5], sy[5];
+	int32_t *ind = NULL;
+	int i, o = 3 - w->nsp, ret;
+
+	for (i = 0; i < 3; i++) {
+		bool unit = i < o;
+
+		p.pool3d.kernel[i] = unit ? 1 : w->k[i - o];
+		p.pool3d.stride[i] = unit ? 1 : w->s[i - o];
+		p.pool3d.dilation[i] = unit ? 1 : w->d[i - o];
+		p.pool3d.pad[i] = unit ? 0 : w->pad[i - o];
+		p.pool3d.pad[3 + i] = unit ? 0 : w->pad[w->nsp + i - o];
+	}
+	p.pool3d.count_include_pad = attr_i(c->node, "count_include_pad", 0) != 0;
+	ndhwc_view(x, dx, sx);
+	ndhwc_view(c->out, dy, sy);
+	tx = mk(c->r, x->dt, 5, dx, sx, x->data, x->n * ot_size(x->dt));
+	ty = mk(c->r, c->out->dt, 5, dy, sy, c->out->data, c->out->n * ot_size(c->out->dt));
+	if (c->out1) {
+		ind = calloc(c->out1->n, sizeof(*ind));
+		if (!ind)
+			return -ENOMEM;
+		ti = mk(c->r, OT_INT32, 5, dy, sy, ind, c->out1->n * sizeof(*ind));
+	}
+	if (x->dt == OT_UINT8 && tx && ty && (npu_tensor_set_quant(tx, 1.0f, 0) ||
+					      npu_tensor_set_quant(ty, 1.0f, 0))) {
+		free(ind);
+		return -ENOMEM;
+	}
+	if (c->out1 && !ti) {
+		free(ind);
+		return -ENOMEM;
+	}
+	ret = run_op(c->r, &p, tx, NULL, ti, ty);
+	if (!ret && ind) {
+		sync_back(c->r, ti);
+		indices_out(ind, x, attr_i(c->node, "storage_order", 0) == 1, c->out1);
+	}
+	free(ind);
+	return ret;
+}
+
 static int map_pool(struct ctxn *c, enum npu_pool_kind kind)
 {
 	struct npu_op_params p = { .kind = NPU_OP_POOL2D, .pool.kind = kind };
 	struct tens *x = c->in[0];
 	struct npu_tensor *tx, *ty;
+	uint32_t extra[3];
+	bool ceil_mode;
 	struct win w;
 	int i;
 
-	if (x->rank != 4)
-		return skip(c->r, "%d-D pooling (only 2-D exists)", x->rank - 2);
-	if (c->node->n_output > 1)
+	if (x->rank < 3 || x->rank > 5)
+		return skip(c->r, "%d-D pooling", x->rank - 2);
+	if (c->node->n_output > 1 && !c->out1)
 		return skip(c->r, "MaxPool Indices output");
 	if (!is_float(x) && !(kind == NPU_POOL_MAX && x->dt == OT_UINT8))
 		return skip(c->r, "pooling of a non-float tensor");
-	if (kind != NPU_POOL_GLOBAL_AVG) {
-		window(c, x, NULL, &w);
-		if (w.d[0] != 1 || w.d[1] != 1)
-			return skip(c->r, "pooling dilations");
-		for (i = 0; i < 2; i++) {
-			uint32_t fl = (x->dims[2 + i] + w.pad[i] + w.pad[2 + i] - w.k[i]) / w.s[i] + 1;
-
-			if (fl != c->out->dims[2 + i])
-				return skip(c->r, "ceil_mode output size");
-			if (w.pad[i] >= w.k[i] || w.pad[2 + i] >= w.k[i])
-				return skip(c->r, "padding as large as the window");
-		}
-		memcpy(p.pool.kernel, w.k, sizeof(w.k));
-		memcpy(p.pool.stride, w.s, sizeof(w.s));
-		memcpy(p.pool.pad, w.pad, sizeof(w.pad));
-		p.pool.count_include_pad = attr_i(c->node, "count_include_pad", 0) != 0;
+	if (kind == NPU_POOL_GLOBAL_AVG) {
+		if (x->rank != 4)
+			return skip(c->r, "%d-D global pooling", x->rank - 2);
+		goto run;
 	}
+	window(c, x, NULL, &w);
+	ceil_mode = attr_i(c->node, "ceil_mode", 0) != 0;
+	if (!pool_extents(c, x, &w, ceil_mode, extra))
+		return skip(c->r, "output extent does not follow the attributes");
+	for (i = 0; i < w.nsp; i++) {
+		uint32_t ek = (w.k[i] - 1) * w.d[i] + 1;
+
+		/*
+		 * The extra padding of ceil_mode is not part of the window
+		 * average even with count_include_pad; the ops count it.
+		 */
+		if (extra[i] && attr_i(c->node, "count_include_pad", 0))
+			return skip(c->r, "ceil_mode with count_include_pad");
+		if (w.pad[i] >= ek || w.pad[w.nsp + i] >= ek)
+			return skip(c->r, "padding as large as the window");
+	}
+	/* 3-D, or the Indices output: the CPU-only NDHWC pooling. */
+	if (x->rank == 5 || c->out1)
+		return map_pool3d(c, kind, &w);
+	win_2d(&w, p.pool.kernel, p.pool.stride, p.pool.dilation, p.pool.pad);
+	p.pool.count_include_pad = attr_i(c->node, "count_include_pad", 0) != 0;
+run:
 	tx = mk_nhwc(c->r, x);
 	ty = mk_nhwc(c->r, c->out);
 	/* uint8 max pooling: identity quantization keeps the values exact. */
-	if (x->dt == OT_UINT8 && (npu_tensor_set_quant(tx, 1.0f, 0) ||
-				  npu_tensor_set_quant(ty, 1.0f, 0)))
+	if (x->dt == OT_UINT8 && tx && ty && (npu_tensor_set_quant(tx, 1.0f, 0) ||
+					      npu_tensor_set_quant(ty, 1.0f, 0)))
 		return -ENOMEM;
 	return run_op(c->r, &p, tx, NULL, NULL, ty);
 }
@@ -937,7 +1121,7 @@ static void run_data_set(const char *name, const char *dsdir,
 {
 	const Onnx__GraphProto *g = m->graph;
 	const Onnx__NodeProto *node = g->node[0];
-	struct tens ins[16], want, got;
+	struct tens ins[16], want, got, want1, got1;
 	struct ctxn c;
 	struct run r;
 	char path[PATH_MAX];
@@ -949,6 +1133,8 @@ static void run_data_set(const char *name, const char *dsdir,
 	memset(&r, 0, sizeof(r));
 	memset(&got, 0, sizeof(got));
 	memset(&want, 0, sizeof(want));
+	memset(&got1, 0, sizeof(got1));
+	memset(&want1, 0, sizeof(want1));
 	c.node = node;
 	c.opset = model_opset(m);
 	c.r = &r;
@@ -971,6 +1157,20 @@ static void run_data_set(const char *name, const char *dsdir,
 	snprintf(path, sizeof(path), "%s/output_0.pb", dsdir);
 	if (!ret)
 		ret = load_tensor(path, &want);
+	/* The only second output the runner produces and compares. */
+	if (!ret && !strcmp(node->op_type, "MaxPool") && node->n_output > 1 &&
+	    *node->output[1]) {
+		snprintf(path, sizeof(path), "%s/output_1.pb", dsdir);
+		ret = load_tensor(path, &want1);
+		if (!ret && want1.dt != OT_INT64)
+			ret = -EBADMSG;
+		if (!ret) {
+			got1 = want1;
+			got1.data = calloc(want1.n ? want1.n : 1, 8);
+			c.out1 = &got1;
+			ret = got1.data ? 0 : -ENOMEM;
+		}
+	}
 	if (!ret) {
 		got = want;
 		got.data = calloc(want.n ? want.n : 1, ot_size(want.dt));
@@ -987,10 +1187,15 @@ static void run_data_set(const char *name, const char *dsdir,
 		stats[opi].fail++;
 	} else {
 		bad = compare(&got, &want, &maxerr);
+		if (c.out1) {
+			double e1;
+
+			bad += compare(&got1, &want1, &e1);
+		}
 		printf("%s %d - %s [%s] %s, %zu/%zu mismatches, max |err| %.3g%s%s\n",
 		       bad ? "not ok" : "ok", ntest, name, node->op_type,
 		       r.on_cpu ? (r.on_device ? "device+cpu" : "cpu") : "device",
-		       bad, want.n, maxerr, *r.note ? " # " : "", r.note);
+		       bad, want.n + (c.out1 ? want1.n : 0), maxerr, *r.note ? " # " : "", r.note);
 		if (bad)
 			stats[opi].fail++;
 		else
@@ -1006,6 +1211,8 @@ static void run_data_set(const char *name, const char *dsdir,
 		free(ins[i].data);
 	free(want.data);
 	free(got.data);
+	free(want1.data);
+	free(got1.data);
 }
 
 static int cmp_str(const void *a, const void *b)
