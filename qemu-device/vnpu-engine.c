@@ -51,16 +51,6 @@ void vnpu_engines_abort_locked(VnpuState *s)
     qemu_cond_broadcast(&s->abort_cond);
 }
 
-static void vnpu_job_fail(VnpuJob *job, uint32_t status, uint64_t va)
-{
-    if (job->failed) {
-        return;
-    }
-    job->failed = true;
-    job->rec.status = status;
-    job->rec.fault_va = va;
-}
-
 static void vnpu_cmd_error(VnpuJob *job, uint32_t off, const char *why)
 {
     qemu_log_mask(LOG_GUEST_ERROR,

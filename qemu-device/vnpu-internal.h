@@ -68,6 +68,17 @@ typedef struct VnpuJob {
     bool lost_irq;
 } VnpuJob;
 
+/* The first failure of a job is the one its completion record reports. */
+static inline void vnpu_job_fail(VnpuJob *job, uint32_t status, uint64_t va)
+{
+    if (job->failed) {
+        return;
+    }
+    job->failed = true;
+    job->rec.status = status;
+    job->rec.fault_va = va;
+}
+
 struct VnpuEngine {
     VnpuState *s;
     unsigned index;

@@ -83,16 +83,6 @@ static void vnpu_job_mmu_fault(VnpuJob *job, uint64_t va, uint32_t flags)
     job->rec.fault_va = va;
 }
 
-static void vnpu_job_fail(VnpuJob *job, uint32_t status, uint64_t va)
-{
-    if (job->failed) {
-        return;
-    }
-    job->failed = true;
-    job->rec.status = status;
-    job->rec.fault_va = va;
-}
-
 static int vnpu_mem_access(VnpuJob *job, uint64_t va, void *buf, uint64_t len,
                            bool is_write)
 {
