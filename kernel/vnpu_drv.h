@@ -5,6 +5,7 @@
 #ifndef __VNPU_DRV_H__
 #define __VNPU_DRV_H__
 
+#include <linux/completion.h>
 #include <linux/dma-fence.h>
 #include <linux/io.h>
 #include <linux/kref.h>
@@ -40,6 +41,17 @@
 #endif
 
 #define VNPU_RING_ENTRIES	256
+/*
+ * Jobs drm_sched may have on a ring at once: a ring holds ENTRIES - 1
+ * descriptors, and one slot stays free for the debugfs raw probe.
+ */
+#define VNPU_RING_JOB_SLOTS	(VNPU_RING_ENTRIES - 2)
+/*
+ * Sequence numbers of raw probes.  Scheduler jobs count up from 1 in the
+ * fence seqno space and never reach bit 63, so the completion path tells
+ * the two apart by this bit alone.
+ */
+#define VNPU_SEQ_RAW		BIT_ULL(63)
 #define VNPU_MAX_BO_SIZE	SZ_1G
 /* Context 0 is never handed out, so a zeroed descriptor always faults. */
 #define VNPU_FIRST_CTX		1
@@ -64,6 +76,11 @@ struct vnpu_job;
  * @seqno: last sequence number handed to the device
  * @active: jobs written to the ring and not yet completed, oldest first
  * @fence_ctx: dma_fence context of the hardware fences
+ * @raw_seq: sequence number of the raw probe on the ring, 0 if none;
+ *	protected by @lock
+ * @raw_status: VNPU_JOB_STATUS_* of the finished raw probe, or a negative
+ *	errno if a reset or removal dropped it; protected by @lock
+ * @raw_done: completed once @raw_status is set
  * @name: scheduler and fence timeline name
  */
 struct vnpu_queue {
@@ -79,6 +96,9 @@ struct vnpu_queue {
 	u64 seqno;
 	struct list_head active;
 	u64 fence_ctx;
+	u64 raw_seq;
+	int raw_status;
+	struct completion raw_done;
 	char name[16];
 };
 
@@ -112,6 +132,10 @@ struct vnpu_queue {
  * @live_jobs: jobs created and not yet freed
  * @jobs_wq: woken when @live_jobs drops to zero
  * @inject: debugfs fault-injection value
+ * @raw_lock: one debugfs raw probe at a time, so a single ring slot
+ *	suffices for it; protects @raw_count and @raw_next
+ * @raw_count: round trips one read of debugfs raw_rtt measures
+ * @raw_next: sequence counter of raw probes
  */
 struct vnpu_device {
 	struct drm_device drm;
@@ -141,6 +165,9 @@ struct vnpu_device {
 	atomic_t live_jobs;
 	wait_queue_head_t jobs_wq;
 	u32 inject;
+	struct mutex raw_lock; /* raw probe; see above */
+	u32 raw_count;
+	u64 raw_next;
 };
 
 #define to_vnpu_device(d) container_of(d, struct vnpu_device, drm)
@@ -376,6 +403,8 @@ int vnpu_ioctl_job_status(struct drm_device *dev, void *data,
 void vnpu_queue_complete(struct vnpu_queue *q);
 void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad);
 void vnpu_job_fail_all(struct vnpu_device *vdev, int error);
+int vnpu_queue_raw_submit(struct vnpu_queue *q, u32 ctx_id, u64 cmd_va,
+			  u32 cmd_size, u64 seq);
 
 /* vnpu_irq.c */
 int vnpu_irq_init(struct vnpu_device *vdev);

@@ -161,6 +161,16 @@ void vnpu_queue_complete(struct vnpu_queue *q)
 		rec = *c;
 		WRITE_ONCE(c->seq, 0);
 
+		if (seq & VNPU_SEQ_RAW) {
+			/* Not a job: no fence, no record, only the waiter. */
+			if (seq == q->raw_seq) {
+				q->raw_seq = 0;
+				q->raw_status = vnpu_from_hw32(rec.status);
+				complete(&q->raw_done);
+			}
+			continue;
+		}
+
 		found = NULL;
 		list_for_each_entry(job, &q->active, link) {
 			if (job->seqno == seq) {
@@ -197,6 +207,11 @@ static void vnpu_queue_fail_active(struct vnpu_queue *q, int error)
 		dma_fence_set_error(job->hw_fence, error);
 		dma_fence_signal(job->hw_fence);
 	}
+	if (q->raw_seq) {
+		q->raw_seq = 0;
+		q->raw_status = error;
+		complete(&q->raw_done);
+	}
 	q->tail = 0;
 	memset(q->ring, 0, VNPU_RING_ENTRIES * sizeof(*q->ring));
 	memset(q->compl, 0, VNPU_RING_ENTRIES * sizeof(*q->compl));
@@ -216,12 +231,71 @@ void vnpu_job_fail_all(struct vnpu_device *vdev, int error)
 		vnpu_queue_fail_active(&vdev->queues[i], error);
 }
 
+/* Write one descriptor and ring the doorbell; caller holds q->lock. */
+static void vnpu_ring_push(struct vnpu_queue *q, u32 ctx_id, u64 cmd_va,
+			   u32 cmd_size, u64 seq)
+{
+	struct vnpu_hw_desc *desc = &q->ring[q->tail];
+
+	lockdep_assert_held(&q->lock);
+	desc->ctx_id = vnpu_to_hw32(ctx_id);
+	desc->flags = 0;
+	desc->cmd_va = vnpu_to_hw64(cmd_va);
+	desc->cmd_size = vnpu_to_hw32(cmd_size);
+	desc->reserved0 = 0;
+	desc->seq = vnpu_to_hw64(seq);
+	memset(desc->reserved, 0, sizeof(desc->reserved));
+	q->tail = (q->tail + 1) % VNPU_RING_ENTRIES;
+	/* writel orders the descriptor stores before the doorbell. */
+	vnpu_qwrite(q, VNPU_QREG_TAIL, q->tail);
+	vnpu_qwrite(q, VNPU_QREG_DOORBELL, 1);
+}
+
+/**
+ * vnpu_queue_raw_submit() - put a descriptor on a ring behind drm_sched's back
+ * @q: queue
+ * @ctx_id: kernel-owned context the command buffer is mapped in
+ * @cmd_va: command buffer VA
+ * @cmd_size: command buffer bytes
+ * @seq: sequence number with %VNPU_SEQ_RAW set
+ *
+ * For the debugfs raw round-trip probe.  The completion path hands the
+ * record to @q->raw_done instead of a job, and a reset or removal
+ * completes it with an error.  Callers serialise on &vnpu_device.raw_lock
+ * and hold &vnpu_device.reset_lock, so the queue is not being torn down
+ * and the one ring slot drm_sched leaves free is theirs.
+ *
+ * Return: 0, or -EBUSY if a raw probe is still on this ring.
+ */
+int vnpu_queue_raw_submit(struct vnpu_queue *q, u32 ctx_id, u64 cmd_va,
+			  u32 cmd_size, u64 seq)
+{
+	unsigned long flags;
+	int ret = 0;
+
+	if (WARN_ON(!(seq & VNPU_SEQ_RAW)))
+		return -EINVAL;
+	lockdep_assert_held(&q->vdev->raw_lock);
+	lockdep_assert_held(&q->vdev->reset_lock);
+
+	spin_lock_irqsave(&q->lock, flags);
+	if (q->raw_seq) {
+		ret = -EBUSY;
+	} else {
+		q->raw_seq = seq;
+		q->raw_status = 0;
+		reinit_completion(&q->raw_done);
+		vnpu_ring_push(q, ctx_id, cmd_va, cmd_size, seq);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	return ret;
+}
+
 static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
 {
 	struct vnpu_job *job = to_vnpu_job(sched_job);
 	struct vnpu_queue *q = job->q;
 	struct vnpu_device *vdev = job->vdev;
-	struct vnpu_hw_desc *desc;
 	struct vnpu_fence *fence;
 	unsigned long flags;
 	int idx;
@@ -251,19 +325,9 @@ static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
 	job->hw_fence = dma_fence_get(&fence->base);
 	job->done = false;
 
-	desc = &q->ring[q->tail];
-	desc->ctx_id = vnpu_to_hw32(job->fpriv->as->ctx_id);
-	desc->flags = 0;
-	desc->cmd_va = vnpu_to_hw64(job->cmd_va);
-	desc->cmd_size = vnpu_to_hw32(job->cmd_size);
-	desc->reserved0 = 0;
-	desc->seq = vnpu_to_hw64(job->seqno);
-	memset(desc->reserved, 0, sizeof(desc->reserved));
 	list_add_tail(&job->link, &q->active);
-	q->tail = (q->tail + 1) % VNPU_RING_ENTRIES;
-	/* writel orders the descriptor stores before the doorbell. */
-	vnpu_qwrite(q, VNPU_QREG_TAIL, q->tail);
-	vnpu_qwrite(q, VNPU_QREG_DOORBELL, 1);
+	vnpu_ring_push(q, job->fpriv->as->ctx_id, job->cmd_va, job->cmd_size,
+		       job->seqno);
 	spin_unlock_irqrestore(&q->lock, flags);
 
 	drm_dev_exit(idx);
@@ -426,7 +490,7 @@ int vnpu_sched_init(struct vnpu_device *vdev)
 		const struct drm_sched_init_args args = {
 			.ops = &vnpu_sched_ops,
 			.num_rqs = DRM_SCHED_PRIORITY_COUNT,
-			.credit_limit = VNPU_RING_ENTRIES - 1,
+			.credit_limit = VNPU_RING_JOB_SLOTS,
 			.timeout = timeout,
 			.timeout_wq = vdev->reset_wq,
 			.name = q->name,
@@ -437,7 +501,7 @@ int vnpu_sched_init(struct vnpu_device *vdev)
 #else
 		ret = drm_sched_init(&q->sched, &vnpu_sched_ops, NULL,
 				     DRM_SCHED_PRIORITY_COUNT,
-				     VNPU_RING_ENTRIES - 1, 0, timeout,
+				     VNPU_RING_JOB_SLOTS, 0, timeout,
 				     vdev->reset_wq, NULL, q->name,
 				     vdev->drm.dev);
 #endif
