@@ -16,16 +16,25 @@
  *              fence was seen: completion write, MSI-X, IRQ handler,
  *              fence signal, wake-up, submit ioctl, scheduler, ring,
  *              doorbell and fetch, all in one clock domain;
+ *   raw        the driver's debugfs raw_rtt probe: a NOP descriptor
+ *              written straight into queue 0's ring by the kernel, the
+ *              doorbell, and the completion interrupt waking the prober,
+ *              timed in the kernel; no scheduler, fence, syncobj or
+ *              ioctl.  Measured like "latency" (median of the same number
+ *              of sequential round trips), it is the lower bound the
+ *              null-job latency is given as a ratio of;
  *   throughput NOP jobs per second with up to DEPTH jobs in flight, on
  *              one queue and spread over every queue.
- * The driver offers no debugfs doorbell->IRQ probe, so the "loop gap" is
- * the round trip measured here, and "device" its lower bound.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <xf86drm.h>
 
@@ -47,14 +56,23 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+#define DEBUGFS		"/sys/kernel/debug"
+
+/* Figures in us; rate is sequential round trips per second. */
 struct stats {
-	double min, med, p99;
+	double min, med, p99, rate;
 };
 
 static struct stats summarize(int64_t *v, int n)
 {
 	struct stats s;
 
+	int64_t sum = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	s.rate = sum > 0 ? n / (sum / 1e9) : 0;
 	qsort(v, (size_t)n, sizeof(*v), cmp_i64);
 	s.min = v[0] / 1e3;
 	s.med = v[n / 2] / 1e3;
@@ -97,8 +115,9 @@ static double bench_baseline(struct npu_context *ctx)
 	return s.med;
 }
 
+/* Median null-job latency into *out, 0 if it could not be measured. */
 static void bench_latency(struct npu_context *ctx, struct npu_queue *q,
-			  double base)
+			  double base, struct stats *out)
 {
 	int64_t *lat = calloc((size_t)iters, sizeof(*lat));
 	int64_t *dev = calloc((size_t)iters, sizeof(*dev));
@@ -106,6 +125,7 @@ static void bench_latency(struct npu_context *ctx, struct npu_queue *q,
 	struct stats s, d;
 	int i, ret;
 
+	memset(out, 0, sizeof(*out));
 	ret = npu_cmdbuf_create(ctx, 64, &cb);
 	if (!ret)
 		ret = npu_cmdbuf_nop(cb, 8);
@@ -133,15 +153,107 @@ static void bench_latency(struct npu_context *ctx, struct npu_queue *q,
 	}
 	s = summarize(lat, iters);
 	d = summarize(dev, iters);
-	printf("ok %d - null-job latency (submit->fence): median %.1f us, "
-	       "min %.1f us, p99 %.1f us, %.1fx baseline\n", ++test_no,
-	       s.med, s.min, s.p99, base > 0 ? s.med / base : 0);
+	printf("ok %d - null-job latency (submit->fence), %d sequential: "
+	       "median %.1f us, min %.1f us, p99 %.1f us, %.0f jobs/s, "
+	       "%.1fx baseline\n", ++test_no, iters,
+	       s.med, s.min, s.p99, s.rate, base > 0 ? s.med / base : 0);
+	*out = s;
 	printf("ok %d - device run time of a NOP job: median %.2f us, "
 	       "min %.2f us (device clock)\n", ++test_no, d.med, d.min);
 out:
 	npu_cmdbuf_destroy(cb);
 	free(lat);
 	free(dev);
+}
+
+static void fail_raw(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static void fail_raw(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("not ok %d - raw doorbell->IRQ round trip # ", ++test_no);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	failures++;
+}
+
+static int64_t raw_field(const char *text, const char *key)
+{
+	char pat[32];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\n%s: ", key);
+	p = strstr(text, pat);
+	return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
+/*
+ * The driver's raw_rtt probe, asked for as many round trips as the
+ * null-job latency took.  Returns 0 and fills *out, or fails the test.
+ */
+static int bench_raw(const struct npu_device_info *info, struct stats *out)
+{
+	char path[128], buf[1024] = "\n", val[16];
+	int64_t n, min, med, p99, total;
+	ssize_t len = 1, r;
+	struct stat st;
+	int fd;
+
+	memset(out, 0, sizeof(*out));
+	if (stat(DEBUGFS "/accel", &st)) {
+		fail_raw("debugfs is not mounted at " DEBUGFS " (%s)",
+			 strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof(path), DEBUGFS "/accel/%s/raw_rtt",
+		 info->pci_address);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		fail_raw("%s: %s%s", path, strerror(errno),
+			 errno == ENOENT ? " (driver without the probe?)" : "");
+		return -1;
+	}
+	snprintf(val, sizeof(val), "%d", iters);
+	if (write(fd, val, strlen(val)) < 0) {
+		fail_raw("setting %s round trips: %s", val, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	/*
+	 * The measurement runs in the first read; read on sequentially, as
+	 * a seek would make seq_file measure again.
+	 */
+	while ((r = read(fd, buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += r;
+	close(fd);
+	if (r < 0) {
+		fail_raw("reading %s: %s", path, strerror(errno));
+		return -1;
+	}
+	buf[len] = 0;
+	n = raw_field(buf, "samples");
+	min = raw_field(buf, "min_ns");
+	med = raw_field(buf, "median_ns");
+	p99 = raw_field(buf, "p99_ns");
+	total = raw_field(buf, "total_ns");
+	if (n != iters || min <= 0 || med < min || p99 < med || total <= 0) {
+		fail_raw("unexpected output of %s:%s", path, buf);
+		return -1;
+	}
+	out->min = min / 1e3;
+	out->med = med / 1e3;
+	out->p99 = p99 / 1e3;
+	out->rate = n / (total / 1e9);
+	printf("ok %d - raw doorbell->IRQ round trip (debugfs raw_rtt, queue %"
+	       PRId64 "), %" PRId64 " sequential: median %.1f us, min %.1f us, "
+	       "p99 %.1f us, %.0f round trips/s\n", ++test_no,
+	       raw_field(buf, "queue"), n, out->med, out->min, out->p99,
+	       out->rate);
+	return 0;
 }
 
 /* Device-clock gap between one job's end and the next job's start. */
@@ -255,6 +367,7 @@ int main(int argc, char **argv)
 	struct npu_device_info info;
 	struct npu_context *ctx;
 	struct npu_device *dev;
+	struct stats null, raw;
 	double base;
 	int i, nq, ret;
 
@@ -295,7 +408,13 @@ int main(int argc, char **argv)
 	       info.caps & NPU_CAP_TIMELINE_SYNCOBJ ? "timeline" : "binary");
 
 	base = bench_baseline(ctx);
-	bench_latency(ctx, qs[0], base);
+	bench_latency(ctx, qs[0], base, &null);
+	if (!bench_raw(&info, &raw) && null.med > 0)
+		printf("ok %d - null job %.1f us = %.1fx the raw doorbell->IRQ "
+		       "round trip %.1f us (medians; sequential rate %.0f vs "
+		       "%.0f per s = %.1fx)\n", ++test_no, null.med,
+		       null.med / raw.med, raw.med, null.rate, raw.rate,
+		       null.rate > 0 ? raw.rate / null.rate : 0);
 	bench_loop_gap(ctx, qs[0], base);
 	bench_throughput(ctx, qs, 1, base);
 	if (nq > 1)
