@@ -14,7 +14,7 @@ packages=(
 	busybox-static seabios qemu-system-data
 	libdrm-dev libcmocka-dev libopenblas-dev
 	libonnx-testdata libonnx-dev protobuf-c-compiler libprotobuf-c-dev
-	sparse linux-source-6.12
+	sparse pahole linux-source-6.12
 	dataset-fashion-mnist
 )
 
