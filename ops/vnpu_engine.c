@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include <cblas.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 #include "vnpu_engine.h"
 
@@ -225,6 +228,87 @@ static void i8_ctx_fini(struct i8_ctx *x)
 }
 
 /*
+ * dst[4c + q] = r[q][c] ^ xq, c < 16: four 16-byte rows to one panel group.
+ * SSE2 is part of x86-64, so this needs no run-time dispatch.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+static void interleave4(const uint8_t *const r[4], uint8_t x0, uint8_t x1,
+			uint8_t x2, uint8_t x3, int8_t *dst)
+{
+	__m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)r[0]), _mm_set1_epi8((char)x0));
+	__m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)r[1]), _mm_set1_epi8((char)x1));
+	__m128i c = _mm_xor_si128(_mm_loadu_si128((const __m128i *)r[2]), _mm_set1_epi8((char)x2));
+	__m128i d = _mm_xor_si128(_mm_loadu_si128((const __m128i *)r[3]), _mm_set1_epi8((char)x3));
+	__m128i ablo = _mm_unpacklo_epi8(a, b), abhi = _mm_unpackhi_epi8(a, b);
+	__m128i cdlo = _mm_unpacklo_epi8(c, d), cdhi = _mm_unpackhi_epi8(c, d);
+
+	_mm_storeu_si128((__m128i *)dst, _mm_unpacklo_epi16(ablo, cdlo));
+	_mm_storeu_si128((__m128i *)(dst + 16), _mm_unpackhi_epi16(ablo, cdlo));
+	_mm_storeu_si128((__m128i *)(dst + 32), _mm_unpacklo_epi16(abhi, cdhi));
+	_mm_storeu_si128((__m128i *)(dst + 48), _mm_unpackhi_epi16(abhi, cdhi));
+}
+#else
+static void interleave4(const uint8_t *const r[4], uint8_t x0, uint8_t x1,
+			uint8_t x2, uint8_t x3, int8_t *dst)
+{
+	uint32_t c;
+
+	for (c = 0; c < VNPU_I8_NR; c++) {
+		dst[4 * c] = (int8_t)(r[0][c] ^ x0);
+		dst[4 * c + 1] = (int8_t)(r[1][c] ^ x1);
+		dst[4 * c + 2] = (int8_t)(r[2][c] ^ x2);
+		dst[4 * c + 3] = (int8_t)(r[3][c] ^ x3);
+	}
+}
+#endif
+
+/*
+ * Row-major B (the usual weight layout): four k rows of 16 columns become
+ * one 64-byte panel group by two rounds of byte/word interleaving, instead
+ * of a scattered byte store per element.  Column sums run as a separate
+ * pass so both loops stay vectorized.
+ */
+static void pack_b_rows(struct i8_ctx *x, const struct mat *b)
+{
+	size_t pstride = (size_t)x->pb.kp * VNPU_I8_NR;
+	uint32_t n = x->n, np = x->pb.np, kk, j, q;
+	const uint8_t *rows[4];
+	uint8_t tail[4][VNPU_I8_NR];
+	uint8_t zero[VNPU_I8_NR] = { 0 };
+
+	for (kk = 0; kk < x->k; kk++) {
+		const uint8_t *src = b->base + (int64_t)kk * b->sr;
+
+		for (j = 0; j < n; j++)
+			x->colsum[j] += (int8_t)(src[j] ^ x->bxor);
+	}
+	for (kk = 0; kk < x->pb.kp; kk += 4) {
+		/* Rows past k pack as zero bytes (after the XOR, too). */
+		for (q = 0; q < 4; q++)
+			rows[q] = kk + q < x->k ? b->base + (int64_t)(kk + q) * b->sr : NULL;
+		for (j = 0; j < np; j += VNPU_I8_NR) {
+			int8_t *dst = x->pb.p + (size_t)(j / VNPU_I8_NR) * pstride +
+				      (size_t)kk / 4 * 64;
+			const uint8_t *r[4];
+
+			for (q = 0; q < 4; q++) {
+				if (!rows[q]) {
+					r[q] = zero;
+				} else if (j + VNPU_I8_NR <= n) {
+					r[q] = rows[q] + j;
+				} else {
+					memset(tail[q], x->bxor, VNPU_I8_NR);
+					memcpy(tail[q], rows[q] + j, n - j);
+					r[q] = tail[q];
+				}
+			}
+			interleave4(r, rows[0] ? x->bxor : 0, rows[1] ? x->bxor : 0,
+				    rows[2] ? x->bxor : 0, rows[3] ? x->bxor : 0, dst);
+		}
+	}
+}
+
+/*
  * Pack B into VNNI panels with column sums, then fold everything that is
  * per column (zero-point cross term, bias) into one correction.  Channel
  * ch0 + j is column j's output channel.
@@ -234,10 +318,12 @@ static void i8_pack_b(struct i8_ctx *x, const struct mat *b, uint32_t ch0)
 	size_t pstride = (size_t)x->pb.kp * VNPU_I8_NR;
 	uint32_t kk, j;
 
-	memset(x->pb.p, 0, (size_t)x->pb.np * x->pb.kp);
 	memset(x->colsum, 0, sizeof(int32_t) * x->pb.np);
-	/* Walk B along its unit (smaller) stride. */
-	if (b->sc <= b->sr) {
+	if (b->sc == 1 && b->sr >= x->n) {
+		pack_b_rows(x, b);
+	} else if (b->sc <= b->sr) {
+		/* Walk B along its unit (smaller) stride. */
+		memset(x->pb.p, 0, (size_t)x->pb.np * x->pb.kp);
 		for (kk = 0; kk < x->k; kk++) {
 			const uint8_t *src = b->base + (int64_t)kk * b->sr;
 			int8_t *dst = x->pb.p + (kk / 4) * 64 + kk % 4;
@@ -250,6 +336,7 @@ static void i8_pack_b(struct i8_ctx *x, const struct mat *b, uint32_t ch0)
 			}
 		}
 	} else {
+		memset(x->pb.p, 0, (size_t)x->pb.np * x->pb.kp);
 		for (j = 0; j < x->n; j++) {
 			const uint8_t *src = b->base + (int64_t)j * b->sc;
 			int8_t *dst = x->pb.p + (j / VNPU_I8_NR) * pstride + (j % VNPU_I8_NR) * 4;

@@ -199,6 +199,14 @@ static double blas_rate(int m, int n, int k, int threads)
 	return 2.0 * m * n * k / t * 1e-9;
 }
 
+/* Only the benchmarks whose name contains argv[1], when given. */
+static const char *only;
+
+static bool wanted(const char *name)
+{
+	return !only || strstr(name, only);
+}
+
 static void report(const char *name, double ops, double t, double blas1,
 		   double blas2, uint64_t cycles)
 {
@@ -217,6 +225,9 @@ static void bench_gemm(struct flat *f, uint32_t s, bool int8)
 	double t, b1, b2;
 	char name[64];
 
+	snprintf(name, sizeof(name), "gemm %s %ux%ux%u", int8 ? "int8" : "fp32", s, s, s);
+	if (!wanted(name))
+		return;
 	f->next = 0;
 	memset(&c, 0, sizeof(c));
 	c.hdr.opcode = VNPU_OP_GEMM;
@@ -239,7 +250,6 @@ static void bench_gemm(struct flat *f, uint32_t s, bool int8)
 	t = time_cmd(f, &c, &cycles);
 	b1 = blas_rate(s, s, s, 1);
 	b2 = blas_rate(s, s, s, 2);
-	snprintf(name, sizeof(name), "gemm %s %ux%ux%u", int8 ? "int8" : "fp32", s, s, s);
 	report(name, 2.0 * s * s * s, t, b1, b2, cycles);
 }
 
@@ -254,6 +264,10 @@ static void bench_conv(struct flat *f, uint32_t hw, uint32_t ci, uint32_t co,
 	double t, b1, b2, flops = 2.0 * hw * hw * co * k * k * ci;
 	char name[64];
 
+	snprintf(name, sizeof(name), "conv %s %ux%ux%u->%u k%u", int8 ? "int8" : "fp32",
+		 hw, hw, ci, co, k);
+	if (!wanted(name))
+		return;
 	f->next = 0;
 	memset(&c, 0, sizeof(c));
 	c.hdr.opcode = VNPU_OP_CONV2D;
@@ -276,15 +290,15 @@ static void bench_conv(struct flat *f, uint32_t hw, uint32_t ci, uint32_t co,
 	/* The baseline is sgemm of the im2col-equivalent shape. */
 	b1 = blas_rate((int)(hw * hw), (int)co, (int)(k * k * ci), 1);
 	b2 = blas_rate((int)(hw * hw), (int)co, (int)(k * k * ci), 2);
-	snprintf(name, sizeof(name), "conv %s %ux%ux%u->%u k%u", int8 ? "int8" : "fp32",
-		 hw, hw, ci, co, k);
 	report(name, flops, t, b1, b2, cycles);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct flat f = { .size = 64u << 20 };
 
+	if (argc > 1)
+		only = argv[1];
 	f.mem = calloc(1, f.size);
 	if (!f.mem)
 		return 1;
