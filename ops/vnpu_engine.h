@@ -44,7 +44,22 @@ static inline uint32_t vnpu_round_up(uint32_t v, uint32_t a)
 /* @c: mp x np int32, row stride np; mp multiple of MR, np of NR. */
 void vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
 		  int32_t *c);
-/* Name of the kernel vnpu_i8_gemm() dispatches to on this host. */
+/*
+ * The kernels vnpu_i8_gemm() can dispatch to.  It takes the best one the
+ * CPU has, or the one the environment variable VNPU_I8_KERNEL names
+ * (vnpu_i8_kernel_id() spelling) when the CPU has that one.
+ */
+enum vnpu_i8_kernel {
+	VNPU_I8_GENERIC,	/* portable C */
+	VNPU_I8_AVX2,		/* int16 widening + vpmaddwd */
+	VNPU_I8_VNNI,		/* AVX-512 vpdpbusd */
+	VNPU_I8_NKERNELS
+};
+
+bool vnpu_i8_kernel_available(enum vnpu_i8_kernel k);
+const char *vnpu_i8_kernel_id(enum vnpu_i8_kernel k);
+enum vnpu_i8_kernel vnpu_i8_kernel_select(void);
+/* Name of the kernel vnpu_i8_gemm() dispatches to now. */
 const char *vnpu_i8_kernel_name(void);
 
 #endif /* VNPU_ENGINE_H */

@@ -11,6 +11,7 @@
  * QEMU is built for generic x86-64, so the SIMD kernels are compiled per
  * function with target attributes and chosen at run time.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "vnpu_engine.h"
@@ -142,6 +143,63 @@ static void mk_vnni_8x16(const uint8_t *a, size_t lda, const int8_t *b,
 	}
 }
 
+#define AVX2_TARGET __attribute__((target("avx2")))
+
+/*
+ * AVX2 has no u8 x s8 dot product that cannot saturate (vpmaddubsw
+ * saturates its int16 pair sums: 2 * 255 * 127 > 32767), so both operands
+ * are widened to int16 and multiplied with vpmaddwd, whose pair sums of
+ * (0..255) x (-128..127) products are exact in int32.  One sign-extended
+ * 16-byte B slice holds 4 columns x 4 k as int16, so each int32 lane gets
+ * half of a column's k group; vphaddd folds the halves at the end.
+ *
+ * 4 rows x 8 columns per pass, four passes per 8 x 16 block: 8 accumulators,
+ * 2 B and 1 A register, within AVX2's 16.
+ */
+AVX2_TARGET
+static void mk_avx2_8x16(const uint8_t *a, size_t lda, const int8_t *b,
+			 uint32_t k4, int32_t *c, size_t ldc, bool acc)
+{
+	int rh, ch, r;
+	uint32_t kk;
+
+	for (rh = 0; rh < 2; rh++)
+		for (ch = 0; ch < 2; ch++) {
+			const uint8_t *pa = a + (size_t)rh * 4 * lda;
+			__m256i x[4][2];
+
+			for (r = 0; r < 4; r++)
+				x[r][0] = x[r][1] = _mm256_setzero_si256();
+			for (kk = 0; kk < k4; kk++) {
+				const int8_t *pb = b + kk * 64 + ch * 32;
+				__m256i vb0 = _mm256_cvtepi8_epi16(
+					_mm_loadu_si128((const __m128i *)pb));
+				__m256i vb1 = _mm256_cvtepi8_epi16(
+					_mm_loadu_si128((const __m128i *)(pb + 16)));
+
+				for (r = 0; r < 4; r++) {
+					__m256i va = _mm256_cvtepu8_epi16(
+						_mm_set1_epi32(ld_i32(pa + r * lda + 4 * kk)));
+
+					x[r][0] = _mm256_add_epi32(x[r][0],
+								   _mm256_madd_epi16(va, vb0));
+					x[r][1] = _mm256_add_epi32(x[r][1],
+								   _mm256_madd_epi16(va, vb1));
+				}
+			}
+			for (r = 0; r < 4; r++) {
+				int32_t *pc = c + (size_t)(rh * 4 + r) * ldc + ch * 8;
+				/* lanes: c0 c1 c4 c5 | c2 c3 c6 c7 */
+				__m256i v = _mm256_hadd_epi32(x[r][0], x[r][1]);
+
+				v = _mm256_permute4x64_epi64(v, 0xd8);
+				if (acc)
+					v = _mm256_add_epi32(v, _mm256_loadu_si256((const __m256i *)pc));
+				_mm256_storeu_si256((__m256i *)pc, v);
+			}
+		}
+}
+
 static bool have_vnni(void)
 {
 	__builtin_cpu_init();
@@ -149,23 +207,78 @@ static bool have_vnni(void)
 	       __builtin_cpu_supports("avx512bw") &&
 	       __builtin_cpu_supports("avx512vnni");
 }
+
+static bool have_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+}
 #else
 static bool have_vnni(void)
 {
 	return false;
 }
+
+static bool have_avx2(void)
+{
+	return false;
+}
 #endif
+
+static const char *const kernel_names[VNPU_I8_NKERNELS] = {
+	[VNPU_I8_GENERIC] = "generic",
+	[VNPU_I8_AVX2] = "avx2",
+	[VNPU_I8_VNNI] = "avx512-vnni",
+};
+
+bool vnpu_i8_kernel_available(enum vnpu_i8_kernel k)
+{
+	switch (k) {
+	case VNPU_I8_GENERIC:
+		return true;
+	case VNPU_I8_AVX2:
+		return have_avx2();
+	case VNPU_I8_VNNI:
+		return have_vnni();
+	default:
+		return false;
+	}
+}
+
+const char *vnpu_i8_kernel_id(enum vnpu_i8_kernel k)
+{
+	return (unsigned int)k < VNPU_I8_NKERNELS ? kernel_names[k] : "?";
+}
+
+/*
+ * The best kernel this CPU runs, or the one VNPU_I8_KERNEL names if the
+ * CPU has it (to test and measure the fallbacks on a host that has all).
+ * Read per call, never cached: no global state, and a test can switch.
+ */
+enum vnpu_i8_kernel vnpu_i8_kernel_select(void)
+{
+	const char *env = getenv("VNPU_I8_KERNEL");
+	int k;
+
+	if (env)
+		for (k = 0; k < VNPU_I8_NKERNELS; k++)
+			if (!strcmp(env, kernel_names[k]) && vnpu_i8_kernel_available(k))
+				return k;
+	for (k = VNPU_I8_NKERNELS - 1; k > 0; k--)
+		if (vnpu_i8_kernel_available(k))
+			return k;
+	return VNPU_I8_GENERIC;
+}
 
 const char *vnpu_i8_kernel_name(void)
 {
-	return have_vnni() ? "avx512-vnni 8x32" : "generic C";
+	return vnpu_i8_kernel_id(vnpu_i8_kernel_select());
 }
 
 void vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
 		  int32_t *c)
 {
-	/* Read-only CPU feature probe: safe from any number of threads. */
-	bool vnni = have_vnni();
+	enum vnpu_i8_kernel kern = vnpu_i8_kernel_select();
 	size_t pstride = (size_t)b->kp / 4 * 64;
 	uint32_t npan = b->np / VNPU_I8_NR, k0, m0, m, j;
 
@@ -184,14 +297,23 @@ void vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
 					const uint8_t *pa = a + (size_t)m * b->kp + k0;
 					int32_t *pc = c + (size_t)m * b->np + j * VNPU_I8_NR;
 #if defined(__x86_64__) && defined(__GNUC__)
-					if (vnni && np2 == 2) {
+					if (kern == VNPU_I8_VNNI && np2 == 2) {
 						mk_vnni_8x32(pa, b->kp, pb, kc / 4, pc,
 							     b->np, pstride, acc);
 						continue;
 					}
-					if (vnni) {
+					if (kern == VNPU_I8_VNNI) {
 						mk_vnni_8x16(pa, b->kp, pb, kc / 4, pc,
 							     b->np, acc);
+						continue;
+					}
+					if (kern == VNPU_I8_AVX2) {
+						mk_avx2_8x16(pa, b->kp, pb, kc / 4, pc,
+							     b->np, acc);
+						if (np2 == 2)
+							mk_avx2_8x16(pa, b->kp, pb + pstride,
+								     kc / 4, pc + VNPU_I8_NR,
+								     b->np, acc);
 						continue;
 					}
 #endif
@@ -201,5 +323,4 @@ void vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
 			}
 		}
 	}
-	(void)vnni;
 }

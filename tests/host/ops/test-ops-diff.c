@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "ops-test-util.h"
+#include "vnpu_engine.h"
 
 #define MEM_SIZE	(24u << 20)
 
@@ -698,5 +699,34 @@ int main(void)
 		cmocka_unit_test(test_pool),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	/* The int8 GEMM/CONV cases again on every other kernel this CPU has. */
+	static const struct {
+		const char *name;
+		CMUnitTestFunction fn;
+	} i8[] = {
+		{ "test_gemm_small", test_gemm_small },
+		{ "test_gemm_blocked", test_gemm_blocked },
+		{ "test_conv", test_conv },
+	};
+	enum vnpu_i8_kernel best = vnpu_i8_kernel_select();
+	struct CMUnitTest i8_tests[3];
+	char names[3][64], group[64];
+	int k, i, fails;
+
+	fails = cmocka_run_group_tests(tests, setup, teardown);
+	for (k = 0; k < VNPU_I8_NKERNELS; k++) {
+		if ((enum vnpu_i8_kernel)k == best || !vnpu_i8_kernel_available(k))
+			continue;
+		setenv("VNPU_I8_KERNEL", vnpu_i8_kernel_id(k), 1);
+		for (i = 0; i < 3; i++) {
+			snprintf(names[i], sizeof(names[i]), "%s/%s", i8[i].name,
+				 vnpu_i8_kernel_id(k));
+			i8_tests[i] = (struct CMUnitTest){ .name = names[i],
+							   .test_func = i8[i].fn };
+		}
+		snprintf(group, sizeof(group), "int8 kernel %s", vnpu_i8_kernel_id(k));
+		fails += _cmocka_run_group_tests(group, i8_tests, 3, setup, teardown);
+	}
+	unsetenv("VNPU_I8_KERNEL");
+	return fails;
 }
