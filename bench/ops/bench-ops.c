@@ -312,6 +312,7 @@ int main(int argc, char **argv)
 	bench_gemm(&f, 512, true);
 	bench_gemm(&f, 1024, true);
 	bench_conv(&f, 56, 64, 64, 3, false);
+	bench_conv(&f, 14, 256, 256, 1, false);
 	bench_conv(&f, 56, 64, 64, 3, true);
 	bench_conv(&f, 28, 128, 128, 3, true);
 	bench_conv(&f, 14, 256, 256, 1, true);

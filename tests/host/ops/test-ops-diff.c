@@ -417,6 +417,12 @@ static void one_conv(struct env *e)
 	at->pad_bottom = rnd(&e->r, 6);
 	at->pad_left = rnd(&e->r, 6);
 	at->pad_right = rnd(&e->r, 6);
+	/* Pointwise convs (1x1, stride 1, unpadded) run as a plain GEMM on X. */
+	if (rnd(&e->r, 8) == 0) {
+		kh = kw = 1;
+		at->stride_h = at->stride_w = 1;
+		at->pad_top = at->pad_bottom = at->pad_left = at->pad_right = 0;
+	}
 	if ((uint64_t)(kh - 1) * at->dilation_h + 1 > h + at->pad_top + at->pad_bottom)
 		at->pad_bottom += kh * at->dilation_h;
 	if ((uint64_t)(kw - 1) * at->dilation_w + 1 > w + at->pad_left + at->pad_right)
