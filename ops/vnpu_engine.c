@@ -829,6 +829,202 @@ out:
 	return ret;
 }
 
+/* ---- Depthwise CONV2D: direct NHWC ------------------------------------- */
+
+/*
+ * One input channel per group (channel multiplier cog): per output pixel,
+ * each in-bounds tap adds x[c] * w[co] for all output channels at once, a
+ * loop over contiguous arrays that vectorizes, instead of im2col rows of
+ * a few bytes.  Taps and products go in the reference's order, so integer
+ * results are bit-exact and float sums round identically.
+ */
+static int eng_dwconv(const struct vnpu_cmd_compute *c,
+		      const struct vnpu_op_info *info, struct vnpu_tv *t)
+{
+	const struct vnpu_attr_conv2d *at = &c->attr.conv;
+	struct vnpu_tv *x = &t[0], *w = &t[1], *bias = &t[2], *y = &t[3];
+	uint32_t kh = w->dims[1], kw = w->dims[2], co = y->dims[3];
+	uint32_t cog = w->dims[0] / at->groups, taps = kh * kw;
+	uint32_t b, oy, ox, ky, kx, j;
+	bool q = info->quantized;
+	/* Channel multiplier 1 over contiguous channels: x[c] for co = c. */
+	bool xunit = cog == 1 && x->st[3] == 1;
+	int64_t *xoff = malloc(sizeof(int64_t) * co);
+	int32_t *wq = NULL, *xq = NULL, *bq = NULL;
+	uint32_t *acc = NULL;
+	float *wf = NULL, *xf = NULL, *facc = NULL, *bf = NULL, alpha;
+	struct vnpu_epi *epi = NULL;
+	/* Per channel: fmult, and out_zp/lo/hi, when all are ONNX requant. */
+	float *epi_fm = NULL;
+	int32_t *epi_i[3] = { NULL, NULL, NULL };
+	uint8_t *row = NULL;
+	bool fastq = false;
+	int ret = -ENOMEM;
+
+	memcpy(&alpha, &c->act_alpha, 4);
+	if (!xoff)
+		return -ENOMEM;
+	if (q) {
+		wq = malloc(sizeof(int32_t) * taps * co);
+		xq = malloc(sizeof(int32_t) * co);
+		bq = calloc(co, sizeof(int32_t));
+		acc = malloc(sizeof(uint32_t) * co);
+		epi = malloc(sizeof(*epi) * co);
+		epi_fm = malloc(sizeof(float) * co);
+		epi_i[0] = malloc(sizeof(int32_t) * co);
+		epi_i[1] = malloc(sizeof(int32_t) * co);
+		epi_i[2] = malloc(sizeof(int32_t) * co);
+		row = malloc(co);
+		if (!wq || !xq || !bq || !acc || !epi || !epi_fm || !epi_i[0] ||
+		    !epi_i[1] || !epi_i[2] || !row)
+			goto out;
+		fastq = true;
+	} else {
+		wf = malloc(sizeof(float) * taps * co);
+		xf = malloc(sizeof(float) * co);
+		facc = malloc(sizeof(float) * co);
+		if (!wf || !xf || !facc)
+			goto out;
+		if (bias->p) {
+			bf = malloc(sizeof(float) * co);
+			if (!bf)
+				goto out;
+		}
+	}
+	for (j = 0; j < co; j++) {
+		xoff[j] = (int64_t)(j / cog) * x->st[3] * x->esize;
+		for (ky = 0; ky < kh; ky++)
+			for (kx = 0; kx < kw; kx++) {
+				const uint8_t *pw = w->p + ((int64_t)j * w->st[0] + (int64_t)ky * w->st[1] +
+							    (int64_t)kx * w->st[2]) * w->esize;
+				uint32_t ti = (ky * kw + kx) * co + j;
+
+				if (q)
+					wq[ti] = (w->dtype == VNPU_DT_INT8 ? (int32_t)(int8_t)*pw : *pw) -
+						 vnpu_tv_zp(w, j);
+				else
+					wf[ti] = vnpu_ld(w, pw, 0);
+			}
+		if (q) {
+			if (bias->p)
+				memcpy(&bq[j], bias->p + (int64_t)j * bias->st[0] * 4, 4);
+			vnpu_epi_init(&epi[j], c, x, w, y, j);
+			epi_fm[j] = epi[j].fmult;
+			epi_i[0][j] = epi[j].out_zp;
+			epi_i[1][j] = epi[j].lo;
+			epi_i[2][j] = epi[j].hi;
+			if (epi[j].mode != VNPU_EPI_REQUANT || epi[j].round != VNPU_ROUND_ONNX)
+				fastq = false;
+		} else if (bias->p) {
+			bf[j] = vnpu_ld(bias, bias->p + (int64_t)j * bias->st[0] * bias->esize, 0);
+		}
+	}
+	for (b = 0; b < y->dims[0]; b++)
+	for (oy = 0; oy < y->dims[1]; oy++)
+	for (ox = 0; ox < y->dims[2]; ox++) {
+		uint8_t *py = y->p + ((int64_t)b * y->st[0] + (int64_t)oy * y->st[1] +
+				      (int64_t)ox * y->st[2]) * y->esize;
+
+		if (q)
+			memset(acc, 0, sizeof(uint32_t) * co);
+		else
+			memset(facc, 0, sizeof(float) * co);
+		for (ky = 0; ky < kh; ky++) {
+			int64_t iy = (int64_t)oy * at->stride_h - at->pad_top +
+				     (int64_t)ky * at->dilation_h;
+
+			if (iy < 0 || iy >= x->dims[1])
+				continue;
+			for (kx = 0; kx < kw; kx++) {
+				int64_t ix = (int64_t)ox * at->stride_w - at->pad_left +
+					     (int64_t)kx * at->dilation_w;
+				const uint8_t *px;
+
+				if (ix < 0 || ix >= x->dims[2])
+					continue;
+				px = x->p + ((int64_t)b * x->st[0] + iy * x->st[1] +
+					     ix * x->st[2]) * x->esize;
+				if (q) {
+					const int32_t *pw = wq + (ky * kw + kx) * co;
+
+					if (xunit && x->dtype == VNPU_DT_INT8)
+						for (j = 0; j < co; j++)
+							xq[j] = (int8_t)px[j] - x->zp;
+					else if (xunit)
+						for (j = 0; j < co; j++)
+							xq[j] = px[j] - x->zp;
+					else if (x->dtype == VNPU_DT_INT8)
+						for (j = 0; j < co; j++)
+							xq[j] = (int8_t)px[xoff[j]] - x->zp;
+					else
+						for (j = 0; j < co; j++)
+							xq[j] = px[xoff[j]] - x->zp;
+					for (j = 0; j < co; j++)
+						acc[j] += (uint32_t)(xq[j] * pw[j]);
+				} else {
+					const float *pw = wf + (ky * kw + kx) * co;
+
+					if (xunit && x->dtype == VNPU_DT_FP32)
+						memcpy(xf, px, sizeof(float) * co);
+					else if (x->dtype == VNPU_DT_FP32)
+						for (j = 0; j < co; j++)
+							memcpy(&xf[j], px + xoff[j], 4);
+					else
+						for (j = 0; j < co; j++)
+							xf[j] = vnpu_ld(x, px + xoff[j], 0);
+					for (j = 0; j < co; j++)
+						facc[j] += xf[j] * pw[j];
+				}
+			}
+		}
+		if (fastq) {
+			/* vnpu_epi_store()'s ONNX requantization, inlined. */
+			uint8_t *o = y->st[3] == 1 ? py : row;
+
+			for (j = 0; j < co; j++)
+				o[j] = (uint8_t)vnpu_round_sat((float)(int32_t)(acc[j] + (uint32_t)bq[j]) *
+							       epi_fm[j], epi_i[0][j], epi_i[1][j],
+							       epi_i[2][j]);
+			if (o == row)
+				for (j = 0; j < co; j++)
+					py[(int64_t)j * y->st[3]] = row[j];
+			continue;
+		}
+		for (j = 0; j < co; j++) {
+			uint8_t *p = py + (int64_t)j * y->st[3] * y->esize;
+
+			if (q) {
+				vnpu_epi_store(&epi[j], y, p, (int32_t)(acc[j] + (uint32_t)bq[j]), j);
+			} else {
+				float v = facc[j];
+
+				if (bf)
+					v += bf[j];
+				vnpu_st(y, p, vnpu_act(c->act, alpha, v),
+					y->quant == VNPU_QUANT_CHANNEL ? j : 0, c->round);
+			}
+		}
+	}
+	ret = 0;
+out:
+	free(xoff);
+	free(wq);
+	free(xq);
+	free(bq);
+	free(acc);
+	free(epi);
+	free(epi_fm);
+	free(epi_i[0]);
+	free(epi_i[1]);
+	free(epi_i[2]);
+	free(row);
+	free(wf);
+	free(xf);
+	free(facc);
+	free(bf);
+	return ret;
+}
+
 int vnpu_engine_run(const struct vnpu_cmd_compute *c,
 		    const struct vnpu_op_info *info,
 		    const struct vnpu_op_bind *bind)
@@ -856,7 +1052,10 @@ int vnpu_engine_run(const struct vnpu_cmd_compute *c,
 		      w->st[1] == (int64_t)w->dims[2] * w->dims[3]))
 			fast = false;
 	}
-	/* Depthwise-like convs (tiny k per group) gain nothing from im2col. */
+	if (fast && c->hdr.opcode == VNPU_OP_CONV2D && c->attr.conv.groups > 1 &&
+	    t[1].dims[3] == 1)
+		return eng_dwconv(c, info, t);
+	/* Other grouped convs with few outputs per group gain nothing from im2col. */
 	if (c->hdr.opcode == VNPU_OP_CONV2D && c->attr.conv.groups > 1 &&
 	    t[1].dims[0] / c->attr.conv.groups < 8)
 		fast = false;

@@ -293,6 +293,45 @@ static void bench_conv(struct flat *f, uint32_t hw, uint32_t ci, uint32_t co,
 	report(name, flops, t, b1, b2, cycles);
 }
 
+/*
+ * Depthwise 3x3 conv, NHWC: no sgemm shape to compare with (it is memory
+ * bound), so only the rate and time per command.
+ */
+static void bench_dwconv(struct flat *f, uint32_t hw, uint32_t ch, bool int8)
+{
+	uint32_t dx[4] = { 1, hw, hw, ch }, dw[4] = { ch, 3, 3, 1 };
+	uint32_t es = int8 ? 1 : 4;
+	struct vnpu_cmd_compute c;
+	uint64_t cycles;
+	double t;
+	char name[64];
+
+	snprintf(name, sizeof(name), "dwconv %s %ux%ux%u k3", int8 ? "int8" : "fp32",
+		 hw, hw, ch);
+	if (!wanted(name))
+		return;
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_CONV2D;
+	c.hdr.size = sizeof(c);
+	c.attr.conv = (struct vnpu_attr_conv2d){ 1, 1, 1, 1, 1, 1, 1, 1, ch, { 0 } };
+	c.t[0] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dx, f_alloc(f, (uint64_t)hw * hw * ch * es));
+	c.t[1] = td(int8 ? VNPU_DT_INT8 : VNPU_DT_FP32, 4, dw, f_alloc(f, 9ull * ch * es));
+	c.t[3] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dx, f_alloc(f, (uint64_t)hw * hw * ch * es));
+	if (int8) {
+		q(&c.t[0], 0.02f, 128);
+		q(&c.t[1], 0.01f, 0);
+		q(&c.t[3], 0.5f, 0);
+	}
+	c.act = VNPU_ACT_RELU;
+	fill(f, c.t[0].va, (uint64_t)hw * hw * ch * es, !int8);
+	fill(f, c.t[1].va, 9ull * ch * es, !int8);
+	t = time_cmd(f, &c, &cycles);
+	printf("%-34s %8.1f G(FL)OP/s  %.3f ms  model %.3f ms\n", name,
+	       2.0 * hw * hw * ch * 9 / t * 1e-9, t * 1e3,
+	       (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
+}
+
 int main(int argc, char **argv)
 {
 	struct flat f = { .size = 64u << 20 };
@@ -316,6 +355,8 @@ int main(int argc, char **argv)
 	bench_conv(&f, 56, 64, 64, 3, true);
 	bench_conv(&f, 28, 128, 128, 3, true);
 	bench_conv(&f, 14, 256, 256, 1, true);
+	bench_dwconv(&f, 56, 128, false);
+	bench_dwconv(&f, 56, 128, true);
 	free(f.mem);
 	return 0;
 }
