@@ -369,6 +369,36 @@ static void pack_b_rows(struct i8_ctx *x, const struct mat *b)
 }
 
 /*
+ * Column-major B (conv weights [co][k]): each column's k bytes are
+ * contiguous, so a k group of 4 moves as one 32-bit word.
+ */
+static void pack_b_cols(struct i8_ctx *x, const struct mat *b)
+{
+	size_t pstride = (size_t)x->pb.kp * VNPU_I8_NR;
+	uint32_t k4 = x->k / 4, kk, j;
+	uint32_t xor4 = x->bxor * 0x01010101u;
+
+	memset(x->pb.p, 0, (size_t)x->pb.np * x->pb.kp);
+	for (j = 0; j < x->n; j++) {
+		const uint8_t *src = b->base + (int64_t)j * b->sc;
+		int8_t *dst = x->pb.p + (j / VNPU_I8_NR) * pstride + (j % VNPU_I8_NR) * 4;
+		int32_t sum = 0;
+		uint32_t v;
+
+		for (kk = 0; kk < x->k; kk++)
+			sum += (int8_t)(src[kk] ^ x->bxor);
+		for (kk = 0; kk < k4; kk++) {
+			memcpy(&v, src + 4 * kk, 4);
+			v ^= xor4;
+			memcpy(dst + (size_t)kk * 64, &v, 4);
+		}
+		for (kk = 4 * k4; kk < x->k; kk++)
+			dst[(size_t)k4 * 64 + kk % 4] = (int8_t)(src[kk] ^ x->bxor);
+		x->colsum[j] = sum;
+	}
+}
+
+/*
  * Pack B into VNNI panels with column sums, then fold everything that is
  * per column (zero-point cross term, bias) into one correction.  Channel
  * ch0 + j is column j's output channel.
@@ -395,6 +425,8 @@ static void i8_pack_b(struct i8_ctx *x, const struct mat *b, uint32_t ch0)
 				x->colsum[j] += v;
 			}
 		}
+	} else if (b->sr == 1) {
+		pack_b_cols(x, b);
 	} else {
 		memset(x->pb.p, 0, (size_t)x->pb.np * x->pb.kp);
 		for (j = 0; j < x->n; j++) {
