@@ -54,21 +54,6 @@ static ssize_t read_file(const char *name, char *buf, size_t size)
 	return len;
 }
 
-static int write_raw(const char *val)
-{
-	char path[600];
-	int fd, ret = 0;
-
-	snprintf(path, sizeof(path), "%s/raw_rtt", dir);
-	fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static int64_t field(const char *text, const char *key)
 {
 	char pat[64];
@@ -90,7 +75,7 @@ static int measure(int n, struct rtt *r)
 	int ret;
 
 	snprintf(val, sizeof(val), "%d", n);
-	ret = write_raw(val);
+	ret = t_debugfs_write("raw_rtt", val);
 	if (ret)
 		return ret;
 	len = read_file("raw_rtt", buf, sizeof(buf));
@@ -185,9 +170,9 @@ int main(void)
 	}
 	r0 = resets();
 
-	t_ok(write_raw("0") == -EINVAL, "raw_rtt rejects 0 round trips");
-	t_ok(write_raw("100001") == -EINVAL, "raw_rtt rejects more than 100000");
-	t_ok(write_raw("ten") == -EINVAL, "raw_rtt rejects a non-number");
+	t_ok(t_debugfs_write("raw_rtt", "0") == -EINVAL, "raw_rtt rejects 0 round trips");
+	t_ok(t_debugfs_write("raw_rtt", "100001") == -EINVAL, "raw_rtt rejects more than 100000");
+	t_ok(t_debugfs_write("raw_rtt", "ten") == -EINVAL, "raw_rtt rejects a non-number");
 
 	ret = measure(20, &r);
 	t_ok(!ret && sane(&r, 20),
