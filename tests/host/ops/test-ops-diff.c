@@ -70,6 +70,7 @@ static void place(struct env *e, struct vnpu_tensor_desc *d, bool strided,
 		  bool fill)
 {
 	struct vnpu_op_info info;
+	struct vnpu_tv tv;
 	uint32_t es = vnpu_dtype_size(d->dtype);
 	uint64_t span, elems, i;
 	int64_t st = 1;
@@ -118,23 +119,17 @@ static void place(struct env *e, struct vnpu_tensor_desc *d, bool strided,
 		memset(flat_host(&e->f, d->va), 0xa5, span * es);
 		return;
 	}
+	/* Float storage conversions are the reference's; only data comes from here. */
+	vnpu_tv_init(&tv, d, flat_host(&e->f, d->va), NULL);
 	for (i = 0; i < span; i++) {
 		uint8_t *p = (uint8_t *)flat_host(&e->f, d->va) + i * es;
-		float v = rndf(&e->r, -1.0f, 1.0f);
-		uint16_t h;
 		int32_t iv;
 
 		switch (d->dtype) {
 		case VNPU_DT_FP32:
-			memcpy(p, &v, 4);
-			break;
 		case VNPU_DT_FP16:
-			h = vnpu_f32_to_fp16(v);
-			memcpy(p, &h, 2);
-			break;
 		case VNPU_DT_BF16:
-			h = vnpu_f32_to_bf16(v);
-			memcpy(p, &h, 2);
+			vnpu_st(&tv, p, rndf(&e->r, -1.0f, 1.0f), 0, 0);
 			break;
 		case VNPU_DT_INT32:
 			iv = (int32_t)rnd(&e->r, 40001) - 20000;
