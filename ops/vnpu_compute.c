@@ -10,6 +10,7 @@
  * to device memory unless the op succeeded.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,10 +24,15 @@ struct binding {
 	void *qp[VNPU_OP_SLOTS];
 };
 
+/*
+ * Bounce buffers come from the run context's arena, so no guest value
+ * sizes a host allocation beyond it: vnpu_op_check() has already bounded
+ * every span by the command limits, and the arena bounds their sum.
+ */
 static int bind_slot(const struct vnpu_cmd_compute *c,
 		     const struct vnpu_op_info *info,
 		     const struct vnpu_mem_ops *mem, void *opaque,
-		     struct binding *b, int i)
+		     struct vnpu_run_ctx *rc, struct binding *b, int i)
 {
 	const struct vnpu_tensor_desc *d = &c->t[i];
 	bool out = i == VNPU_OP_SLOT_OUT;
@@ -34,7 +40,7 @@ static int bind_slot(const struct vnpu_cmd_compute *c,
 	int ret;
 
 	if (info->qbytes[i]) {
-		b->qp[i] = malloc(info->qbytes[i]);
+		b->qp[i] = vnpu_run_alloc(rc, info->qbytes[i]);
 		if (!b->qp[i])
 			return -ENOMEM;
 		ret = mem->read(opaque, d->quant_va, b->qp[i], info->qbytes[i]);
@@ -48,7 +54,7 @@ static int bind_slot(const struct vnpu_cmd_compute *c,
 			return 0;
 		}
 	}
-	b->host[i] = malloc(len);
+	b->host[i] = vnpu_run_alloc(rc, len);
 	if (!b->host[i])
 		return -ENOMEM;
 	/*
@@ -62,7 +68,7 @@ static int bind_slot(const struct vnpu_cmd_compute *c,
 
 static void unbind(const struct vnpu_op_info *info,
 		   const struct vnpu_mem_ops *mem, void *opaque,
-		   struct binding *b, bool wrote)
+		   struct vnpu_run_ctx *rc, struct binding *b, bool wrote)
 {
 	int i;
 
@@ -73,43 +79,70 @@ static void unbind(const struct vnpu_op_info *info,
 			mem->unmap(opaque, b->host[i], info->span[i], out,
 				   out && !wrote ? 0 : info->span[i]);
 		else
-			free(b->host[i]);
-		free(b->qp[i]);
+			vnpu_run_free(rc, b->host[i]);
+		vnpu_run_free(rc, b->qp[i]);
 	}
 }
 
 int vnpu_compute_exec(const void *cmd, uint32_t size,
 		      const struct vnpu_mem_ops *mem, void *opaque,
-		      uint64_t *cycles)
+		      const struct vnpu_engine_cfg *cfg,
+		      struct vnpu_compute_result *res)
 {
+	struct vnpu_run_ctx rc = {
+		.arena = cfg ? cfg->arena : NULL,
+		.aborted = mem->aborted,
+		.opaque = opaque,
+		.i8_kernel = cfg ? cfg->i8_kernel : VNPU_I8_AUTO,
+	};
 	struct vnpu_cmd_compute c;
 	struct vnpu_op_info info;
 	struct vnpu_op_bind ob;
 	struct binding b;
 	int i, ret;
 
-	*cycles = 0;
-	if (vnpu_op_check(cmd, size, &c, &info))
+	memset(res, 0, sizeof(*res));
+	if (vnpu_op_check(cmd, size, &c, &info)) {
+		res->err_off = info.err_off;
 		return -EINVAL;
+	}
 	memset(&b, 0, sizeof(b));
 	memset(&ob, 0, sizeof(ob));
 	for (i = 0; i < VNPU_OP_SLOTS; i++) {
 		if (!((info.present >> i) & 1))
 			continue;
-		ret = bind_slot(&c, &info, mem, opaque, &b, i);
+		ret = bind_slot(&c, &info, mem, opaque, &rc, &b, i);
 		if (ret)
 			goto out;
 		ob.data[i] = b.host[i];
 		ob.qparams[i] = b.qp[i];
+		if (b.qp[i]) {
+			struct vnpu_tv tv;
+
+			/* Array contents are data: checked once read. */
+			vnpu_tv_init(&tv, &c.t[i], b.host[i], b.qp[i]);
+			if (vnpu_tv_check_quant(&tv)) {
+				res->err_off = offsetof(struct vnpu_cmd_compute, t) +
+					       i * sizeof(struct vnpu_tensor_desc) +
+					       offsetof(struct vnpu_tensor_desc, quant_va);
+				ret = -EINVAL;
+				goto out;
+			}
+		}
 	}
-	ret = vnpu_engine_run(&c, &info, &ob);
+	ret = vnpu_engine_run(&c, &info, &ob, &rc);
+	/* Nothing of an abandoned command reaches memory through write(). */
 	if (!ret && !b.mapped[VNPU_OP_SLOT_OUT])
 		ret = mem->write(opaque, c.t[VNPU_OP_SLOT_OUT].va,
 				 b.host[VNPU_OP_SLOT_OUT],
 				 info.span[VNPU_OP_SLOT_OUT]);
 	if (!ret)
-		*cycles = vnpu_engine_cycles(&c, &info);
+		res->cycles = vnpu_engine_cycles(&c, &info);
 out:
-	unbind(&info, mem, opaque, &b, ret == 0);
+	unbind(&info, mem, opaque, &rc, &b, ret == 0);
+	if (ret == -ENOMEM && rc.arena && vnpu_arena_exhausted(rc.arena))
+		ret = -E2BIG;
+	if (rc.arena)
+		vnpu_arena_reset(rc.arena);
 	return ret;
 }

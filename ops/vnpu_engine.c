@@ -30,6 +30,12 @@
  */
 #define I8_ROWS		192
 
+/* The command was abandoned: unwind without touching anything more. */
+static bool stopped(const struct vnpu_run_ctx *rc)
+{
+	return rc && rc->stopped;
+}
+
 /* A matrix inside a bound tensor: element (i, j) at base + i*sr + j*sc. */
 struct mat {
 	const struct vnpu_tv *tv;
@@ -50,7 +56,7 @@ static uint8_t *mat_at(const struct mat *m, uint32_t i, uint32_t j)
  * stride, else pack it densely into *@tmp.  Returns the data pointer.
  */
 static const float *f32_operand(const struct mat *m, bool *trans, int *ld,
-				float **tmp)
+				float **tmp, struct vnpu_run_ctx *rc)
 {
 	uint32_t i, j;
 	float *d;
@@ -73,12 +79,17 @@ static const float *f32_operand(const struct mat *m, bool *trans, int *ld,
 			return (const float *)m->base;
 		}
 	}
-	d = malloc(sizeof(float) * m->rows * m->cols);
+	d = vnpu_run_alloc(rc, sizeof(float) * m->rows * m->cols);
 	if (!d)
 		return NULL;
-	for (i = 0; i < m->rows; i++)
+	for (i = 0; i < m->rows; i++) {
+		if (vnpu_run_tick(rc, m->cols)) {
+			vnpu_run_free(rc, d);
+			return NULL;
+		}
 		for (j = 0; j < m->cols; j++)
 			d[(size_t)i * m->cols + j] = vnpu_ld(m->tv, mat_at(m, i, j), 0);
+	}
 	*tmp = d;
 	*trans = false;
 	*ld = (int)m->cols;
@@ -103,13 +114,13 @@ struct f32_out {
  */
 static int f32_epilogue(unsigned int act, float alpha,
 			const struct vnpu_tv *bias, uint32_t ch0, float *y,
-			int ld, uint32_t m, uint32_t n)
+			int ld, uint32_t m, uint32_t n, struct vnpu_run_ctx *rc)
 {
 	float *bv = NULL;
 	uint32_t i, j;
 
 	if (bias->p) {
-		bv = malloc(sizeof(float) * n);
+		bv = vnpu_run_alloc(rc, sizeof(float) * n);
 		if (!bv)
 			return -ENOMEM;
 		for (j = 0; j < n; j++)
@@ -119,6 +130,10 @@ static int f32_epilogue(unsigned int act, float alpha,
 	for (i = 0; i < m; i++) {
 		float *r = y + (size_t)i * ld;
 
+		if (vnpu_run_tick(rc, n)) {
+			vnpu_run_free(rc, bv);
+			return -ECANCELED;
+		}
 		/* No "+ 0.0f" without a bias: it would turn -0 into +0. */
 		if (bv)
 			for (j = 0; j < n; j++)
@@ -144,24 +159,33 @@ static int f32_epilogue(unsigned int act, float alpha,
 			break;
 		}
 	}
-	free(bv);
+	vnpu_run_free(rc, bv);
 	return 0;
 }
 
+/*
+ * Work of one cblas_sgemm call, in MACs.  A call cannot be interrupted, so
+ * a product is cut into blocks no larger than this (about a millisecond
+ * of fp32 work on one core); blocks keep at least 64 rows where they can,
+ * so OpenBLAS's repacking of B per call stays a few percent.
+ */
+#define F32_BLOCK_MACS	(1ull << 25)
+
 static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
 		    const struct mat *b, const struct vnpu_tv *bias,
-		    const struct f32_out *o)
+		    const struct f32_out *o, struct vnpu_run_ctx *rc)
 {
-	uint32_t m = a->rows, n = b->cols, k = a->cols, i, j;
+	uint32_t m = a->rows, n = b->cols, k = a->cols, i, j, i0, j0, mb, nb;
 	float *ta = NULL, *tb = NULL, *tc = NULL, *cp;
+	uint64_t kk = k ? k : 1, t;
 	const float *pa, *pb;
 	bool tra, trb, direct;
 	int lda, ldb, ldc, ret = -ENOMEM;
 	float alpha;
 
 	memcpy(&alpha, &c->act_alpha, 4);
-	pa = f32_operand(a, &tra, &lda, &ta);
-	pb = f32_operand(b, &trb, &ldb, &tb);
+	pa = f32_operand(a, &tra, &lda, &ta, rc);
+	pb = pa ? f32_operand(b, &trb, &ldb, &tb, rc) : NULL;
 	if (!pa || !pb)
 		goto out;
 	direct = o->y->dtype == VNPU_DT_FP32 && (o->sc == 1 || n == 1) &&
@@ -172,24 +196,51 @@ static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
 		if (ldc < (int)n)
 			ldc = (int)n;
 	} else {
-		tc = malloc(sizeof(float) * m * n);
+		tc = vnpu_run_alloc(rc, sizeof(float) * m * n);
 		if (!tc)
 			goto out;
 		cp = tc;
 		ldc = (int)n;
 	}
-	cblas_sgemm(CblasRowMajor, tra ? CblasTrans : CblasNoTrans,
-		    trb ? CblasTrans : CblasNoTrans, (int)m, (int)n, (int)k,
-		    1.0f, pa, lda, pb, ldb, 0.0f, cp, ldc);
+	nb = n;
+	if (64 * (uint64_t)n * kk > F32_BLOCK_MACS) {
+		t = F32_BLOCK_MACS / (64 * kk);
+		nb = t < 16 ? 16 : (uint32_t)(t / 16 * 16);
+		nb = nb > n ? n : nb;
+	}
+	t = F32_BLOCK_MACS / ((uint64_t)nb * kk);
+	mb = t < 1 ? 1 : t > m ? m : (uint32_t)t;
+	for (j0 = 0; j0 < n; j0 += nb) {
+		uint32_t nn = n - j0 < nb ? n - j0 : nb;
+
+		for (i0 = 0; i0 < m; i0 += mb) {
+			uint32_t mm = m - i0 < mb ? m - i0 : mb;
+
+			if (vnpu_run_tick(rc, (uint64_t)mm * nn * kk)) {
+				ret = -ECANCELED;
+				goto out;
+			}
+			cblas_sgemm(CblasRowMajor, tra ? CblasTrans : CblasNoTrans,
+				    trb ? CblasTrans : CblasNoTrans, (int)mm,
+				    (int)nn, (int)k, 1.0f,
+				    pa + (tra ? i0 : (size_t)i0 * lda), lda,
+				    pb + (trb ? (size_t)j0 * ldb : j0), ldb, 0.0f,
+				    cp + (size_t)i0 * ldc + j0, ldc);
+		}
+	}
 	if (direct && !bias->p && c->act == VNPU_ACT_NONE) {
 		ret = 0;
 		goto out;
 	}
 	if (direct) {
-		ret = f32_epilogue(c->act, alpha, bias, o->ch0, cp, ldc, m, n);
+		ret = f32_epilogue(c->act, alpha, bias, o->ch0, cp, ldc, m, n, rc);
 		goto out;
 	}
 	for (i = 0; i < m; i++) {
+		if (vnpu_run_tick(rc, n)) {
+			ret = -ECANCELED;
+			goto out;
+		}
 		for (j = 0; j < n; j++) {
 			float v = cp[(size_t)i * ldc + j];
 			uint32_t ch = o->ch0 + j;
@@ -204,9 +255,9 @@ static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
 	}
 	ret = 0;
 out:
-	free(ta);
-	free(tb);
-	free(tc);
+	vnpu_run_free(rc, ta);
+	vnpu_run_free(rc, tb);
+	vnpu_run_free(rc, tc);
 	return ret;
 }
 
@@ -231,15 +282,17 @@ struct i8_ctx {
 	int32_t *corr, *ozp, *lo, *hi;	/* [n] */
 	float *fm;			/* [n] */
 	uint8_t *row;			/* [n] staging for strided outputs */
+	struct vnpu_run_ctx *rc;
 };
 
 static int i8_ctx_init(struct i8_ctx *x, const struct vnpu_cmd_compute *c,
 		       const struct vnpu_tv *t, uint32_t k, uint32_t n,
-		       uint32_t ch0)
+		       uint32_t ch0, struct vnpu_run_ctx *rc)
 {
 	uint32_t j;
 
 	memset(x, 0, sizeof(*x));
+	x->rc = rc;
 	x->c = c;
 	x->a = &t[0];
 	x->b = &t[1];
@@ -253,16 +306,17 @@ static int i8_ctx_init(struct i8_ctx *x, const struct vnpu_cmd_compute *c,
 	x->pb.n = n;
 	x->pb.np = vnpu_round_up(n, VNPU_I8_NR);
 	x->pb.kp = vnpu_round_up(k, 4);
-	x->zb_s = malloc(sizeof(int32_t) * n);
-	x->epi = malloc(sizeof(*x->epi) * n);
-	x->colsum = calloc(x->pb.np, sizeof(int32_t));
-	x->pb.p = malloc((size_t)x->pb.np * x->pb.kp);
-	x->corr = malloc(sizeof(int32_t) * n);
-	x->ozp = malloc(sizeof(int32_t) * n);
-	x->lo = malloc(sizeof(int32_t) * n);
-	x->hi = malloc(sizeof(int32_t) * n);
-	x->fm = malloc(sizeof(float) * n);
-	x->row = malloc(n);
+	/* n < 2^26 and kp <= 2^16 (command limits): no size overflows. */
+	x->zb_s = vnpu_run_alloc(rc, sizeof(int32_t) * n);
+	x->epi = vnpu_run_alloc(rc, sizeof(*x->epi) * n);
+	x->colsum = vnpu_run_calloc(rc, x->pb.np, sizeof(int32_t));
+	x->pb.p = vnpu_run_alloc(rc, (size_t)x->pb.np * x->pb.kp);
+	x->corr = vnpu_run_alloc(rc, sizeof(int32_t) * n);
+	x->ozp = vnpu_run_alloc(rc, sizeof(int32_t) * n);
+	x->lo = vnpu_run_alloc(rc, sizeof(int32_t) * n);
+	x->hi = vnpu_run_alloc(rc, sizeof(int32_t) * n);
+	x->fm = vnpu_run_alloc(rc, sizeof(float) * n);
+	x->row = vnpu_run_alloc(rc, n);
 	if (!x->zb_s || !x->epi || !x->colsum || !x->pb.p || !x->corr ||
 	    !x->ozp || !x->lo || !x->hi || !x->fm || !x->row)
 		return -ENOMEM;
@@ -275,16 +329,16 @@ static int i8_ctx_init(struct i8_ctx *x, const struct vnpu_cmd_compute *c,
 
 static void i8_ctx_fini(struct i8_ctx *x)
 {
-	free(x->zb_s);
-	free(x->epi);
-	free(x->colsum);
-	free(x->pb.p);
-	free(x->corr);
-	free(x->ozp);
-	free(x->lo);
-	free(x->hi);
-	free(x->fm);
-	free(x->row);
+	vnpu_run_free(x->rc, x->zb_s);
+	vnpu_run_free(x->rc, x->epi);
+	vnpu_run_free(x->rc, x->colsum);
+	vnpu_run_free(x->rc, x->pb.p);
+	vnpu_run_free(x->rc, x->corr);
+	vnpu_run_free(x->rc, x->ozp);
+	vnpu_run_free(x->rc, x->lo);
+	vnpu_run_free(x->rc, x->hi);
+	vnpu_run_free(x->rc, x->fm);
+	vnpu_run_free(x->rc, x->row);
 }
 
 /*
@@ -339,10 +393,14 @@ static void pack_b_rows(struct i8_ctx *x, const struct mat *b)
 	for (kk = 0; kk < x->k; kk++) {
 		const uint8_t *src = b->base + (int64_t)kk * b->sr;
 
+		if (vnpu_run_tick(x->rc, n))
+			return;
 		for (j = 0; j < n; j++)
 			x->colsum[j] += (int8_t)(src[j] ^ x->bxor);
 	}
 	for (kk = 0; kk < x->pb.kp; kk += 4) {
+		if (vnpu_run_tick(x->rc, 4 * (uint64_t)np))
+			return;
 		/* Rows past k pack as zero bytes (after the XOR, too). */
 		for (q = 0; q < 4; q++)
 			rows[q] = kk + q < x->k ? b->base + (int64_t)(kk + q) * b->sr : NULL;
@@ -385,6 +443,8 @@ static void pack_b_cols(struct i8_ctx *x, const struct mat *b)
 		int32_t sum = 0;
 		uint32_t v;
 
+		if (vnpu_run_tick(x->rc, 2 * (uint64_t)x->k))
+			return;
 		for (kk = 0; kk < x->k; kk++)
 			sum += (int8_t)(src[kk] ^ x->bxor);
 		for (kk = 0; kk < k4; kk++) {
@@ -418,6 +478,8 @@ static void i8_pack_b(struct i8_ctx *x, const struct mat *b, uint32_t ch0)
 			const uint8_t *src = b->base + (int64_t)kk * b->sr;
 			int8_t *dst = x->pb.p + (kk / 4) * 64 + kk % 4;
 
+			if (vnpu_run_tick(x->rc, x->n))
+				return;
 			for (j = 0; j < x->n; j++) {
 				int8_t v = (int8_t)(src[(int64_t)j * b->sc] ^ x->bxor);
 
@@ -434,6 +496,8 @@ static void i8_pack_b(struct i8_ctx *x, const struct mat *b, uint32_t ch0)
 			int8_t *dst = x->pb.p + (j / VNPU_I8_NR) * pstride + (j % VNPU_I8_NR) * 4;
 			int32_t sum = 0;
 
+			if (vnpu_run_tick(x->rc, x->k))
+				return;
 			for (kk = 0; kk < x->k; kk++) {
 				int8_t v = (int8_t)(src[(int64_t)kk * b->sr] ^ x->bxor);
 
@@ -443,6 +507,8 @@ static void i8_pack_b(struct i8_ctx *x, const struct mat *b, uint32_t ch0)
 			x->colsum[j] = sum;
 		}
 	}
+	if (x->rc && x->rc->stopped)
+		return;
 	x->fast = true;
 	for (j = 0; j < x->n; j++) {
 		const struct vnpu_epi *e = &x->epi[j];
@@ -500,6 +566,8 @@ static void i8_finish(const struct i8_ctx *x, const int32_t *cacc,
 	for (i = 0; i < rows; i++) {
 		const int32_t *cr = cacc + (size_t)i * x->pb.np;
 
+		if (vnpu_run_tick(x->rc, x->n))
+			return;
 		if (x->fast) {
 			uint8_t *out = ysc == 1 ? yrow[i] : x->row;
 
@@ -532,6 +600,8 @@ static void i8_pack_a(const struct i8_ctx *x, const struct mat *a, uint32_t r0,
 		uint8_t *row = ap + (size_t)i * x->pb.kp;
 		int32_t s = 0;
 
+		if (vnpu_run_tick(x->rc, x->k))
+			return;
 		if (a->sc == 1) {
 			for (kk = 0; kk < x->k; kk++) {
 				row[kk] = src[kk] ^ x->axor;
@@ -551,7 +621,8 @@ static void i8_pack_a(const struct i8_ctx *x, const struct mat *a, uint32_t r0,
 /* ---- GEMM ------------------------------------------------------------- */
 
 static int eng_gemm(const struct vnpu_cmd_compute *c,
-		    const struct vnpu_op_info *info, struct vnpu_tv *t)
+		    const struct vnpu_op_info *info, struct vnpu_tv *t,
+		    struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *a = &t[0], *b = &t[1], *y = &t[3];
 	bool ta = c->attr.gemm.flags & VNPU_GEMM_TRANS_A;
@@ -569,11 +640,11 @@ static int eng_gemm(const struct vnpu_cmd_compute *c,
 	int ret = 0;
 
 	if (info->quantized) {
-		ret = i8_ctx_init(&x, c, t, k, n, 0);
-		ap = malloc((size_t)mp * x.pb.kp);
-		rowsum = calloc(mp, sizeof(int32_t));
-		cacc = malloc(sizeof(int32_t) * mp * x.pb.np);
-		yrow = malloc(sizeof(*yrow) * mp);
+		ret = i8_ctx_init(&x, c, t, k, n, 0, rc);
+		ap = vnpu_run_alloc(rc, (size_t)mp * x.pb.kp);
+		rowsum = vnpu_run_calloc(rc, mp, sizeof(int32_t));
+		cacc = vnpu_run_alloc(rc, sizeof(int32_t) * mp * x.pb.np);
+		yrow = vnpu_run_alloc(rc, sizeof(*yrow) * mp);
 		if (ret || !ap || !rowsum || !cacc || !yrow) {
 			ret = -ENOMEM;
 			goto out;
@@ -597,7 +668,7 @@ static int eng_gemm(const struct vnpu_cmd_compute *c,
 			struct f32_out o = { y, y->p + oy * y->esize,
 					     y->st[r - 2], y->st[r - 1], 0 };
 
-			ret = f32_gemm(c, &ma, &mb, &t[2], &o);
+			ret = f32_gemm(c, &ma, &mb, &t[2], &o, rc);
 			if (ret)
 				goto out;
 		} else {
@@ -605,16 +676,23 @@ static int eng_gemm(const struct vnpu_cmd_compute *c,
 			if (mb.base != prev_b)
 				i8_pack_b(&x, &mb, 0);
 			prev_b = mb.base;
-			for (r0 = 0; r0 < m; r0 += mp) {
+			for (r0 = 0; r0 < m && !stopped(rc); r0 += mp) {
 				uint32_t nr = m - r0 < mp ? m - r0 : mp;
 
 				i8_pack_a(&x, &ma, r0, nr, ap, rowsum);
 				/* Rows past nr keep stale data; their results are dropped. */
-				vnpu_i8_gemm(ap, vnpu_round_up(nr, VNPU_I8_MR), &x.pb, cacc);
+				if (stopped(rc) ||
+				    vnpu_i8_gemm(ap, vnpu_round_up(nr, VNPU_I8_MR),
+						 &x.pb, cacc, rc))
+					break;
 				for (i = 0; i < nr; i++)
 					yrow[i] = y->p + (oy + (int64_t)(r0 + i) * y->st[r - 2]) *
 						  y->esize;
 				i8_finish(&x, cacc, rowsum, nr, yrow, y->st[r - 1], 0);
+			}
+			if (stopped(rc)) {
+				ret = -ECANCELED;
+				goto out;
 			}
 		}
 		idx[r - 2] = m - 1;
@@ -628,10 +706,10 @@ static int eng_gemm(const struct vnpu_cmd_compute *c,
 out:
 	if (info->quantized)
 		i8_ctx_fini(&x);
-	free(ap);
-	free(rowsum);
-	free(cacc);
-	free(yrow);
+	vnpu_run_free(rc, ap);
+	vnpu_run_free(rc, rowsum);
+	vnpu_run_free(rc, cacc);
+	vnpu_run_free(rc, yrow);
 	return ret;
 }
 
@@ -687,7 +765,8 @@ static bool y_dense(const struct conv_geo *g, const struct vnpu_tv *y)
 }
 
 static int eng_conv(const struct vnpu_cmd_compute *c,
-		    const struct vnpu_op_info *info, struct vnpu_tv *t)
+		    const struct vnpu_op_info *info, struct vnpu_tv *t,
+		    struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *x = &t[0], *w = &t[1], *y = &t[3];
 	struct conv_geo g = {
@@ -710,14 +789,14 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 	chunk = chunk < VNPU_I8_MR ? VNPU_I8_MR : chunk / VNPU_I8_MR * VNPU_I8_MR;
 	if (chunk > vnpu_round_up(rows, VNPU_I8_MR))
 		chunk = vnpu_round_up(rows, VNPU_I8_MR);
-	col = malloc((size_t)chunk * kp * x->esize);
+	col = vnpu_run_alloc(rc, (size_t)chunk * kp * x->esize);
 	if (!col)
 		goto out;
 	xa = *x;
 	xa.p = col;
 	if (info->quantized) {
-		rowsum = malloc(sizeof(int32_t) * chunk);
-		yrow = malloc(sizeof(*yrow) * chunk);
+		rowsum = vnpu_run_alloc(rc, sizeof(int32_t) * chunk);
+		yrow = vnpu_run_alloc(rc, sizeof(*yrow) * chunk);
 		if (!rowsum || !yrow)
 			goto out;
 	}
@@ -731,9 +810,9 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 
 		if (info->quantized) {
 			if (!have_q) {
-				ret = i8_ctx_init(&q, c, t, k, g.cog, 0);
+				ret = i8_ctx_init(&q, c, t, k, g.cog, 0, rc);
 				have_q = true;
-				cacc = malloc(sizeof(int32_t) * chunk * q.pb.np);
+				cacc = vnpu_run_alloc(rc, sizeof(int32_t) * chunk * q.pb.np);
 				if (ret || !cacc) {
 					ret = -ENOMEM;
 					goto out;
@@ -749,7 +828,7 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 				i8_pack_b(&q, &mb, grp * g.cog);
 			} else {
 				/* Gather W_g into a dense [cog][k] copy first. */
-				uint8_t *wg = malloc((size_t)g.cog * k);
+				uint8_t *wg = vnpu_run_alloc(rc, (size_t)g.cog * k);
 				struct vnpu_tv wt = *w;
 				uint32_t kk, j;
 
@@ -757,15 +836,24 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 					ret = -ENOMEM;
 					goto out;
 				}
-				for (j = 0; j < g.cog; j++)
+				for (j = 0; j < g.cog; j++) {
+					if (vnpu_run_tick(rc, k))
+						break;
 					for (kk = 0; kk < k; kk++)
 						wg[(size_t)j * k + kk] = w->p[(int64_t)(grp * g.cog + j) * w->st[0] +
 							(int64_t)(kk / g.cig / g.kw) * w->st[1] +
 							(int64_t)(kk / g.cig % g.kw) * w->st[2] +
 							(int64_t)(kk % g.cig) * w->st[3]];
+				}
 				wt.p = wg;
-				i8_pack_b(&q, &(struct mat){ &wt, wg, 1, k, k, g.cog }, grp * g.cog);
-				free(wg);
+				if (!stopped(rc))
+					i8_pack_b(&q, &(struct mat){ &wt, wg, 1, k, k, g.cog },
+						  grp * g.cog);
+				vnpu_run_free(rc, wg);
+			}
+			if (stopped(rc)) {
+				ret = -ECANCELED;
+				goto out;
 			}
 		} else if (!wdense) {
 			/* f32_operand packs through vnpu_ld; give it a k-linear view. */
@@ -786,7 +874,7 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 
 				ma = (struct mat){ x, x->p + (int64_t)grp * g.cig * x->st[3] * x->esize,
 						   x->st[2], x->st[3], rows, g.cig };
-				ret = f32_gemm(c, &ma, &mb, &t[2], &o);
+				ret = f32_gemm(c, &ma, &mb, &t[2], &o, rc);
 				if (ret)
 					goto out;
 				continue;
@@ -795,6 +883,11 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 		for (r0 = 0; r0 < rows; r0 += chunk) {
 			uint32_t nr = rows - r0 < chunk ? rows - r0 : chunk;
 
+			/* im2col of one chunk: nr rows of k elements each. */
+			if (vnpu_run_tick(rc, (uint64_t)nr * k)) {
+				ret = -ECANCELED;
+				goto out;
+			}
 			if (info->quantized) {
 				for (i = 0; i < nr; i++) {
 					uint8_t *dst = col + (size_t)i * kp;
@@ -814,7 +907,11 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 							  (int64_t)grp * g.cog * y->st[3]) * y->esize;
 				}
 				memset(col + (size_t)nr * kp, 0, (size_t)(vnpu_round_up(nr, VNPU_I8_MR) - nr) * kp);
-				vnpu_i8_gemm(col, vnpu_round_up(nr, VNPU_I8_MR), &q.pb, cacc);
+				if (vnpu_i8_gemm(col, vnpu_round_up(nr, VNPU_I8_MR), &q.pb,
+						 cacc, rc)) {
+					ret = -ECANCELED;
+					goto out;
+				}
 				i8_finish(&q, cacc, rowsum, nr, yrow, y->st[3], grp * g.cog);
 			} else {
 				static const float zero;
@@ -838,26 +935,26 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 							(int64_t)(rr / g.ow % g.oh) * y->st[1] + (int64_t)(rr % g.ow) * y->st[2] +
 							(int64_t)grp * g.cog * y->st[3]) * y->esize, 0, y->st[3], grp * g.cog };
 
-						ret = f32_gemm(c, &mr, &mb, &t[2], &orow);
+						ret = f32_gemm(c, &mr, &mb, &t[2], &orow, rc);
 						if (ret)
 							goto out;
 					}
 					continue;
 				}
-				ret = f32_gemm(c, &ma, &mb, &t[2], &o);
+				ret = f32_gemm(c, &ma, &mb, &t[2], &o, rc);
 				if (ret)
 					goto out;
 			}
 		}
 	}
-	ret = 0;
+	ret = stopped(rc) ? -ECANCELED : 0;
 out:
 	if (have_q)
 		i8_ctx_fini(&q);
-	free(col);
-	free(rowsum);
-	free(cacc);
-	free(yrow);
+	vnpu_run_free(rc, col);
+	vnpu_run_free(rc, rowsum);
+	vnpu_run_free(rc, cacc);
+	vnpu_run_free(rc, yrow);
 	return ret;
 }
 
@@ -871,7 +968,8 @@ out:
  * results are bit-exact and float sums round identically.
  */
 static int eng_dwconv(const struct vnpu_cmd_compute *c,
-		      const struct vnpu_op_info *info, struct vnpu_tv *t)
+		      const struct vnpu_op_info *info, struct vnpu_tv *t,
+		      struct vnpu_run_ctx *rc)
 {
 	const struct vnpu_attr_conv2d *at = &c->attr.conv;
 	struct vnpu_tv *x = &t[0], *w = &t[1], *bias = &t[2], *y = &t[3];
@@ -881,7 +979,7 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 	bool q = info->quantized;
 	/* Channel multiplier 1 over contiguous channels: x[c] for co = c. */
 	bool xunit = cog == 1 && x->st[3] == 1;
-	int64_t *xoff = malloc(sizeof(int64_t) * co);
+	int64_t *xoff = vnpu_run_alloc(rc, sizeof(int64_t) * co);
 	int32_t *wq = NULL, *xq = NULL, *bq = NULL;
 	uint32_t *acc = NULL;
 	float *wf = NULL, *xf = NULL, *facc = NULL, *bf = NULL, alpha;
@@ -897,33 +995,38 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 	if (!xoff)
 		return -ENOMEM;
 	if (q) {
-		wq = malloc(sizeof(int32_t) * taps * co);
-		xq = malloc(sizeof(int32_t) * co);
-		bq = calloc(co, sizeof(int32_t));
-		acc = malloc(sizeof(uint32_t) * co);
-		epi = malloc(sizeof(*epi) * co);
-		epi_fm = malloc(sizeof(float) * co);
-		epi_i[0] = malloc(sizeof(int32_t) * co);
-		epi_i[1] = malloc(sizeof(int32_t) * co);
-		epi_i[2] = malloc(sizeof(int32_t) * co);
-		row = malloc(co);
+		/* taps * co is W's element count: within the limits. */
+		wq = vnpu_run_alloc(rc, sizeof(int32_t) * taps * co);
+		xq = vnpu_run_alloc(rc, sizeof(int32_t) * co);
+		bq = vnpu_run_calloc(rc, co, sizeof(int32_t));
+		acc = vnpu_run_alloc(rc, sizeof(uint32_t) * co);
+		epi = vnpu_run_alloc(rc, sizeof(*epi) * co);
+		epi_fm = vnpu_run_alloc(rc, sizeof(float) * co);
+		epi_i[0] = vnpu_run_alloc(rc, sizeof(int32_t) * co);
+		epi_i[1] = vnpu_run_alloc(rc, sizeof(int32_t) * co);
+		epi_i[2] = vnpu_run_alloc(rc, sizeof(int32_t) * co);
+		row = vnpu_run_alloc(rc, co);
 		if (!wq || !xq || !bq || !acc || !epi || !epi_fm || !epi_i[0] ||
 		    !epi_i[1] || !epi_i[2] || !row)
 			goto out;
 		fastq = true;
 	} else {
-		wf = malloc(sizeof(float) * taps * co);
-		xf = malloc(sizeof(float) * co);
-		facc = malloc(sizeof(float) * co);
+		wf = vnpu_run_alloc(rc, sizeof(float) * taps * co);
+		xf = vnpu_run_alloc(rc, sizeof(float) * co);
+		facc = vnpu_run_alloc(rc, sizeof(float) * co);
 		if (!wf || !xf || !facc)
 			goto out;
 		if (bias->p) {
-			bf = malloc(sizeof(float) * co);
+			bf = vnpu_run_alloc(rc, sizeof(float) * co);
 			if (!bf)
 				goto out;
 		}
 	}
 	for (j = 0; j < co; j++) {
+		if (vnpu_run_tick(rc, taps)) {
+			ret = -ECANCELED;
+			goto out;
+		}
 		xoff[j] = (int64_t)(j / cog) * x->st[3] * x->esize;
 		for (ky = 0; ky < kh; ky++)
 			for (kx = 0; kx < kw; kx++) {
@@ -957,6 +1060,10 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 		uint8_t *py = y->p + ((int64_t)b * y->st[0] + (int64_t)oy * y->st[1] +
 				      (int64_t)ox * y->st[2]) * y->esize;
 
+		if (vnpu_run_tick(rc, co)) {
+			ret = -ECANCELED;
+			goto out;
+		}
 		if (q)
 			memset(acc, 0, sizeof(uint32_t) * co);
 		else
@@ -974,6 +1081,10 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 
 				if (ix < 0 || ix >= x->dims[2])
 					continue;
+				if (vnpu_run_tick(rc, co)) {
+					ret = -ECANCELED;
+					goto out;
+				}
 				px = x->p + ((int64_t)b * x->st[0] + iy * x->st[1] +
 					     ix * x->st[2]) * x->esize;
 				if (q) {
@@ -1039,27 +1150,30 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 	}
 	ret = 0;
 out:
-	free(xoff);
-	free(wq);
-	free(xq);
-	free(bq);
-	free(acc);
-	free(epi);
-	free(epi_fm);
-	free(epi_i[0]);
-	free(epi_i[1]);
-	free(epi_i[2]);
-	free(row);
-	free(wf);
-	free(xf);
-	free(facc);
-	free(bf);
+	vnpu_run_free(rc, xoff);
+	vnpu_run_free(rc, wq);
+	vnpu_run_free(rc, xq);
+	vnpu_run_free(rc, bq);
+	vnpu_run_free(rc, acc);
+	vnpu_run_free(rc, epi);
+	vnpu_run_free(rc, epi_fm);
+	vnpu_run_free(rc, epi_i[0]);
+	vnpu_run_free(rc, epi_i[1]);
+	vnpu_run_free(rc, epi_i[2]);
+	vnpu_run_free(rc, row);
+	vnpu_run_free(rc, wf);
+	vnpu_run_free(rc, xf);
+	vnpu_run_free(rc, facc);
+	vnpu_run_free(rc, bf);
 	return ret;
 }
 
-int vnpu_engine_run(const struct vnpu_cmd_compute *c,
-		    const struct vnpu_op_info *info,
-		    const struct vnpu_op_bind *bind)
+/* Depthwise channels the direct kernel takes: one tap stays abortable. */
+#define DW_MAX_CHANNELS	(1u << 16)
+
+static int engine_dispatch(const struct vnpu_cmd_compute *c,
+			   const struct vnpu_op_info *info,
+			   const struct vnpu_op_bind *bind, struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv t[VNPU_OP_SLOTS];
 	bool fast = c->hdr.opcode == VNPU_OP_GEMM || c->hdr.opcode == VNPU_OP_CONV2D;
@@ -1085,17 +1199,27 @@ int vnpu_engine_run(const struct vnpu_cmd_compute *c,
 			fast = false;
 	}
 	if (fast && c->hdr.opcode == VNPU_OP_CONV2D && c->attr.conv.groups > 1 &&
-	    t[1].dims[3] == 1)
-		return eng_dwconv(c, info, t);
+	    t[1].dims[3] == 1 && t[3].dims[3] <= DW_MAX_CHANNELS)
+		return eng_dwconv(c, info, t, rc);
 	/* Other grouped convs with few outputs per group gain nothing from im2col. */
 	if (c->hdr.opcode == VNPU_OP_CONV2D && c->attr.conv.groups > 1 &&
 	    t[1].dims[0] / c->attr.conv.groups < 8)
 		fast = false;
 	if (!fast)
-		return vnpu_ref_run(c, bind);
+		return vnpu_ref_run_ctx(c, bind, rc);
 	if (c->hdr.opcode == VNPU_OP_GEMM)
-		return eng_gemm(c, info, t);
-	return eng_conv(c, info, t);
+		return eng_gemm(c, info, t, rc);
+	return eng_conv(c, info, t, rc);
+}
+
+int vnpu_engine_run(const struct vnpu_cmd_compute *c,
+		    const struct vnpu_op_info *info,
+		    const struct vnpu_op_bind *bind, struct vnpu_run_ctx *rc)
+{
+	int ret = engine_dispatch(c, info, bind, rc);
+
+	/* Whatever a path made of an abort (a failed pack, a NULL), it is one. */
+	return stopped(rc) ? -ECANCELED : ret;
 }
 
 /* ---- Timing model ------------------------------------------------------ */

@@ -11,10 +11,15 @@
 
 #include "vnpu_ref.h"
 
-/* Run a command already validated by vnpu_op_check() (@info is its result). */
+/*
+ * Run a command already validated by vnpu_op_check() (@info is its
+ * result) within @x's scratch budget, polling its abort callback.
+ * 0, -EINVAL (a per-channel array holds a bad value), -ENOMEM (scratch
+ * exhausted: see vnpu_arena_exhausted()) or -ECANCELED.
+ */
 int vnpu_engine_run(const struct vnpu_cmd_compute *cmd,
 		    const struct vnpu_op_info *info,
-		    const struct vnpu_op_bind *bind);
+		    const struct vnpu_op_bind *bind, struct vnpu_run_ctx *x);
 
 /* Modelled NPU cycles of a validated command (timing model, ops.rst). */
 uint64_t vnpu_engine_cycles(const struct vnpu_cmd_compute *cmd,
@@ -36,30 +41,17 @@ struct vnpu_i8_b {
 	uint32_t n, np, kp;
 };
 
+/* Only for values already bounded by the command limits (< 2^31). */
 static inline uint32_t vnpu_round_up(uint32_t v, uint32_t a)
 {
 	return (v + a - 1) / a * a;
 }
 
-/* @c: mp x np int32, row stride np; mp multiple of MR, np of NR. */
-void vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
-		  int32_t *c);
 /*
- * The kernels vnpu_i8_gemm() can dispatch to.  It takes the best one the
- * CPU has, or the one the environment variable VNPU_I8_KERNEL names
- * (vnpu_i8_kernel_id() spelling) when the CPU has that one.
+ * @c: mp x np int32, row stride np; mp multiple of MR, np of NR.  Runs
+ * @x's int8 kernel and polls @x every few register blocks: 0 or
+ * -ECANCELED (then @c is partly written).
  */
-enum vnpu_i8_kernel {
-	VNPU_I8_GENERIC,	/* portable C */
-	VNPU_I8_AVX2,		/* int16 widening + vpmaddwd */
-	VNPU_I8_VNNI,		/* AVX-512 vpdpbusd */
-	VNPU_I8_NKERNELS
-};
-
-bool vnpu_i8_kernel_available(enum vnpu_i8_kernel k);
-const char *vnpu_i8_kernel_id(enum vnpu_i8_kernel k);
-enum vnpu_i8_kernel vnpu_i8_kernel_select(void);
-/* Name of the kernel vnpu_i8_gemm() dispatches to now. */
-const char *vnpu_i8_kernel_name(void);
-
+int vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
+		 int32_t *c, struct vnpu_run_ctx *x);
 #endif /* VNPU_ENGINE_H */

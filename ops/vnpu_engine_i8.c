@@ -11,6 +11,7 @@
  * QEMU is built for generic x86-64, so the SIMD kernels are compiled per
  * function with target attributes and chosen at run time.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -247,38 +248,49 @@ bool vnpu_i8_kernel_available(enum vnpu_i8_kernel k)
 
 const char *vnpu_i8_kernel_id(enum vnpu_i8_kernel k)
 {
+	if (k == VNPU_I8_AUTO)
+		return "auto";
 	return (unsigned int)k < VNPU_I8_NKERNELS ? kernel_names[k] : "?";
 }
 
-/*
- * The best kernel this CPU runs, or the one VNPU_I8_KERNEL names if the
- * CPU has it (to test and measure the fallbacks on a host that has all).
- * Read per call, never cached: no global state, and a test can switch.
- */
-enum vnpu_i8_kernel vnpu_i8_kernel_select(void)
+int vnpu_i8_kernel_parse(const char *id, enum vnpu_i8_kernel *k)
 {
-	const char *env = getenv("VNPU_I8_KERNEL");
+	int i;
+
+	if (!strcmp(id, "auto")) {
+		*k = VNPU_I8_AUTO;
+		return 0;
+	}
+	for (i = 0; i < VNPU_I8_NKERNELS; i++) {
+		if (!strcmp(id, kernel_names[i])) {
+			*k = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+/*
+ * The configured kernel when the CPU has it (to test and measure the
+ * fallbacks on a host that has all of them), else the best one it has.
+ */
+enum vnpu_i8_kernel vnpu_i8_kernel_resolve(enum vnpu_i8_kernel want)
+{
 	int k;
 
-	if (env)
-		for (k = 0; k < VNPU_I8_NKERNELS; k++)
-			if (!strcmp(env, kernel_names[k]) && vnpu_i8_kernel_available(k))
-				return k;
+	if (want != VNPU_I8_AUTO && vnpu_i8_kernel_available(want))
+		return want;
 	for (k = VNPU_I8_NKERNELS - 1; k > 0; k--)
 		if (vnpu_i8_kernel_available(k))
 			return k;
 	return VNPU_I8_GENERIC;
 }
 
-const char *vnpu_i8_kernel_name(void)
+int vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
+		 int32_t *c, struct vnpu_run_ctx *x)
 {
-	return vnpu_i8_kernel_id(vnpu_i8_kernel_select());
-}
-
-void vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
-		  int32_t *c)
-{
-	enum vnpu_i8_kernel kern = vnpu_i8_kernel_select();
+	enum vnpu_i8_kernel kern =
+		vnpu_i8_kernel_resolve(x ? x->i8_kernel : VNPU_I8_AUTO);
 	size_t pstride = (size_t)b->kp / 4 * 64;
 	uint32_t npan = b->np / VNPU_I8_NR, k0, m0, m, j;
 
@@ -293,6 +305,9 @@ void vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
 				const int8_t *pb = b->p + j * pstride + (size_t)k0 / 4 * 64;
 				int np2 = npan - j >= 2 ? 2 : 1;
 
+				/* One poll per column pair: at most MC x 32 x KC MACs. */
+				if (vnpu_run_tick(x, (uint64_t)(me - m0) * kc * 32))
+					return -ECANCELED;
 				for (m = m0; m < me; m += VNPU_I8_MR) {
 					const uint8_t *pa = a + (size_t)m * b->kp + k0;
 					int32_t *pc = c + (size_t)m * b->np + j * VNPU_I8_NR;
@@ -323,4 +338,5 @@ void vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
 			}
 		}
 	}
+	return 0;
 }

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vnpu_run.h"
+
 struct vnpu_mem_ops {
 	/* Copy @len bytes at device VA @va into @buf.  0 or -EFAULT. */
 	int (*read)(void *opaque, uint64_t va, void *buf, uint64_t len);
@@ -30,24 +32,57 @@ struct vnpu_mem_ops {
 	void *(*map)(void *opaque, uint64_t va, uint64_t len, bool is_write);
 	void (*unmap)(void *opaque, void *host, uint64_t len, bool is_write,
 		      uint64_t access_len);
+	/*
+	 * Optional: true once the command must be abandoned (reset, FLR,
+	 * unplug).  Polled at least every VNPU_POLL_WORK work units.
+	 */
+	bool (*aborted)(void *opaque);
+};
+
+/**
+ * struct vnpu_engine_cfg - one engine thread's resources.
+ * @arena: scratch budget for bounce buffers, packing and im2col; NULL
+ *	only in host tools (plain malloc, no budget)
+ * @i8_kernel: int8 GEMM kernel, VNPU_I8_AUTO for the best available
+ */
+struct vnpu_engine_cfg {
+	struct vnpu_arena *arena;
+	enum vnpu_i8_kernel i8_kernel;
+};
+
+/**
+ * struct vnpu_compute_result - how one command ended.
+ * @cycles: modelled cycles, on success
+ * @err_off: -EINVAL: byte offset, within the command, of the first field
+ *	found at fault (hw-spec.rst, "Command errors")
+ */
+struct vnpu_compute_result {
+	uint64_t cycles;
+	uint32_t err_off;
 };
 
 /*
  * Execute one compute command (opcode in VNPU_CMD_COMPUTE_FIRST..LAST).
  * @cmd points at the whole command, header included, already copied into
- * host memory; @size is its byte size as given in the header.
+ * host memory; @size is its byte size as given in the header.  The arena
+ * is reset before return.
  *
- * Returns 0 on success, -EINVAL for a malformed or unsupported command
- * (the job ends with VNPU_JOB_STATUS_CMD_ERROR), -EFAULT when a memory
- * callback failed (the device has already recorded the fault), or -ENOMEM
- * when the host could not provide scratch memory (a device error, not the
- * guest's).  *@cycles receives the modelled cycle count on success.
+ * Returns 0 on success, or:
+ * -EINVAL: malformed, unsupported or beyond the command limits (the job
+ *	ends CMD_ERROR at @res->err_off);
+ * -E2BIG: valid, but needs more scratch than the arena holds (CMD_ERROR
+ *	at offset 0: the arena size is the device's configuration);
+ * -EFAULT: a memory callback failed (the device has recorded the fault);
+ * -ECANCELED: mem->aborted() said stop; nothing more was written;
+ * -ENOMEM: the host could not provide memory (a device error).
  *
  * An output that was mapped may have been partly written when the engine
- * fails; one bounced through write() is written only on success.
+ * fails or is aborted; one bounced through write() is written only on
+ * success.
  */
 int vnpu_compute_exec(const void *cmd, uint32_t size,
 		      const struct vnpu_mem_ops *mem, void *opaque,
-		      uint64_t *cycles);
+		      const struct vnpu_engine_cfg *cfg,
+		      struct vnpu_compute_result *res);
 
 #endif /* VNPU_EXEC_H */

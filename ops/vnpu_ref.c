@@ -13,8 +13,6 @@
 
 #include "vnpu_ref.h"
 
-#define MAX_ELEMS	(1ull << 40)
-
 /* ---- dtype helpers --------------------------------------------------- */
 
 uint32_t vnpu_dtype_size(unsigned int dtype)
@@ -484,6 +482,55 @@ void vnpu_epi_store(const struct vnpu_epi *e, const struct vnpu_tv *y,
 
 /* ---- Validation -------------------------------------------------------- */
 
+const struct vnpu_op_limits vnpu_op_limits_device = {
+	.tensor_elems = VNPU_LIMIT_TENSOR_ELEMS,
+	.tensor_bytes = VNPU_LIMIT_TENSOR_BYTES,
+	.cmd_bytes = VNPU_LIMIT_CMD_BYTES,
+	.cmd_macs = VNPU_LIMIT_CMD_MACS,
+	.reduction = VNPU_LIMIT_REDUCTION,
+	.kernel_dim = VNPU_LIMIT_KERNEL_DIM,
+	.channels = VNPU_LIMIT_CHANNELS,
+};
+
+/*
+ * The CPU fallback runs on memory its caller allocated, so only the
+ * reference's own arithmetic bounds it: element offsets stay far below
+ * 2^63 and every size fits a size_t.
+ */
+const struct vnpu_op_limits vnpu_op_limits_host = {
+	.tensor_elems = 1ull << 40,
+	.tensor_bytes = 1ull << 32,
+	.cmd_bytes = 1ull << 34,
+	.cmd_macs = UINT64_MAX,
+	.reduction = UINT64_MAX,
+	.kernel_dim = 1u << 16,
+	.channels = UINT32_MAX,
+};
+
+/* Byte offsets of the fields a failed check names (hw-spec, CMD_ERROR). */
+#define OFF(field)	((uint32_t)offsetof(struct vnpu_cmd_compute, field))
+#define TOFF(slot, field)						\
+	(OFF(t) + (uint32_t)(slot) * (uint32_t)sizeof(struct vnpu_tensor_desc) + \
+	 (uint32_t)offsetof(struct vnpu_tensor_desc, field))
+#define DIM_OFF(slot, d)	(TOFF(slot, dims) + 4u * (uint32_t)(d))
+#define STRIDE_OFF(slot, d)	(TOFF(slot, strides) + 8u * (uint32_t)(d))
+
+#define MAX_PAD		(1u << 16)
+#define MAX_KSTRIDE	(1u << 16)
+
+struct chk {
+	const struct vnpu_cmd_compute *c;
+	struct vnpu_op_info *info;
+	const struct vnpu_op_limits *lim;
+};
+
+/* Record the first offending field; every check returns through here. */
+static int bad(const struct chk *k, uint32_t off)
+{
+	k->info->err_off = off;
+	return -EINVAL;
+}
+
 static bool all_zero(const void *p, size_t n)
 {
 	const uint8_t *b = p;
@@ -494,77 +541,162 @@ static bool all_zero(const void *p, size_t n)
 	return true;
 }
 
-/* @raw_int: int8/uint8 may be unquantized (CPU-only integer ops). */
-static int check_tensor(const struct vnpu_tensor_desc *d, uint64_t *span,
-			uint64_t *qbytes, bool raw_int)
+/* Offset of the first non-zero byte of @p (known not all zero). */
+static uint32_t first_nonzero(const void *p, size_t n)
 {
+	const uint8_t *b = p;
+	uint32_t i;
+
+	for (i = 0; i + 1 < n && !b[i]; i++)
+		;
+	return i;
+}
+
+/*
+ * An output must not overlap itself: ordered by stride, each dimension of
+ * extent > 1 must start past the last element of the ones inside it.
+ * (Sufficient, not necessary; hw-spec "Command limits" states this rule.)
+ */
+static int check_no_self_overlap(const struct chk *k, int slot)
+{
+	const struct vnpu_tensor_desc *d = &k->c->t[slot];
+	int order[VNPU_MAX_RANK], n = 0, i, j;
+	uint64_t reach;
+
+	if (!(d->flags & VNPU_TENSOR_STRIDED))
+		return 0;
+	for (i = 0; i < d->rank; i++) {
+		if (d->dims[i] == 1)
+			continue;
+		if (!d->strides[i])
+			return bad(k, STRIDE_OFF(slot, i));
+		/* Insertion sort by stride: at most six entries. */
+		for (j = n; j > 0 && d->strides[order[j - 1]] > d->strides[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+		n++;
+	}
+	reach = 1;	/* elements covered by the dims visited so far */
+	for (j = 0; j < n; j++) {
+		i = order[j];
+		if (d->strides[i] < reach)
+			return bad(k, STRIDE_OFF(slot, i));
+		/* Bounded by the span check: (dims - 1) * stride fits. */
+		reach = d->strides[i] * d->dims[i];
+	}
+	return 0;
+}
+
+/* @raw_int: int8/uint8 may be unquantized (CPU-only integer ops). */
+static int check_tensor(const struct chk *k, int slot, bool raw_int)
+{
+	const struct vnpu_tensor_desc *d = &k->c->t[slot];
+	const struct vnpu_op_limits *lim = k->lim;
 	uint64_t elems = 1, last = 0, bytes, t;
 	uint32_t es = vnpu_dtype_size(d->dtype);
 	float s;
 	int i;
 
-	if (!es || d->rank < 1 || d->rank > VNPU_MAX_RANK ||
-	    (d->flags & ~VNPU_TENSOR_STRIDED) ||
-	    !all_zero(d->reserved, sizeof(d->reserved)) || d->va % es)
-		return -EINVAL;
+	if (!es)
+		return bad(k, TOFF(slot, dtype));
+	if (d->rank < 1 || d->rank > VNPU_MAX_RANK)
+		return bad(k, TOFF(slot, rank));
+	if (d->flags & ~VNPU_TENSOR_STRIDED)
+		return bad(k, TOFF(slot, flags));
+	if (!all_zero(d->reserved, sizeof(d->reserved)))
+		return bad(k, TOFF(slot, reserved) +
+			   first_nonzero(d->reserved, sizeof(d->reserved)));
+	if (d->va % es)
+		return bad(k, TOFF(slot, va));
 	for (i = 0; i < VNPU_MAX_RANK; i++) {
 		if (i >= d->rank) {
-			if (d->dims[i] || d->strides[i])
-				return -EINVAL;
+			if (d->dims[i])
+				return bad(k, DIM_OFF(slot, i));
+			if (d->strides[i])
+				return bad(k, STRIDE_OFF(slot, i));
 			continue;
 		}
-		if (!d->dims[i] || __builtin_mul_overflow(elems, d->dims[i], &elems))
-			return -EINVAL;
+		if (!d->dims[i] ||
+		    __builtin_mul_overflow(elems, d->dims[i], &elems) ||
+		    elems > lim->tensor_elems)
+			return bad(k, DIM_OFF(slot, i));
 		if (!(d->flags & VNPU_TENSOR_STRIDED)) {
 			if (d->strides[i])
-				return -EINVAL;
+				return bad(k, STRIDE_OFF(slot, i));
 			continue;
 		}
-		if (__builtin_mul_overflow((uint64_t)(d->dims[i] - 1),
+		/*
+		 * No stride may address past the span limit, even on a dim
+		 * of extent 1, so every element offset the engines form
+		 * from strides stays far inside int64_t.
+		 */
+		if (d->strides[i] > lim->tensor_bytes / es ||
+		    __builtin_mul_overflow((uint64_t)(d->dims[i] - 1),
 					   d->strides[i], &t) ||
 		    __builtin_add_overflow(last, t, &last))
-			return -EINVAL;
+			return bad(k, STRIDE_OFF(slot, i));
 	}
-	if (elems > MAX_ELEMS)
-		return -EINVAL;
 	if (!(d->flags & VNPU_TENSOR_STRIDED))
 		last = elems - 1;
 	if (__builtin_add_overflow(last, 1, &bytes) ||
 	    __builtin_mul_overflow(bytes, es, &bytes) ||
-	    bytes > VNPU_MAX_TENSOR_BYTES ||
-	    d->va >= (1ull << VNPU_VA_BITS) ||
+	    bytes > lim->tensor_bytes)
+		return bad(k, d->flags & VNPU_TENSOR_STRIDED ?
+			   TOFF(slot, strides) : TOFF(slot, dims));
+	if (d->va >= (1ull << VNPU_VA_BITS) ||
 	    bytes > (1ull << VNPU_VA_BITS) - d->va)
-		return -EINVAL;
-	*span = bytes;
-	*qbytes = 0;
+		return bad(k, TOFF(slot, va));
+	k->info->span[slot] = bytes;
+	k->info->qbytes[slot] = 0;
 
 	switch (d->quant) {
 	case VNPU_QUANT_NONE:
-		if ((dt_is_q8(d->dtype) && !raw_int) || d->quant_axis || d->scale ||
-		    d->zero_point || d->quant_va)
-			return -EINVAL;
+		if (dt_is_q8(d->dtype) && !raw_int)
+			return bad(k, TOFF(slot, quant));
+		if (d->quant_axis)
+			return bad(k, TOFF(slot, quant_axis));
+		if (d->scale)
+			return bad(k, TOFF(slot, scale));
+		if (d->zero_point)
+			return bad(k, TOFF(slot, zero_point));
+		if (d->quant_va)
+			return bad(k, TOFF(slot, quant_va));
 		break;
 	case VNPU_QUANT_TENSOR:
 		s = f32_from_bits(d->scale);
-		if (!dt_is_q8(d->dtype) || d->quant_axis || d->quant_va ||
-		    !(s > 0.0f) || !isfinite(s) ||
-		    d->zero_point < dt_min(d->dtype) ||
+		if (!dt_is_q8(d->dtype))
+			return bad(k, TOFF(slot, quant));
+		if (d->quant_axis)
+			return bad(k, TOFF(slot, quant_axis));
+		if (d->quant_va)
+			return bad(k, TOFF(slot, quant_va));
+		if (!(s > 0.0f) || !isfinite(s))
+			return bad(k, TOFF(slot, scale));
+		if (d->zero_point < dt_min(d->dtype) ||
 		    d->zero_point > dt_max(d->dtype))
-			return -EINVAL;
+			return bad(k, TOFF(slot, zero_point));
 		break;
 	case VNPU_QUANT_CHANNEL:
-		if (!dt_is_q8(d->dtype) || d->quant_axis >= d->rank ||
-		    d->scale || d->zero_point || !d->quant_va ||
-		    d->quant_va % 4)
-			return -EINVAL;
-		*qbytes = 8ull * d->dims[d->quant_axis];
-		if (d->quant_va >= (1ull << VNPU_VA_BITS) ||
-		    *qbytes > (1ull << VNPU_VA_BITS) - d->quant_va)
-			return -EINVAL;
+		if (!dt_is_q8(d->dtype))
+			return bad(k, TOFF(slot, quant));
+		if (d->quant_axis >= d->rank ||
+		    d->dims[d->quant_axis] > lim->channels)
+			return bad(k, TOFF(slot, quant_axis));
+		if (d->scale)
+			return bad(k, TOFF(slot, scale));
+		if (d->zero_point)
+			return bad(k, TOFF(slot, zero_point));
+		k->info->qbytes[slot] = 8ull * d->dims[d->quant_axis];
+		if (!d->quant_va || d->quant_va % 4 ||
+		    d->quant_va >= (1ull << VNPU_VA_BITS) ||
+		    k->info->qbytes[slot] > (1ull << VNPU_VA_BITS) - d->quant_va)
+			return bad(k, TOFF(slot, quant_va));
 		break;
 	default:
-		return -EINVAL;
+		return bad(k, TOFF(slot, quant));
 	}
+	if (slot == VNPU_OP_SLOT_OUT)
+		return check_no_self_overlap(k, slot);
 	return 0;
 }
 
@@ -584,11 +716,18 @@ static uint32_t op_slots(unsigned int op)
 	}
 }
 
-static bool same_dims(const struct vnpu_tensor_desc *a,
-		      const struct vnpu_tensor_desc *b)
+/* Offset of the first dim where @a and @b (slots) differ, or -1. */
+static int dims_differ(const struct chk *k, int sa, int sb)
 {
-	return a->rank == b->rank &&
-	       !memcmp(a->dims, b->dims, sizeof(a->dims));
+	const struct vnpu_tensor_desc *a = &k->c->t[sa], *b = &k->c->t[sb];
+	int i;
+
+	if (a->rank != b->rank)
+		return (int)TOFF(sb, rank);
+	for (i = 0; i < a->rank; i++)
+		if (a->dims[i] != b->dims[i])
+			return (int)DIM_OFF(sb, i);
+	return -1;
 }
 
 /* Is @o's channel quantization (if any) along dimension @axis? */
@@ -597,123 +736,192 @@ static bool chan_axis_ok(const struct vnpu_tensor_desc *o, unsigned int axis)
 	return o->quant != VNPU_QUANT_CHANNEL || o->quant_axis == axis;
 }
 
-static bool is_bias(const struct vnpu_tensor_desc *b, uint32_t n, bool quant)
+static int check_bias(const struct chk *k, uint32_t n)
 {
-	return b->rank == 1 && b->dims[0] == n &&
-	       (quant ? b->dtype == VNPU_DT_INT32 : dt_is_float(b->dtype));
-}
+	const struct vnpu_tensor_desc *b = &k->c->t[2];
+	bool quant = k->info->quantized;
 
-/* Shared dtype rules of GEMM and CONV2D; sets info->quantized. */
-static int check_mm_types(const struct vnpu_cmd_compute *c, unsigned int b_axis,
-			  unsigned int y_axis, struct vnpu_op_info *info)
-{
-	const struct vnpu_tensor_desc *a = &c->t[0], *b = &c->t[1], *y = &c->t[3];
-
-	if (dt_is_float(a->dtype) && dt_is_float(b->dtype)) {
-		info->quantized = false;
-		if (y->dtype == VNPU_DT_INT32)
-			return -EINVAL;
-	} else if (dt_is_q8(a->dtype) && dt_is_q8(b->dtype)) {
-		info->quantized = true;
-		if (a->quant != VNPU_QUANT_TENSOR || !chan_axis_ok(b, b_axis))
-			return -EINVAL;
-		if (y->dtype == VNPU_DT_INT32 && c->act != VNPU_ACT_NONE)
-			return -EINVAL;
-	} else {
-		return -EINVAL;
-	}
-	if (!chan_axis_ok(y, y_axis))
-		return -EINVAL;
+	if (!(k->info->present & 4))
+		return 0;
+	if (b->rank != 1)
+		return bad(k, TOFF(2, rank));
+	if (b->dims[0] != n)
+		return bad(k, DIM_OFF(2, 0));
+	if (quant ? b->dtype != VNPU_DT_INT32 : !dt_is_float(b->dtype))
+		return bad(k, TOFF(2, dtype));
 	return 0;
 }
 
-static int check_gemm(const struct vnpu_cmd_compute *c, struct vnpu_op_info *info)
+/* Shared dtype rules of GEMM and CONV2D; sets info->quantized. */
+static int check_mm_types(const struct chk *k, unsigned int b_axis,
+			  unsigned int y_axis)
 {
+	const struct vnpu_cmd_compute *c = k->c;
+	const struct vnpu_tensor_desc *a = &c->t[0], *b = &c->t[1], *y = &c->t[3];
+
+	if (dt_is_float(a->dtype) && dt_is_float(b->dtype)) {
+		k->info->quantized = false;
+		if (y->dtype == VNPU_DT_INT32)
+			return bad(k, TOFF(3, dtype));
+	} else if (dt_is_q8(a->dtype) && dt_is_q8(b->dtype)) {
+		k->info->quantized = true;
+		if (a->quant != VNPU_QUANT_TENSOR)
+			return bad(k, TOFF(0, quant));
+		if (!chan_axis_ok(b, b_axis))
+			return bad(k, TOFF(1, quant_axis));
+		if (y->dtype == VNPU_DT_INT32 && c->act != VNPU_ACT_NONE)
+			return bad(k, OFF(act));
+	} else {
+		return bad(k, TOFF(1, dtype));
+	}
+	if (!chan_axis_ok(y, y_axis))
+		return bad(k, TOFF(3, quant_axis));
+	return 0;
+}
+
+static int check_gemm(const struct chk *k)
+{
+	const struct vnpu_cmd_compute *c = k->c;
 	const struct vnpu_tensor_desc *a = &c->t[0], *b = &c->t[1], *y = &c->t[3];
 	bool ta = c->attr.gemm.flags & VNPU_GEMM_TRANS_A;
 	bool tb = c->attr.gemm.flags & VNPU_GEMM_TRANS_B;
-	uint32_t m, k, kb, n;
+	int ra = a->rank, rb = b->rank, r = y->rank, i, ret;
+	uint32_t m, kk, kb, n;
 	uint64_t batch = 1;
-	int i, r = y->rank;
 
-	if ((c->attr.gemm.flags & ~3u) ||
-	    !all_zero(c->attr.gemm.reserved, sizeof(c->attr.gemm.reserved)))
-		return -EINVAL;
-	if (a->rank < 2 || b->rank < 2 || r != (a->rank > b->rank ? a->rank : b->rank))
-		return -EINVAL;
-	m = a->dims[a->rank - (ta ? 1 : 2)];
-	k = a->dims[a->rank - (ta ? 2 : 1)];
-	kb = b->dims[b->rank - (tb ? 1 : 2)];
-	n = b->dims[b->rank - (tb ? 2 : 1)];
-	if (k != kb || y->dims[r - 2] != m || y->dims[r - 1] != n)
-		return -EINVAL;
+	if (c->attr.gemm.flags & ~3u)
+		return bad(k, OFF(attr.gemm.flags));
+	if (!all_zero(c->attr.gemm.reserved, sizeof(c->attr.gemm.reserved)))
+		return bad(k, OFF(attr.gemm.reserved) +
+			   first_nonzero(c->attr.gemm.reserved,
+					 sizeof(c->attr.gemm.reserved)));
+	if (ra < 2)
+		return bad(k, TOFF(0, rank));
+	if (rb < 2)
+		return bad(k, TOFF(1, rank));
+	if (r != (ra > rb ? ra : rb))
+		return bad(k, TOFF(3, rank));
+	m = a->dims[ra - (ta ? 1 : 2)];
+	kk = a->dims[ra - (ta ? 2 : 1)];
+	kb = b->dims[rb - (tb ? 1 : 2)];
+	n = b->dims[rb - (tb ? 2 : 1)];
+	if (kk > k->lim->reduction)
+		return bad(k, DIM_OFF(0, ra - (ta ? 2 : 1)));
+	if (kk != kb)
+		return bad(k, DIM_OFF(1, rb - (tb ? 1 : 2)));
+	if (y->dims[r - 2] != m)
+		return bad(k, DIM_OFF(3, r - 2));
+	if (y->dims[r - 1] != n)
+		return bad(k, DIM_OFF(3, r - 1));
 	for (i = 0; i < r - 2; i++) {
-		int ia = i - (r - a->rank), ib = i - (r - b->rank);
+		int ia = i - (r - ra), ib = i - (r - rb);
 		uint32_t da = ia >= 0 ? a->dims[ia] : 1;
 		uint32_t db = ib >= 0 ? b->dims[ib] : 1;
 		uint32_t d = da > db ? da : db;
 
-		if ((da != 1 && da != d) || (db != 1 && db != d) || y->dims[i] != d)
-			return -EINVAL;
-		batch *= d;
+		if (da != 1 && da != d)
+			return bad(k, DIM_OFF(0, ia));
+		if (db != 1 && db != d)
+			return bad(k, DIM_OFF(1, ib));
+		if (y->dims[i] != d)
+			return bad(k, DIM_OFF(3, i));
+		batch *= d;	/* <= y's element count, checked already */
 	}
-	if (check_mm_types(c, b->rank - (tb ? 2 : 1), r - 1, info))
-		return -EINVAL;
-	if ((info->present & 4) && !is_bias(&c->t[2], n, info->quantized))
-		return -EINVAL;
-	/* Each factor is below 2^40 (MAX_ELEMS), but the product may not be. */
-	if (__builtin_mul_overflow(batch * m, (uint64_t)n, &info->macs) ||
-	    __builtin_mul_overflow(info->macs, (uint64_t)k, &info->macs))
-		return -EINVAL;
+	ret = check_mm_types(k, rb - (tb ? 2 : 1), r - 1);
+	if (ret)
+		return ret;
+	ret = check_bias(k, n);
+	if (ret)
+		return ret;
+	/* batch * m * n is y's element count; times k may overflow. */
+	if (__builtin_mul_overflow(batch * m * n, (uint64_t)kk, &k->info->macs))
+		return bad(k, 0);
 	return 0;
 }
 
 /* Output extent of a window op; 0 if the window never fits. */
-static uint32_t win_out(uint32_t in, uint32_t pa, uint32_t pb, uint32_t k,
+static uint32_t win_out(uint32_t in, uint32_t pa, uint32_t pb, uint32_t kd,
 			uint32_t dil, uint32_t stride)
 {
 	uint64_t ext = (uint64_t)in + pa + pb;
-	uint64_t ek = (uint64_t)(k - 1) * dil + 1;
+	uint64_t ek = (uint64_t)(kd - 1) * dil + 1;
 
 	if (ek > ext)
 		return 0;
 	return (uint32_t)((ext - ek) / stride + 1);
 }
 
-#define MAX_PAD		(1u << 16)
-#define MAX_KSTRIDE	(1u << 16)
-
-static int check_conv(const struct vnpu_cmd_compute *c, struct vnpu_op_info *info)
+/* A stride, dilation or pad field of a window op. */
+static int check_window_field(const struct chk *k, uint32_t v, uint32_t off,
+			      bool zero_ok, uint32_t max)
 {
+	if ((!v && !zero_ok) || v > max)
+		return bad(k, off);
+	return 0;
+}
+
+static int check_conv(const struct chk *k)
+{
+	const struct vnpu_cmd_compute *c = k->c;
 	const struct vnpu_attr_conv2d *at = &c->attr.conv;
 	const struct vnpu_tensor_desc *x = &c->t[0], *w = &c->t[1], *y = &c->t[3];
 	uint32_t g = at->groups, oh, ow;
+	uint64_t red, out;
+	int ret;
 
-	if (!all_zero(at->reserved, sizeof(at->reserved)) || x->rank != 4 ||
-	    w->rank != 4 || y->rank != 4 || !g || !at->stride_h ||
-	    !at->stride_w || !at->dilation_h || !at->dilation_w ||
-	    at->stride_h > MAX_KSTRIDE || at->stride_w > MAX_KSTRIDE ||
-	    at->dilation_h > MAX_KSTRIDE || at->dilation_w > MAX_KSTRIDE ||
-	    at->pad_top > MAX_PAD || at->pad_bottom > MAX_PAD ||
-	    at->pad_left > MAX_PAD || at->pad_right > MAX_PAD)
-		return -EINVAL;
-	if (x->dims[3] % g || w->dims[0] % g || w->dims[3] != x->dims[3] / g)
-		return -EINVAL;
+	if (!all_zero(at->reserved, sizeof(at->reserved)))
+		return bad(k, OFF(attr.conv.reserved) +
+			   first_nonzero(at->reserved, sizeof(at->reserved)));
+	if (x->rank != 4)
+		return bad(k, TOFF(0, rank));
+	if (w->rank != 4)
+		return bad(k, TOFF(1, rank));
+	if (y->rank != 4)
+		return bad(k, TOFF(3, rank));
+	if ((ret = check_window_field(k, at->stride_h, OFF(attr.conv.stride_h), false, MAX_KSTRIDE)) ||
+	    (ret = check_window_field(k, at->stride_w, OFF(attr.conv.stride_w), false, MAX_KSTRIDE)) ||
+	    (ret = check_window_field(k, at->dilation_h, OFF(attr.conv.dilation_h), false, MAX_KSTRIDE)) ||
+	    (ret = check_window_field(k, at->dilation_w, OFF(attr.conv.dilation_w), false, MAX_KSTRIDE)) ||
+	    (ret = check_window_field(k, at->pad_top, OFF(attr.conv.pad_top), true, MAX_PAD)) ||
+	    (ret = check_window_field(k, at->pad_left, OFF(attr.conv.pad_left), true, MAX_PAD)) ||
+	    (ret = check_window_field(k, at->pad_bottom, OFF(attr.conv.pad_bottom), true, MAX_PAD)) ||
+	    (ret = check_window_field(k, at->pad_right, OFF(attr.conv.pad_right), true, MAX_PAD)))
+		return ret;
+	if (!g || x->dims[3] % g || w->dims[0] % g)
+		return bad(k, OFF(attr.conv.groups));
+	if (w->dims[3] != x->dims[3] / g)
+		return bad(k, DIM_OFF(1, 3));
+	if (w->dims[1] > k->lim->kernel_dim)
+		return bad(k, DIM_OFF(1, 1));
+	if (w->dims[2] > k->lim->kernel_dim)
+		return bad(k, DIM_OFF(1, 2));
+	/* Each factor is at most 2^32, the three together past 2^64 never. */
+	red = (uint64_t)w->dims[1] * w->dims[2];
+	if (__builtin_mul_overflow(red, (uint64_t)w->dims[3], &red) ||
+	    red > k->lim->reduction)
+		return bad(k, DIM_OFF(1, 3));
 	oh = win_out(x->dims[1], at->pad_top, at->pad_bottom, w->dims[1],
 		     at->dilation_h, at->stride_h);
 	ow = win_out(x->dims[2], at->pad_left, at->pad_right, w->dims[2],
 		     at->dilation_w, at->stride_w);
-	if (!oh || !ow || y->dims[0] != x->dims[0] || y->dims[1] != oh ||
-	    y->dims[2] != ow || y->dims[3] != w->dims[0])
-		return -EINVAL;
-	if (check_mm_types(c, 0, 3, info))
-		return -EINVAL;
-	if ((info->present & 4) && !is_bias(&c->t[2], w->dims[0], info->quantized))
-		return -EINVAL;
-	if (__builtin_mul_overflow((uint64_t)y->dims[0] * oh * ow,
-				   (uint64_t)w->dims[0] * w->dims[1] * w->dims[2] *
-				   w->dims[3], &info->macs))
-		return -EINVAL;
+	if (y->dims[0] != x->dims[0])
+		return bad(k, DIM_OFF(3, 0));
+	if (!oh || y->dims[1] != oh)
+		return bad(k, DIM_OFF(3, 1));
+	if (!ow || y->dims[2] != ow)
+		return bad(k, DIM_OFF(3, 2));
+	if (y->dims[3] != w->dims[0])
+		return bad(k, DIM_OFF(3, 3));
+	ret = check_mm_types(k, 0, 3);
+	if (ret)
+		return ret;
+	ret = check_bias(k, w->dims[0]);
+	if (ret)
+		return ret;
+	/* y's element count (checked) times the reduction (checked). */
+	out = (uint64_t)y->dims[0] * oh * ow * y->dims[3];
+	if (__builtin_mul_overflow(out, red, &k->info->macs))
+		return bad(k, 0);
 	return 0;
 }
 
@@ -723,73 +931,112 @@ static uint32_t pool_dil(uint32_t d)
 	return d ? d : 1;
 }
 
-static int check_pool(const struct vnpu_cmd_compute *c)
+static int check_pool(const struct chk *k)
 {
+	const struct vnpu_cmd_compute *c = k->c;
 	const struct vnpu_attr_pool2d *at = &c->attr.pool;
 	const struct vnpu_tensor_desc *x = &c->t[0], *y = &c->t[3];
 	uint32_t dh = pool_dil(at->dilation_h), dw = pool_dil(at->dilation_w);
-	uint64_t ekh, ekw;
+	uint64_t ekh, ekw, taps;
+	int ret;
 
-	if (x->rank != 4 ||
-	    y->rank != 4 || at->kind > VNPU_POOL_GLOBAL_AVG ||
-	    (at->flags & ~VNPU_POOL_COUNT_INCLUDE_PAD) ||
-	    y->dims[0] != x->dims[0] || y->dims[3] != x->dims[3])
-		return -EINVAL;
-	if (at->kind == VNPU_POOL_GLOBAL_AVG)
-		return (at->flags || at->kernel_h || at->kernel_w ||
-			at->stride_h || at->stride_w || at->pad_top ||
-			at->pad_left || at->pad_bottom || at->pad_right ||
-			at->dilation_h || at->dilation_w ||
-			y->dims[1] != 1 || y->dims[2] != 1) ? -EINVAL : 0;
-	if (!at->kernel_h || !at->kernel_w || !at->stride_h || !at->stride_w ||
-	    at->kernel_h > MAX_KSTRIDE || at->kernel_w > MAX_KSTRIDE ||
-	    at->stride_h > MAX_KSTRIDE || at->stride_w > MAX_KSTRIDE ||
-	    dh > MAX_KSTRIDE || dw > MAX_KSTRIDE)
-		return -EINVAL;
+	if (x->rank != 4)
+		return bad(k, TOFF(0, rank));
+	if (y->rank != 4)
+		return bad(k, TOFF(3, rank));
+	if (at->kind > VNPU_POOL_GLOBAL_AVG)
+		return bad(k, OFF(attr.pool.kind));
+	if ((at->flags & ~VNPU_POOL_COUNT_INCLUDE_PAD) ||
+	    (at->kind == VNPU_POOL_MAX && at->flags))
+		return bad(k, OFF(attr.pool.flags));
+	if (y->dims[0] != x->dims[0])
+		return bad(k, DIM_OFF(3, 0));
+	if (y->dims[3] != x->dims[3])
+		return bad(k, DIM_OFF(3, 3));
+	if (at->kind == VNPU_POOL_GLOBAL_AVG) {
+		/* Everything after kind must be zero. */
+		const uint8_t *rest = (const uint8_t *)&at->flags;
+		size_t n = sizeof(*at) - offsetof(struct vnpu_attr_pool2d, flags);
+
+		if (!all_zero(rest, n))
+			return bad(k, OFF(attr.pool.flags) + first_nonzero(rest, n));
+		if (y->dims[1] != 1)
+			return bad(k, DIM_OFF(3, 1));
+		if (y->dims[2] != 1)
+			return bad(k, DIM_OFF(3, 2));
+		taps = (uint64_t)x->dims[1] * x->dims[2];
+		if (taps > k->lim->reduction)
+			return bad(k, DIM_OFF(0, 1));
+		k->info->macs = k->info->macs * taps;
+		return 0;
+	}
+	if ((ret = check_window_field(k, at->kernel_h, OFF(attr.pool.kernel_h), false, k->lim->kernel_dim)) ||
+	    (ret = check_window_field(k, at->kernel_w, OFF(attr.pool.kernel_w), false, k->lim->kernel_dim)) ||
+	    (ret = check_window_field(k, at->stride_h, OFF(attr.pool.stride_h), false, MAX_KSTRIDE)) ||
+	    (ret = check_window_field(k, at->stride_w, OFF(attr.pool.stride_w), false, MAX_KSTRIDE)) ||
+	    (ret = check_window_field(k, dh, OFF(attr.pool.dilation_h), false, MAX_KSTRIDE)) ||
+	    (ret = check_window_field(k, dw, OFF(attr.pool.dilation_w), false, MAX_KSTRIDE)))
+		return ret;
+	taps = (uint64_t)at->kernel_h * at->kernel_w;
+	if (taps > k->lim->reduction)
+		return bad(k, OFF(attr.pool.kernel_w));
 	/*
 	 * pad < dilated extent keeps every window overlapping the input;
 	 * without dilation that also puts a real element in each window.
 	 */
 	ekh = (uint64_t)(at->kernel_h - 1) * dh + 1;
 	ekw = (uint64_t)(at->kernel_w - 1) * dw + 1;
-	if (at->pad_top >= ekh || at->pad_bottom >= ekh ||
-	    at->pad_left >= ekw || at->pad_right >= ekw)
-		return -EINVAL;
+	if (at->pad_top >= ekh)
+		return bad(k, OFF(attr.pool.pad_top));
+	if (at->pad_bottom >= ekh)
+		return bad(k, OFF(attr.pool.pad_bottom));
+	if (at->pad_left >= ekw)
+		return bad(k, OFF(attr.pool.pad_left));
+	if (at->pad_right >= ekw)
+		return bad(k, OFF(attr.pool.pad_right));
 	if (y->dims[1] != win_out(x->dims[1], at->pad_top, at->pad_bottom,
-				  at->kernel_h, dh, at->stride_h) ||
-	    y->dims[2] != win_out(x->dims[2], at->pad_left, at->pad_right,
+				  at->kernel_h, dh, at->stride_h))
+		return bad(k, DIM_OFF(3, 1));
+	if (y->dims[2] != win_out(x->dims[2], at->pad_left, at->pad_right,
 				  at->kernel_w, dw, at->stride_w))
-		return -EINVAL;
-	if (at->kind == VNPU_POOL_MAX && at->flags)
-		return -EINVAL;
+		return bad(k, DIM_OFF(3, 2));
+	/* Output elements (< 2^40) times taps (< 2^20): no overflow. */
+	k->info->macs *= taps;
 	return 0;
 }
 
-static bool bcast_ok(const struct vnpu_tensor_desc *a,
-		     const struct vnpu_tensor_desc *y)
+/* Offset of the first dim of slot @s that does not broadcast to y, or -1. */
+static int bcast_bad(const struct chk *k, int s)
 {
+	const struct vnpu_tensor_desc *a = &k->c->t[s], *y = &k->c->t[3];
 	int i, lead = y->rank - a->rank;
 
 	if (lead < 0)
-		return false;
+		return (int)TOFF(s, rank);
 	for (i = 0; i < a->rank; i++)
 		if (a->dims[i] != 1 && a->dims[i] != y->dims[lead + i])
-			return false;
-	return true;
+			return (int)DIM_OFF(s, i);
+	return -1;
 }
 
 /* ELTWISE's attributes and shapes: y is the broadcast shape of a and b. */
-static int check_eltwise_shapes(const struct vnpu_cmd_compute *c)
+static int check_eltwise_shapes(const struct chk *k)
 {
+	const struct vnpu_cmd_compute *c = k->c;
 	const struct vnpu_tensor_desc *y = &c->t[3];
-	int i;
+	int i, off;
 
-	if (c->attr.eltwise.kind > VNPU_ELTWISE_MUL ||
-	    !all_zero(c->attr.eltwise.reserved,
-		      sizeof(c->attr.eltwise.reserved)) ||
-	    c->t[0].rank > y->rank || c->t[1].rank > y->rank ||
-	    !bcast_ok(&c->t[0], y) || !bcast_ok(&c->t[1], y))
-		return -EINVAL;
+	if (c->attr.eltwise.kind > VNPU_ELTWISE_MUL)
+		return bad(k, OFF(attr.eltwise.kind));
+	if (!all_zero(c->attr.eltwise.reserved, sizeof(c->attr.eltwise.reserved)))
+		return bad(k, OFF(attr.eltwise.reserved) +
+			   first_nonzero(c->attr.eltwise.reserved,
+					 sizeof(c->attr.eltwise.reserved)));
+	for (i = 0; i < 2; i++) {
+		off = bcast_bad(k, i);
+		if (off >= 0)
+			return bad(k, (uint32_t)off);
+	}
 	for (i = 0; i < y->rank; i++) {
 		int ia = i - (y->rank - c->t[0].rank);
 		int ib = i - (y->rank - c->t[1].rank);
@@ -797,150 +1044,233 @@ static int check_eltwise_shapes(const struct vnpu_cmd_compute *c)
 		uint32_t db = ib >= 0 ? c->t[1].dims[ib] : 1;
 
 		if (y->dims[i] != (da > db ? da : db))
-			return -EINVAL;
+			return bad(k, DIM_OFF(3, i));
 	}
 	return 0;
 }
 
-static int check_ops(const struct vnpu_cmd_compute *c, struct vnpu_op_info *info)
+static int check_ops(const struct chk *k)
 {
+	const struct vnpu_cmd_compute *c = k->c;
+	struct vnpu_op_info *info = k->info;
 	const struct vnpu_tensor_desc *x = &c->t[0], *y = &c->t[3];
 	const struct vnpu_attr_layernorm *ln = &c->attr.layernorm;
 	unsigned int op = c->hdr.opcode;
 	bool fused = op == VNPU_OP_GEMM || op == VNPU_OP_CONV2D ||
 		     op == VNPU_OP_ELTWISE || op == VNPU_OP_ACTIVATION;
+	uint64_t ext;
 	float f;
-	int i;
+	int i, off;
 
 	if ((!fused && c->act) ||
 	    (c->act == VNPU_ACT_CLIP && op != VNPU_OP_ACTIVATION))
-		return -EINVAL;
+		return bad(k, OFF(act));
 	/* Int32 operands only exist as GEMM/CONV2D biases and accumulators. */
 	if (op != VNPU_OP_GEMM && op != VNPU_OP_CONV2D)
 		for (i = 0; i < VNPU_OP_SLOTS; i++)
 			if (((info->present >> i) & 1) &&
 			    c->t[i].dtype == VNPU_DT_INT32)
-				return -EINVAL;
+				return bad(k, TOFF(i, dtype));
 	/* Every per-channel axis must stay a channel of the output. */
 	if (op != VNPU_OP_GEMM && op != VNPU_OP_CONV2D && op != VNPU_OP_ELTWISE &&
 	    op != VNPU_OP_LAYERNORM) {
-		if (!same_dims(x, y) && op != VNPU_OP_POOL2D)
-			return -EINVAL;
+		if (op != VNPU_OP_POOL2D && (off = dims_differ(k, 0, 3)) >= 0)
+			return bad(k, (uint32_t)off);
 		if ((op == VNPU_OP_POOL2D || op == VNPU_OP_SOFTMAX) &&
-		    (x->quant == VNPU_QUANT_CHANNEL || y->quant == VNPU_QUANT_CHANNEL))
-			return -EINVAL;
+		    x->quant == VNPU_QUANT_CHANNEL)
+			return bad(k, TOFF(0, quant));
+		if ((op == VNPU_OP_POOL2D || op == VNPU_OP_SOFTMAX) &&
+		    y->quant == VNPU_QUANT_CHANNEL)
+			return bad(k, TOFF(3, quant));
 	}
+	/* Output elements: below 2^40 for any limits (check_tensor). */
 	info->macs = 1;
 	for (i = 0; i < y->rank; i++)
 		info->macs *= y->dims[i];
 
 	switch (op) {
 	case VNPU_OP_GEMM:
-		return check_gemm(c, info);
+		return check_gemm(k);
 	case VNPU_OP_CONV2D:
-		return check_conv(c, info);
+		return check_conv(k);
 	case VNPU_OP_POOL2D:
-		return check_pool(c);
+		return check_pool(k);
 	case VNPU_OP_ELTWISE:
-		if (check_eltwise_shapes(c))
-			return -EINVAL;
-		for (i = 0; i < 2; i++)
-			if (c->t[i].quant == VNPU_QUANT_CHANNEL &&
-			    (y->rank - c->t[i].rank + c->t[i].quant_axis >= y->rank ||
-			     c->t[i].dims[c->t[i].quant_axis] !=
-			     y->dims[y->rank - c->t[i].rank + c->t[i].quant_axis]))
-				return -EINVAL;
+		if ((i = check_eltwise_shapes(k)))
+			return i;
+		for (i = 0; i < 2; i++) {
+			const struct vnpu_tensor_desc *t = &c->t[i];
+			int yax = y->rank - t->rank + t->quant_axis;
+
+			if (t->quant == VNPU_QUANT_CHANNEL &&
+			    (yax >= y->rank || t->dims[t->quant_axis] != y->dims[yax]))
+				return bad(k, TOFF(i, quant_axis));
+		}
 		return 0;
 	case VNPU_OP_ACTIVATION:
 		if (c->act == VNPU_ACT_CLIP) {
 			float lo = f32_from_bits(c->attr.activation.clip_min);
 			float hi = f32_from_bits(c->attr.activation.clip_max);
 
-			return (lo <= hi && /* false for NaN */
-				all_zero(c->attr.activation.reserved,
-					 sizeof(c->attr.activation.reserved))) ?
-			       0 : -EINVAL;
+			if (!(lo <= hi))	/* false for NaN too */
+				return bad(k, OFF(attr.activation.clip_min));
+			if (!all_zero(c->attr.activation.reserved,
+				      sizeof(c->attr.activation.reserved)))
+				return bad(k, OFF(attr.activation.reserved) +
+					   first_nonzero(c->attr.activation.reserved,
+							 sizeof(c->attr.activation.reserved)));
+			return 0;
 		}
-		return all_zero(&c->attr, sizeof(c->attr)) ? 0 : -EINVAL;
+		if (!all_zero(&c->attr, sizeof(c->attr)))
+			return bad(k, OFF(attr) +
+				   first_nonzero(&c->attr, sizeof(c->attr)));
+		return 0;
 	case VNPU_OP_SOFTMAX:
 		if (c->attr.softmax.axis >= x->rank ||
-		    !all_zero(c->attr.softmax.reserved,
+		    x->dims[c->attr.softmax.axis] > k->lim->reduction)
+			return bad(k, OFF(attr.softmax.axis));
+		if (!all_zero(c->attr.softmax.reserved,
 			      sizeof(c->attr.softmax.reserved)))
-			return -EINVAL;
+			return bad(k, OFF(attr.softmax.reserved) +
+				   first_nonzero(c->attr.softmax.reserved,
+						 sizeof(c->attr.softmax.reserved)));
 		return 0;
 	case VNPU_OP_LAYERNORM:
 		f = f32_from_bits(ln->epsilon);
-		if (ln->axis >= x->rank || !same_dims(x, y) || !(f >= 0.0f) ||
-		    !isfinite(f) || !all_zero(ln->reserved, sizeof(ln->reserved)) ||
-		    x->quant == VNPU_QUANT_CHANNEL || y->quant == VNPU_QUANT_CHANNEL)
-			return -EINVAL;
+		if (ln->axis >= x->rank)
+			return bad(k, OFF(attr.layernorm.axis));
+		for (ext = 1, i = ln->axis; i < x->rank; i++)
+			ext *= x->dims[i];	/* <= elements of x */
+		if (ext > k->lim->reduction)
+			return bad(k, OFF(attr.layernorm.axis));
+		if ((off = dims_differ(k, 0, 3)) >= 0)
+			return bad(k, (uint32_t)off);
+		if (!(f >= 0.0f) || !isfinite(f))
+			return bad(k, OFF(attr.layernorm.epsilon));
+		if (!all_zero(ln->reserved, sizeof(ln->reserved)))
+			return bad(k, OFF(attr.layernorm.reserved) +
+				   first_nonzero(ln->reserved, sizeof(ln->reserved)));
+		if (x->quant == VNPU_QUANT_CHANNEL)
+			return bad(k, TOFF(0, quant));
+		if (y->quant == VNPU_QUANT_CHANNEL)
+			return bad(k, TOFF(3, quant));
 		for (i = 1; i <= 2; i++) {
 			const struct vnpu_tensor_desc *g = &c->t[i];
 
 			if (!((info->present >> i) & 1))
 				continue;
-			if (g->rank != x->rank - ln->axis ||
-			    memcmp(g->dims, x->dims + ln->axis, 4u * g->rank) ||
-			    g->quant == VNPU_QUANT_CHANNEL)
-				return -EINVAL;
+			if (g->rank != x->rank - (int)ln->axis)
+				return bad(k, TOFF(i, rank));
+			if (memcmp(g->dims, x->dims + ln->axis, 4u * g->rank))
+				return bad(k, TOFF(i, dims));
+			if (g->quant == VNPU_QUANT_CHANNEL)
+				return bad(k, TOFF(i, quant));
 		}
 		return 0;
 	case VNPU_OP_QUANTIZE:
-		if (!dt_is_float(x->dtype) || !dt_is_q8(y->dtype))
-			return -EINVAL;
+		if (!dt_is_float(x->dtype))
+			return bad(k, TOFF(0, dtype));
+		if (!dt_is_q8(y->dtype))
+			return bad(k, TOFF(3, dtype));
 		break;
 	case VNPU_OP_DEQUANTIZE:
-		if (!dt_is_q8(x->dtype) || !dt_is_float(y->dtype))
-			return -EINVAL;
+		if (!dt_is_q8(x->dtype))
+			return bad(k, TOFF(0, dtype));
+		if (!dt_is_float(y->dtype))
+			return bad(k, TOFF(3, dtype));
 		break;
 	case VNPU_OP_REQUANTIZE:
-		if (!dt_is_q8(x->dtype) || !dt_is_q8(y->dtype))
-			return -EINVAL;
+		if (!dt_is_q8(x->dtype))
+			return bad(k, TOFF(0, dtype));
+		if (!dt_is_q8(y->dtype))
+			return bad(k, TOFF(3, dtype));
 		break;
 	default:
-		return -EINVAL;
+		return bad(k, OFF(hdr.opcode));
 	}
+	/* The conversions take no attributes. */
+	if (!all_zero(&c->attr, sizeof(c->attr)))
+		return bad(k, OFF(attr) + first_nonzero(&c->attr, sizeof(c->attr)));
 	/* The conversions: per-channel axes of x and y must agree. */
-	if (!all_zero(&c->attr, sizeof(c->attr)) ||
-	    (x->quant == VNPU_QUANT_CHANNEL && y->quant == VNPU_QUANT_CHANNEL &&
-	     x->quant_axis != y->quant_axis))
-		return -EINVAL;
+	if (x->quant == VNPU_QUANT_CHANNEL && y->quant == VNPU_QUANT_CHANNEL &&
+	    x->quant_axis != y->quant_axis)
+		return bad(k, TOFF(3, quant_axis));
 	return 0;
+}
+
+/* The limits on a whole command, once its operands and work are known. */
+static int check_totals(const struct chk *k)
+{
+	uint64_t bytes = 0;
+	int i;
+
+	/* Each term is below 2^48 (a VA range): the sum cannot wrap. */
+	for (i = 0; i < VNPU_OP_SLOTS; i++)
+		bytes += k->info->span[i] + k->info->qbytes[i];
+	if (bytes > k->lim->cmd_bytes || k->info->macs > k->lim->cmd_macs)
+		return bad(k, 0);
+	return 0;
+}
+
+/* Slots present and each one well formed; @slots as op_slots(). */
+static int check_slots(const struct chk *k, uint32_t slots, bool raw_int)
+{
+	int i, ret;
+
+	for (i = 0; i < VNPU_OP_SLOTS; i++) {
+		bool present = !all_zero(&k->c->t[i], sizeof(k->c->t[i]));
+
+		if (present != !!(slots & (1u << i)) && !(slots & (0x100u << i)))
+			return bad(k, TOFF(i, va));
+		if (!present)
+			continue;
+		ret = check_tensor(k, i, raw_int);
+		if (ret)
+			return ret;
+		k->info->present |= 1u << i;
+	}
+	return 0;
+}
+
+int vnpu_op_check_limits(const void *cmd, uint32_t size,
+			 struct vnpu_cmd_compute *cc, struct vnpu_op_info *info,
+			 const struct vnpu_op_limits *lim)
+{
+	struct chk k = { cc, info, lim };
+	float alpha;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	if (size != sizeof(*cc))
+		return bad(&k, OFF(hdr.size));
+	memcpy(cc, cmd, sizeof(*cc));
+	if (cc->hdr.size != sizeof(*cc))
+		return bad(&k, OFF(hdr.size));
+	if (cc->hdr.flags)
+		return bad(&k, OFF(hdr.flags));
+	if (cc->hdr.opcode < VNPU_OP_GEMM || cc->hdr.opcode > VNPU_OP_LAST)
+		return bad(&k, OFF(hdr.opcode));
+	if (cc->act >= VNPU_ACT_COUNT)
+		return bad(&k, OFF(act));
+	if (cc->round > VNPU_ROUND_TFLITE)
+		return bad(&k, OFF(round));
+	if (cc->reserved0)
+		return bad(&k, OFF(reserved0));
+	alpha = f32_from_bits(cc->act_alpha);
+	if (cc->act == VNPU_ACT_LEAKY_RELU ? !isfinite(alpha) : cc->act_alpha != 0)
+		return bad(&k, OFF(act_alpha));
+	ret = check_slots(&k, op_slots(cc->hdr.opcode), false);
+	if (!ret)
+		ret = check_ops(&k);
+	if (!ret)
+		ret = check_totals(&k);
+	return ret;
 }
 
 int vnpu_op_check(const void *cmd, uint32_t size, struct vnpu_cmd_compute *cc,
 		  struct vnpu_op_info *info)
 {
-	uint32_t slots;
-	float alpha;
-	int i;
-
-	memset(info, 0, sizeof(*info));
-	if (size != sizeof(*cc))
-		return -EINVAL;
-	memcpy(cc, cmd, sizeof(*cc));
-	if (cc->hdr.size != sizeof(*cc) || cc->hdr.flags ||
-	    cc->hdr.opcode < VNPU_OP_GEMM || cc->hdr.opcode > VNPU_OP_LAST ||
-	    cc->reserved0 || cc->act >= VNPU_ACT_COUNT ||
-	    cc->round > VNPU_ROUND_TFLITE)
-		return -EINVAL;
-	alpha = f32_from_bits(cc->act_alpha);
-	if (cc->act == VNPU_ACT_LEAKY_RELU ? !isfinite(alpha) : cc->act_alpha != 0)
-		return -EINVAL;
-	slots = op_slots(cc->hdr.opcode);
-	for (i = 0; i < VNPU_OP_SLOTS; i++) {
-		bool present = !all_zero(&cc->t[i], sizeof(cc->t[i]));
-
-		if (present != !!(slots & (1u << i)) && !(slots & (0x100u << i)))
-			return -EINVAL;
-		if (!present)
-			continue;
-		if (check_tensor(&cc->t[i], &info->span[i], &info->qbytes[i],
-				 false))
-			return -EINVAL;
-		info->present |= 1u << i;
-	}
-	return check_ops(cc, info);
+	return vnpu_op_check_limits(cmd, size, cc, info, &vnpu_op_limits_device);
 }
 
 
@@ -949,12 +1279,13 @@ int vnpu_op_check(const void *cmd, uint32_t size, struct vnpu_cmd_compute *cc,
 _Static_assert(sizeof(struct vnpu_ref_attr_pool3d) <=
 	       sizeof(((struct vnpu_cmd_compute *)0)->attr), "pool3d attrs");
 
-static int check_pool3d(const struct vnpu_cmd_compute *c, uint64_t xspan)
+static int check_pool3d(const struct chk *k)
 {
+	const struct vnpu_cmd_compute *c = k->c;
 	struct vnpu_ref_attr_pool3d at;
 	const struct vnpu_tensor_desc *x = &c->t[0], *ind = &c->t[2];
 	const struct vnpu_tensor_desc *y = &c->t[3];
-	uint64_t xelems;
+	uint64_t xelems, taps = 1;
 	int i;
 
 	memcpy(&at, c->attr.raw, sizeof(at));
@@ -967,7 +1298,7 @@ static int check_pool3d(const struct vnpu_cmd_compute *c, uint64_t xspan)
 	    y->dims[0] != x->dims[0] || y->dims[4] != x->dims[4] ||
 	    x->dtype == VNPU_DT_INT32 || y->dtype == VNPU_DT_INT32 ||
 	    x->quant == VNPU_QUANT_CHANNEL || y->quant == VNPU_QUANT_CHANNEL)
-		return -EINVAL;
+		return bad(k, OFF(attr));
 	for (i = 0; i < 3; i++) {
 		uint64_t ek = (uint64_t)(at.kernel[i] - 1) * at.dilation[i] + 1;
 
@@ -976,73 +1307,75 @@ static int check_pool3d(const struct vnpu_cmd_compute *c, uint64_t xspan)
 		    y->dims[1 + i] != win_out(x->dims[1 + i], at.pad_begin[i],
 					      at.pad_end[i], at.kernel[i],
 					      at.dilation[i], at.stride[i]))
-			return -EINVAL;
+			return bad(k, OFF(attr));
+		taps *= at.kernel[i];
 	}
+	if (taps > k->lim->reduction)
+		return bad(k, OFF(attr));
+	k->info->macs *= taps;	/* < 2^40 * 2^48: no overflow */
 	if (!ind->rank)
 		return 0;
 	/* Every offset into X must be representable in the INT32 indices. */
-	xelems = xspan / vnpu_dtype_size(x->dtype);
+	xelems = k->info->span[0] / vnpu_dtype_size(x->dtype);
 	if (at.kind != VNPU_POOL_MAX || ind->dtype != VNPU_DT_INT32 ||
-	    ind->quant != VNPU_QUANT_NONE || !same_dims(ind, y) ||
+	    ind->quant != VNPU_QUANT_NONE || dims_differ(k, 3, 2) >= 0 ||
 	    xelems > (uint64_t)INT32_MAX + 1)
-		return -EINVAL;
+		return bad(k, TOFF(2, dims));
 	return 0;
 }
 
-static int check_cpu_op(const struct vnpu_cmd_compute *c,
-			struct vnpu_op_info *info)
+static int check_cpu_op(const struct chk *k)
 {
+	const struct vnpu_cmd_compute *c = k->c;
+	struct vnpu_op_info *info = k->info;
 	unsigned int op = c->hdr.opcode;
 	bool ints = op == VNPU_REF_OP_INT_ELTWISE;
-	uint32_t slots = ints ? 0x0b : 0x09 | 0x400;
-	int i;
+	int i, ret;
 
 	if (c->hdr.size != sizeof(*c) || c->hdr.flags || c->reserved0 ||
 	    c->act || c->act_alpha || c->round > VNPU_ROUND_TFLITE)
-		return -EINVAL;
-	for (i = 0; i < VNPU_OP_SLOTS; i++) {
-		bool present = !all_zero(&c->t[i], sizeof(c->t[i]));
-
-		if (present != !!(slots & (1u << i)) && !(slots & (0x100u << i)))
-			return -EINVAL;
-		if (!present)
-			continue;
-		if (check_tensor(&c->t[i], &info->span[i], &info->qbytes[i], ints))
-			return -EINVAL;
-		info->present |= 1u << i;
-	}
+		return bad(k, 0);
+	ret = check_slots(k, ints ? 0x0b : 0x09 | 0x400, ints);
+	if (ret)
+		return ret;
 	info->macs = 1;
 	for (i = 0; i < c->t[3].rank; i++)
 		info->macs *= c->t[3].dims[i];
-	if (op == VNPU_REF_OP_POOL3D)
-		return check_pool3d(c, info->span[0]);
-	for (i = 0; i < VNPU_OP_SLOTS; i++) {
-		const struct vnpu_tensor_desc *d = &c->t[i];
+	if (op == VNPU_REF_OP_POOL3D) {
+		ret = check_pool3d(k);
+	} else {
+		for (i = 0; i < VNPU_OP_SLOTS && !ret; i++) {
+			const struct vnpu_tensor_desc *d = &c->t[i];
 
-		if (!((info->present >> i) & 1))
-			continue;
-		if (d->dtype != c->t[3].dtype || d->quant != VNPU_QUANT_NONE ||
-		    (d->dtype != VNPU_DT_INT8 && d->dtype != VNPU_DT_UINT8 &&
-		     d->dtype != VNPU_DT_INT32))
-			return -EINVAL;
+			if (!((info->present >> i) & 1))
+				continue;
+			if (d->dtype != c->t[3].dtype || d->quant != VNPU_QUANT_NONE ||
+			    (d->dtype != VNPU_DT_INT8 && d->dtype != VNPU_DT_UINT8 &&
+			     d->dtype != VNPU_DT_INT32))
+				ret = bad(k, TOFF(i, dtype));
+		}
+		if (!ret)
+			ret = check_eltwise_shapes(k);
 	}
-	return check_eltwise_shapes(c);
+	return ret ? ret : check_totals(k);
 }
 
 int vnpu_ref_check(const void *cmd, uint32_t size, struct vnpu_cmd_compute *cc,
 		   struct vnpu_op_info *info)
 {
+	struct chk k = { cc, info, &vnpu_op_limits_host };
 	uint16_t opcode;
 
 	memset(info, 0, sizeof(*info));
 	if (size != sizeof(*cc))
-		return -EINVAL;
+		return bad(&k, OFF(hdr.size));
 	memcpy(&opcode, (const uint8_t *)cmd +
 	       offsetof(struct vnpu_cmd_compute, hdr.opcode), sizeof(opcode));
 	if (opcode < VNPU_REF_OP_CPU_FIRST || opcode > VNPU_REF_OP_CPU_LAST)
-		return vnpu_op_check(cmd, size, cc, info);
+		return vnpu_op_check_limits(cmd, size, cc, info,
+					    &vnpu_op_limits_host);
 	memcpy(cc, cmd, sizeof(*cc));
-	return check_cpu_op(cc, info);
+	return check_cpu_op(&k);
 }
 
 /* ---- The ops ------------------------------------------------------------ */
@@ -1054,8 +1387,8 @@ static uint32_t chan_of(const struct vnpu_tv *tv, const uint32_t *idx, int rank)
 	return idx[rank - tv->rank + tv->axis];
 }
 
-static void ref_gemm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
-		     bool quant)
+static int ref_gemm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		    bool quant, struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *a = &t[0], *b = &t[1], *bias = &t[2], *y = &t[3];
 	bool ta = c->attr.gemm.flags & VNPU_GEMM_TRANS_A;
@@ -1086,6 +1419,8 @@ static void ref_gemm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			for (j = 0; j < n; j++) {
 				uint8_t *py;
 
+				if (vnpu_run_tick(rc, (uint64_t)k + 1))
+					return -ECANCELED;
 				idx[r - 2] = i;
 				idx[r - 1] = j;
 				py = tv_at(y, idx);
@@ -1117,10 +1452,11 @@ static void ref_gemm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		idx[r - 2] = m - 1;
 		idx[r - 1] = n - 1;
 	} while (idx_next(idx, y->dims, r));
+	return 0;
 }
 
-static void ref_conv(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
-		     bool quant)
+static int ref_conv(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		    bool quant, struct vnpu_run_ctx *rc)
 {
 	const struct vnpu_attr_conv2d *at = &c->attr.conv;
 	struct vnpu_tv *x = &t[0], *w = &t[1], *bias = &t[2], *y = &t[3];
@@ -1133,6 +1469,9 @@ static void ref_conv(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		uint32_t g = co / cog, ky, kx, ci;
 		uint32_t acc = 0;
 		float facc = 0.0f;
+
+		if (vnpu_run_tick(rc, (uint64_t)w->dims[1] * w->dims[2] * cig + 1))
+			return -ECANCELED;
 
 		for (ky = 0; ky < w->dims[1]; ky++) {
 			int64_t iy = (int64_t)oy * at->stride_h - at->pad_top +
@@ -1175,9 +1514,11 @@ static void ref_conv(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 				y->quant == VNPU_QUANT_CHANNEL ? co : 0, c->round);
 		}
 	} while (idx_next(idx, y->dims, 4));
+	return 0;
 }
 
-static void ref_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
+static int ref_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+                    struct vnpu_run_ctx *rc)
 {
 	const struct vnpu_attr_pool2d *at = &c->attr.pool;
 	struct vnpu_tv *x = &t[0], *y = &t[3];
@@ -1191,6 +1532,9 @@ static void ref_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 	do {
 		float acc = at->kind == VNPU_POOL_MAX ? -INFINITY : 0.0f;
 		uint32_t cnt = 0, ky, kx;
+
+		if (vnpu_run_tick(rc, (uint64_t)kh * kw + 1))
+			return -ECANCELED;
 
 		for (ky = 0; ky < kh; ky++) {
 			int64_t iy = (int64_t)idx[1] * sh - at->pad_top +
@@ -1221,9 +1565,11 @@ static void ref_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 		}
 		vnpu_st(y, tv_at(y, idx), acc, 0, c->round);
 	} while (idx_next(idx, y->dims, 4));
+	return 0;
 }
 
-static void ref_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
+static int ref_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+                       struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *a = &t[0], *b = &t[1], *y = &t[3];
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };
@@ -1231,18 +1577,23 @@ static void ref_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 	int r = y->rank;
 
 	do {
-		float va = vnpu_ld(a, tv_at_bcast(a, idx, r), chan_of(a, idx, r));
-		float vb = vnpu_ld(b, tv_at_bcast(b, idx, r), chan_of(b, idx, r));
-		float v = c->attr.eltwise.kind == VNPU_ELTWISE_ADD ? va + vb :
-			  c->attr.eltwise.kind == VNPU_ELTWISE_SUB ? va - vb : va * vb;
+		float va, vb, v;
 
+		if (vnpu_run_tick(rc, 1))
+			return -ECANCELED;
+		va = vnpu_ld(a, tv_at_bcast(a, idx, r), chan_of(a, idx, r));
+		vb = vnpu_ld(b, tv_at_bcast(b, idx, r), chan_of(b, idx, r));
+		v = c->attr.eltwise.kind == VNPU_ELTWISE_ADD ? va + vb :
+		    c->attr.eltwise.kind == VNPU_ELTWISE_SUB ? va - vb : va * vb;
 		vnpu_st(y, tv_at(y, idx), vnpu_act(c->act, alpha, v),
 			chan_of(y, idx, r), c->round);
 	} while (idx_next(idx, y->dims, r));
+	return 0;
 }
 
 /* ACTIVATION, QUANTIZE, DEQUANTIZE: y = act(real(x)), converted. */
-static void ref_unary(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
+static int ref_unary(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+                     struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *x = &t[0], *y = &t[3];
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };
@@ -1252,15 +1603,20 @@ static void ref_unary(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 	int r = y->rank;
 
 	do {
-		float v = vnpu_ld(x, tv_at(x, idx), chan_of(x, idx, r));
+		float v;
 
+		if (vnpu_run_tick(rc, 1))
+			return -ECANCELED;
+		v = vnpu_ld(x, tv_at(x, idx), chan_of(x, idx, r));
 		v = c->act == VNPU_ACT_CLIP ? vnpu_clip(lo, hi, v) :
 		    vnpu_act(c->act, alpha, v);
 		vnpu_st(y, tv_at(y, idx), v, chan_of(y, idx, r), c->round);
 	} while (idx_next(idx, y->dims, r));
+	return 0;
 }
 
-static void ref_requant(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
+static int ref_requant(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+                       struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *x = &t[0], *y = &t[3];
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };
@@ -1273,6 +1629,9 @@ static void ref_requant(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 		int32_t d = ld_raw(x, tv_at(x, idx)) - vnpu_tv_zp(x, cx);
 		int64_t q;
 
+		if (vnpu_run_tick(rc, 1))
+			return -ECANCELED;
+
 		if (c->round == VNPU_ROUND_TFLITE) {
 			q = (int64_t)vnpu_qmul_apply(d, vnpu_qmul_from_double((double)sx / (double)sy)) + zy;
 			q = q < dt_min(y->dtype) ? dt_min(y->dtype) :
@@ -1283,6 +1642,7 @@ static void ref_requant(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 		}
 		*tv_at(y, idx) = (uint8_t)q;
 	} while (idx_next(idx, y->dims, r));
+	return 0;
 }
 
 /* Visit every index of @dims with dimension @axis.. pinned to 0. */
@@ -1291,19 +1651,25 @@ static bool outer_next(uint32_t *idx, const uint32_t *dims, int axis)
 	return axis > 0 && idx_next(idx, dims, axis);
 }
 
-static int ref_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
+static int ref_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		       struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *x = &t[0], *y = &t[3];
 	uint32_t ax = c->attr.softmax.axis, n = x->dims[ax], i;
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };
 	int r = x->rank, d;
-	float *e = malloc(sizeof(float) * n);
+	float *e = vnpu_run_alloc(rc, sizeof(float) * n);
 
 	if (!e)
 		return -ENOMEM;
 	/* The softmax axis goes innermost: iterate the others, then it. */
 	do {
 		float mx = -INFINITY, sum = 0.0f;
+
+		if (vnpu_run_tick(rc, 3ull * n)) {
+			vnpu_run_free(rc, e);
+			return -ECANCELED;
+		}
 
 		for (i = 0; i < n; i++) {
 			idx[ax] = i;
@@ -1327,11 +1693,12 @@ static int ref_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 			idx[d] = 0;
 		}
 	} while (d >= 0);
-	free(e);
+	vnpu_run_free(rc, e);
 	return 0;
 }
 
-static void ref_layernorm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
+static int ref_layernorm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+                         struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *x = &t[0], *g = &t[1], *bt = &t[2], *y = &t[3];
 	int ax = c->attr.layernorm.axis, r = x->rank;
@@ -1346,6 +1713,9 @@ static void ref_layernorm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 		uint32_t in[VNPU_MAX_RANK];
 		double sum = 0.0, sq = 0.0;
 		float mean, rstd;
+
+		if (vnpu_run_tick(rc, 3 * cnt))
+			return -ECANCELED;
 
 		/* Statistics in double: the reference should not lose bits. */
 		memcpy(in, idx, sizeof(in));
@@ -1371,11 +1741,13 @@ static void ref_layernorm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 			vnpu_st(y, tv_at(y, in), v, 0, c->round);
 		} while (idx_next(in + ax, x->dims + ax, r - ax));
 	} while (outer_next(idx, x->dims, ax));
+	return 0;
 }
 
 /* ---- CPU-only ops --------------------------------------------------------- */
 
-static void ref_int_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
+static int ref_int_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+                           struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *a = &t[0], *b = &t[1], *y = &t[3];
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };
@@ -1390,14 +1762,18 @@ static void ref_int_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 			     va * vb;
 		uint8_t *py = tv_at(y, idx);
 
+		if (vnpu_run_tick(rc, 1))
+			return -ECANCELED;
 		if (y->dtype == VNPU_DT_INT32)
 			memcpy(py, &v, 4);
 		else
 			*py = (uint8_t)v;
 	} while (idx_next(idx, y->dims, r));
+	return 0;
 }
 
-static void ref_pool3d(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
+static int ref_pool3d(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+                      struct vnpu_run_ctx *rc)
 {
 	struct vnpu_ref_attr_pool3d at;
 	struct vnpu_tv *x = &t[0], *ind = &t[2], *y = &t[3];
@@ -1411,6 +1787,9 @@ static void ref_pool3d(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 		float acc = max ? -INFINITY : 0.0f;
 		int64_t best = -1, org[3];
 		uint32_t cnt = 0, k[3] = { 0 };
+
+		if (vnpu_run_tick(rc, (uint64_t)at.kernel[0] * at.kernel[1] * at.kernel[2]))
+			return -ECANCELED;
 
 		for (i = 0; i < 3; i++)
 			org[i] = (int64_t)idx[1 + i] * at.stride[i] - at.pad_begin[i];
@@ -1451,10 +1830,11 @@ static void ref_pool3d(const struct vnpu_cmd_compute *c, struct vnpu_tv *t)
 			memcpy(tv_at(ind, idx), &b32, 4);
 		}
 	} while (idx_next(idx, y->dims, 5));
+	return 0;
 }
 
-int vnpu_ref_run(const struct vnpu_cmd_compute *cmd,
-		 const struct vnpu_op_bind *bind)
+int vnpu_ref_run_ctx(const struct vnpu_cmd_compute *cmd,
+		     const struct vnpu_op_bind *bind, struct vnpu_run_ctx *rc)
 {
 	struct vnpu_cmd_compute c;
 	struct vnpu_op_info info;
@@ -1475,34 +1855,30 @@ int vnpu_ref_run(const struct vnpu_cmd_compute *cmd,
 	}
 	switch (c.hdr.opcode) {
 	case VNPU_OP_GEMM:
-		ref_gemm(&c, t, info.quantized);
-		break;
+		return ref_gemm(&c, t, info.quantized, rc);
 	case VNPU_OP_CONV2D:
-		ref_conv(&c, t, info.quantized);
-		break;
+		return ref_conv(&c, t, info.quantized, rc);
 	case VNPU_OP_POOL2D:
-		ref_pool(&c, t);
-		break;
+		return ref_pool(&c, t, rc);
 	case VNPU_OP_ELTWISE:
-		ref_eltwise(&c, t);
-		break;
+		return ref_eltwise(&c, t, rc);
 	case VNPU_OP_SOFTMAX:
-		return ref_softmax(&c, t);
+		return ref_softmax(&c, t, rc);
 	case VNPU_OP_LAYERNORM:
-		ref_layernorm(&c, t);
-		break;
+		return ref_layernorm(&c, t, rc);
 	case VNPU_OP_REQUANTIZE:
-		ref_requant(&c, t);
-		break;
+		return ref_requant(&c, t, rc);
 	case VNPU_REF_OP_INT_ELTWISE:
-		ref_int_eltwise(&c, t);
-		break;
+		return ref_int_eltwise(&c, t, rc);
 	case VNPU_REF_OP_POOL3D:
-		ref_pool3d(&c, t);
-		break;
+		return ref_pool3d(&c, t, rc);
 	default:	/* ACTIVATION, QUANTIZE, DEQUANTIZE */
-		ref_unary(&c, t);
-		break;
+		return ref_unary(&c, t, rc);
 	}
-	return 0;
+}
+
+int vnpu_ref_run(const struct vnpu_cmd_compute *cmd,
+		 const struct vnpu_op_bind *bind)
+{
+	return vnpu_ref_run_ctx(cmd, bind, NULL);
 }

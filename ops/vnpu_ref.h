@@ -20,14 +20,18 @@
 #include <stdint.h>
 
 #include "vnpu_hw_ops.h"
+#include "vnpu_run.h"
 
 /**
  * struct vnpu_op_info - what vnpu_op_check() learned about a command.
  * @present: bit i set when slot i holds an operand
  * @span: bytes from t[i].va that cover every element of slot i
  * @qbytes: bytes of slot i's per-channel arrays at t[i].quant_va, else 0
- * @macs: multiply-accumulates (GEMM, CONV2D) or output elements otherwise
+ * @macs: work units (ops.rst, "Work units"): multiply-accumulates for
+ *	GEMM and CONV2D, window taps for pooling, elements otherwise
  * @quantized: the op accumulates in int32 (int8/uint8 GEMM or CONV2D)
+ * @err_off: on -EINVAL, byte offset within the command of the first
+ *	field found at fault
  */
 struct vnpu_op_info {
 	uint32_t present;
@@ -35,7 +39,31 @@ struct vnpu_op_info {
 	uint64_t qbytes[VNPU_OP_SLOTS];
 	uint64_t macs;
 	bool quantized;
+	uint32_t err_off;
 };
+
+/**
+ * struct vnpu_op_limits - the bounds a checker enforces (vnpu_hw_ops.h's
+ * VNPU_LIMIT_* for a device; far larger ones for the host CPU fallback).
+ */
+struct vnpu_op_limits {
+	uint64_t tensor_elems;
+	uint64_t tensor_bytes;
+	uint64_t cmd_bytes;
+	uint64_t cmd_macs;
+	uint64_t reduction;
+	uint32_t kernel_dim;
+	uint32_t channels;
+};
+
+/* The command limits of hardware interface 1.1. */
+extern const struct vnpu_op_limits vnpu_op_limits_device;
+/*
+ * What vnpu_ref_check() allows: only what keeps the reference's own
+ * arithmetic exact (64-bit offsets, int32 indices); for the CPU fallback,
+ * whose caller owns the memory and the time.
+ */
+extern const struct vnpu_op_limits vnpu_op_limits_host;
 
 /**
  * vnpu_op_check - validate one compute command.
@@ -44,12 +72,19 @@ struct vnpu_op_info {
  * @cc: receives an aligned copy of the command
  * @info: receives the operand spans
  *
- * Return: 0, or -EINVAL for anything malformed: unknown opcode, non-zero
- * reserved bits, bad dtype/rank/shape, shape products or address spans
- * that overflow, operands reaching beyond the VA space.
+ * Return: 0, or -EINVAL for anything malformed or beyond the device's
+ * command limits: unknown opcode, non-zero reserved bits, bad
+ * dtype/rank/shape, shape products or address spans that overflow,
+ * operands reaching beyond the VA space, a self-overlapping output.
+ * info->err_off then names the offending field.
  */
 int vnpu_op_check(const void *cmd, uint32_t size, struct vnpu_cmd_compute *cc,
 		  struct vnpu_op_info *info);
+
+/* vnpu_op_check() against other limits. */
+int vnpu_op_check_limits(const void *cmd, uint32_t size,
+			 struct vnpu_cmd_compute *cc, struct vnpu_op_info *info,
+			 const struct vnpu_op_limits *lim);
 
 /**
  * struct vnpu_op_bind - host addresses of a command's operands.
@@ -73,6 +108,14 @@ struct vnpu_op_bind {
  */
 int vnpu_ref_run(const struct vnpu_cmd_compute *cmd,
 		 const struct vnpu_op_bind *bind);
+
+/*
+ * vnpu_ref_run() within @x's scratch budget, polling its abort callback
+ * (the device engine's path for ops it has no fast kernel for).  Also
+ * -ENOMEM (scratch) and -ECANCELED; @x may be NULL.
+ */
+int vnpu_ref_run_ctx(const struct vnpu_cmd_compute *cmd,
+		     const struct vnpu_op_bind *bind, struct vnpu_run_ctx *x);
 
 /* ---- CPU-only ops ------------------------------------------------------ */
 
@@ -121,7 +164,8 @@ struct vnpu_ref_attr_pool3d {
 };
 
 /**
- * vnpu_ref_check - vnpu_op_check() that also accepts the CPU-only ops.
+ * vnpu_ref_check - vnpu_op_check() that also accepts the CPU-only ops, and
+ * checks vnpu_op_limits_host instead of the device's command limits.
  */
 int vnpu_ref_check(const void *cmd, uint32_t size, struct vnpu_cmd_compute *cc,
 		   struct vnpu_op_info *info);

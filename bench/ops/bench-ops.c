@@ -63,7 +63,9 @@ static void f_unmap(void *o, void *h, uint64_t len, bool w, uint64_t al)
 	(void)o, (void)h, (void)len, (void)w, (void)al;
 }
 
-static const struct vnpu_mem_ops flat_ops = { f_read, f_write, f_map, f_unmap };
+static const struct vnpu_mem_ops flat_ops = { f_read, f_write, f_map, f_unmap, NULL };
+/* The device's scratch arena, at its default size, as each engine has one. */
+static struct vnpu_engine_cfg engine_cfg = { NULL, VNPU_I8_AUTO };
 
 static uint64_t f_alloc(struct flat *f, uint64_t len)
 {
@@ -135,6 +137,7 @@ static void q(struct vnpu_tensor_desc *d, float s, int32_t zp)
 static double time_cmd(struct flat *f, const struct vnpu_cmd_compute *c,
 		       uint64_t *cycles)
 {
+	struct vnpu_compute_result res;
 	double best = 1e30;
 	int rep;
 
@@ -143,10 +146,12 @@ static double time_cmd(struct flat *f, const struct vnpu_cmd_compute *c,
 		int n = 0;
 
 		do {
-			if (vnpu_compute_exec(c, sizeof(*c), &flat_ops, f, cycles)) {
+			if (vnpu_compute_exec(c, sizeof(*c), &flat_ops, f,
+					      &engine_cfg, &res)) {
 				fprintf(stderr, "engine rejected the command\n");
 				exit(1);
 			}
+			*cycles = res.cycles;
 			n++;
 			t = now() - t0;
 		} while (t < 0.2);
@@ -341,9 +346,13 @@ int main(int argc, char **argv)
 	f.mem = calloc(1, f.size);
 	if (!f.mem)
 		return 1;
+	engine_cfg.arena = vnpu_arena_new(512ull << 20);
+	if (!engine_cfg.arena)
+		return 1;
 	openblas_set_num_threads(1);
 	printf("vnpu ops bench: engine 1 thread, int8 kernel %s, OpenBLAS %s\n",
-	       vnpu_i8_kernel_name(), openblas_get_config());
+	       vnpu_i8_kernel_id(vnpu_i8_kernel_resolve(VNPU_I8_AUTO)),
+	       openblas_get_config());
 	bench_gemm(&f, 256, false);
 	bench_gemm(&f, 512, false);
 	bench_gemm(&f, 1024, false);

@@ -32,7 +32,7 @@
 
 #define VNPU_HW_ID_VALUE		0x3155504e /* "NPU1" read as LE bytes */
 #define VNPU_HW_VERSION_MAJOR		1
-#define VNPU_HW_VERSION_MINOR		0
+#define VNPU_HW_VERSION_MINOR		1	/* 1.1: command limits */
 #define VNPU_HW_VERSION(maj, min)	(((maj) << 16) | (min))
 
 #define VNPU_NUM_QUEUES			4
@@ -77,6 +77,20 @@
 #define VNPU_REG_TIMESTAMP_HI		0x044	/* RO  latched on LO read */
 #define VNPU_REG_CLOCK_MHZ		0x048	/* RO  modelled clock */
 #define VNPU_REG_MAC_PER_CYCLE		0x04c	/* RO  modelled MAC array */
+/*
+ * Command limits (1.1): the largest compute command the device accepts.
+ * Every compute command within them ends in bounded time and host memory;
+ * one beyond them ends CMD_ERROR.  vnpu_hw_ops.h has the v1.1 values and
+ * hw-spec.rst, "Command limits", what each one bounds.
+ */
+#define VNPU_REG_LIMIT_TENSOR_ELEMS	0x050	/* RO  elements of one operand */
+#define VNPU_REG_LIMIT_TENSOR_BYTES	0x054	/* RO  bytes one operand spans */
+#define VNPU_REG_LIMIT_CMD_BYTES	0x058	/* RO  bytes one command touches */
+#define VNPU_REG_LIMIT_CMD_MACS_LO	0x05c	/* RO  work units of one command */
+#define VNPU_REG_LIMIT_CMD_MACS_HI	0x060	/* RO */
+#define VNPU_REG_LIMIT_REDUCTION	0x064	/* RO  terms summed per output */
+#define VNPU_REG_LIMIT_KERNEL_DIM	0x068	/* RO  window extent per axis */
+#define VNPU_REG_LIMIT_CHANNELS		0x06c	/* RO  per-channel array length */
 
 #define VNPU_CAP_MMU			(1u << 0)
 #define VNPU_CAP_COMPUTE		(1u << 1)
@@ -121,9 +135,11 @@
 #define VNPU_MMU_CONTROL_ENABLE		(1u << 0)
 
 /*
- * Debug block, present when CAPS has VNPU_CAP_FAULT_INJECT.  Each register
- * holds how many of the next jobs get the fault; the device counts it down.
- * Not cleared by reset, so a test can arm a fault across one.
+ * Debug block, present when CAPS has VNPU_CAP_FAULT_INJECT (the device
+ * model's x-fault-inject=on; otherwise these offsets read as zero and
+ * ignore writes, like any unassigned register).  Each register holds how
+ * many of the next jobs get the fault; the device counts it down.  Not
+ * cleared by reset, so a test can arm a fault across one.
  */
 #define VNPU_REG_DEBUG_INJECT_HANG	0x0c0	/* RW  jobs that never end */
 #define VNPU_REG_DEBUG_INJECT_DMA_ERROR	0x0c4	/* RW  jobs failing DMA_ERROR */

@@ -55,9 +55,32 @@ enum vnpu_dtype {
 #define VNPU_MODEL_SFU_ELEMS_PER_CYCLE		16
 
 #define VNPU_MAX_RANK		6
-/* Upper bound of one tensor's addressed span, so a device never allocates
- * more than this for a bounce buffer. */
-#define VNPU_MAX_TENSOR_BYTES	(1ull << 32)
+
+/*
+ * Command limits of hardware interface 1.1, also readable from BAR0
+ * (VNPU_REG_LIMIT_*).  They make every accepted command bounded: in host
+ * memory (operand spans), in total work (MACs) and in the work between
+ * two points where the device can abandon it (one reduction, one kernel
+ * window).  hw-spec.rst, "Command limits", defines what each one counts;
+ * a command beyond any of them ends CMD_ERROR at the offending field.
+ *
+ * TENSOR_ELEMS: elements of one operand (product of its dims).
+ * TENSOR_BYTES: bytes one operand spans from its va (strides included).
+ * CMD_BYTES: sum over operands of span plus per-channel array bytes.
+ * CMD_MACS: work units of one command (ops.rst, "Work units").
+ * REDUCTION: terms summed into one output element: GEMM K, CONV2D
+ *	KH*KW*C/groups, pooling window KH*KW (global: H*W), the softmax
+ *	axis, the layer-norm extent.
+ * KERNEL_DIM: CONV2D and POOL2D window height and width.
+ * CHANNELS: length of a per-channel quantization array (dims[quant_axis]).
+ */
+#define VNPU_LIMIT_TENSOR_ELEMS	(1u << 26)
+#define VNPU_LIMIT_TENSOR_BYTES	(1u << 28)
+#define VNPU_LIMIT_CMD_BYTES	(1u << 28)
+#define VNPU_LIMIT_CMD_MACS	(1ull << 32)
+#define VNPU_LIMIT_REDUCTION	(1u << 16)
+#define VNPU_LIMIT_KERNEL_DIM	1024u
+#define VNPU_LIMIT_CHANNELS	(1u << 16)
 
 #define VNPU_QUANT_NONE		0	/* float tensor, or int32 bias/acc */
 #define VNPU_QUANT_TENSOR	1	/* inline @scale, @zero_point */
@@ -198,7 +221,7 @@ struct vnpu_attr_layernorm {
 };
 
 /**
- * struct vnpu_cmd_compute - every compute command, 592 bytes.
+ * struct vnpu_cmd_compute - every compute command, 576 bytes.
  * @hdr: opcode VNPU_OP_*, flags 0, size sizeof(struct vnpu_cmd_compute)
  * @act: VNPU_ACT_* applied after the bias, before the output conversion;
  *	VNPU_ACT_CLIP is ACTIVATION's only (its bounds live in the attrs)
@@ -226,6 +249,9 @@ struct vnpu_cmd_compute {
 	} attr;
 	struct vnpu_tensor_desc t[4];
 };
+
+_Static_assert(sizeof(struct vnpu_tensor_desc) == 128, "tensor descriptor ABI");
+_Static_assert(sizeof(struct vnpu_cmd_compute) == 576, "compute command ABI");
 
 #define VNPU_OP_SLOT_IN0	0
 #define VNPU_OP_SLOT_IN1	1

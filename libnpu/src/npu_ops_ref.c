@@ -6,3 +6,5 @@
  * -fvisibility=hidden and libnpu.map keep its vnpu_* symbols internal.
  */
 #include "../../ops/vnpu_ref.c"
+/* The reference's scratch and abort context (a no-op without an arena). */
+#include "../../ops/vnpu_run.c"

@@ -179,4 +179,58 @@ static inline int flat_ref(struct flat *f, const struct vnpu_cmd_compute *c)
 	return vnpu_ref_run(&cc, &b);
 }
 
+/*
+ * The engine as the device runs it: with a scratch arena (so every test
+ * also exercises the budgeted allocations) and the int8 kernel a test
+ * selects.  @abort_after > 0 makes the abort callback say stop on its
+ * Nth poll.
+ */
+struct flat_engine {
+	struct vnpu_arena *arena;
+	enum vnpu_i8_kernel i8_kernel;
+	unsigned int polls, abort_after;
+	struct vnpu_compute_result res;
+};
+
+static struct flat_engine flat_engine = { NULL, VNPU_I8_AUTO, 0, 0, { 0, 0 } };
+
+static inline bool flat_aborted(void *o)
+{
+	struct flat_engine *e = &flat_engine;
+
+	(void)o;
+	e->polls++;
+	return e->abort_after && e->polls >= e->abort_after;
+}
+
+static const struct vnpu_mem_ops flat_ops_abortable = {
+	.read = flat_read, .write = flat_write,
+	.map = flat_map, .unmap = flat_unmap, .aborted = flat_aborted,
+};
+
+/* Scratch of the device's default size; address space only until used. */
+#define FLAT_ARENA_BYTES	(512ull << 20)
+
+/* vnpu_compute_exec() as a device engine calls it; cycles on success. */
+static inline int flat_exec(struct flat *f, const void *c, uint32_t size,
+			    uint64_t *cycles)
+{
+	struct vnpu_engine_cfg cfg;
+	int ret;
+
+	if (!flat_engine.arena) {
+		flat_engine.arena = vnpu_arena_new(FLAT_ARENA_BYTES);
+		if (!flat_engine.arena)
+			abort();
+	}
+	cfg.arena = flat_engine.arena;
+	cfg.i8_kernel = flat_engine.i8_kernel;
+	flat_engine.polls = 0;
+	ret = vnpu_compute_exec(c, size, &flat_ops_abortable, f, &cfg,
+				&flat_engine.res);
+	if (cycles)
+		*cycles = flat_engine.res.cycles;
+	return ret;
+}
+
 #endif /* OPS_TEST_UTIL_H */

@@ -175,7 +175,7 @@ static void run_case(struct env *e, struct vnpu_cmd_compute *c)
 	assert_non_null(f2.mem);
 	memcpy(f2.mem, e->f.mem, used);
 	e->f.allow_map = rnd(&e->r, 2);
-	assert_int_equal(vnpu_compute_exec(c, sizeof(*c), &flat_ops, &e->f, &cycles), 0);
+	assert_int_equal(flat_exec(&e->f, c, sizeof(*c), &cycles), 0);
 	assert_int_equal(e->f.maps, 0);		/* every map unmapped */
 	assert_true(cycles > 0);
 	assert_int_equal(flat_ref(&f2, c), 0);
@@ -709,7 +709,7 @@ int main(void)
 		{ "test_gemm_blocked", test_gemm_blocked },
 		{ "test_conv", test_conv },
 	};
-	enum vnpu_i8_kernel best = vnpu_i8_kernel_select();
+	enum vnpu_i8_kernel best = vnpu_i8_kernel_resolve(VNPU_I8_AUTO);
 	struct CMUnitTest i8_tests[3];
 	char names[3][64], group[64];
 	int k, i, fails;
@@ -718,7 +718,7 @@ int main(void)
 	for (k = 0; k < VNPU_I8_NKERNELS; k++) {
 		if ((enum vnpu_i8_kernel)k == best || !vnpu_i8_kernel_available(k))
 			continue;
-		setenv("VNPU_I8_KERNEL", vnpu_i8_kernel_id(k), 1);
+		flat_engine.i8_kernel = k;
 		for (i = 0; i < 3; i++) {
 			snprintf(names[i], sizeof(names[i]), "%s/%s", i8[i].name,
 				 vnpu_i8_kernel_id(k));
@@ -728,6 +728,6 @@ int main(void)
 		snprintf(group, sizeof(group), "int8 kernel %s", vnpu_i8_kernel_id(k));
 		fails += _cmocka_run_group_tests(group, i8_tests, 3, setup, teardown);
 	}
-	unsetenv("VNPU_I8_KERNEL");
+	flat_engine.i8_kernel = VNPU_I8_AUTO;
 	return fails;
 }

@@ -57,7 +57,7 @@ static void expect(const struct vnpu_cmd_compute *c, int err, const char *what)
 	int ret;
 
 	memcpy(snapshot, f.mem, MEM_SIZE);
-	ret = vnpu_compute_exec(c, sizeof(*c), &flat_ops, &f, &cycles);
+	ret = flat_exec(&f, c, sizeof(*c), &cycles);
 	if (ret != err) {
 		fprintf(stderr, "%s: got %d, want %d\n", what, ret, err);
 		fail();
@@ -110,8 +110,8 @@ static void test_header(void **state)
 	BAD(c.attr.gemm.reserved[10] = 1);
 	/* A wrong command size is caught before the bytes are read. */
 	good_gemm(&cc);
-	assert_int_equal(vnpu_compute_exec(&cc, sizeof(cc) - 8, &flat_ops, &f, &cycles), -EINVAL);
-	assert_int_equal(vnpu_compute_exec(&cc, 0, &flat_ops, &f, &cycles), -EINVAL);
+	assert_int_equal(flat_exec(&f, &cc, sizeof(cc) - 8, &cycles), -EINVAL);
+	assert_int_equal(flat_exec(&f, &cc, 0, &cycles), -EINVAL);
 }
 
 static void test_tensor(void **state)

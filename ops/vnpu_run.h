@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What one compute command may use and must obey while it runs: a scratch
+ * memory budget (the engine's arena), a way to be abandoned part-way (the
+ * device's abort flag), and the int8 kernel to run.  The reference and
+ * the engine take the same context, so a command the engine hands to the
+ * reference is bounded in the same way.
+ *
+ * Every command accepted by vnpu_op_check() is bounded in work by the
+ * command limits (vnpu_hw_ops.h); this context makes sure that work can be
+ * stopped after any VNPU_POLL_WORK units of it, and that its scratch never
+ * exceeds the arena.
+ */
+#ifndef VNPU_RUN_H
+#define VNPU_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Work units (ops.rst, "Work units": a MAC, a window tap, an element
+ * moved) between two polls of the abort callback.  2^18 units is tens to
+ * hundreds of microseconds on the slowest (reference) paths.
+ */
+#define VNPU_POLL_WORK		(1u << 18)
+
+/* ---- Scratch arena ---------------------------------------------------- */
+
+/*
+ * One engine's scratch memory: bounce buffers, packed operands, im2col
+ * rows.  A bump allocator over one reservation of @cap bytes: allocation
+ * is a pointer increment, a command's scratch is released at once by
+ * vnpu_arena_reset(), and no allocation can ever exceed @cap whatever a
+ * command asks for.  Pages are committed on first touch, and reset hands
+ * back to the OS whatever one command used beyond a small resident part.
+ * One arena serves one thread at a time.
+ */
+struct vnpu_arena;
+
+/* NULL if @cap bytes of address space cannot be reserved. */
+struct vnpu_arena *vnpu_arena_new(size_t cap);
+void vnpu_arena_free(struct vnpu_arena *a);
+/* 64-byte aligned, uninitialised; NULL (and ->exhausted) past the cap. */
+void *vnpu_arena_alloc(struct vnpu_arena *a, size_t size);
+/* Release everything allocated since the last reset. */
+void vnpu_arena_reset(struct vnpu_arena *a);
+size_t vnpu_arena_cap(const struct vnpu_arena *a);
+/* Largest total in use between two resets since the arena was made. */
+size_t vnpu_arena_peak(const struct vnpu_arena *a);
+/* An allocation failed since the last reset: the command needed more. */
+bool vnpu_arena_exhausted(const struct vnpu_arena *a);
+
+/* ---- int8 GEMM kernels ------------------------------------------------ */
+
+enum vnpu_i8_kernel {
+	VNPU_I8_AUTO = -1,	/* the best one this CPU has */
+	VNPU_I8_GENERIC,	/* portable C */
+	VNPU_I8_AVX2,		/* int16 widening + vpmaddwd */
+	VNPU_I8_VNNI,		/* AVX-512 vpdpbusd */
+	VNPU_I8_NKERNELS
+};
+
+bool vnpu_i8_kernel_available(enum vnpu_i8_kernel k);
+/* "generic", "avx2", "avx512-vnni"; "auto" for VNPU_I8_AUTO. */
+const char *vnpu_i8_kernel_id(enum vnpu_i8_kernel k);
+/* The kernel @id names, or -EINVAL. */
+int vnpu_i8_kernel_parse(const char *id, enum vnpu_i8_kernel *k);
+/* @want if the CPU has it, else the best one it has. */
+enum vnpu_i8_kernel vnpu_i8_kernel_resolve(enum vnpu_i8_kernel want);
+
+/* ---- Run context ------------------------------------------------------- */
+
+/**
+ * struct vnpu_run_ctx - one command's execution context.
+ * @arena: scratch budget; NULL means plain malloc() (host tools and
+ *	libnpu's CPU fallback, where the caller owns the memory anyway)
+ * @aborted: polled at least every VNPU_POLL_WORK work units; once it
+ *	returns true the command stops where it is and its run returns
+ *	-ECANCELED.  NULL: never.
+ * @opaque: @aborted's argument
+ * @i8_kernel: int8 GEMM kernel (VNPU_I8_AUTO: the best available)
+ * @work: units done since the last poll (the runner's bookkeeping)
+ * @stopped: @aborted has returned true
+ */
+struct vnpu_run_ctx {
+	struct vnpu_arena *arena;
+	bool (*aborted)(void *opaque);
+	void *opaque;
+	enum vnpu_i8_kernel i8_kernel;
+	uint64_t work;
+	bool stopped;
+};
+
+/*
+ * Account @work units; poll when VNPU_POLL_WORK have accumulated.  True
+ * when the command must stop.  @x may be NULL (never stops).
+ */
+static inline bool vnpu_run_tick(struct vnpu_run_ctx *x, uint64_t work)
+{
+	if (!x)
+		return false;
+	if (x->stopped)
+		return true;
+	x->work += work;
+	if (x->work < VNPU_POLL_WORK)
+		return false;
+	x->work = 0;
+	if (x->aborted && x->aborted(x->opaque))
+		x->stopped = true;
+	return x->stopped;
+}
+
+/* Scratch from the arena (or malloc without one); NULL on failure. */
+void *vnpu_run_alloc(struct vnpu_run_ctx *x, size_t size);
+/* Zeroed scratch; @n * @size checked for overflow. */
+void *vnpu_run_calloc(struct vnpu_run_ctx *x, size_t n, size_t size);
+/* Give back what vnpu_run_alloc() returned (a no-op for arena memory). */
+void vnpu_run_free(struct vnpu_run_ctx *x, void *p);
+
+#endif /* VNPU_RUN_H */
