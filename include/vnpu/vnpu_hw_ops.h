@@ -75,7 +75,7 @@ enum vnpu_dtype {
  * CHANNELS: length of a per-channel quantization array (dims[quant_axis]).
  */
 #define VNPU_LIMIT_TENSOR_ELEMS	(1u << 26)
-#define VNPU_LIMIT_TENSOR_BYTES	(1u << 28)
+#define VNPU_LIMIT_TENSOR_BYTES	(1u << 27)
 #define VNPU_LIMIT_CMD_BYTES	(1u << 28)
 #define VNPU_LIMIT_CMD_MACS	(1ull << 32)
 #define VNPU_LIMIT_REDUCTION	(1u << 16)
