@@ -337,6 +337,117 @@ static void bench_dwconv(struct flat *f, uint32_t hw, uint32_t ch, bool int8)
 	       (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
 }
 
+/*
+ * Abort latency: the longest stretch a command runs between two polls of
+ * the abort flag is how long a reset can take to stop it.  Each case is
+ * one of the largest commands the limits allow on one engine path.
+ */
+struct gap {
+	double last, max;
+	unsigned int polls;
+};
+
+static struct gap gap;
+
+static bool gap_poll(void *opaque)
+{
+	double t = now();
+
+	(void)opaque;
+	if (t - gap.last > gap.max)
+		gap.max = t - gap.last;
+	gap.last = t;
+	gap.polls++;
+	return false;
+}
+
+static const struct vnpu_mem_ops gap_ops = { f_read, f_write, f_map, f_unmap,
+					     gap_poll };
+
+static void gap_case(struct flat *f, const char *name,
+		     struct vnpu_cmd_compute *c)
+{
+	struct vnpu_compute_result res;
+	double t0;
+	int i, ret;
+
+	if (!wanted("abort") && !wanted(name))
+		return;
+	for (i = 0; i < VNPU_OP_SLOTS; i++)
+		if (c->t[i].dtype)
+			fill(f, c->t[i].va, 1u << 20, c->t[i].dtype == VNPU_DT_FP32);
+	memset(&gap, 0, sizeof(gap));
+	t0 = now();
+	gap.last = t0;
+	ret = vnpu_compute_exec(c, sizeof(*c), &gap_ops, f, &engine_cfg, &res);
+	gap_poll(NULL);
+	printf("abort gap %-32s max %6.3f ms over %5u polls, command %8.1f ms%s\n",
+	       name, gap.max * 1e3, gap.polls, (now() - t0) * 1e3,
+	       ret ? " (refused!)" : "");
+}
+
+static void bench_abort_gap(struct flat *f)
+{
+	struct vnpu_cmd_compute c;
+	uint32_t s;
+
+	/* GEMM at CMD_MACS: 2048 x 1024 x 2048, fp32 (sgemm blocks) and int8. */
+	for (s = 0; s < 2; s++) {
+		f->next = 0;
+		memset(&c, 0, sizeof(c));
+		c.hdr.opcode = VNPU_OP_GEMM;
+		c.hdr.size = sizeof(c);
+		c.t[0] = td(s ? VNPU_DT_INT8 : VNPU_DT_FP32, 2,
+			    (const uint32_t[]){ 2048, 1024 }, f_alloc(f, 8u << 20));
+		c.t[1] = td(s ? VNPU_DT_INT8 : VNPU_DT_FP32, 2,
+			    (const uint32_t[]){ 1024, 2048 }, f_alloc(f, 8u << 20));
+		c.t[3] = td(s ? VNPU_DT_INT8 : VNPU_DT_FP32, 2,
+			    (const uint32_t[]){ 2048, 2048 }, f_alloc(f, 16u << 20));
+		if (s) {
+			q(&c.t[0], 0.02f, 0);
+			q(&c.t[1], 0.01f, 0);
+			q(&c.t[3], 0.5f, 0);
+		}
+		gap_case(f, s ? "gemm int8 2^32 MACs" : "gemm fp32 2^32 MACs", &c);
+	}
+	/* The reference path: a pooling window of REDUCTION taps. */
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_POOL2D;
+	c.hdr.size = sizeof(c);
+	c.t[0] = td(VNPU_DT_FP32, 4, (const uint32_t[]){ 1, 271, 271, 4 },
+		    f_alloc(f, 4u * 271 * 271 * 4));
+	c.t[3] = td(VNPU_DT_FP32, 4, (const uint32_t[]){ 1, 16, 16, 4 },
+		    f_alloc(f, 4u * 16 * 16 * 4));
+	c.attr.pool = (struct vnpu_attr_pool2d){ .kind = VNPU_POOL_AVG,
+		.kernel_h = 256, .kernel_w = 256, .stride_h = 1, .stride_w = 1 };
+	gap_case(f, "avg pool 256x256 window (ref)", &c);
+	/* Softmax over the longest axis, and a depthwise conv of 2^16 channels. */
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_SOFTMAX;
+	c.hdr.size = sizeof(c);
+	c.t[0] = td(VNPU_DT_FP32, 2, (const uint32_t[]){ 64, 65536 },
+		    f_alloc(f, 16u << 20));
+	c.t[3] = td(VNPU_DT_FP32, 2, (const uint32_t[]){ 64, 65536 },
+		    f_alloc(f, 16u << 20));
+	c.attr.softmax.axis = 1;
+	gap_case(f, "softmax 64 x 2^16 (ref)", &c);
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_CONV2D;
+	c.hdr.size = sizeof(c);
+	c.t[0] = td(VNPU_DT_FP32, 4, (const uint32_t[]){ 1, 8, 8, 65536 },
+		    f_alloc(f, 16u << 20));
+	c.t[1] = td(VNPU_DT_FP32, 4, (const uint32_t[]){ 65536, 3, 3, 1 },
+		    f_alloc(f, 9u * 65536 * 4));
+	c.t[3] = td(VNPU_DT_FP32, 4, (const uint32_t[]){ 1, 6, 6, 65536 },
+		    f_alloc(f, 36u * 65536 * 4));
+	c.attr.conv = (struct vnpu_attr_conv2d){ .stride_h = 1, .stride_w = 1,
+		.dilation_h = 1, .dilation_w = 1, .groups = 65536 };
+	gap_case(f, "depthwise 3x3 x 2^16 channels", &c);
+}
+
 int main(int argc, char **argv)
 {
 	struct flat f = { .size = 64u << 20 };
@@ -366,6 +477,7 @@ int main(int argc, char **argv)
 	bench_conv(&f, 14, 256, 256, 1, true);
 	bench_dwconv(&f, 56, 128, false);
 	bench_dwconv(&f, 56, 128, true);
+	bench_abort_gap(&f);
 	free(f.mem);
 	return 0;
 }
