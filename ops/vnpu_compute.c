@@ -122,9 +122,7 @@ int vnpu_compute_exec(const void *cmd, uint32_t size,
 			/* Array contents are data: checked once read. */
 			vnpu_tv_init(&tv, &c.t[i], b.host[i], b.qp[i]);
 			if (vnpu_tv_check_quant(&tv)) {
-				res->err_off = offsetof(struct vnpu_cmd_compute, t) +
-					       i * sizeof(struct vnpu_tensor_desc) +
-					       offsetof(struct vnpu_tensor_desc, quant_va);
+				res->err_off = VNPU_CMD_TENSOR_OFF(i, quant_va);
 				ret = -EINVAL;
 				goto out;
 			}

@@ -508,10 +508,8 @@ const struct vnpu_op_limits vnpu_op_limits_host = {
 };
 
 /* Byte offsets of the fields a failed check names (hw-spec, CMD_ERROR). */
-#define OFF(field)	((uint32_t)offsetof(struct vnpu_cmd_compute, field))
-#define TOFF(slot, field)						\
-	(OFF(t) + (uint32_t)(slot) * (uint32_t)sizeof(struct vnpu_tensor_desc) + \
-	 (uint32_t)offsetof(struct vnpu_tensor_desc, field))
+#define OFF(field)	VNPU_CMD_OFF(field)
+#define TOFF(slot, field)	VNPU_CMD_TENSOR_OFF(slot, field)
 #define DIM_OFF(slot, d)	(TOFF(slot, dims) + 4u * (uint32_t)(d))
 #define STRIDE_OFF(slot, d)	(TOFF(slot, strides) + 8u * (uint32_t)(d))
 

@@ -250,6 +250,18 @@ struct vnpu_cmd_compute {
 	struct vnpu_tensor_desc t[4];
 };
 
+/*
+ * Byte offsets within a compute command, as a CMD_ERROR reports them
+ * (hw-spec.rst, "Command limits"): of a field, and of a field of operand
+ * slot @slot.  offsetof() comes from <stddef.h> or <linux/stddef.h>.
+ */
+#define VNPU_CMD_OFF(field) \
+	((__u32)offsetof(struct vnpu_cmd_compute, field))
+#define VNPU_CMD_TENSOR_OFF(slot, field)				\
+	(VNPU_CMD_OFF(t) +						\
+	 (__u32)(slot) * (__u32)sizeof(struct vnpu_tensor_desc) +	\
+	 (__u32)offsetof(struct vnpu_tensor_desc, field))
+
 _Static_assert(sizeof(struct vnpu_tensor_desc) == 128, "tensor descriptor ABI");
 _Static_assert(sizeof(struct vnpu_cmd_compute) == 576, "compute command ABI");
 

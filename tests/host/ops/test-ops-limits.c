@@ -19,10 +19,8 @@
 
 #define MEM_SIZE	(8u << 20)
 
-#define OFF(field)	((uint32_t)offsetof(struct vnpu_cmd_compute, field))
-#define TOFF(slot, field)						\
-	(OFF(t) + (uint32_t)(slot) * (uint32_t)sizeof(struct vnpu_tensor_desc) + \
-	 (uint32_t)offsetof(struct vnpu_tensor_desc, field))
+#define OFF(field)	VNPU_CMD_OFF(field)
+#define TOFF(slot, field)	VNPU_CMD_TENSOR_OFF(slot, field)
 #define DIM_OFF(slot, d)	(TOFF(slot, dims) + 4u * (d))
 #define STRIDE_OFF(slot, d)	(TOFF(slot, strides) + 8u * (d))
 
