@@ -33,6 +33,17 @@ static int vnpu_state_show(struct seq_file *m, void *unused)
 	drm_printf(&p, "resets: %d\n", atomic_read(&vdev->reset_count));
 	drm_printf(&p, "mmu_faults: %d\n", atomic_read(&vdev->fault_count));
 	drm_printf(&p, "live_jobs: %d\n", atomic_read(&vdev->live_jobs));
+	if (vdev->hw_version >= VNPU_HW_VERSION(1, 1)) {
+		drm_printf(&p, "limit_tensor_elems: %u\n", vdev->limits.tensor_elems);
+		drm_printf(&p, "limit_tensor_bytes: %u\n", vdev->limits.tensor_bytes);
+		drm_printf(&p, "limit_cmd_bytes: %u\n", vdev->limits.cmd_bytes);
+		drm_printf(&p, "limit_cmd_macs: %llu\n", vdev->limits.cmd_macs);
+		drm_printf(&p, "limit_reduction: %u\n", vdev->limits.reduction);
+		drm_printf(&p, "limit_kernel_dim: %u\n", vdev->limits.kernel_dim);
+		drm_printf(&p, "limit_channels: %u\n", vdev->limits.channels);
+	} else {
+		drm_printf(&p, "limits: not reported\n");
+	}
 
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return 0;

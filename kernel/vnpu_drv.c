@@ -184,6 +184,10 @@ static void vnpu_postclose(struct drm_device *dev, struct drm_file *file)
 	vnpu_file_priv_put(fpriv);
 }
 
+/* Appending fields must keep the 1.0 prefix where older userspace reads it. */
+static_assert(offsetof(struct drm_vnpu_device_info, limit_tensor_elems) == 72);
+static_assert(sizeof(struct drm_vnpu_device_info) == 104);
+
 static int vnpu_ioctl_query(struct drm_device *dev, void *data,
 			    struct drm_file *file)
 {
@@ -217,6 +221,13 @@ static int vnpu_ioctl_query(struct drm_device *dev, void *data,
 	info.max_cmd_size = VNPU_CMD_MAX_BUFFER;
 	info.clock_mhz = vdev->clock_mhz;
 	info.macs_per_cycle = vdev->macs_per_cycle;
+	info.limit_tensor_elems = vdev->limits.tensor_elems;
+	info.limit_tensor_bytes = vdev->limits.tensor_bytes;
+	info.limit_cmd_macs = vdev->limits.cmd_macs;
+	info.limit_cmd_bytes = vdev->limits.cmd_bytes;
+	info.limit_reduction = vdev->limits.reduction;
+	info.limit_kernel_dim = vdev->limits.kernel_dim;
+	info.limit_channels = vdev->limits.channels;
 
 	len = min_t(u32, args->size, sizeof(info));
 	if (copy_to_user(ptr, &info, len))
@@ -325,6 +336,26 @@ static int vnpu_rings_init(struct vnpu_device *vdev)
 	return 0;
 }
 
+/*
+ * Offsets 0x050..0x06c were unassigned before 1.1 and read as zero there,
+ * but only the version says whether a zero is a limit or no register.
+ */
+static void vnpu_read_limits(struct vnpu_device *vdev)
+{
+	struct vnpu_limits *l = &vdev->limits;
+
+	if (vdev->hw_version < VNPU_HW_VERSION(1, 1))
+		return;
+	l->tensor_elems = vnpu_read(vdev, VNPU_REG_LIMIT_TENSOR_ELEMS);
+	l->tensor_bytes = vnpu_read(vdev, VNPU_REG_LIMIT_TENSOR_BYTES);
+	l->cmd_bytes = vnpu_read(vdev, VNPU_REG_LIMIT_CMD_BYTES);
+	l->cmd_macs = (u64)vnpu_read(vdev, VNPU_REG_LIMIT_CMD_MACS_HI) << 32 |
+		      vnpu_read(vdev, VNPU_REG_LIMIT_CMD_MACS_LO);
+	l->reduction = vnpu_read(vdev, VNPU_REG_LIMIT_REDUCTION);
+	l->kernel_dim = vnpu_read(vdev, VNPU_REG_LIMIT_KERNEL_DIM);
+	l->channels = vnpu_read(vdev, VNPU_REG_LIMIT_CHANNELS);
+}
+
 static int vnpu_identify(struct vnpu_device *vdev)
 {
 	u32 id = vnpu_read(vdev, VNPU_REG_ID);
@@ -358,6 +389,7 @@ static int vnpu_identify(struct vnpu_device *vdev)
 		return -ENODEV;
 	}
 	vdev->va_end = 1ull << vdev->va_bits;
+	vnpu_read_limits(vdev);
 
 	vdev->timeout_ms = vnpu_timeout_ms;
 	if (vdev->platform == VNPU_PLATFORM_EMULATED)

@@ -26,7 +26,8 @@
 #define DRIVER_NAME	"vnpu"
 #define DRIVER_DESC	"Virtual NPU accelerator"
 #define DRIVER_MAJOR	1
-#define DRIVER_MINOR	0
+/* 1.1: QUERY reports the command limits */
+#define DRIVER_MINOR	1
 
 /*
  * VNPU_SCHED_JOB_INIT_CLIENT_ID and VNPU_SCHED_INIT_ARGS describe the
@@ -60,6 +61,28 @@
 
 struct vnpu_device;
 struct vnpu_job;
+
+/**
+ * struct vnpu_limits - command limits the device reports (1.1 and later)
+ * @tensor_elems: VNPU_REG_LIMIT_TENSOR_ELEMS
+ * @tensor_bytes: VNPU_REG_LIMIT_TENSOR_BYTES
+ * @cmd_bytes: VNPU_REG_LIMIT_CMD_BYTES
+ * @cmd_macs: VNPU_REG_LIMIT_CMD_MACS_HI:LO
+ * @reduction: VNPU_REG_LIMIT_REDUCTION
+ * @kernel_dim: VNPU_REG_LIMIT_KERNEL_DIM
+ * @channels: VNPU_REG_LIMIT_CHANNELS
+ *
+ * All zero for a 1.0 device, which has no limits to report.
+ */
+struct vnpu_limits {
+	u32 tensor_elems;
+	u32 tensor_bytes;
+	u32 cmd_bytes;
+	u64 cmd_macs;
+	u32 reduction;
+	u32 kernel_dim;
+	u32 channels;
+};
 
 /**
  * struct vnpu_queue - one hardware queue and its scheduler
@@ -117,6 +140,7 @@ struct vnpu_queue {
  * @max_contexts: context table entries in use
  * @clock_mhz: modelled clock
  * @macs_per_cycle: modelled MAC array
+ * @limits: command limits, zero when the device does not report them
  * @timeout_ms: job timeout after platform scaling
  * @ctx_table: context table, DMA-coherent
  * @ctx_table_dma: bus address of @ctx_table
@@ -151,6 +175,7 @@ struct vnpu_device {
 	u32 max_contexts;
 	u32 clock_mhz;
 	u32 macs_per_cycle;
+	struct vnpu_limits limits;
 	unsigned int timeout_ms;
 	struct vnpu_hw_ctx_entry *ctx_table;
 	dma_addr_t ctx_table_dma;

@@ -84,6 +84,9 @@ struct drm_vnpu_query {
 
 /**
  * struct drm_vnpu_device_info - answer to %DRM_VNPU_QUERY_DEVICE_INFO
+ *
+ * Fields are only ever appended.  Version 1.0 of the driver filled the 72
+ * bytes up to and including @pad; the command limits followed in 1.1.
  */
 struct drm_vnpu_device_info {
 	/** @pci_vendor: PCI vendor id */
@@ -116,6 +119,29 @@ struct drm_vnpu_device_info {
 	__u32 macs_per_cycle;
 	/** @pad: zero */
 	__u32 pad;
+
+	/*
+	 * Command limits (hardware interface 1.1): the largest compute
+	 * command the device accepts; one beyond any of them ends its job
+	 * with %DRM_VNPU_JOB_CMD_ERROR.  Each reads 0 ("not reported") from
+	 * a 1.0 device, which has no such limits, and from a driver that
+	 * predates them, whose answer is shorter.
+	 */
+
+	/** @limit_tensor_elems: elements of one operand */
+	__u32 limit_tensor_elems;
+	/** @limit_tensor_bytes: bytes one operand spans, strides included */
+	__u32 limit_tensor_bytes;
+	/** @limit_cmd_macs: work units (MACs, window taps or elements) of one command */
+	__u64 limit_cmd_macs;
+	/** @limit_cmd_bytes: operand spans plus per-channel arrays of one command */
+	__u32 limit_cmd_bytes;
+	/** @limit_reduction: terms summed into one output element */
+	__u32 limit_reduction;
+	/** @limit_kernel_dim: CONV2D and POOL2D window height and width */
+	__u32 limit_kernel_dim;
+	/** @limit_channels: entries of one per-channel quantization array */
+	__u32 limit_channels;
 };
 
 /** Map the BO read-only in the device address space. */
