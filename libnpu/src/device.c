@@ -11,8 +11,57 @@
 #include <xf86drm.h>
 
 #include "npu_internal.h"
+#include "vnpu/vnpu_hw_ops.h"
 
-int npu__query_fd(int fd, struct npu_device_info *info)
+/* Does an answer of @size bytes include @field? */
+#define QUERY_HAS(size, field) \
+	((size) >= offsetof(struct drm_vnpu_device_info, field) + \
+		   sizeof(((struct drm_vnpu_device_info *)0)->field))
+
+int npu__info_from_query(const struct drm_vnpu_device_info *di, size_t size,
+			 struct npu_device_info *info,
+			 struct npu_device_limits *lim)
+{
+	if (!QUERY_HAS(size, caps))
+		return -EPROTO;
+	info->pci_vendor = di->pci_vendor;
+	info->pci_device = di->pci_device;
+	info->hw_version = di->hw_version;
+	info->caps = di->caps;
+	info->platform = di->platform;
+	info->num_queues = di->num_queues;
+	info->num_engines = di->num_engines;
+	info->va_bits = di->va_bits;
+	info->va_start = di->va_start;
+	info->va_end = di->va_end;
+	info->max_bo_size = di->max_bo_size;
+	info->max_cmd_size = di->max_cmd_size;
+	info->clock_mhz = di->clock_mhz;
+	info->macs_per_cycle = di->macs_per_cycle;
+	info->query_error = 0;
+	if (!lim)
+		return 0;
+	memset(lim, 0, sizeof(*lim));
+	/*
+	 * A 1.0 driver's answer ends before the limits, and a 1.1 driver
+	 * reports zeros for a 1.0 device: both mean "no limits reported".
+	 * A device reports all of them or none.
+	 */
+	if (!QUERY_HAS(size, limit_channels) || !di->limit_tensor_elems)
+		return 0;
+	lim->reported = 1;
+	lim->tensor_elems = di->limit_tensor_elems;
+	lim->tensor_bytes = di->limit_tensor_bytes;
+	lim->cmd_bytes = di->limit_cmd_bytes;
+	lim->cmd_macs = di->limit_cmd_macs;
+	lim->reduction = di->limit_reduction;
+	lim->kernel_dim = di->limit_kernel_dim;
+	lim->channels = di->limit_channels;
+	return 0;
+}
+
+int npu__query_fd(int fd, struct npu_device_info *info,
+		  struct npu_device_limits *lim)
 {
 	struct drm_vnpu_device_info di;
 	struct drm_vnpu_query q;
@@ -24,26 +73,30 @@ int npu__query_fd(int fd, struct npu_device_info *info)
 	q.data = (uintptr_t)&di;
 	if (drmIoctl(fd, DRM_IOCTL_VNPU_QUERY, &q))
 		return npu__errno();
-	/* An older driver fills a prefix; the rest stays zero. */
-	if (q.size < offsetof(struct drm_vnpu_device_info, caps) + sizeof(di.caps))
-		return -EPROTO;
+	return npu__info_from_query(&di, q.size, info, lim);
+}
 
-	info->pci_vendor = di.pci_vendor;
-	info->pci_device = di.pci_device;
-	info->hw_version = di.hw_version;
-	info->caps = di.caps;
-	info->platform = di.platform;
-	info->num_queues = di.num_queues;
-	info->num_engines = di.num_engines;
-	info->va_bits = di.va_bits;
-	info->va_start = di.va_start;
-	info->va_end = di.va_end;
-	info->max_bo_size = di.max_bo_size;
-	info->max_cmd_size = di.max_cmd_size;
-	info->clock_mhz = di.clock_mhz;
-	info->macs_per_cycle = di.macs_per_cycle;
-	info->query_error = 0;
-	return 0;
+static uint64_t limit_or(uint64_t v, uint64_t dflt)
+{
+	return v ? v : dflt;
+}
+
+void npu__limits_effective(const struct npu_device_limits *lim,
+			   struct npu_device_limits *out)
+{
+	static const struct npu_device_limits none;
+
+	if (!lim)
+		lim = &none;
+	out->reported = lim->reported;
+	out->pad0 = 0;
+	out->tensor_elems = limit_or(lim->tensor_elems, VNPU_LIMIT_TENSOR_ELEMS);
+	out->tensor_bytes = limit_or(lim->tensor_bytes, VNPU_LIMIT_TENSOR_BYTES);
+	out->cmd_bytes = limit_or(lim->cmd_bytes, VNPU_LIMIT_CMD_BYTES);
+	out->cmd_macs = limit_or(lim->cmd_macs, VNPU_LIMIT_CMD_MACS);
+	out->reduction = limit_or(lim->reduction, VNPU_LIMIT_REDUCTION);
+	out->kernel_dim = limit_or(lim->kernel_dim, VNPU_LIMIT_KERNEL_DIM);
+	out->channels = limit_or(lim->channels, VNPU_LIMIT_CHANNELS);
 }
 
 static int device_open_info(const struct npu_device_info *found,
@@ -56,7 +109,7 @@ static int device_open_info(const struct npu_device_info *found,
 	if (!dev)
 		return -ENOMEM;
 	dev->info = *found;
-	fd = npu__open_node(found->node, &dev->info);
+	fd = npu__open_node(found->node, &dev->info, &dev->limits);
 	if (fd < 0) {
 		free(dev);
 		return fd;
@@ -127,6 +180,19 @@ NPU_EXPORT int npu_device_get_info(const struct npu_device *dev,
 	return 0;
 }
 
+NPU_EXPORT int npu_device_get_limits(const struct npu_device *dev,
+				     struct npu_device_limits *limits,
+				     size_t size)
+{
+	struct npu_device_limits l;
+
+	if (!dev || !limits || !size)
+		return -EINVAL;
+	npu__limits_effective(&dev->limits, &l);
+	memcpy(limits, &l, size < sizeof(l) ? size : sizeof(l));
+	return 0;
+}
+
 /* ---- Contexts ----------------------------------------------------------- */
 
 NPU_EXPORT int npu_context_create(struct npu_device *dev,
@@ -142,7 +208,7 @@ NPU_EXPORT int npu_context_create(struct npu_device *dev,
 		return -ENOMEM;
 	ctx->info = dev->info;
 	/* A new open file is a new device address space in the driver. */
-	fd = npu__open_node(dev->node, &ctx->info);
+	fd = npu__open_node(dev->node, &ctx->info, &ctx->limits);
 	if (fd < 0) {
 		free(ctx);
 		return fd;

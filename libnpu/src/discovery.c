@@ -228,7 +228,8 @@ static int read_sysfs_entry(const char *class_dir, const char *name,
  * Open @node, make sure the vnpu driver is behind it and fill the QUERY
  * part of @info.  Returns the fd or a negative errno.
  */
-int npu__open_node(const char *node, struct npu_device_info *info)
+int npu__open_node(const char *node, struct npu_device_info *info,
+		   struct npu_device_limits *lim)
 {
 	drmVersionPtr ver;
 	int fd, ret;
@@ -250,7 +251,7 @@ int npu__open_node(const char *node, struct npu_device_info *info)
 		 "%d.%d.%d", ver->version_major, ver->version_minor,
 		 ver->version_patchlevel);
 	drmFreeVersion(ver);
-	ret = npu__query_fd(fd, info);
+	ret = npu__query_fd(fd, info, lim);
 	if (ret)
 		goto err;
 	return fd;
@@ -319,7 +320,7 @@ int npu__device_list_at(const char *sysfs_root, const char *dev_root,
 	for (i = 0; i < n; i++) {
 		infos[i].index = (uint32_t)i;
 		if (query) {
-			int fd = npu__open_node(infos[i].node, &infos[i]);
+			int fd = npu__open_node(infos[i].node, &infos[i], NULL);
 
 			if (fd >= 0) {
 				close(fd);

@@ -24,6 +24,7 @@ struct npu_device {
 	int fd;			/* kept so the node cannot change under us */
 	char node[64];
 	struct npu_device_info info;
+	struct npu_device_limits limits;
 };
 
 struct npu_handle_ref {
@@ -35,6 +36,8 @@ struct npu_context {
 	atomic_uint refs;
 	int fd;
 	struct npu_device_info info;	/* copy: the device may be closed */
+	/* as reported; all zero (tests' fake contexts): interface 1.1's */
+	struct npu_device_limits limits;
 	/*
 	 * GEM handles are per file and PRIME import returns the existing
 	 * handle for a dma-buf the file already knows, so two npu_buffers
@@ -99,10 +102,28 @@ int npu__device_list_at(const char *sysfs_root, const char *dev_root,
 			size_t *count);
 int npu__parse_pci_address(const char *s, char *out, size_t out_size);
 int npu__parse_hex(const char *s, unsigned long max, unsigned long *out);
-int npu__open_node(const char *node, struct npu_device_info *info);
+/* @lim may be NULL when only @info is wanted. */
+int npu__open_node(const char *node, struct npu_device_info *info,
+		   struct npu_device_limits *lim);
 
 /* device.c */
-int npu__query_fd(int fd, struct npu_device_info *info);
+int npu__query_fd(int fd, struct npu_device_info *info,
+		  struct npu_device_limits *lim);
+/*
+ * Fill @info's query part and @lim (if not NULL) from a QUERY answer of
+ * @size bytes (a shorter answer is an older driver's prefix).  -EPROTO
+ * when even the capabilities are missing.
+ */
+int npu__info_from_query(const struct drm_vnpu_device_info *di, size_t size,
+			 struct npu_device_info *info,
+			 struct npu_device_limits *lim);
+/*
+ * The limits to plan device commands with: @lim's reported values, with
+ * hardware interface 1.1's in place of any a device did not report (all
+ * of them for @lim NULL, i.e. no device).
+ */
+void npu__limits_effective(const struct npu_device_limits *lim,
+			   struct npu_device_limits *out);
 void npu__context_get(struct npu_context *ctx);
 void npu__context_put(struct npu_context *ctx);
 

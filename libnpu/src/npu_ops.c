@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The op API: tensors, op validation, tiling into device commands and
- * the CPU fallback.
+ * The op API: tensors, op validation, device commands and the CPU
+ * fallback.
  *
- * An op is validated once, at creation, by the same vnpu_op_check() the
- * device runs on every command, applied to the whole untiled command with
- * placeholder addresses.  The device commands (tiles) are then computed
- * and kept, so encoding is a copy and an op is immutable afterwards.
+ * An op is validated once, at creation, by the device's own rules
+ * (vnpu_ref_check(): vnpu_op_check() without the device's command limits,
+ * which the CPU fallback does not share), applied to the whole untiled
+ * command with placeholder addresses.  The device commands (tiles, within
+ * the limits the device reports; npu_tile.c) are then computed and kept,
+ * so encoding is a copy and an op is immutable afterwards.
  */
 #include <errno.h>
 #include <math.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "npu_internal.h"
+#include "npu_tile.h"
 #include "npu/ops.h"
 #include "vnpu_ref.h"
 
@@ -233,201 +236,6 @@ NPU_EXPORT int npu_tensor_bind_host(struct npu_tensor *t, void *data)
 	return 0;
 }
 
-/* ---- Tiling --------------------------------------------------------------- */
-
-/* Describe the same elements with explicit strides. */
-static void make_strided(struct vnpu_tensor_desc *d)
-{
-	uint64_t s = 1;
-	int i;
-
-	if (d->flags & VNPU_TENSOR_STRIDED)
-		return;
-	for (i = d->rank - 1; i >= 0; i--) {
-		d->strides[i] = s;
-		s *= d->dims[i];
-	}
-	d->flags |= VNPU_TENSOR_STRIDED;
-}
-
-/* Narrow dimension @axis to [@start, @start + @len). */
-static void slice(struct vnpu_tensor_desc *d, int axis, uint32_t start,
-		  uint32_t len)
-{
-	/* An untiled operand keeps its dense descriptor. */
-	if (!start && len == d->dims[axis])
-		return;
-	make_strided(d);
-	d->va += (uint64_t)start * d->strides[axis] * vnpu_dtype_size(d->dtype);
-	d->dims[axis] = len;
-}
-
-/*
- * One tile: the command, and for each slot the first channel its
- * per-channel arrays start at (channels are sliced along with the data).
- */
-struct tile {
-	struct vnpu_cmd_compute c;
-	uint32_t qstart[VNPU_OP_SLOTS];
-};
-
-struct plan {
-	struct tile *t;
-	size_t n, cap;
-};
-
-static int plan_add(struct plan *p, const struct tile *t)
-{
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 8;
-		struct tile *nt = realloc(p->t, cap * sizeof(*nt));
-
-		if (!nt)
-			return -ENOMEM;
-		p->t = nt;
-		p->cap = cap;
-	}
-	p->t[p->n++] = *t;
-	return 0;
-}
-
-/* Does every operand of @c span at most @lim bytes? */
-static int tile_fits(const struct vnpu_cmd_compute *c, uint64_t lim,
-		     uint64_t *span)
-{
-	struct vnpu_cmd_compute cc;
-	struct vnpu_op_info info;
-	int i;
-
-	if (vnpu_op_check(c, sizeof(*c), &cc, &info))
-		return -EINVAL;
-	for (i = 0; i < VNPU_OP_SLOTS; i++)
-		span[i] = info.span[i];
-	for (i = 0; i < VNPU_OP_SLOTS; i++)
-		if (span[i] > lim)
-			return 0;
-	return 1;
-}
-
-static void gemm_tile(const struct vnpu_cmd_compute *full, uint32_t m0,
-		      uint32_t mt, uint32_t n0, uint32_t nt, struct tile *t)
-{
-	struct vnpu_cmd_compute *c = &t->c;
-	bool ta = full->attr.gemm.flags & VNPU_GEMM_TRANS_A;
-	bool tb = full->attr.gemm.flags & VNPU_GEMM_TRANS_B;
-	int ra = full->t[0].rank, rb = full->t[1].rank, r = full->t[3].rank;
-
-	*c = *full;
-	memset(t->qstart, 0, sizeof(t->qstart));
-	slice(&c->t[0], ta ? ra - 1 : ra - 2, m0, mt);
-	slice(&c->t[1], tb ? rb - 2 : rb - 1, n0, nt);
-	t->qstart[1] = n0;
-	if (c->t[2].rank)
-		slice(&c->t[2], 0, n0, nt);
-	slice(&c->t[3], r - 2, m0, mt);
-	slice(&c->t[3], r - 1, n0, nt);
-	t->qstart[3] = n0;
-}
-
-static int plan_gemm(const struct vnpu_cmd_compute *full, uint64_t lim,
-		     struct plan *p)
-{
-	int r = full->t[3].rank;
-	uint32_t m = full->t[3].dims[r - 2], n = full->t[3].dims[r - 1];
-	uint32_t mt = m, nt = n, m0, n0;
-	uint64_t span[VNPU_OP_SLOTS];
-	struct tile t;
-	int ret;
-
-	for (;;) {
-		gemm_tile(full, 0, mt, 0, nt, &t);
-		ret = tile_fits(&t.c, lim, span);
-		if (ret < 0)
-			return ret;
-		if (ret)
-			break;
-		/* Shrink the dimension the oversized operand depends on. */
-		if (span[0] > lim) {
-			if (mt == 1)
-				return -E2BIG;
-			mt = (mt + 1) / 2;
-		} else if (span[1] > lim || span[2] > lim) {
-			if (nt == 1)
-				return -E2BIG;
-			nt = (nt + 1) / 2;
-		} else if (mt >= nt && mt > 1) {
-			mt = (mt + 1) / 2;
-		} else if (nt > 1) {
-			nt = (nt + 1) / 2;
-		} else {
-			return -E2BIG;
-		}
-	}
-	for (m0 = 0; m0 < m; m0 += mt) {
-		for (n0 = 0; n0 < n; n0 += nt) {
-			gemm_tile(full, m0, m - m0 < mt ? m - m0 : mt, n0,
-				  n - n0 < nt ? n - n0 : nt, &t);
-			ret = plan_add(p, &t);
-			if (ret)
-				return ret;
-		}
-	}
-	return 0;
-}
-
-/* Output rows [o0, o0 + ot) of a convolution, with the input rows they read. */
-static int conv_tile(const struct vnpu_cmd_compute *full, uint32_t o0,
-		     uint32_t ot, struct tile *t)
-{
-	struct vnpu_cmd_compute *c = &t->c;
-	const struct vnpu_attr_conv2d *at = &full->attr.conv;
-	int64_t h = full->t[0].dims[1];
-	int64_t ek = (int64_t)(full->t[1].dims[1] - 1) * at->dilation_h + 1;
-	int64_t start = (int64_t)o0 * at->stride_h - at->pad_top;
-	int64_t end = (int64_t)(o0 + ot - 1) * at->stride_h - at->pad_top + ek;
-	int64_t s = start < 0 ? 0 : start, e = end > h ? h : end;
-
-	if (e <= s)
-		return -E2BIG;	/* a tile entirely in the padding */
-	*c = *full;
-	memset(t->qstart, 0, sizeof(t->qstart));
-	slice(&c->t[0], 1, (uint32_t)s, (uint32_t)(e - s));
-	c->attr.conv.pad_top = (uint32_t)(s - start);
-	c->attr.conv.pad_bottom = (uint32_t)(end - e);
-	slice(&c->t[3], 1, o0, ot);
-	return 0;
-}
-
-static int plan_conv(const struct vnpu_cmd_compute *full, uint64_t lim,
-		     struct plan *p)
-{
-	uint32_t oh = full->t[3].dims[1], ot = oh, o0;
-	uint64_t span[VNPU_OP_SLOTS];
-	struct tile t;
-	int ret;
-
-	for (;;) {
-		ret = conv_tile(full, 0, ot, &t);
-		if (!ret)
-			ret = tile_fits(&t.c, lim, span);
-		if (ret < 0)
-			return ret;
-		if (ret)
-			break;
-		if (span[1] > lim || span[2] > lim || ot == 1)
-			return -E2BIG;	/* weights are never split */
-		ot = (ot + 1) / 2;
-	}
-	for (o0 = 0; o0 < oh; o0 += ot) {
-		ret = conv_tile(full, o0, oh - o0 < ot ? oh - o0 : ot, &t);
-		if (!ret)
-			ret = plan_add(p, &t);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 /* ---- Ops ------------------------------------------------------------------ */
 
 static uint16_t vnpu_opcode(enum npu_op_kind k)
@@ -608,7 +416,8 @@ static void add_buf(struct npu_op *op, struct npu_buffer *b)
  * Turn the plan into device commands: real addresses, and per-channel
  * arrays for each tile uploaded into one read-only buffer.
  */
-static int plan_finish(struct npu_op *op, struct plan *p)
+static int plan_finish(struct npu_op *op, struct npu_plan *p,
+		       const struct vnpu_op_limits *lim, const char **why)
 {
 	uint8_t *blob = NULL;
 	size_t blen = 0, i;
@@ -657,26 +466,31 @@ static int plan_finish(struct npu_op *op, struct plan *p)
 				if (op->cmds[i].t[s].quant == VNPU_QUANT_CHANNEL)
 					op->cmds[i].t[s].quant_va += npu_buffer_va(op->qbuf);
 	}
-	/* Every tile must pass the device's own check; a failure is our bug. */
-	for (i = 0; i < p->n; i++) {
-		struct vnpu_cmd_compute cc;
-		struct vnpu_op_info info;
-
-		if (vnpu_op_check(&op->cmds[i], sizeof(op->cmds[i]), &cc, &info)) {
-			ret = -EINVAL;
-			goto out;
-		}
-	}
+	/*
+	 * Every command must pass the device's own check with the limits
+	 * the plan was made for; the planner only estimates.
+	 */
+	for (i = 0; i < p->n && !ret; i++)
+		ret = npu__check_cmd(&op->cmds[i], lim, why);
 out:
 	free(blob);
 	return ret;
 }
 
-static void plan_device(struct npu_op *op, uint64_t lim)
+/* Commands of one op must fit one command buffer (npu_op_run()). */
+static size_t max_cmds(const struct npu_context *ctx)
 {
-	struct plan p = { 0 };
-	uint64_t span[VNPU_OP_SLOTS];
-	struct tile t;
+	uint32_t size = ctx->info.max_cmd_size ? ctx->info.max_cmd_size :
+			VNPU_CMD_MAX_BUFFER;
+
+	return size / sizeof(struct vnpu_cmd_compute);
+}
+
+static void plan_device(struct npu_op *op, uint64_t max_tile_bytes)
+{
+	struct npu_plan p = { 0 };
+	struct vnpu_op_limits lim;
+	const char *why = NULL;
 	int ret, s;
 
 	for (s = 0; s < VNPU_OP_SLOTS; s++) {
@@ -693,34 +507,20 @@ static void plan_device(struct npu_op *op, uint64_t lim)
 		op->reason = "the device has no compute engine";
 		return;
 	}
-	switch (op->full.hdr.opcode) {
-	case VNPU_OP_GEMM:
-		ret = plan_gemm(&op->full, lim, &p);
-		break;
-	case VNPU_OP_CONV2D:
-		ret = plan_conv(&op->full, lim, &p);
-		break;
-	default:
-		memset(&t, 0, sizeof(t));
-		t.c = op->full;
-		ret = tile_fits(&t.c, lim, span);
-		if (ret == 1)
-			ret = plan_add(&p, &t);
-		else if (!ret)
-			ret = -E2BIG;
-		break;
-	}
+	npu__op_limits(&op->ctx->limits, max_tile_bytes, &lim);
+	ret = npu__plan(&op->full, &lim, max_cmds(op->ctx), &p, &why);
 	if (!ret)
-		ret = plan_finish(op, &p);
+		ret = plan_finish(op, &p, &lim, &why);
 	free(p.t);
 	if (ret) {
 		free(op->cmds);
 		op->cmds = NULL;
 		op->num_cmds = 0;
+		if (op->qbuf && op->bufs[op->num_bufs - 1] == op->qbuf)
+			op->num_bufs--;
 		npu_buffer_free(op->qbuf);
 		op->qbuf = NULL;
-		op->reason = ret == -E2BIG ?
-			"an operand exceeds the per-command size limit and the op cannot be split" :
+		op->reason = ret == -E2BIG && why ? why :
 			"the device commands could not be prepared (out of memory)";
 	}
 }
@@ -733,7 +533,6 @@ NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 	struct vnpu_cmd_compute cc;
 	struct vnpu_op_info info;
 	struct npu_op *op;
-	uint64_t lim;
 	int i, ret;
 
 	if (!params || !output || !out || num_inputs > 3 ||
@@ -798,7 +597,8 @@ NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 		op->full.hdr.opcode = VNPU_REF_OP_INT_ELTWISE;
 	/*
 	 * The device's rules are the op's rules: one check for both paths
-	 * (vnpu_ref_check() is vnpu_op_check() plus the CPU-only ops).
+	 * (vnpu_ref_check() is vnpu_op_check() plus the CPU-only ops, with
+	 * only host-sized limits; plan_device() applies the device's).
 	 */
 	if (vnpu_ref_check(&op->full, sizeof(op->full), &cc, &info)) {
 		ret = -EINVAL;
@@ -814,10 +614,7 @@ NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 			"3-D pooling is not in the device op set";
 		break;
 	default:
-		lim = params->max_tile_bytes &&
-		      params->max_tile_bytes < VNPU_MAX_TENSOR_BYTES ?
-		      params->max_tile_bytes : VNPU_MAX_TENSOR_BYTES;
-		plan_device(op, lim);
+		plan_device(op, params->max_tile_bytes);
 		break;
 	}
 	*out = op;

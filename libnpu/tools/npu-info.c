@@ -32,6 +32,33 @@ static void print_caps(uint64_t caps)
 	printf("\n");
 }
 
+/* The limits need the device open; listing it did not. */
+static void print_limits(const struct npu_device_info *d)
+{
+	struct npu_device_limits l;
+	struct npu_device *dev;
+	int ret;
+
+	ret = npu_device_open_pci(d->pci_address, &dev);
+	if (!ret) {
+		ret = npu_device_get_limits(dev, &l, sizeof(l));
+		npu_device_close(dev);
+	}
+	if (ret) {
+		printf("  command limits:   unavailable (%s)\n", npu_strerror(ret));
+		return;
+	}
+	printf("  command limits:   %s\n", l.reported ? "reported by the device" :
+	       "not reported (hardware interface 1.0); libnpu assumes 1.1's");
+	printf("    tensor elems:   %" PRIu64 "\n", l.tensor_elems);
+	printf("    tensor bytes:   %" PRIu64 "\n", l.tensor_bytes);
+	printf("    command bytes:  %" PRIu64 "\n", l.cmd_bytes);
+	printf("    command MACs:   %" PRIu64 "\n", l.cmd_macs);
+	printf("    reduction:      %" PRIu64 "\n", l.reduction);
+	printf("    kernel dim:     %" PRIu64 "\n", l.kernel_dim);
+	printf("    channels:       %" PRIu64 "\n", l.channels);
+}
+
 static void print_device(const struct npu_device_info *d)
 {
 	printf("Device %" PRIu32 ":\n", d->index);
@@ -65,6 +92,7 @@ static void print_device(const struct npu_device_info *d)
 	if (d->clock_mhz && d->macs_per_cycle)
 		printf("  peak int8:        %.1f TOPS (modelled)\n",
 		       2.0 * d->macs_per_cycle * d->clock_mhz / 1e6);
+	print_limits(d);
 }
 
 int main(int argc, char **argv)

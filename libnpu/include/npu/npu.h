@@ -153,6 +153,41 @@ void npu_device_close(struct npu_device *dev);
 int npu_device_get_info(const struct npu_device *dev,
 			struct npu_device_info *info, size_t size);
 
+/*
+ * Command limits (hardware interface 1.1): the largest compute command the
+ * device accepts; it fails a command beyond any of them.  npu_op_*() keeps
+ * within them by splitting GEMM and CONV2D ops into several commands, and
+ * runs on the CPU what cannot be split to fit (npu_op_supported() names
+ * the limit).  Not part of npu_device_info, which npu_device_list()
+ * returns as an array and so can never grow; this struct is only ever
+ * passed by pointer with its size, and fields are only ever appended.
+ */
+struct npu_device_limits {
+	/*
+	 * 1: the values below are the device's, read through the driver.
+	 * 0: the device or its driver predates command limits (hardware
+	 * interface or driver 1.0); the values are then interface 1.1's,
+	 * which libnpu plans with for such a device and for host-only use.
+	 */
+	uint32_t reported;
+	uint32_t pad0;
+	uint64_t tensor_elems;	/* elements of one operand */
+	uint64_t tensor_bytes;	/* bytes one operand spans, strides included */
+	uint64_t cmd_bytes;	/* operand spans + per-channel arrays, per command */
+	/* work units per command: MACs, window taps (pooling) or elements */
+	uint64_t cmd_macs;
+	uint64_t reduction;	/* terms summed into one output element */
+	uint64_t kernel_dim;	/* CONV2D and POOL2D window height and width */
+	uint64_t channels;	/* entries of one per-channel quant array */
+};
+
+/*
+ * Copy min(@size, sizeof(struct npu_device_limits)) bytes of the device's
+ * command limits to @limits.  Since libnpu 1.1 (symbol version NPU_1.1).
+ */
+int npu_device_get_limits(const struct npu_device *dev,
+			  struct npu_device_limits *limits, size_t size);
+
 /* ---- Contexts ----------------------------------------------------------- */
 
 int npu_context_create(struct npu_device *dev, struct npu_context **out);

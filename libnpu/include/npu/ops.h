@@ -13,9 +13,11 @@
  *   made from it.  An op then either
  *
  *     - is encoded into a command buffer (npu_op_encode()): one compute
- *       command, or several when an operand exceeds the per-command limit
- *       and the op can be split (GEMM along M and N, CONV2D along output
- *       rows), or
+ *       command, or several when the op exceeds one of the device's
+ *       command limits (npu_device_get_limits()) and can be split: GEMM
+ *       along M, N and its outermost batch axis, CONV2D along batch and
+ *       output rows (never K or the window: no command adds to a partial
+ *       result), or
  *     - runs on the CPU (npu_op_run_cpu()) with the reference
  *       implementation the device model itself is checked against, which
  *       gives the same results as the device (bit-exact on integer paths).
@@ -191,8 +193,10 @@ struct npu_op_params {
 	enum npu_rounding round;
 	/*
 	 * Largest span in bytes one operand of one device command may have;
-	 * 0 is the hardware limit (4 GiB).  Larger GEMM/CONV2D ops are
-	 * split into several commands, other ops go to the CPU.
+	 * 0 is the device's TENSOR_BYTES limit (npu_device_limits), and a
+	 * larger value still obeys it.  GEMM/CONV2D ops beyond this or any
+	 * other command limit are split into several commands, other ops go
+	 * to the CPU.
 	 */
 	uint64_t max_tile_bytes;
 	union {
@@ -258,7 +262,8 @@ void npu_op_free(struct npu_op *op);
 
 /*
  * 1 when the device can run the op, 0 when it must run on the CPU; then
- * *@reason (if not NULL) receives a static English explanation.
+ * *@reason (if not NULL) receives a static English explanation, which
+ * names the command limit (REDUCTION, TENSOR_BYTES, ...) when one is why.
  */
 int npu_op_supported(const struct npu_op *op, const char **reason);
 
