@@ -3,7 +3,10 @@
  * Every vnpu ioctl: its success path, and for each bad input the exact
  * errno the uapi header documents.
  */
+#include <stddef.h>
+
 #include "vnpu_t.h"
+#include "vnpu/vnpu_hw_ops.h"
 
 static void test_query(int fd)
 {
@@ -30,6 +33,29 @@ static void test_query(int fd)
 	     "QUERY geometry plausible: %u queues, va [%#llx, %#llx)",
 	     info.num_queues, (unsigned long long)info.va_start,
 	     (unsigned long long)info.va_end);
+
+	/* Hardware interface 1.1: the command limits, as vnpu_hw_ops.h has them. */
+	t_ok(info.hw_version >= VNPU_HW_VERSION(1, 1),
+	     "QUERY hw_version %#x is 1.1 or later", info.hw_version);
+	t_ok(info.limit_tensor_elems == VNPU_LIMIT_TENSOR_ELEMS &&
+	     info.limit_tensor_bytes == VNPU_LIMIT_TENSOR_BYTES &&
+	     info.limit_cmd_bytes == VNPU_LIMIT_CMD_BYTES &&
+	     info.limit_cmd_macs == VNPU_LIMIT_CMD_MACS &&
+	     info.limit_reduction == VNPU_LIMIT_REDUCTION &&
+	     info.limit_kernel_dim == VNPU_LIMIT_KERNEL_DIM &&
+	     info.limit_channels == VNPU_LIMIT_CHANNELS,
+	     "QUERY limits: elems %u bytes %u cmd_bytes %u macs %llu reduction %u kernel %u channels %u",
+	     info.limit_tensor_elems, info.limit_tensor_bytes, info.limit_cmd_bytes,
+	     (unsigned long long)info.limit_cmd_macs, info.limit_reduction,
+	     info.limit_kernel_dim, info.limit_channels);
+
+	/* A caller built against the 1.0 header: exactly its 72 bytes. */
+	memset(big, 0xa5, sizeof(big));
+	q.size = offsetof(struct drm_vnpu_device_info, limit_tensor_elems);
+	q.data = (uintptr_t)big;
+	t_ok(t_ioctl(fd, DRM_IOCTL_VNPU_QUERY, &q) == 0 && q.size == 72 &&
+	     !memcmp(big, &info, 72) && big[72] == 0xa5,
+	     "QUERY with the 1.0 size (72) gets the same prefix, nothing more");
 
 	/* Older caller: prefix only. */
 	memset(big, 0xa5, sizeof(big));
@@ -262,6 +288,109 @@ static void test_submit_wait_status(int fd)
 	}
 }
 
+/* A GEMM descriptor: dense, fp32 unless @dt says otherwise. */
+static struct vnpu_tensor_desc t_desc(uint64_t va, uint8_t dt, uint32_t d0,
+				      uint32_t d1)
+{
+	struct vnpu_tensor_desc d = {
+		.va = va, .dtype = dt, .rank = 2, .dims = { d0, d1 },
+	};
+
+	return d;
+}
+
+static struct vnpu_tensor_desc t_q8(struct vnpu_tensor_desc d)
+{
+	d.quant = VNPU_QUANT_TENSOR;
+	d.scale = 0x3c23d70a;	/* 0.01f */
+	return d;
+}
+
+/*
+ * Compute commands beyond the command limits, each behind a NOP so the
+ * offset is the buffer's, not the command's: the job ends CMD_ERROR and
+ * fault_va names the offending field.
+ */
+static void test_cmd_limits(int fd)
+{
+	const uint32_t big_k = VNPU_LIMIT_REDUCTION + 1;
+	struct drm_vnpu_job_status st;
+	struct vnpu_cmd_compute c;
+	struct vnpu_cmd_hdr nop = { .opcode = VNPU_CMD_NOP, .size = 16 };
+	struct t_bo cmd, a, b, y;
+	uint32_t bos[4];
+	int ret;
+
+	T_REQUIRE(t_bo_new(fd, 4096, 0, &cmd) == 0);
+	/* Room for 2048 x 2048 int8 and a K x 1 fp32 column. */
+	T_REQUIRE(t_bo_new(fd, 4ull << 20, 0, &a) == 0);
+	T_REQUIRE(t_bo_new(fd, 4ull << 20, 0, &b) == 0);
+	T_REQUIRE(t_bo_new(fd, 4ull << 20, 0, &y) == 0);
+	bos[0] = cmd.handle;
+	bos[1] = a.handle;
+	bos[2] = b.handle;
+	bos[3] = y.handle;
+	memset(cmd.map, 0, 16);
+	memcpy(cmd.map, &nop, sizeof(nop));
+
+	/* GEMM K one past REDUCTION: A's K extent is at fault. */
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_GEMM;
+	c.hdr.size = sizeof(c);
+	c.t[0] = t_desc(a.va, VNPU_DT_FP32, 1, big_k);
+	c.t[1] = t_desc(b.va, VNPU_DT_FP32, big_k, 1);
+	c.t[3] = t_desc(y.va, VNPU_DT_FP32, 1, 1);
+	memcpy((char *)cmd.map + 16, &c, sizeof(c));
+	ret = t_run(fd, cmd.va, 16 + sizeof(c), 0, bos, 4, &st);
+	t_ok(ret == DRM_VNPU_JOB_CMD_ERROR && st.fault_va == 16 + VNPU_CMD_TENSOR_OFF(0, dims[1]),
+	     "GEMM K %u > REDUCTION: CMD_ERROR at A's K extent (state %d, fault_va %llu, want %u)",
+	     big_k, ret, (unsigned long long)st.fault_va, 16 + VNPU_CMD_TENSOR_OFF(0, dims[1]));
+
+	/* CONV2D kernel one row past KERNEL_DIM: W's KH is at fault. */
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_CONV2D;
+	c.hdr.size = sizeof(c);
+	c.attr.conv.stride_h = c.attr.conv.stride_w = 1;
+	c.attr.conv.dilation_h = c.attr.conv.dilation_w = 1;
+	c.attr.conv.groups = 1;
+	c.t[0] = (struct vnpu_tensor_desc){ .va = a.va, .dtype = VNPU_DT_FP32, .rank = 4,
+		.dims = { 1, VNPU_LIMIT_KERNEL_DIM + 1, 1, 1 } };
+	c.t[1] = (struct vnpu_tensor_desc){ .va = b.va, .dtype = VNPU_DT_FP32, .rank = 4,
+		.dims = { 1, VNPU_LIMIT_KERNEL_DIM + 1, 1, 1 } };
+	c.t[3] = (struct vnpu_tensor_desc){ .va = y.va, .dtype = VNPU_DT_FP32, .rank = 4,
+		.dims = { 1, 1, 1, 1 } };
+	memcpy((char *)cmd.map + 16, &c, sizeof(c));
+	ret = t_run(fd, cmd.va, 16 + sizeof(c), 0, bos, 4, &st);
+	t_ok(ret == DRM_VNPU_JOB_CMD_ERROR && st.fault_va == 16 + VNPU_CMD_TENSOR_OFF(1, dims[1]),
+	     "CONV2D KH %u > KERNEL_DIM: CMD_ERROR at W's KH (state %d, fault_va %llu, want %u)",
+	     VNPU_LIMIT_KERNEL_DIM + 1, ret, (unsigned long long)st.fault_va,
+	     16 + VNPU_CMD_TENSOR_OFF(1, dims[1]));
+
+	/*
+	 * 2048^3 int8 MACs, twice CMD_MACS, with every operand well within
+	 * its own limits: no single field is at fault, so the command's
+	 * first byte is.
+	 */
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_GEMM;
+	c.hdr.size = sizeof(c);
+	c.t[0] = t_q8(t_desc(a.va, VNPU_DT_INT8, 2048, 2048));
+	c.t[1] = t_q8(t_desc(b.va, VNPU_DT_INT8, 2048, 2048));
+	c.t[3] = t_q8(t_desc(y.va, VNPU_DT_INT8, 2048, 2048));
+	memcpy((char *)cmd.map + 16, &c, sizeof(c));
+	ret = t_run(fd, cmd.va, 16 + sizeof(c), 0, bos, 4, &st);
+	t_ok(ret == DRM_VNPU_JOB_CMD_ERROR && st.fault_va == 16,
+	     "GEMM of 2^33 MACs > CMD_MACS: CMD_ERROR at the command (state %d, fault_va %llu)",
+	     ret, (unsigned long long)st.fault_va);
+
+	/* The same GEMM at half the rows is within every limit and runs. */
+	c.t[0].dims[0] = 1024;
+	c.t[3].dims[0] = 1024;
+	memcpy((char *)cmd.map + 16, &c, sizeof(c));
+	ret = t_run(fd, cmd.va, 16 + sizeof(c), 0, bos, 4, &st);
+	t_ok(ret == DRM_VNPU_JOB_OK, "GEMM of 2^32 MACs == CMD_MACS runs (state %d)", ret);
+}
+
 static void test_prime(int fd)
 {
 	struct drm_vnpu_job_status st;
@@ -304,6 +433,7 @@ int main(void)
 	test_query(fd);
 	test_bo(fd);
 	test_submit_wait_status(fd);
+	test_cmd_limits(fd);
 	test_prime(fd);
 	close(fd);
 	return t_done();

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "npu/npu.h"
 #include "tap.h"
+#include "vnpu/vnpu_hw_ops.h"
 
 #define SEC 1000000000ll
 
@@ -75,6 +77,41 @@ static int run(struct npu_queue *q, struct npu_cmdbuf *cb,
 	return ret;
 }
 
+/* The command limits the device reports: hardware interface 1.1's. */
+static void test_limits(void)
+{
+	struct npu_device_limits l, small;
+
+	TAP_RET(npu_device_get_limits(dev, &l, sizeof(l)), 0,
+		"npu_device_get_limits");
+	tap_ok(l.reported == 1 && info.hw_version >= 0x10001,
+	       "hw %u.%u reports its command limits", info.hw_version >> 16,
+	       info.hw_version & 0xffff);
+	tap_ok(l.tensor_elems == VNPU_LIMIT_TENSOR_ELEMS &&
+	       l.tensor_bytes == VNPU_LIMIT_TENSOR_BYTES &&
+	       l.cmd_bytes == VNPU_LIMIT_CMD_BYTES &&
+	       l.cmd_macs == VNPU_LIMIT_CMD_MACS &&
+	       l.reduction == VNPU_LIMIT_REDUCTION &&
+	       l.kernel_dim == VNPU_LIMIT_KERNEL_DIM &&
+	       l.channels == VNPU_LIMIT_CHANNELS,
+	       "limits are vnpu_hw_ops.h's: elems %llu bytes %llu cmd %llu macs %llu red %llu kdim %llu ch %llu",
+	       (unsigned long long)l.tensor_elems,
+	       (unsigned long long)l.tensor_bytes,
+	       (unsigned long long)l.cmd_bytes, (unsigned long long)l.cmd_macs,
+	       (unsigned long long)l.reduction, (unsigned long long)l.kernel_dim,
+	       (unsigned long long)l.channels);
+	memset(&small, 0xa5, sizeof(small));
+	TAP_RET(npu_device_get_limits(dev, &small, 16), 0,
+		"get_limits, short size");
+	tap_ok(small.reported == 1 && small.tensor_elems == l.tensor_elems &&
+	       small.tensor_bytes == 0xa5a5a5a5a5a5a5a5ull,
+	       "short get_limits copies a prefix only");
+	TAP_RET(npu_device_get_limits(dev, &small, 0), -EINVAL,
+		"get_limits, zero size");
+	TAP_RET(npu_device_get_limits(NULL, &small, sizeof(small)), -EINVAL,
+		"get_limits, no device");
+}
+
 static void test_discovery(void)
 {
 	struct npu_device_info *list, small;
@@ -113,6 +150,7 @@ static void test_discovery(void)
 	       small.node[0] == (char)0xa5, "short get_info copies a prefix only");
 	TAP_RET(npu_device_get_info(dev, &small, 0), -EINVAL,
 		"get_info, zero size");
+	test_limits();
 
 	ret = npu_device_open_pci(list[0].pci_address, &d2);
 	TAP_RET(ret, 0, "npu_device_open_pci(%s)", list[0].pci_address);
@@ -554,7 +592,10 @@ static void test_faults(void)
 	struct npu_queue *q, *gq;
 	struct npu_fence *f;
 	uint64_t va_gone, *gm;
-	uint8_t raw[8] = { 0x7f, 0, 0, 0, 8, 0, 0, 0 };
+	/* A whole compute command's size, so only its opcode is at fault. */
+	struct vnpu_cmd_compute raw = {
+		.hdr = { .opcode = VNPU_CMD_COMPUTE_LAST, .size = sizeof(raw) },
+	};
 	int ret, i;
 
 	npu_queue_create(ctx, 0, NPU_PRIORITY_NORMAL, &q);
@@ -590,10 +631,11 @@ static void test_faults(void)
 	/* An opcode in the compute range no op engine implements. */
 	npu_cmdbuf_reset(cb);
 	npu_cmdbuf_nop(cb, 16);
-	npu_cmdbuf_raw(cb, raw, sizeof(raw));
+	npu_cmdbuf_raw(cb, &raw, sizeof(raw));
 	ret = run(q, cb, NULL, 0, &st);
-	tap_ok(!ret && st.state == NPU_JOB_CMD_ERROR && st.fault_va == 16,
-	       "unknown compute opcode is a command error at offset 16 "
+	tap_ok(!ret && st.state == NPU_JOB_CMD_ERROR &&
+	       st.fault_va == 16 + VNPU_CMD_OFF(hdr.opcode),
+	       "unknown compute opcode is a command error at its opcode, offset 16 "
 	       "(%s, offset %llu)", npu_job_state_name(st.state),
 	       (unsigned long long)st.fault_va);
 

@@ -10,11 +10,19 @@
  * fp32, 4e-3 * (1 + |ref|) for fp16/bf16 (one storage ulp).  Other float
  * ops: 1e-5 * (1 + |ref|).
  *
+ * Then one int8 GEMM of 2^33 MACs, twice the device's CMD_MACS limit, runs
+ * through libnpu's tiling as several commands each within every limit,
+ * checked at 64 sampled outputs against the CPU fallback computing just
+ * those (the guest CPU is emulated: the full reference would take long).
+ *
  * Then malformed compute commands, each its own job, must end as
- * NPU_JOB_CMD_ERROR at offset 0 (the harness fails on any kernel warning).
+ * NPU_JOB_CMD_ERROR with fault_va the byte offset of the field the
+ * device's checker (vnpu_op_check(), shared through libnpu.a) names (the
+ * harness fails on any kernel warning).
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +30,8 @@
 
 #include "npu/npu.h"
 #include "vnpu/vnpu_hw_ops.h"
+/* The device's own checker, compiled into libnpu.a as its CPU fallback. */
+#include "vnpu_ref.h"
 
 static int ntest, nfail;
 
@@ -392,6 +402,141 @@ static const struct tcase cases[] = {
 	  { U8C(0.03f, 1, 10, 12), NONE, NONE, I8(0.05f, 0, 10, 12) } },
 };
 
+/* ---- Beyond one command: 2^33 MACs ------------------------------------------ */
+
+#define BIG	2048u
+#define SAMPLES	64
+
+/* Y[i][j] of the big GEMM on the CPU: a 1 x K x 1 GEMM over views. */
+static int sample_ref(const struct ttensor *a, const struct ttensor *b,
+		      const struct ttensor *bias, const struct tspec *ys,
+		      uint32_t i, uint32_t j, uint8_t *out)
+{
+	const struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct npu_tensor *ta = NULL, *tb = NULL, *tc = NULL, *ty = NULL;
+	const struct npu_tensor *in[3];
+	struct npu_op *op = NULL;
+	int ret;
+
+	ret = npu_tensor_create(NPU_DTYPE_UINT8, 2, (uint32_t[]){ 1, BIG }, &ta);
+	if (!ret)
+		ret = npu_tensor_create(NPU_DTYPE_INT8, 2, (uint32_t[]){ BIG, 1 }, &tb);
+	if (!ret)
+		ret = npu_tensor_create(NPU_DTYPE_INT32, 1, (uint32_t[]){ 1 }, &tc);
+	if (!ret)
+		ret = npu_tensor_create(NPU_DTYPE_UINT8, 2, (uint32_t[]){ 1, 1 }, &ty);
+	if (!ret)
+		ret = npu_tensor_set_quant(ta, 0.02f, 128);
+	if (!ret)
+		ret = npu_tensor_set_quant(tb, 0.03f, 0);
+	if (!ret)
+		ret = npu_tensor_set_quant(ty, ys->scale, ys->zp);
+	/* Column j of B: K elements BIG apart. */
+	if (!ret)
+		ret = npu_tensor_set_strides(tb, (uint64_t[]){ BIG, 1 });
+	if (!ret)
+		ret = npu_tensor_bind_buffer(ta, a->b, (uint64_t)i * BIG);
+	if (!ret)
+		ret = npu_tensor_bind_buffer(tb, b->b, j);
+	if (!ret)
+		ret = npu_tensor_bind_buffer(tc, bias->b, 4ull * j);
+	if (!ret)
+		ret = npu_tensor_bind_host(ty, out);
+	in[0] = ta;
+	in[1] = tb;
+	in[2] = tc;
+	if (!ret)
+		ret = npu_op_create(&p, in, 3, ty, &op);
+	if (!ret)
+		ret = npu_op_run_cpu(op);
+	npu_op_free(op);
+	npu_tensor_free(ta);
+	npu_tensor_free(tb);
+	npu_tensor_free(tc);
+	npu_tensor_free(ty);
+	return ret;
+}
+
+static void run_big_gemm(void)
+{
+	const struct tspec sa = U8(0.02f, 128, BIG, BIG), sb = I8(0.03f, 0, BIG, BIG);
+	const struct tspec sc = I32(BIG), sy = U8(2.0f, 128, BIG, BIG);
+	const struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct ttensor a, b, c, y;
+	const struct npu_tensor *ins[3];
+	struct npu_cmdbuf *host = NULL;
+	struct npu_op *op = NULL;
+	enum npu_op_where where = 0;
+	size_t ncmd = 0, i, within = 0, bad = 0;
+	int64_t t0, t1;
+	int ret;
+
+	memset(&y, 0, sizeof(y));
+	ret = make_tensor(&sa, &a, true);
+	if (!ret)
+		ret = make_tensor(&sb, &b, true);
+	if (!ret)
+		ret = make_tensor(&sc, &c, true);
+	if (!ret)
+		ret = make_tensor(&sy, &y, false);
+	ins[0] = a.t;
+	ins[1] = b.t;
+	ins[2] = c.t;
+	if (!ret)
+		ret = npu_op_create(&p, ins, 3, y.t, &op);
+	if (ret) {
+		tap(0, "gemm 2048^3 int8 # setup: %s", npu_strerror(ret));
+		goto out;
+	}
+	ncmd = npu_op_num_commands(op);
+	tap(npu_op_supported(op, NULL) == 1 && ncmd >= 2,
+	    "gemm 2048^3 int8 (2^33 MACs) is split for the device: %zu commands", ncmd);
+	/* Each command within the device's limits by its own checker. */
+	ret = npu_cmdbuf_create(NULL, ncmd * sizeof(struct vnpu_cmd_compute), &host);
+	if (!ret)
+		ret = npu_op_encode(op, host);
+	for (i = 0; !ret && i < ncmd; i++) {
+		struct vnpu_cmd_compute cc;
+		struct vnpu_op_info info;
+
+		within += !vnpu_op_check((const uint8_t *)npu_cmdbuf_data(host) +
+					 i * sizeof(cc), sizeof(cc), &cc, &info);
+	}
+	tap(!ret && within == ncmd, "each of the %zu commands is within every limit (%zu are)",
+	    ncmd, within);
+
+	memset(y.map, 0x7f, y.span);
+	t0 = npu_time_ns();
+	ret = npu_op_run(op, queue, npu_deadline_ns(300000000000ll), &where);
+	t1 = npu_time_ns();
+	if (!tap(!ret && where == NPU_OP_RAN_DEVICE, "gemm 2048^3 int8 runs on the device: %s (%.2f s)",
+		 npu_strerror(ret), (double)(t1 - t0) / 1e9))
+		goto out;
+	for (i = 0; i < SAMPLES; i++) {
+		/* Corners and the middle (tile edges), then random elements. */
+		static const uint32_t fixed[] = { 0, 1, BIG / 2 - 1, BIG / 2, BIG - 1 };
+		uint32_t r = i < 25 ? fixed[i / 5] : rnd() % BIG;
+		uint32_t col = i < 25 ? fixed[i % 5] : rnd() % BIG;
+		uint8_t want = 0, got = ((uint8_t *)y.map)[(size_t)r * BIG + col];
+
+		ret = sample_ref(&a, &b, &c, &sy, r, col, &want);
+		if (ret || want != got) {
+			if (bad++ < 5)
+				printf("#   Y[%u][%u]: device %u, cpu %u (%s)\n", r, col, got,
+				       want, npu_strerror(ret));
+		}
+	}
+	tap(!bad, "gemm 2048^3 int8: %d sampled outputs match the CPU (%zu differ)",
+	    SAMPLES, bad);
+out:
+	npu_cmdbuf_destroy(host);
+	npu_op_free(op);
+	free_tensor(&a);
+	free_tensor(&b);
+	free_tensor(&c);
+	free_tensor(&y);
+}
+
 /* ---- Malformed commands ---------------------------------------------------- */
 
 struct bad_case {
@@ -429,6 +574,11 @@ static void m_missing_b(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; memse
 static void m_extra_slot(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[2] = c->t[3]; c->hdr.opcode = VNPU_OP_ACTIVATION; memset(&c->t[1], 0, sizeof(c->t[1])); }
 static void m_bias_dtype(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[2] = c->t[3]; c->t[2].rank = 1; c->t[2].dims[0] = c->t[3].dims[1]; c->t[2].dims[1] = 0; c->t[2].dtype = VNPU_DT_INT32; }
 static void m_conv_attrs(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->hdr.opcode = VNPU_OP_CONV2D; }
+/* Beyond a command limit: shapes only, refused before any memory is read. */
+static void m_reduction(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].dims[1] = c->t[1].dims[0] = VNPU_LIMIT_REDUCTION + 1; }
+static void m_elems(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].dims[0] = c->t[3].dims[0] = VNPU_LIMIT_TENSOR_ELEMS / 16 + 1; }
+/* 8192 x 256 x 4096: 2^33 MACs, every operand and their sum within limits. */
+static void m_macs(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].dims[0] = c->t[3].dims[0] = 8192; c->t[1].dims[1] = c->t[3].dims[1] = 4096; c->t[0].dims[1] = c->t[1].dims[0] = 256; }
 
 static const struct bad_case bad_cases[] = {
 	{ "unknown compute opcode", m_opcode },
@@ -460,6 +610,9 @@ static const struct bad_case bad_cases[] = {
 	{ "operand in a slot the op does not take", m_extra_slot },
 	{ "int32 bias for a float gemm", m_bias_dtype },
 	{ "gemm operands under a conv2d opcode", m_conv_attrs },
+	{ "GEMM K beyond REDUCTION", m_reduction },
+	{ "operand beyond TENSOR_ELEMS", m_elems },
+	{ "work beyond CMD_MACS", m_macs },
 };
 
 static void run_bad_cases(void)
@@ -507,7 +660,18 @@ static void run_bad_cases(void)
 		struct npu_cmdbuf *cb = NULL;
 		struct npu_fence *f = NULL;
 
+		struct vnpu_cmd_compute cc;
+		struct vnpu_op_info info;
+		uint64_t want;
+
 		bad_cases[i].mutate(&c, npu_buffer_va(spare.b));
+		/*
+		 * Where the device's checker finds the fault; the one command
+		 * it passes holds bad per-channel values, which the engine
+		 * reports at their quant_va once it has read them.
+		 */
+		want = vnpu_op_check(&c, sizeof(c), &cc, &info) ? info.err_off :
+		       VNPU_CMD_TENSOR_OFF(1, quant_va);
 		ret = npu_cmdbuf_create(ctx, 2 * sizeof(c), &cb);
 		if (!ret)
 			ret = npu_cmdbuf_raw(cb, &c, sizeof(c));
@@ -522,12 +686,12 @@ static void run_bad_cases(void)
 			ret = npu_fence_status(f, &st);
 		if (ret)
 			tap(0, "malformed: %s # %s", bad_cases[i].name, npu_strerror(ret));
-		else if (!tap(st.state == NPU_JOB_CMD_ERROR && st.fault_va == 0 &&
+		else if (!tap(st.state == NPU_JOB_CMD_ERROR && st.fault_va == want &&
 			      npu_fence_error(f) == -EPROTO,
 			      "malformed: %s -> %s at offset %llu", bad_cases[i].name,
 			      npu_job_state_name(st.state),
 			      (unsigned long long)st.fault_va))
-			printf("#   want cmd-error at offset 0\n");
+			printf("#   want cmd-error at offset %llu\n", (unsigned long long)want);
 		npu_fence_free(f);
 		npu_cmdbuf_destroy(cb);
 	}
@@ -561,6 +725,7 @@ int main(void)
 	}
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_case(&cases[i]);
+	run_big_gemm();
 	run_bad_cases();
 	printf("1..%d\n", ntest);
 	npu_queue_destroy(queue);

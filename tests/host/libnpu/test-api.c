@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "npu_internal.h"
+#include "vnpu/vnpu_hw_ops.h"
 
 static void test_strerror(void **state)
 {
@@ -120,6 +121,82 @@ static void test_device_args(void **state)
 	npu_device_list_free(NULL);
 }
 
+/*
+ * QUERY answers of each driver generation: 1.0's 72 bytes end before the
+ * limits, 1.1 reports zeros for a 1.0 device and values for a 1.1 one.
+ * npu_device_get_limits() gives the reported values or interface 1.1's,
+ * copying only the size the caller knows.
+ */
+static void test_query_limits(void **state)
+{
+	struct drm_vnpu_device_info di;
+	struct npu_device_info info;
+	struct npu_device_limits lim, out;
+	struct npu_device dev;
+	size_t v10 = offsetof(struct drm_vnpu_device_info, limit_tensor_elems);
+
+	(void)state;
+	assert_int_equal(v10, 72);
+	memset(&di, 0, sizeof(di));
+	di.hw_version = 0x10001;
+	di.caps = DRM_VNPU_CAP_COMPUTE;
+	di.limit_tensor_elems = 1000;
+	di.limit_tensor_bytes = 4000;
+	di.limit_cmd_bytes = 16000;
+	di.limit_cmd_macs = 1ull << 33;
+	di.limit_reduction = 300;
+	di.limit_kernel_dim = 7;
+	di.limit_channels = 99;
+	/* Too short to say even what the device can do. */
+	assert_int_equal(npu__info_from_query(&di, 8, &info, &lim), -EPROTO);
+
+	memset(&lim, 0xff, sizeof(lim));
+	assert_int_equal(npu__info_from_query(&di, v10, &info, &lim), 0);
+	assert_int_equal(info.caps, DRM_VNPU_CAP_COMPUTE);
+	assert_int_equal(lim.reported, 0);
+	assert_int_equal(lim.tensor_elems, 0);
+	assert_int_equal(lim.cmd_macs, 0);
+
+	assert_int_equal(npu__info_from_query(&di, sizeof(di), &info, &lim), 0);
+	assert_int_equal(lim.reported, 1);
+	assert_int_equal(lim.tensor_elems, 1000);
+	assert_int_equal(lim.tensor_bytes, 4000);
+	assert_int_equal(lim.cmd_bytes, 16000);
+	assert_int_equal(lim.cmd_macs, 1ull << 33);
+	assert_int_equal(lim.reduction, 300);
+	assert_int_equal(lim.kernel_dim, 7);
+	assert_int_equal(lim.channels, 99);
+	assert_int_equal(npu__info_from_query(&di, sizeof(di), &info, NULL), 0);
+
+	memset(&dev, 0, sizeof(dev));
+	dev.limits = lim;
+	assert_int_equal(npu_device_get_limits(NULL, &out, sizeof(out)), -EINVAL);
+	assert_int_equal(npu_device_get_limits(&dev, NULL, sizeof(out)), -EINVAL);
+	assert_int_equal(npu_device_get_limits(&dev, &out, 0), -EINVAL);
+	assert_int_equal(npu_device_get_limits(&dev, &out, sizeof(out)), 0);
+	assert_memory_equal(&out, &lim, sizeof(out));
+	/* A caller that knows only the first fields gets only those. */
+	memset(&out, 0xab, sizeof(out));
+	assert_int_equal(npu_device_get_limits(&dev, &out,
+					       offsetof(struct npu_device_limits, tensor_bytes)), 0);
+	assert_int_equal(out.tensor_elems, 1000);
+	assert_int_equal(out.tensor_bytes, 0xababababababababull);
+
+	/* A 1.1 driver on a 1.0 device: zeros, so not reported. */
+	di.limit_tensor_elems = 0;
+	assert_int_equal(npu__info_from_query(&di, sizeof(di), &info, &dev.limits), 0);
+	assert_int_equal(dev.limits.reported, 0);
+	assert_int_equal(npu_device_get_limits(&dev, &out, sizeof(out)), 0);
+	assert_int_equal(out.reported, 0);
+	assert_int_equal(out.tensor_elems, VNPU_LIMIT_TENSOR_ELEMS);
+	assert_int_equal(out.tensor_bytes, VNPU_LIMIT_TENSOR_BYTES);
+	assert_int_equal(out.cmd_bytes, VNPU_LIMIT_CMD_BYTES);
+	assert_true(out.cmd_macs == VNPU_LIMIT_CMD_MACS);
+	assert_int_equal(out.reduction, VNPU_LIMIT_REDUCTION);
+	assert_int_equal(out.kernel_dim, VNPU_LIMIT_KERNEL_DIM);
+	assert_int_equal(out.channels, VNPU_LIMIT_CHANNELS);
+}
+
 static void test_context_args(void **state)
 {
 	struct npu_context *ctx = NULL;
@@ -193,6 +270,7 @@ int main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_time),
 		cmocka_unit_test(test_device_args),
+		cmocka_unit_test(test_query_limits),
 		cmocka_unit_test(test_context_args),
 		cmocka_unit_test(test_buffer_args),
 		cmocka_unit_test(test_submit_args),
