@@ -20,13 +20,14 @@
 
 /*
  * Work units (ops.rst, "Work units": a MAC, a window tap, an element
- * moved) between two polls of the abort callback.  2^18 units is tens to
- * hundreds of microseconds on the slowest (reference) paths.  The fast
+ * moved) between two polls of the abort callback.  A unit costs up to
+ * ~40 ns on the reference paths when strides defeat the caches, so 2^16
+ * units is at most a few milliseconds.  The fast
  * kernels work in indivisible blocks and poll after each one instead:
  * at most VNPU_POLL_BLOCK units (an fp32 sgemm block, ~1.5 ms; an int8
  * register block sweep is 1.5 M MACs, well under a millisecond).
  */
-#define VNPU_POLL_WORK		(1u << 18)
+#define VNPU_POLL_WORK		(1u << 16)
 #define VNPU_POLL_BLOCK		(1u << 26)
 
 /* ---- Scratch arena ---------------------------------------------------- */

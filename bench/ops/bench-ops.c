@@ -391,6 +391,8 @@ static void bench_abort_gap(struct flat *f)
 	struct vnpu_cmd_compute c;
 	uint32_t s;
 
+	/* Fault every page in first: a first touch is not the engine's gap. */
+	memset(f->mem, 0x3f, f->size);	/* 0.75f, 1.8 in fp16: no denormals */
 	/* GEMM at CMD_MACS: 2048 x 1024 x 2048, fp32 (sgemm blocks) and int8. */
 	for (s = 0; s < 2; s++) {
 		f->next = 0;
@@ -446,6 +448,29 @@ static void bench_abort_gap(struct flat *f)
 	c.attr.conv = (struct vnpu_attr_conv2d){ .stride_h = 1, .stride_w = 1,
 		.dilation_h = 1, .dilation_w = 1, .groups = 65536 };
 	gap_case(f, "depthwise 3x3 x 2^16 channels", &c);
+	/*
+	 * The slowest unit of work: an fp16 conv on the reference path whose
+	 * weights lie 512 bytes apart, one cache miss per multiply, over a
+	 * window of the full REDUCTION.
+	 */
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_CONV2D;
+	c.hdr.size = sizeof(c);
+	c.t[0] = td(VNPU_DT_FP16, 4, (const uint32_t[]){ 1, 35, 35, 64 },
+		    f_alloc(f, 2u * 35 * 35 * 64));
+	c.t[1] = td(VNPU_DT_FP16, 4, (const uint32_t[]){ 1, 32, 32, 64 },
+		    f_alloc(f, 32u << 20));
+	c.t[1].flags = VNPU_TENSOR_STRIDED;
+	c.t[1].strides[3] = 256;
+	c.t[1].strides[2] = 256 * 64;
+	c.t[1].strides[1] = 256 * 64 * 32;
+	c.t[1].strides[0] = 256 * 64 * 32 * 32;
+	c.t[3] = td(VNPU_DT_FP16, 4, (const uint32_t[]){ 1, 4, 4, 1 },
+		    f_alloc(f, 64));
+	c.attr.conv = (struct vnpu_attr_conv2d){ .stride_h = 1, .stride_w = 1,
+		.dilation_h = 1, .dilation_w = 1, .groups = 1 };
+	gap_case(f, "conv fp16 strided W (ref)", &c);
 }
 
 int main(int argc, char **argv)
