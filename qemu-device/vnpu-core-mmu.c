@@ -167,7 +167,8 @@ uint32_t vnpu_mmu_translate(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
         vnpu_fault_reason(fault) != VNPU_FAULT_REASON_TRANSLATION) {
         vnpu_mmu_lock(mmu);
         /* Insert only if no invalidation ran while we walked. */
-        if (c->gen == gen && t->gen_all == gen_all) {
+        if (c->gen == gen && t->gen_all == gen_all &&
+            (!mmu->may_cache || mmu->may_cache(mmu->cache_opaque))) {
             c->root_valid = true;
             c->pt_root = w.root;
             if (w.perms) {

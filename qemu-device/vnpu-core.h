@@ -134,7 +134,10 @@ void vnpu_tlb_invalidate_locked(VnpuTlb *t, bool all, uint32_t ctx);
  * Everything vnpu_mmu_translate() needs.  @lock/@unlock serialize the TLB
  * against invalidations and other engines; they may be NULL for a
  * single-threaded user.  The walk itself runs unlocked, so a translation
- * racing with an invalidation is used once but never cached.
+ * racing with an invalidation is used once but never cached.  @may_cache,
+ * if set, is asked with the lock held before a walk's result is cached
+ * (the device refuses for a job that a reset abandoned: its walk used the
+ * page tables of the device's previous life).
  */
 typedef struct VnpuMmu {
     VnpuTlb *tlb;
@@ -143,6 +146,8 @@ typedef struct VnpuMmu {
     void (*lock)(void *opaque);
     void (*unlock)(void *opaque);
     void *lock_opaque;
+    bool (*may_cache)(void *opaque);
+    void *cache_opaque;
 } VnpuMmu;
 
 /*

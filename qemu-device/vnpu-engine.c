@@ -8,13 +8,18 @@
  * highest-priority queue that has fetchable work and no job in flight
  * (queues execute in order), round-robin among equal priorities, runs it
  * without any lock held and completes it.  All guest memory access goes
- * through vnpu_dma_rw() (rings) or the MMU callbacks (job memory).
+ * through vnpu-dma.c: directly for rings, through the MMU callbacks for
+ * job memory.  A job abandoned by reset may keep its engine for a moment
+ * while it unwinds, but it no longer belongs to any queue and cannot
+ * write guest memory (the reset gate, vnpu-dma.c).
  */
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/error-report.h"
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
+#include "block/aio.h"
+#include "qapi/error.h"
 #include "vnpu-internal.h"
 #include "vnpu_exec.h"
 #include "trace.h"
@@ -22,17 +27,24 @@
 /* Bounce buffer for COPY and FILL; also the granule at which they abort. */
 #define VNPU_CHUNK      (64 * 1024)
 
+bool vnpu_job_aborted(VnpuJob *job)
+{
+    return qatomic_read(&job->eng->abort) || qatomic_read(&job->s->stopping) ||
+           !vnpu_job_current(job);
+}
+
+static bool vnpu_mem_aborted(void *opaque)
+{
+    return vnpu_job_aborted(opaque);
+}
+
 static const struct vnpu_mem_ops vnpu_job_mem_ops = {
     .read = vnpu_mem_read,
     .write = vnpu_mem_write,
     .map = vnpu_mem_map,
     .unmap = vnpu_mem_unmap,
+    .aborted = vnpu_mem_aborted,
 };
-
-bool vnpu_job_aborted(VnpuJob *job)
-{
-    return qatomic_read(&job->eng->abort) || qatomic_read(&job->s->stopping);
-}
 
 void vnpu_kick_locked(VnpuState *s)
 {
@@ -109,24 +121,55 @@ static void vnpu_cmd_store64(VnpuJob *job, uint64_t dst, uint64_t value)
     vnpu_mem_write(job, dst, &le, sizeof(le));
 }
 
+/*
+ * Results as ops/vnpu_exec.h documents them.  The compute engine reports a
+ * malformed command at the offending field's offset within the command;
+ * the record names it within the buffer.
+ */
 static void vnpu_cmd_compute(VnpuJob *job, const void *cmd, uint32_t size,
-                             uint32_t off)
+                             uint32_t off, uint16_t opcode)
 {
-    uint64_t cycles = 0;
+    struct vnpu_compute_result res;
     int ret;
 
-    ret = vnpu_compute_exec(cmd, size, &vnpu_job_mem_ops, job, &cycles);
-    if (ret == 0) {
-        job->rec.cycles += cycles;
-    } else if (ret == -EFAULT) {
+    ret = vnpu_compute_exec(cmd, size, &vnpu_job_mem_ops, job, &job->eng->cfg,
+                            &res);
+    trace_vnpu_compute(job->eng->index, job->queue, off, opcode, ret,
+                       res.err_off, res.cycles);
+    switch (ret) {
+    case 0:
+        job->rec.cycles += res.cycles;
+        break;
+    case -EINVAL:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vnpu: queue %u seq %" PRIu64 ": compute command 0x%x "
+                      "at offset %u rejected: field at byte %u of the "
+                      "command\n", job->queue, (uint64_t)job->desc.seq,
+                      opcode, off, res.err_off);
+        vnpu_job_fail(job, VNPU_JOB_STATUS_CMD_ERROR,
+                      (uint64_t)off + res.err_off);
+        break;
+    case -E2BIG:
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vnpu: queue %u seq %" PRIu64 ": compute command at "
+                      "offset %u needs more than the engine's %u MiB of "
+                      "scratch (property scratch-mb)\n", job->queue,
+                      (uint64_t)job->desc.seq, off, job->s->scratch_mb);
+        vnpu_job_fail(job, VNPU_JOB_STATUS_CMD_ERROR, off);
+        break;
+    case -EFAULT:
         /* The memory callbacks recorded the fault; make sure of it. */
         vnpu_job_fail(job, VNPU_JOB_STATUS_DMA_ERROR, 0);
-    } else if (ret == -ENOMEM) {
+        break;
+    case -ECANCELED:
+        vnpu_job_fail(job, VNPU_JOB_STATUS_ABORTED, 0);
+        break;
+    case -ENOMEM:
+    default:
         /* The host's failure, not the guest's: no CMD_ERROR blame. */
-        warn_report_once("vnpu: compute engine ran out of host memory");
+        warn_report_once("vnpu: compute engine failed on the host (%d)", ret);
         vnpu_job_fail(job, VNPU_JOB_STATUS_DMA_ERROR, 0);
-    } else {
-        vnpu_cmd_error(job, off, "compute command rejected by the engine");
+        break;
     }
 }
 
@@ -169,7 +212,7 @@ static void vnpu_exec_cmds(VnpuJob *job, const uint8_t *buf, uint32_t size)
             break;
         default:
             /* vnpu_cmd_decode() lets only compute opcodes through. */
-            vnpu_cmd_compute(job, buf + off, cmd.size, off);
+            vnpu_cmd_compute(job, buf + off, cmd.size, off, cmd.opcode);
             break;
         }
         vnpu_cmd_account(job, &cmd);
@@ -202,8 +245,8 @@ static bool vnpu_run_job(VnpuJob *job, uint64_t ring)
     g_autofree uint8_t *cmds = NULL;
     uint8_t raw[VNPU_DESC_SIZE];
 
-    if (!vnpu_dma_rw(s, ring + (uint64_t)job->slot * VNPU_DESC_SIZE, raw,
-                     sizeof(raw), false)) {
+    if (vnpu_job_dma(job, ring + (uint64_t)job->slot * VNPU_DESC_SIZE, raw,
+                     sizeof(raw), false) != VNPU_DMA_OK) {
         return false;
     }
     vnpu_desc_decode(raw, d);
@@ -221,9 +264,9 @@ static bool vnpu_run_job(VnpuJob *job, uint64_t ring)
                       "cmd_va 0x%" PRIx64 " cmd_size %u)\n", job->queue,
                       job->slot, d->ctx_id, d->flags, (uint64_t)d->cmd_va, d->cmd_size);
         vnpu_job_fail(job, VNPU_JOB_STATUS_DESC_ERROR, 0);
-    } else if (vnpu_take_injection(&s->inject_hang)) {
+    } else if (vnpu_take_injection(s, &s->inject_hang)) {
         vnpu_job_hang(job);
-    } else if (vnpu_take_injection(&s->inject_dma_error)) {
+    } else if (vnpu_take_injection(s, &s->inject_dma_error)) {
         vnpu_job_fail(job, VNPU_JOB_STATUS_DMA_ERROR, d->cmd_va);
     } else {
         cmds = g_malloc(d->cmd_size);
@@ -301,6 +344,32 @@ static bool vnpu_pick_locked(VnpuState *s, unsigned *qout)
     return true;
 }
 
+/* Write the job's completion record (little-endian) through the gate. */
+static VnpuDmaResult vnpu_write_record(VnpuJob *job, uint64_t compl)
+{
+    struct vnpu_hw_completion le = {
+        .seq = cpu_to_le64(job->rec.seq),
+        .status = cpu_to_le32(job->rec.status),
+        .fault_flags = cpu_to_le32(job->rec.fault_flags),
+        .fault_va = cpu_to_le64(job->rec.fault_va),
+        .cycles = cpu_to_le64(job->rec.cycles),
+        .start_ns = cpu_to_le64(job->rec.start_ns),
+        .end_ns = cpu_to_le64(job->rec.end_ns),
+    };
+
+    if (!vnpu_job_current(job)) {
+        return VNPU_DMA_STALE;
+    }
+    job->lost_irq = vnpu_take_injection(job->s, &job->s->inject_lost_irq);
+    return vnpu_job_dma(job, compl, &le, sizeof(le), true);
+}
+
+/* Finalizing a device needs the BQL, so the worker cannot unref itself. */
+static void vnpu_worker_exited_bh(void *opaque)
+{
+    object_unref(OBJECT(opaque));
+}
+
 static void *vnpu_worker(void *opaque)
 {
     VnpuEngine *eng = opaque;
@@ -309,8 +378,9 @@ static void *vnpu_worker(void *opaque)
     qemu_mutex_lock(&s->lock);
     for (;;) {
         VnpuJob job = { .s = s, .eng = eng };
+        VnpuDmaResult wr = VNPU_DMA_STALE;
         uint64_t ring, compl;
-        bool desc_ok, written = false, stale;
+        bool desc_ok, current;
         unsigned qi;
 
         while (!s->stopping && !vnpu_pick_locked(s, &qi)) {
@@ -329,51 +399,39 @@ static void *vnpu_worker(void *opaque)
         compl = s->q[qi].compl + (uint64_t)job.slot * VNPU_COMPL_SIZE;
         s->q[qi].busy = true;
         eng->busy = true;
+        eng->job_gen = job.reset_gen;
         eng->abort = false;
         qemu_mutex_unlock(&s->lock);
 
         desc_ok = vnpu_run_job(&job, ring);
+        if (desc_ok) {
+            wr = vnpu_write_record(&job, compl);
+        }
 
         qemu_mutex_lock(&s->lock);
-        stale = job.reset_gen != s->reset_gen;
-        qemu_mutex_unlock(&s->lock);
         /*
-         * Reset waits for this engine to go idle before it returns, so a
-         * record written here can never land after the reset.
+         * A job a reset abandoned wrote nothing since (the gate) and its
+         * queue has been reset under it: it only gives its engine back.
          */
-        if (desc_ok && !stale) {
-            struct vnpu_hw_completion le = {
-                .seq = cpu_to_le64(job.rec.seq),
-                .status = cpu_to_le32(job.rec.status),
-                .fault_flags = cpu_to_le32(job.rec.fault_flags),
-                .fault_va = cpu_to_le64(job.rec.fault_va),
-                .cycles = cpu_to_le64(job.rec.cycles),
-                .start_ns = cpu_to_le64(job.rec.start_ns),
-                .end_ns = cpu_to_le64(job.rec.end_ns),
-            };
-
-            job.lost_irq = vnpu_take_injection(&s->inject_lost_irq);
-            written = vnpu_dma_rw(s, compl, &le, sizeof(le), true);
-        }
+        current = job.reset_gen == s->reset_gen;
         trace_vnpu_job_end(eng->index, job.queue, job.slot, job.rec.status,
-                           job.rec.cycles, stale);
-
-        qemu_mutex_lock(&s->lock);
-        if (job.reset_gen == s->reset_gen) {
-            vnpu_complete_locked(s, &job, desc_ok, written);
+                           job.rec.cycles, !current);
+        if (current) {
+            vnpu_complete_locked(s, &job, desc_ok, wr == VNPU_DMA_OK);
+            s->q[qi].busy = false;
         }
-        s->q[qi].busy = false;
         eng->busy = false;
         eng->abort = false;
-        qemu_cond_broadcast(&s->idle_cond);
         /* This queue's next job may now go to any engine. */
         qemu_cond_broadcast(&s->work_cond);
     }
     qemu_mutex_unlock(&s->lock);
+    /* Last touch of the device: its reference goes back in the main loop. */
+    aio_bh_schedule_oneshot(qemu_get_aio_context(), vnpu_worker_exited_bh, s);
     return NULL;
 }
 
-void vnpu_engines_start(VnpuState *s)
+bool vnpu_engines_start(VnpuState *s, Error **errp)
 {
     unsigned i;
 
@@ -382,21 +440,58 @@ void vnpu_engines_start(VnpuState *s)
 
         eng->s = s;
         eng->index = i;
-        qemu_thread_create(&eng->thread, "vnpu-engine", vnpu_worker, eng,
-                           QEMU_THREAD_JOINABLE);
+        /* Address space only: pages are committed as commands touch them. */
+        eng->arena = vnpu_arena_new((size_t)s->scratch_mb << 20);
+        if (!eng->arena) {
+            error_setg(errp, "vnpu: cannot reserve %u MiB of scratch for "
+                       "engine %u", s->scratch_mb, i);
+            while (i--) {
+                vnpu_arena_free(s->eng[i].arena);
+                s->eng[i].arena = NULL;
+            }
+            return false;
+        }
+        eng->cfg.arena = eng->arena;
+        eng->cfg.i8_kernel = s->i8_kernel;
     }
+    for (i = 0; i < s->num_engines; i++) {
+        /* A worker outliving unrealize keeps the device's memory alive. */
+        object_ref(OBJECT(s));
+        qemu_thread_create(&s->eng[i].thread, "vnpu-engine", vnpu_worker,
+                           &s->eng[i], QEMU_THREAD_JOINABLE);
+    }
+    return true;
 }
 
+/*
+ * Unrealize: abandon every job and let the workers go, without waiting
+ * for them.  The generation bump detaches their jobs (no record, no
+ * interrupt) and closes the reset gate; once the accesses in flight have
+ * drained, no worker touches guest memory or the bus-master address space
+ * again.  A worker in the middle of a compute step finishes it on its own
+ * scratch memory, sees the abort at its next check, and exits; the last
+ * one to go drops the last reference, and vnpu_engines_join() runs from
+ * the device's finalization.
+ */
 void vnpu_engines_stop(VnpuState *s)
 {
-    unsigned i;
-
     qemu_mutex_lock(&s->lock);
     s->stopping = true;
+    qatomic_set(&s->reset_gen, s->reset_gen + 1);
     vnpu_engines_abort_locked(s);
     qemu_cond_broadcast(&s->work_cond);
     qemu_mutex_unlock(&s->lock);
+    vnpu_dma_quiesce(s);
+}
+
+/* Every worker has exited, or is returning: it dropped its reference. */
+void vnpu_engines_join(VnpuState *s)
+{
+    unsigned i;
+
     for (i = 0; i < s->num_engines; i++) {
         qemu_thread_join(&s->eng[i].thread);
+        vnpu_arena_free(s->eng[i].arena);
+        s->eng[i].arena = NULL;
     }
 }

@@ -7,15 +7,21 @@
  *
  * - The BQL is held by MMIO handlers, reset, realize/unrealize and the
  *   interrupt bottom half.  Worker threads never take it: every DMA they
- *   issue is restricted to RAM (vnpu_dma_rw), which address_space_* serve
- *   under RCU without the BQL.  This is what lets reset, under the BQL,
- *   wait for the workers to abandon their jobs without deadlocking.
+ *   issue goes to RAM only, translated and accessed in one RCU critical
+ *   section (vnpu-dma.c), never through an MMIO dispatch.
  * - VnpuState.lock protects the register file, the queue state, the
  *   engine slots and the pending interrupt vectors.  No DMA is ever issued
  *   with it held.
  * - VnpuState.tlb_lock protects the software TLB only; page-table walks
  *   run without it and insert their result only if no invalidation raced
- *   with them (generation counters).
+ *   with them (generation counters) and their job is still current.
+ * - Every access a worker makes to guest memory passes the reset gate
+ *   (vnpu_job_dma): the engine's in_dma flag, then a check of the job's
+ *   reset generation.  Reset bumps the generation, then waits for in_dma
+ *   to drop, so once it returns no access of an older job can happen.
+ *   This is why reset and unrealize need not wait for workers to finish
+ *   their jobs: an abandoned job keeps only its engine (and, after
+ *   unrealize, a reference to the device, dropped when its worker exits).
  */
 #ifndef HW_VNPU_INTERNAL_H
 #define HW_VNPU_INTERNAL_H
@@ -24,14 +30,32 @@
 #include "qemu/thread.h"
 #include "qom/object.h"
 #include "vnpu_hw.h"
+#include "vnpu_exec.h"
 #include "vnpu-core.h"
 
 #define TYPE_VNPU "vnpu"
 OBJECT_DECLARE_SIMPLE_TYPE(VnpuState, VNPU)
 
 #define VNPU_MAX_ENGINES        8
-/* How long reset waits for workers to abandon their jobs (see vnpu.c). */
+/*
+ * The longest reset waits for a guest-memory access already in flight to
+ * finish (vnpu_dma_quiesce).  Such an access is one chunk of at most
+ * VNPU_DMA_CHUNK bytes, microseconds of memcpy; the bound only matters if
+ * the host stalls a worker in the middle of one.
+ */
 #define VNPU_RESET_WAIT_MS      2000
+/*
+ * Largest piece of guest memory one bus transaction moves: bounds the time
+ * between two abort checks of a transfer, and how long reset can wait for
+ * a write in flight.
+ */
+#define VNPU_DMA_CHUNK          (256 * 1024)
+/* How long reset spins on an access in flight before it blocks. */
+#define VNPU_GATE_SPIN_US       50
+/* Per-engine scratch (QOM property scratch-mb), in MiB. */
+#define VNPU_SCRATCH_MB_DEFAULT 512
+#define VNPU_SCRATCH_MB_MIN     1
+#define VNPU_SCRATCH_MB_MAX     16384
 
 typedef struct VnpuQueue {
     uint64_t ring;
@@ -83,8 +107,12 @@ struct VnpuEngine {
     VnpuState *s;
     unsigned index;
     QemuThread thread;
+    struct vnpu_arena *arena;   /* scratch of this engine's commands */
+    struct vnpu_engine_cfg cfg;
     bool busy;                  /* under s->lock */
+    uint64_t job_gen;           /* under s->lock: reset_gen of its job */
     bool abort;                 /* under s->lock; read racily by the job */
+    bool in_dma;                /* atomic: a guest-memory access in flight */
 };
 
 struct VnpuState {
@@ -97,16 +125,20 @@ struct VnpuState {
 
     /* properties */
     uint32_t num_engines;
+    uint32_t scratch_mb;
+    char *i8_kernel_name;
+    enum vnpu_i8_kernel i8_kernel;
+    bool fault_inject;
     uint32_t inject_hang;
     uint32_t inject_dma_error;
     uint32_t inject_lost_irq;
 
     QemuMutex lock;
     QemuCond work_cond;         /* workers wait for jobs */
-    QemuCond idle_cond;         /* reset waits for engines to drain */
     QemuCond abort_cond;        /* hung jobs wait for abort */
+    bool started;               /* lock, TLB and workers exist */
     bool stopping;
-    uint64_t reset_gen;
+    uint64_t reset_gen;         /* written under lock, read atomically */
     unsigned rr_next;
 
     /* register file, under lock */
@@ -129,6 +161,11 @@ struct VnpuState {
 
     VnpuEngine eng[VNPU_MAX_ENGINES];
 
+    /* The reset gate's slow path: quiesce sleeps, workers wake it. */
+    QemuMutex gate_lock;
+    QemuCond gate_cond;
+    int gate_waiters;           /* atomic */
+
     QemuMutex tlb_lock;
     VnpuTlb *tlb;               /* under tlb_lock */
     VnpuMmu mmu;                /* walks through vnpu_dma_rw, locks tlb_lock */
@@ -138,11 +175,21 @@ struct VnpuState {
 uint64_t vnpu_now_ns(void);
 void vnpu_raise_locked(VnpuState *s, uint32_t irq_bits, bool send);
 void vnpu_error_locked(VnpuState *s, uint32_t err_bits);
-bool vnpu_dma_is_ram(VnpuState *s, uint64_t addr, uint64_t len,
-                     bool is_write);
-bool vnpu_dma_rw(VnpuState *s, uint64_t addr, void *buf, uint64_t len,
-                 bool is_write);
-bool vnpu_take_injection(uint32_t *counter);
+bool vnpu_take_injection(VnpuState *s, uint32_t *counter);
+
+/* vnpu-dma.c */
+typedef enum VnpuDmaResult {
+    VNPU_DMA_OK,
+    VNPU_DMA_BUS_ERROR,         /* not RAM (or read-only RAM for a write) */
+    VNPU_DMA_STALE,             /* the job was abandoned by a reset */
+} VnpuDmaResult;
+
+VnpuDmaResult vnpu_job_dma(VnpuJob *job, uint64_t addr, void *buf,
+                           uint64_t len, bool is_write);
+void *vnpu_job_map_read(VnpuJob *job, uint64_t addr, uint64_t len);
+void vnpu_dma_unmap_read(void *host);
+bool vnpu_job_current(VnpuJob *job);
+bool vnpu_dma_quiesce(VnpuState *s);
 
 /* vnpu-mmu.c */
 void vnpu_tlb_init(VnpuState *s);
@@ -155,8 +202,9 @@ void vnpu_mem_unmap(void *opaque, void *host, uint64_t len, bool is_write,
                     uint64_t access_len);
 
 /* vnpu-engine.c */
-void vnpu_engines_start(VnpuState *s);
+bool vnpu_engines_start(VnpuState *s, Error **errp);
 void vnpu_engines_stop(VnpuState *s);
+void vnpu_engines_join(VnpuState *s);
 void vnpu_engines_abort_locked(VnpuState *s);
 bool vnpu_job_aborted(VnpuJob *job);
 void vnpu_kick_locked(VnpuState *s);

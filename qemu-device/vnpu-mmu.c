@@ -7,6 +7,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
 #include "qemu/osdep.h"
+#include "qemu/log.h"
 #include "exec/memory.h"
 #include "vnpu-internal.h"
 #include "vnpu_exec.h"
@@ -14,11 +15,14 @@
 
 /* Bound one map() so a bogus length cannot make us walk for minutes. */
 #define VNPU_MAP_MAX    (64ull << 20)
+/* Pages map() translates between two checks for an abort. */
+#define VNPU_MAP_POLL_PAGES 256
 
+/* Context entries and page tables are read on behalf of a job, gated. */
 static bool vnpu_mmu_bus_read(void *opaque, uint64_t addr, void *buf,
                               uint64_t len)
 {
-    return vnpu_dma_rw(opaque, addr, buf, len, false);
+    return vnpu_job_dma(opaque, addr, buf, len, false) == VNPU_DMA_OK;
 }
 
 static void vnpu_mmu_tlb_lock(void *opaque)
@@ -35,10 +39,9 @@ void vnpu_tlb_init(VnpuState *s)
 {
     qemu_mutex_init(&s->tlb_lock);
     s->tlb = g_new0(VnpuTlb, 1);
+    /* .read, .bus and .may_cache are the job's: see vnpu_translate(). */
     s->mmu = (VnpuMmu) {
         .tlb = s->tlb,
-        .read = vnpu_mmu_bus_read,
-        .bus = s,
         .lock = vnpu_mmu_tlb_lock,
         .unlock = vnpu_mmu_tlb_unlock,
         .lock_opaque = &s->tlb_lock,
@@ -59,16 +62,29 @@ void vnpu_tlb_invalidate(VnpuState *s, bool all, uint32_t ctx)
     qemu_mutex_unlock(&s->tlb_lock);
 }
 
+static bool vnpu_mmu_may_cache(void *opaque)
+{
+    return vnpu_job_current(opaque);
+}
+
 /*
  * Translate one page.  Returns 0 and the page's DMA address, or the
  * VNPU_FAULT_* word describing why the access is not allowed.  Never
  * records anything: callers decide whether a failure is a fault.
+ *
+ * A job abandoned by reset still walks with the page tables it started
+ * with; its translations must not enter the TLB the next jobs use.
  */
 static uint32_t vnpu_translate(VnpuJob *job, uint64_t va, bool is_write,
                                uint64_t *pa)
 {
-    return vnpu_mmu_translate(&job->s->mmu, &job->mmu, job->ctx_id, va,
-                              is_write, pa);
+    VnpuMmu mmu = job->s->mmu;
+
+    mmu.read = vnpu_mmu_bus_read;
+    mmu.bus = job;
+    mmu.may_cache = vnpu_mmu_may_cache;
+    mmu.cache_opaque = job;
+    return vnpu_mmu_translate(&mmu, &job->mmu, job->ctx_id, va, is_write, pa);
 }
 
 static void vnpu_job_mmu_fault(VnpuJob *job, uint64_t va, uint32_t flags)
@@ -83,6 +99,12 @@ static void vnpu_job_mmu_fault(VnpuJob *job, uint64_t va, uint32_t flags)
     job->rec.fault_va = va;
 }
 
+/*
+ * Move @len bytes between @buf and device VA @va in bus transactions of at
+ * most VNPU_DMA_CHUNK bytes over physically contiguous pages, checking for
+ * an abort before each: a transfer of a whole operand (up to the tensor
+ * span limit) stays abortable within microseconds.
+ */
 static int vnpu_mem_access(VnpuJob *job, uint64_t va, void *buf, uint64_t len,
                            bool is_write)
 {
@@ -99,6 +121,7 @@ static int vnpu_mem_access(VnpuJob *job, uint64_t va, void *buf, uint64_t len,
     }
     while (len) {
         uint64_t pa, npa, run;
+        VnpuDmaResult r;
         uint32_t f;
 
         if (vnpu_job_aborted(job)) {
@@ -112,15 +135,23 @@ static int vnpu_mem_access(VnpuJob *job, uint64_t va, void *buf, uint64_t len,
         }
         pa += va & VNPU_PAGE_OFFSET_MASK;
         run = MIN(len, VNPU_PAGE_SIZE - (va & VNPU_PAGE_OFFSET_MASK));
-        /* Coalesce physically contiguous pages into one bus transaction. */
-        while (run < len && run < VNPU_MAP_MAX) {
+        while (run < len && run < VNPU_DMA_CHUNK) {
             if (vnpu_translate(job, va + run, is_write, &npa) ||
                 npa != pa + run) {
                 break;
             }
             run += MIN(len - run, VNPU_PAGE_SIZE);
         }
-        if (!vnpu_dma_rw(job->s, pa, p, run, is_write)) {
+        r = vnpu_job_dma(job, pa, p, run, is_write);
+        if (r == VNPU_DMA_STALE) {
+            vnpu_job_fail(job, VNPU_JOB_STATUS_ABORTED, va);
+            return -EFAULT;
+        }
+        if (r != VNPU_DMA_OK) {
+            qemu_log_mask(LOG_GUEST_ERROR,
+                          "vnpu: queue %u: DMA %s at VA 0x%" PRIx64
+                          " (bus address 0x%" PRIx64 ") is not RAM\n",
+                          job->queue, is_write ? "write" : "read", va, pa);
             vnpu_job_fail(job, VNPU_JOB_STATUS_DMA_ERROR, va);
             return -EFAULT;
         }
@@ -141,47 +172,45 @@ int vnpu_mem_write(void *opaque, uint64_t va, const void *buf, uint64_t len)
     return vnpu_mem_access(opaque, va, (void *)buf, len, true);
 }
 
+/*
+ * Inputs only: an output is always bounced and written back through
+ * vnpu_mem_write(), so that every write to guest memory passes the reset
+ * gate (vnpu-dma.c).
+ */
 void *vnpu_mem_map(void *opaque, uint64_t va, uint64_t len, bool is_write)
 {
     VnpuJob *job = opaque;
-    uint64_t pa, npa, off;
-    hwaddr plen = len;
+    uint64_t pa, npa, off, pages = 0;
     void *host;
 
-    if (job->failed || len == 0 || len > VNPU_MAP_MAX || va + len < va ||
-        vnpu_job_aborted(job)) {
+    if (is_write || job->failed || len == 0 || len > VNPU_MAP_MAX ||
+        vnpu_range_wraps(va, len) || vnpu_job_aborted(job)) {
         return NULL;
     }
     /*
-     * Any fault falls back to read/write, which then records it with the
+     * Any fault falls back to read(), which then records it with the
      * exact VA; map() itself never faults.
      */
-    if (vnpu_translate(job, va, is_write, &pa)) {
+    if (vnpu_translate(job, va, false, &pa)) {
         return NULL;
     }
     pa += va & VNPU_PAGE_OFFSET_MASK;
     for (off = VNPU_PAGE_SIZE - (va & VNPU_PAGE_OFFSET_MASK); off < len;
          off += VNPU_PAGE_SIZE) {
-        if (vnpu_translate(job, va + off, is_write, &npa) || npa != pa + off) {
+        if (++pages % VNPU_MAP_POLL_PAGES == 0 && vnpu_job_aborted(job)) {
+            return NULL;
+        }
+        if (vnpu_translate(job, va + off, false, &npa) || npa != pa + off) {
             return NULL;
         }
     }
-    if (!vnpu_dma_is_ram(job->s, pa, len, is_write)) {
-        return NULL;
-    }
-    host = address_space_map(job->s->as, pa, &plen, is_write,
-                             MEMTXATTRS_UNSPECIFIED);
-    if (host && plen < len) {
-        address_space_unmap(job->s->as, host, plen, is_write, 0);
-        host = NULL;
-    }
+    host = vnpu_job_map_read(job, pa, len);
+    trace_vnpu_map(va, pa, len, host != NULL);
     return host;
 }
 
 void vnpu_mem_unmap(void *opaque, void *host, uint64_t len, bool is_write,
                     uint64_t access_len)
 {
-    VnpuJob *job = opaque;
-
-    address_space_unmap(job->s->as, host, len, is_write, MIN(access_len, len));
+    vnpu_dma_unmap_read(host);
 }

@@ -14,6 +14,7 @@
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "hw/pci/pci.h"
 #include "hw/pci/pcie.h"
 #include "hw/pci/msix.h"
@@ -21,6 +22,7 @@
 #include "migration/vmstate.h"
 #include "exec/memory.h"
 #include "vnpu-internal.h"
+#include "vnpu_hw_ops.h"
 #include "trace.h"
 
 #define VNPU_PCIE_CAP_OFFSET    0x80
@@ -31,56 +33,18 @@ uint64_t vnpu_now_ns(void)
 }
 
 /*
- * DMA for the worker threads.  Only RAM is a valid target: a device DMA to
- * MMIO would need the BQL, which workers must never take (reset waits for
- * them while holding it).  Anything else, including an address space with
- * bus mastering disabled, is a bus error the caller turns into a job or
- * ring error.
+ * Consume one armed fault injection, if any; safe against qom-set.  The
+ * counters cannot be armed unless x-fault-inject is on; checking here too
+ * keeps a device without it free of injected faults whatever happens.
  */
-bool vnpu_dma_is_ram(VnpuState *s, uint64_t addr, uint64_t len,
-                     bool is_write)
+bool vnpu_take_injection(VnpuState *s, uint32_t *counter)
 {
-    uint64_t pos = 0;
+    uint32_t v;
 
-    if (addr + len < addr) {
+    if (!s->fault_inject) {
         return false;
     }
-    RCU_READ_LOCK_GUARD();
-    while (pos < len) {
-        MemoryRegion *mr;
-        hwaddr xlat, l = len - pos;
-
-        mr = address_space_translate(s->as, addr + pos, &xlat, &l,
-                                     is_write, MEMTXATTRS_UNSPECIFIED);
-        if (!memory_region_is_ram(mr) || memory_region_is_ram_device(mr) ||
-            (is_write && mr->readonly) || l == 0) {
-            return false;
-        }
-        pos += l;
-    }
-    return true;
-}
-
-bool vnpu_dma_rw(VnpuState *s, uint64_t addr, void *buf, uint64_t len,
-                 bool is_write)
-{
-    MemTxResult r;
-
-    if (!vnpu_dma_is_ram(s, addr, len, is_write)) {
-        return false;
-    }
-    if (is_write) {
-        r = address_space_write(s->as, addr, MEMTXATTRS_UNSPECIFIED, buf, len);
-    } else {
-        r = address_space_read(s->as, addr, MEMTXATTRS_UNSPECIFIED, buf, len);
-    }
-    return r == MEMTX_OK;
-}
-
-/* Consume one armed fault injection, if any; safe against qom-set. */
-bool vnpu_take_injection(uint32_t *counter)
-{
-    uint32_t v = qatomic_read(counter);
+    v = qatomic_read(counter);
 
     while (v) {
         uint32_t old = qatomic_cmpxchg(counter, v, v - 1);
@@ -162,45 +126,30 @@ static void vnpu_irq_bh(void *opaque)
 
 /*
  * Drop every queued and in-flight job and return the register file to its
- * reset values.  Called with the BQL held (MMIO, FLR, system reset).  The
- * workers never take the BQL, so waiting for them here cannot deadlock;
- * the bounded wait is a second line of defence only: a job that outlives
- * it is still discarded by its stale reset generation.
+ * reset values.  Called with the BQL held (MMIO, FLR, system reset).
+ *
+ * Reset does not wait for the engines to finish their jobs: it abandons
+ * them.  Bumping reset_gen detaches every running job from its queue (it
+ * will complete nothing) and closes the reset gate on it; waiting for the
+ * accesses already in flight (at most one VNPU_DMA_CHUNK per engine) is
+ * all it takes for no DMA of those jobs to happen after this returns.  Their
+ * workers see the abort at their next check and give their engines back
+ * shortly after; until then those engines take no new job.
  */
 static void vnpu_do_reset(VnpuState *s, const char *why)
 {
-    int64_t deadline = qemu_clock_get_ms(QEMU_CLOCK_REALTIME) +
-                       VNPU_RESET_WAIT_MS;
-    unsigned i;
+    int64_t t0 = get_clock();
+    unsigned i, abandoned = 0;
 
     trace_vnpu_reset(why);
     qemu_mutex_lock(&s->lock);
-    s->reset_gen++;
+    qatomic_set(&s->reset_gen, s->reset_gen + 1);
     s->control = 0;
     vnpu_engines_abort_locked(s);
-
-    for (i = 0; i < VNPU_NUM_QUEUES; i++) {
-        VnpuQueue *q = &s->q[i];
-        bool busy = q->busy;
-
-        memset(q, 0, sizeof(*q));
-        /* The engine clears this when it has abandoned the job. */
-        q->busy = busy;
+    for (i = 0; i < s->num_engines; i++) {
+        abandoned += s->eng[i].busy;
     }
-    for (;;) {
-        bool any = false;
-        int64_t left;
-
-        for (i = 0; i < s->num_engines; i++) {
-            any |= s->eng[i].busy;
-        }
-        left = deadline - qemu_clock_get_ms(QEMU_CLOCK_REALTIME);
-        if (!any || left <= 0) {
-            break;
-        }
-        qemu_cond_timedwait(&s->idle_cond, &s->lock, left);
-    }
-
+    memset(s->q, 0, sizeof(s->q));
     s->irq_status = 0;
     s->irq_mask = 0;
     s->error_status = 0;
@@ -218,8 +167,10 @@ static void vnpu_do_reset(VnpuState *s, const char *why)
     s->rr_next = 0;
     qemu_mutex_unlock(&s->lock);
 
+    vnpu_dma_quiesce(s);
     vnpu_tlb_invalidate(s, true, 0);
     pci_set_irq(PCI_DEVICE(s), 0);
+    trace_vnpu_reset_done(why, abandoned, get_clock() - t0);
 }
 
 static void vnpu_qdev_reset(DeviceState *dev)
@@ -235,22 +186,45 @@ static void vnpu_qdev_reset(DeviceState *dev)
 
 /* ---- register file --------------------------------------------------------- */
 
-static uint32_t vnpu_caps(void)
+static uint32_t vnpu_caps(VnpuState *s)
 {
     return VNPU_CAP_MMU | VNPU_CAP_COMPUTE | VNPU_CAP_TIMESTAMP |
-           VNPU_CAP_FAULT_INJECT | VNPU_CAP_CYCLE_MODEL;
+           (s->fault_inject ? VNPU_CAP_FAULT_INJECT : 0) |
+           VNPU_CAP_CYCLE_MODEL;
 }
 
+static uint32_t *vnpu_inject_counter(VnpuState *s, hwaddr addr)
+{
+    switch (addr) {
+    case VNPU_REG_DEBUG_INJECT_HANG:
+        return &s->inject_hang;
+    case VNPU_REG_DEBUG_INJECT_DMA_ERROR:
+        return &s->inject_dma_error;
+    default:
+        return &s->inject_lost_irq;
+    }
+}
+
+/* A job abandoned by reset is no longer the device's: it does not count. */
 static bool vnpu_engines_idle_locked(VnpuState *s)
 {
     unsigned i;
 
     for (i = 0; i < s->num_engines; i++) {
-        if (s->eng[i].busy) {
+        if (s->eng[i].busy && s->eng[i].job_gen == s->reset_gen) {
             return false;
         }
     }
     return true;
+}
+
+/* The debug block exists only with x-fault-inject=on. */
+static bool vnpu_is_debug_reg(VnpuState *s, hwaddr addr)
+{
+    return s->fault_inject &&
+           (addr == VNPU_REG_DEBUG_INJECT_HANG ||
+            addr == VNPU_REG_DEBUG_INJECT_DMA_ERROR ||
+            addr == VNPU_REG_DEBUG_INJECT_LOST_IRQ);
 }
 
 static uint32_t vnpu_queue_read(VnpuState *s, unsigned qi, hwaddr r)
@@ -326,7 +300,7 @@ static uint64_t vnpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         v = VNPU_HW_VERSION(VNPU_HW_VERSION_MAJOR, VNPU_HW_VERSION_MINOR);
         break;
     case VNPU_REG_CAPS:
-        v = vnpu_caps();
+        v = vnpu_caps(s);
         break;
     case VNPU_REG_PLATFORM:
         v = VNPU_PLATFORM_EMULATED;
@@ -380,6 +354,30 @@ static uint64_t vnpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case VNPU_REG_MAC_PER_CYCLE:
         v = VNPU_MODEL_MACS_PER_CYCLE;
         break;
+    case VNPU_REG_LIMIT_TENSOR_ELEMS:
+        v = VNPU_LIMIT_TENSOR_ELEMS;
+        break;
+    case VNPU_REG_LIMIT_TENSOR_BYTES:
+        v = VNPU_LIMIT_TENSOR_BYTES;
+        break;
+    case VNPU_REG_LIMIT_CMD_BYTES:
+        v = VNPU_LIMIT_CMD_BYTES;
+        break;
+    case VNPU_REG_LIMIT_CMD_MACS_LO:
+        v = (uint32_t)VNPU_LIMIT_CMD_MACS;
+        break;
+    case VNPU_REG_LIMIT_CMD_MACS_HI:
+        v = (uint64_t)VNPU_LIMIT_CMD_MACS >> 32;
+        break;
+    case VNPU_REG_LIMIT_REDUCTION:
+        v = VNPU_LIMIT_REDUCTION;
+        break;
+    case VNPU_REG_LIMIT_KERNEL_DIM:
+        v = VNPU_LIMIT_KERNEL_DIM;
+        break;
+    case VNPU_REG_LIMIT_CHANNELS:
+        v = VNPU_LIMIT_CHANNELS;
+        break;
     case VNPU_REG_MMU_CONTROL:
         v = s->mmu_control;
         break;
@@ -414,14 +412,13 @@ static uint64_t vnpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         v = s->fault_queue;
         break;
     case VNPU_REG_DEBUG_INJECT_HANG:
-        v = qatomic_read(&s->inject_hang);
-        break;
     case VNPU_REG_DEBUG_INJECT_DMA_ERROR:
-        v = qatomic_read(&s->inject_dma_error);
-        break;
     case VNPU_REG_DEBUG_INJECT_LOST_IRQ:
-        v = qatomic_read(&s->inject_lost_irq);
-        break;
+        if (vnpu_is_debug_reg(s, addr)) {
+            v = qatomic_read(vnpu_inject_counter(s, addr));
+            break;
+        }
+        /* fall through: without x-fault-inject the offsets are undefined */
     default:
         qemu_log_mask(LOG_GUEST_ERROR,
                       "vnpu: read of undefined register 0x%" HWADDR_PRIx "\n",
@@ -672,14 +669,13 @@ static void vnpu_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
         }
         break;
     case VNPU_REG_DEBUG_INJECT_HANG:
-        qatomic_set(&s->inject_hang, val);
-        break;
     case VNPU_REG_DEBUG_INJECT_DMA_ERROR:
-        qatomic_set(&s->inject_dma_error, val);
-        break;
     case VNPU_REG_DEBUG_INJECT_LOST_IRQ:
-        qatomic_set(&s->inject_lost_irq, val);
-        break;
+        if (vnpu_is_debug_reg(s, addr)) {
+            qatomic_set(vnpu_inject_counter(s, addr), val);
+            break;
+        }
+        /* fall through: without x-fault-inject the offsets are undefined */
     default:
         vnpu_bad_write_locked(s, addr, val, "read-only or undefined register");
         break;
@@ -721,10 +717,35 @@ static const MemoryRegionOps vnpu_mmio_ops = {
 static void vnpu_realize(PCIDevice *pdev, Error **errp)
 {
     VnpuState *s = VNPU(pdev);
+    const char *i8 = s->i8_kernel_name ? s->i8_kernel_name : "auto";
     unsigned v;
 
     if (s->num_engines < 1 || s->num_engines > VNPU_MAX_ENGINES) {
         error_setg(errp, "vnpu: engines must be 1..%d", VNPU_MAX_ENGINES);
+        return;
+    }
+    if (s->scratch_mb < VNPU_SCRATCH_MB_MIN ||
+        s->scratch_mb > VNPU_SCRATCH_MB_MAX) {
+        error_setg(errp, "vnpu: scratch-mb must be %d..%d (MiB of scratch "
+                   "per engine), not %u", VNPU_SCRATCH_MB_MIN,
+                   VNPU_SCRATCH_MB_MAX, s->scratch_mb);
+        return;
+    }
+    if (vnpu_i8_kernel_parse(i8, &s->i8_kernel)) {
+        error_setg(errp, "vnpu: i8-kernel '%s' is not one of auto, generic, "
+                   "avx2, avx512-vnni", i8);
+        return;
+    }
+    /* An explicit choice is for testing or measuring it: never substitute. */
+    if (s->i8_kernel != VNPU_I8_AUTO &&
+        !vnpu_i8_kernel_available(s->i8_kernel)) {
+        error_setg(errp, "vnpu: i8-kernel '%s' needs a CPU feature this "
+                   "host lacks", i8);
+        return;
+    }
+    if (!s->fault_inject &&
+        (s->inject_hang || s->inject_dma_error || s->inject_lost_irq)) {
+        error_setg(errp, "vnpu: inject-* need x-fault-inject=on");
         return;
     }
 
@@ -749,29 +770,65 @@ static void vnpu_realize(PCIDevice *pdev, Error **errp)
     }
 
     s->as = pci_get_address_space(pdev);
-    s->irq_bh = qemu_bh_new(vnpu_irq_bh, s);
     qemu_mutex_init(&s->lock);
     qemu_cond_init(&s->work_cond);
-    qemu_cond_init(&s->idle_cond);
     qemu_cond_init(&s->abort_cond);
+    qemu_mutex_init(&s->gate_lock);
+    qemu_cond_init(&s->gate_cond);
     vnpu_tlb_init(s);
-    vnpu_engines_start(s);
+    s->irq_bh = qemu_bh_new(vnpu_irq_bh, s);
+    if (!vnpu_engines_start(s, errp)) {
+        qemu_bh_delete(s->irq_bh);
+        vnpu_tlb_free(s);
+        qemu_cond_destroy(&s->gate_cond);
+        qemu_mutex_destroy(&s->gate_lock);
+        qemu_cond_destroy(&s->abort_cond);
+        qemu_cond_destroy(&s->work_cond);
+        qemu_mutex_destroy(&s->lock);
+        msix_unuse_all_vectors(pdev);
+        msix_uninit_exclusive_bar(pdev);
+        pcie_cap_exit(pdev);
+        return;
+    }
+    s->started = true;
 }
 
+/*
+ * Unplug.  Workers are stopped, not joined: a worker busy with a compute
+ * step finishes it on its own scratch and exits later, still holding a
+ * reference to the device, so what it uses (lock, TLB, arena) is freed in
+ * vnpu_instance_finalize().  It no longer touches guest memory, the
+ * address space or the interrupt machinery torn down here.
+ */
 static void vnpu_exit(PCIDevice *pdev)
 {
     VnpuState *s = VNPU(pdev);
+    int64_t t0 = get_clock();
 
     vnpu_engines_stop(s);
+    trace_vnpu_unrealize(get_clock() - t0);
     qemu_bh_delete(s->irq_bh);
-    vnpu_tlb_free(s);
-    qemu_cond_destroy(&s->abort_cond);
-    qemu_cond_destroy(&s->idle_cond);
-    qemu_cond_destroy(&s->work_cond);
-    qemu_mutex_destroy(&s->lock);
+    s->irq_bh = NULL;
     msix_unuse_all_vectors(pdev);
     msix_uninit_exclusive_bar(pdev);
     pcie_cap_exit(pdev);
+}
+
+static void vnpu_instance_finalize(Object *obj)
+{
+    VnpuState *s = VNPU(obj);
+
+    if (!s->started) {
+        return;
+    }
+    vnpu_engines_join(s);
+    trace_vnpu_finalize();
+    vnpu_tlb_free(s);
+    qemu_cond_destroy(&s->gate_cond);
+    qemu_mutex_destroy(&s->gate_lock);
+    qemu_cond_destroy(&s->abort_cond);
+    qemu_cond_destroy(&s->work_cond);
+    qemu_mutex_destroy(&s->lock);
 }
 
 static void vnpu_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
@@ -781,23 +838,64 @@ static void vnpu_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
     pcie_cap_flr_write_config(pdev, addr, val, len);
 }
 
+/*
+ * The inject-* counters.  Runtime-settable with qom-set and consumed by
+ * the engines atomically, but only on a device with x-fault-inject=on: a
+ * production configuration must not be one qom-set away from failing
+ * jobs.  Before realize any value is stored (property order on the
+ * command line is not defined); realize then refuses a device that has
+ * counters armed without x-fault-inject.
+ */
+static void vnpu_get_inject(Object *obj, Visitor *v, const char *name,
+                            void *opaque, Error **errp)
+{
+    uint32_t val = qatomic_read((uint32_t *)opaque);
+
+    visit_type_uint32(v, name, &val, errp);
+}
+
+static void vnpu_set_inject(Object *obj, Visitor *v, const char *name,
+                            void *opaque, Error **errp)
+{
+    VnpuState *s = VNPU(obj);
+    uint32_t val;
+
+    if (!visit_type_uint32(v, name, &val, errp)) {
+        return;
+    }
+    if (DEVICE(obj)->realized && !s->fault_inject) {
+        error_setg(errp, "vnpu: %s needs x-fault-inject=on", name);
+        return;
+    }
+    qatomic_set((uint32_t *)opaque, val);
+}
+
 static void vnpu_instance_init(Object *obj)
 {
     VnpuState *s = VNPU(obj);
+    static const struct {
+        const char *name;
+        size_t off;
+    } counters[] = {
+        { "inject-hang", offsetof(VnpuState, inject_hang) },
+        { "inject-dma-error", offsetof(VnpuState, inject_dma_error) },
+        { "inject-lost-irq", offsetof(VnpuState, inject_lost_irq) },
+    };
+    unsigned i;
 
-    /* Runtime-settable with qom-set; consumed by the engines atomically. */
-    object_property_add_uint32_ptr(obj, "inject-hang", &s->inject_hang,
-                                   OBJ_PROP_FLAG_READWRITE);
-    object_property_add_uint32_ptr(obj, "inject-dma-error",
-                                   &s->inject_dma_error,
-                                   OBJ_PROP_FLAG_READWRITE);
-    object_property_add_uint32_ptr(obj, "inject-lost-irq",
-                                   &s->inject_lost_irq,
-                                   OBJ_PROP_FLAG_READWRITE);
+    for (i = 0; i < ARRAY_SIZE(counters); i++) {
+        object_property_add(obj, counters[i].name, "uint32", vnpu_get_inject,
+                            vnpu_set_inject, NULL,
+                            (uint8_t *)s + counters[i].off);
+    }
 }
 
 static Property vnpu_properties[] = {
     DEFINE_PROP_UINT32("engines", VnpuState, num_engines, 2),
+    DEFINE_PROP_UINT32("scratch-mb", VnpuState, scratch_mb,
+                       VNPU_SCRATCH_MB_DEFAULT),
+    DEFINE_PROP_STRING("i8-kernel", VnpuState, i8_kernel_name),
+    DEFINE_PROP_BOOL("x-fault-inject", VnpuState, fault_inject, false),
     DEFINE_PROP_END_OF_LIST(),
 };
 
@@ -831,6 +929,7 @@ static const TypeInfo vnpu_info = {
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(VnpuState),
     .instance_init = vnpu_instance_init,
+    .instance_finalize = vnpu_instance_finalize,
     .class_init = vnpu_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_PCIE_DEVICE },
