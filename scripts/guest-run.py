@@ -31,6 +31,8 @@ KERNEL_PROBLEMS = [
     )
 ]
 TAP_LINE = re.compile(r"^(not ok|ok)\b\s*\d*\s*-?\s*(.*)$")
+# Modes whose device has the debug (fault-injection) registers.
+FAULT_INJECT_MODES = ("test", "shell")
 
 
 def build_cmd(args):
@@ -46,7 +48,15 @@ def build_cmd(args):
            "-kernel", args.kernel, "-initrd", args.initrd,
            "-append", " ".join(append)]
     if not args.no_device:
-        cmd += ["-device", "vnpu" + (("," + args.device_opts) if args.device_opts else "")]
+        opts = ["vnpu"]
+        # The guest tests (recovery, raw_rtt) and interactive debugging use
+        # the fault-injection registers; bench and demo run the device as
+        # shipped.  An explicit x-fault-inject in --device-opts wins.
+        if args.mode in FAULT_INJECT_MODES and "x-fault-inject" not in args.device_opts:
+            opts.append("x-fault-inject=on")
+        if args.device_opts:
+            opts.append(args.device_opts)
+        cmd += ["-device", ",".join(opts)]
     for extra in args.qemu_arg:
         cmd += extra.split()
     return cmd

@@ -8,7 +8,9 @@
  * fault injections and resets at the device, from a fixed seed
  * (VNPU_FUZZ_SEED, default 0x5eed) so a failure can be replayed.  The
  * inputs are biased towards almost-valid ones, which reach deeper into
- * the device than pure noise.  Afterwards QEMU must still be alive, the
+ * the device than pure noise: compute commands are built whole (576
+ * bytes) from plausible descriptors pointing into mapped memory, then
+ * mutated in their dims, strides, dtypes, quantization and attributes.  Afterwards QEMU must still be alive, the
  * device must identify itself and a fresh, well-formed job must complete
  * correctly.
  */
@@ -17,7 +19,7 @@
 #define FZ_CTXS         4
 #define FZ_VA_BASE      0x100000ull
 #define FZ_PAGES        8       /* mapped per context */
-#define FZ_CMD_MAX      512
+#define FZ_CMD_MAX      2048    /* a few compute commands; one page */
 
 typedef struct Fuzz {
     VnpuT *t;
@@ -32,6 +34,7 @@ typedef struct Fuzz {
     uint64_t ctx_leaf[FZ_CTXS][FZ_PAGES];
     uint64_t scratch;           /* some RAM for bypass-mode addresses */
     uint64_t n_mmio, n_jobs, n_cmdbufs, n_pte, n_inject, n_reset, n_reads;
+    uint64_t n_compute;
 } Fuzz;
 
 static uint32_t fz_u32(Fuzz *f)
@@ -82,12 +85,290 @@ static uint64_t fz_addr(Fuzz *f)
     }
 }
 
+#ifdef VT_HAVE_OPS
+/* ---- structure-aware compute commands ------------------------------------ */
+
+enum { FZ_FLOAT, FZ_Q8, FZ_ANY };
+
+static unsigned fz_esize(uint8_t dt)
+{
+    return dt == VNPU_DT_FP32 || dt == VNPU_DT_INT32 ? 4 :
+           dt == VNPU_DT_INT8 || dt == VNPU_DT_UINT8 ? 1 : 2;
+}
+
+static uint8_t fz_dtype(Fuzz *f, int kind)
+{
+    static const uint8_t fl[] = { VNPU_DT_FP32, VNPU_DT_FP32, VNPU_DT_FP16,
+                                  VNPU_DT_BF16 };
+    static const uint8_t q8[] = { VNPU_DT_INT8, VNPU_DT_UINT8 };
+
+    if (kind == FZ_ANY) {
+        kind = fz_below(f, 2) ? FZ_FLOAT : FZ_Q8;
+    }
+    return kind == FZ_FLOAT ? fl[fz_below(f, ARRAY_SIZE(fl))] :
+                              q8[fz_below(f, ARRAY_SIZE(q8))];
+}
+
+/*
+ * A valid descriptor of dtype @dt and shape @dims somewhere in the mapped
+ * pages: dense, or strided with gaps, or (an input) broadcast along a dim.
+ */
+static void fz_place(Fuzz *f, struct vnpu_tensor_desc *d, uint8_t dt,
+                     unsigned rank, const uint32_t *dims, bool out)
+{
+    unsigned es = fz_esize(dt), i;
+    bool strided = fz_below(f, 3) == 0;
+    uint64_t st[VNPU_MAX_RANK], last = 0, span, room, off;
+
+    for (i = rank; i-- > 0;) {
+        st[i] = i == rank - 1 ? 1 : st[i + 1] * dims[i + 1];
+        if (strided && fz_below(f, 3) == 0) {
+            st[i] += fz_below(f, 3);
+        }
+    }
+    if (strided && !out && fz_below(f, 3) == 0) {
+        st[fz_below(f, rank)] = 0;
+    }
+    for (i = 0; i < rank; i++) {
+        last += (uint64_t)(dims[i] - 1) * st[i];
+    }
+    span = (last + 1) * es;
+    room = (uint64_t)FZ_PAGES * VNPU_PAGE_SIZE;
+    off = span < room ? fz_below(f, room - span + 1) & ~(uint64_t)(es - 1) : 0;
+    vt_td(d, FZ_VA_BASE + off, dt, rank, dims, strided ? st : NULL);
+    if (dt == VNPU_DT_INT8 || dt == VNPU_DT_UINT8) {
+        vt_td_quant(d, 0.01f * (1 + fz_below(f, 100)),
+                    dt == VNPU_DT_INT8 ? (int)fz_below(f, 256) - 128 :
+                                         (int)fz_below(f, 256));
+    }
+}
+
+static void fz_shape(Fuzz *f, unsigned rank, uint32_t *dims)
+{
+    unsigned i;
+
+    for (i = 0; i < rank; i++) {
+        dims[i] = 1 + fz_below(f, 6);
+    }
+}
+
+static uint32_t fz_win_out(uint32_t in, uint32_t pa, uint32_t pb, uint32_t k,
+                           uint32_t stride)
+{
+    return in + pa + pb >= k ? (in + pa + pb - k) / stride + 1 : 0;
+}
+
+static void fz_gemm(Fuzz *f, struct vnpu_cmd_compute *c)
+{
+    uint32_t m = 1 + fz_below(f, 16), k = 1 + fz_below(f, 16);
+    uint32_t n = 1 + fz_below(f, 16), fl = fz_below(f, 4);
+    uint32_t ad[2] = { fl & 1 ? k : m, fl & 1 ? m : k };
+    uint32_t bd[2] = { fl & 2 ? n : k, fl & 2 ? k : n }, yd[2] = { m, n };
+    bool q = fz_below(f, 2);
+
+    c->attr.gemm.flags = cpu_to_le32(fl);
+    fz_place(f, &c->t[0], fz_dtype(f, q ? FZ_Q8 : FZ_FLOAT), 2, ad, false);
+    fz_place(f, &c->t[1], fz_dtype(f, q ? FZ_Q8 : FZ_FLOAT), 2, bd, false);
+    if (fz_below(f, 2)) {
+        fz_place(f, &c->t[2], q ? VNPU_DT_INT32 : VNPU_DT_FP32, 1, &n, false);
+        c->t[2].quant = 0, c->t[2].scale = 0, c->t[2].zero_point = 0;
+    }
+    if (q && fz_below(f, 3) == 0) {
+        fz_place(f, &c->t[3], VNPU_DT_INT32, 2, yd, true);
+    } else {
+        fz_place(f, &c->t[3], fz_dtype(f, q ? FZ_Q8 : FZ_FLOAT), 2, yd, true);
+        c->act = fz_below(f, VNPU_ACT_CLIP);
+    }
+}
+
+static void fz_conv(Fuzz *f, struct vnpu_cmd_compute *c)
+{
+    uint32_t kh = 1 + fz_below(f, 3), kw = 1 + fz_below(f, 3);
+    uint32_t ch = 1 + fz_below(f, 4), dw = fz_below(f, 3) == 0;
+    uint32_t co = dw ? ch : 1 + fz_below(f, 4), sh = 1 + fz_below(f, 2);
+    uint32_t sw = 1 + fz_below(f, 2), pt = fz_below(f, 2), pl = fz_below(f, 2);
+    uint32_t xd[4] = { 1, kh + fz_below(f, 5), kw + fz_below(f, 5), ch };
+    uint32_t wd[4] = { co, kh, kw, dw ? 1 : ch };
+    uint32_t yd[4] = { 1, fz_win_out(xd[1], pt, pt, kh, sh),
+                       fz_win_out(xd[2], pl, pl, kw, sw), co };
+    bool q = fz_below(f, 2);
+
+    c->attr.conv.stride_h = cpu_to_le32(sh);
+    c->attr.conv.stride_w = cpu_to_le32(sw);
+    c->attr.conv.dilation_h = c->attr.conv.dilation_w = cpu_to_le32(1);
+    c->attr.conv.pad_top = c->attr.conv.pad_bottom = cpu_to_le32(pt);
+    c->attr.conv.pad_left = c->attr.conv.pad_right = cpu_to_le32(pl);
+    c->attr.conv.groups = cpu_to_le32(dw ? ch : 1);
+    fz_place(f, &c->t[0], fz_dtype(f, q ? FZ_Q8 : FZ_FLOAT), 4, xd, false);
+    fz_place(f, &c->t[1], fz_dtype(f, q ? FZ_Q8 : FZ_FLOAT), 4, wd, false);
+    fz_place(f, &c->t[3], fz_dtype(f, q ? FZ_Q8 : FZ_FLOAT), 4, yd, true);
+    c->act = fz_below(f, VNPU_ACT_CLIP);
+}
+
+static void fz_pool(Fuzz *f, struct vnpu_cmd_compute *c)
+{
+    uint32_t kind = fz_below(f, 3), kh = 1 + fz_below(f, 3);
+    uint32_t kw = 1 + fz_below(f, 3), sh = 1 + fz_below(f, 2);
+    uint32_t sw = 1 + fz_below(f, 2), pt = fz_below(f, kh), pl = fz_below(f, kw);
+    uint32_t xd[4] = { 1 + fz_below(f, 2), kh + fz_below(f, 5),
+                       kw + fz_below(f, 5), 1 + fz_below(f, 4) };
+    uint32_t yd[4] = { xd[0], 1, 1, xd[3] };
+
+    c->attr.pool.kind = cpu_to_le32(kind);
+    if (kind != VNPU_POOL_GLOBAL_AVG) {
+        c->attr.pool.kernel_h = cpu_to_le32(kh);
+        c->attr.pool.kernel_w = cpu_to_le32(kw);
+        c->attr.pool.stride_h = cpu_to_le32(sh);
+        c->attr.pool.stride_w = cpu_to_le32(sw);
+        c->attr.pool.pad_top = c->attr.pool.pad_bottom = cpu_to_le32(pt);
+        c->attr.pool.pad_left = c->attr.pool.pad_right = cpu_to_le32(pl);
+        if (kind == VNPU_POOL_AVG) {
+            c->attr.pool.flags = cpu_to_le32(fz_below(f, 2));
+        }
+        yd[1] = fz_win_out(xd[1], pt, pt, kh, sh);
+        yd[2] = fz_win_out(xd[2], pl, pl, kw, sw);
+    }
+    fz_place(f, &c->t[0], fz_dtype(f, FZ_ANY), 4, xd, false);
+    fz_place(f, &c->t[3], fz_dtype(f, FZ_ANY), 4, yd, true);
+}
+
+/* ELTWISE (with broadcasting) and the single-input ops. */
+static void fz_elementwise(Fuzz *f, struct vnpu_cmd_compute *c, uint16_t op)
+{
+    unsigned rank = 1 + fz_below(f, 4), i;
+    uint32_t yd[VNPU_MAX_RANK], xd[VNPU_MAX_RANK], bd[VNPU_MAX_RANK];
+    int xk = op == VNPU_OP_DEQUANTIZE || op == VNPU_OP_REQUANTIZE ? FZ_Q8 :
+             op == VNPU_OP_QUANTIZE ? FZ_FLOAT : FZ_ANY;
+    int yk = op == VNPU_OP_QUANTIZE || op == VNPU_OP_REQUANTIZE ? FZ_Q8 :
+             op == VNPU_OP_DEQUANTIZE ? FZ_FLOAT : FZ_ANY;
+    uint32_t axis = fz_below(f, rank);
+    float eps = 1e-5f, lo = -1.0f, hi = 6.0f;
+
+    fz_shape(f, rank, yd);
+    memcpy(xd, yd, sizeof(yd));
+    memcpy(bd, yd, sizeof(yd));
+    if (op == VNPU_OP_ELTWISE) {
+        for (i = 0; i < rank; i++) {
+            if (fz_below(f, 4) == 0) {
+                xd[i] = 1;
+            } else if (fz_below(f, 4) == 0) {
+                bd[i] = 1;
+            }
+        }
+        c->attr.eltwise.kind = cpu_to_le32(fz_below(f, 3));
+        c->act = fz_below(f, VNPU_ACT_CLIP);
+        fz_place(f, &c->t[1], fz_dtype(f, FZ_ANY), rank, bd, false);
+    } else if (op == VNPU_OP_ACTIVATION) {
+        c->act = 1 + fz_below(f, VNPU_ACT_CLIP);
+        if (c->act == VNPU_ACT_CLIP) {
+            memcpy(&c->attr.activation.clip_min, &lo, 4);
+            memcpy(&c->attr.activation.clip_max, &hi, 4);
+        }
+    } else if (op == VNPU_OP_SOFTMAX) {
+        c->attr.softmax.axis = cpu_to_le32(axis);
+    } else if (op == VNPU_OP_LAYERNORM) {
+        c->attr.layernorm.axis = cpu_to_le32(axis);
+        memcpy(&c->attr.layernorm.epsilon, &eps, 4);
+        for (i = 1; i <= 2; i++) {
+            if (fz_below(f, 2)) {
+                fz_place(f, &c->t[i], fz_dtype(f, FZ_FLOAT), rank - axis,
+                         yd + axis, false);
+            }
+        }
+    }
+    fz_place(f, &c->t[0], fz_dtype(f, xk), rank, xd, false);
+    fz_place(f, &c->t[3], fz_dtype(f, yk), rank, yd, true);
+}
+
+/* Break the valid command in one or two places, the way a bug would. */
+static void fz_mutate(Fuzz *f, struct vnpu_cmd_compute *c)
+{
+    struct vnpu_tensor_desc *d = &c->t[fz_below(f, VNPU_OP_SLOTS)];
+    unsigned n = 1 + fz_below(f, 2), i, dim = fz_below(f, VNPU_MAX_RANK);
+
+    for (i = 0; i < n; i++) {
+        switch (fz_below(f, 8)) {
+        case 0:
+            d->dims[dim] = cpu_to_le32(fz_below(f, 2) ? fz_u32(f) :
+                                       fz_below(f, 2) ? 0xffffffffu :
+                                       VNPU_LIMIT_REDUCTION + 1);
+            break;
+        case 1:
+            d->flags = cpu_to_le32(VNPU_TENSOR_STRIDED);
+            d->strides[dim] = cpu_to_le64(fz_below(f, 2) ? fz_u64(f) :
+                                          fz_below(f, 2) ? 0 :
+                                          VNPU_LIMIT_TENSOR_BYTES);
+            break;
+        case 2:
+            d->dtype = fz_below(f, VNPU_DT_COUNT + 1);
+            break;
+        case 3:
+            d->quant = fz_below(f, 4);
+            d->quant_axis = fz_below(f, VNPU_MAX_RANK + 1);
+            d->quant_va = cpu_to_le64((FZ_VA_BASE + fz_below(f, FZ_PAGES *
+                                       VNPU_PAGE_SIZE)) & ~3ull);
+            break;
+        case 4:
+            c->attr.raw[fz_below(f, ARRAY_SIZE(c->attr.raw))] =
+                cpu_to_le32(fz_below(f, 2) ? fz_u32(f) : fz_below(f, 8));
+            break;
+        case 5:
+            d->rank = fz_below(f, VNPU_MAX_RANK + 2);
+            break;
+        case 6:
+            d->va = cpu_to_le64(fz_addr(f));
+            break;
+        default:
+            ((uint8_t *)c)[8 + fz_below(f, sizeof(*c) - 8)] = fz_u32(f);
+            break;
+        }
+    }
+}
+
+/*
+ * A whole compute command: a valid encoding of a random op over tensors
+ * in the context's mapped pages (whose contents, per-channel arrays
+ * included, are whatever the storm left there), broken half of the time.
+ */
+static void fz_compute(Fuzz *f, VtCmds *b)
+{
+    uint16_t op = VNPU_OP_GEMM + fz_below(f, VNPU_OP_LAST - VNPU_OP_GEMM + 1);
+    struct vnpu_cmd_compute *c = vt_compute(b, op);
+
+    switch (op) {
+    case VNPU_OP_GEMM:
+        fz_gemm(f, c);
+        break;
+    case VNPU_OP_CONV2D:
+        fz_conv(f, c);
+        break;
+    case VNPU_OP_POOL2D:
+        fz_pool(f, c);
+        break;
+    default:
+        fz_elementwise(f, c, op);
+        break;
+    }
+    c->round = fz_below(f, 4) == 0;
+    if (fz_below(f, 2)) {
+        fz_mutate(f, c);
+    }
+    f->n_compute++;
+}
+#endif
+
 static uint32_t fz_cmdbuf(Fuzz *f, uint8_t *buf)
 {
     VtCmds b = { 0 };
     unsigned n = 1 + fz_below(f, 8), i;
 
     for (i = 0; i < n; i++) {
+#ifdef VT_HAVE_OPS
+        if (fz_below(f, 3) == 0) {
+            fz_compute(f, &b);
+            goto next;
+        }
+#endif
         switch (fz_below(f, 9)) {
         case 0:
             vt_nop(&b);
@@ -133,7 +414,11 @@ static uint32_t fz_cmdbuf(Fuzz *f, uint8_t *buf)
             break;
         }
         }
-        if (b.len > FZ_CMD_MAX - 256) {
+#ifdef VT_HAVE_OPS
+next:
+#endif
+        /* Room for one more command of any kind (576-byte compute). */
+        if (b.len > FZ_CMD_MAX - 832) {
             break;
         }
     }
@@ -299,7 +584,7 @@ static void test_fuzz(void)
     uint64_t marker, cmd;
     unsigned ctx, p;
 
-    f.t = vt_start(NULL);
+    f.t = vt_start("x-fault-inject=on");
     f.rnd = g_rand_new_with_seed(seed);
     g_test_message("vnpu fuzz: seed 0x%x, %.0f s", seed, seconds);
 
@@ -350,10 +635,11 @@ static void test_fuzz(void)
         }
     }
     g_test_message("vnpu fuzz: %" PRIu64 " register writes, %" PRIu64
-                   " reads, %" PRIu64 " doorbells, %" PRIu64 " command buffers, "
-                   "%" PRIu64 " page-table edits, %" PRIu64 " injections, %"
-                   PRIu64 " resets in %.1f s", f.n_mmio, f.n_reads, f.n_jobs,
-                   f.n_cmdbufs, f.n_pte, f.n_inject, f.n_reset,
+                   " reads, %" PRIu64 " doorbells, %" PRIu64 " command buffers "
+                   "(%" PRIu64 " compute commands), %" PRIu64 " page-table "
+                   "edits, %" PRIu64 " injections, %" PRIu64 " resets in "
+                   "%.1f s", f.n_mmio, f.n_reads, f.n_jobs, f.n_cmdbufs,
+                   f.n_compute, f.n_pte, f.n_inject, f.n_reset,
                    g_timer_elapsed(timer, NULL));
 
     /* QEMU survived: it answers and the device still does real work. */

@@ -150,14 +150,18 @@ static inline const char *vt_firmware_args(void)
     return buf;
 }
 
-static inline VnpuT *vt_start(const char *extra)
+/*
+ * Start QEMU with the device at VT_SLOT.  @machine: extra QEMU options
+ * (e.g. "-m 512M"); @extra: extra -device vnpu options.
+ */
+static inline VnpuT *vt_start_machine(const char *machine, const char *extra)
 {
     VnpuT *t = g_new0(VnpuT, 1);
 
-    t->qts = qtest_initf("%s -M pc -nodefaults "
+    t->qts = qtest_initf("%s -M pc -nodefaults %s "
                          "-device vnpu,id=vnpu0,addr=%02x.0%s%s",
-                         vt_firmware_args(), VT_SLOT, extra ? "," : "",
-                         extra ? extra : "");
+                         vt_firmware_args(), machine ? machine : "", VT_SLOT,
+                         extra ? "," : "", extra ? extra : "");
     pc_alloc_init(&t->alloc, t->qts, ALLOC_NO_FLAGS);
     t->bus = qpci_new_pc(t->qts, &t->alloc);
     t->dev = qpci_device_find(t->bus, QPCI_DEVFN(VT_SLOT, 0));
@@ -166,6 +170,11 @@ static inline VnpuT *vt_start(const char *extra)
     t->bar = qpci_iomap(t->dev, VNPU_BAR_REGS, NULL);
     vt_msix_setup(t);
     return t;
+}
+
+static inline VnpuT *vt_start(const char *extra)
+{
+    return vt_start_machine(NULL, extra);
 }
 
 static inline void vt_stop(VnpuT *t)
@@ -430,15 +439,23 @@ static inline uint64_t vt_map_new(VnpuT *t, uint32_t ctx, uint64_t va,
     return first;
 }
 
-static inline void vt_qom_set(VnpuT *t, const char *prop, uint32_t val)
+/* qom-set on the device; true if QEMU accepted it. */
+static inline bool vt_qom_try_set(VnpuT *t, const char *prop, uint32_t val)
 {
     QDict *r = qtest_qmp(t->qts, "{ 'execute': 'qom-set', 'arguments': "
                          "{ 'path': '/machine/peripheral/vnpu0', "
                          "'property': %s, 'value': %u } }", prop, val);
+    bool ok;
 
     g_assert(r);
-    g_assert(!qdict_haskey(r, "error"));
+    ok = !qdict_haskey(r, "error");
     qobject_unref(r);
+    return ok;
+}
+
+static inline void vt_qom_set(VnpuT *t, const char *prop, uint32_t val)
+{
+    g_assert(vt_qom_try_set(t, prop, val));
 }
 
 static inline uint32_t vt_qom_get(VnpuT *t, const char *prop)
@@ -453,5 +470,49 @@ static inline uint32_t vt_qom_get(VnpuT *t, const char *prop)
     qobject_unref(r);
     return v;
 }
+
+#ifdef VT_HAVE_OPS
+/* ---- compute commands ------------------------------------------------------ */
+
+static inline struct vnpu_cmd_compute *vt_compute(VtCmds *b, uint16_t op)
+{
+    return vt_cmd(b, op, sizeof(struct vnpu_cmd_compute));
+}
+
+/* Fill a tensor descriptor; @strides NULL means dense. */
+static inline void vt_td(struct vnpu_tensor_desc *d, uint64_t va,
+                         uint8_t dtype, unsigned rank, const uint32_t *dims,
+                         const uint64_t *strides)
+{
+    unsigned i;
+
+    memset(d, 0, sizeof(*d));
+    d->va = cpu_to_le64(va);
+    d->dtype = dtype;
+    d->rank = rank;
+    for (i = 0; i < rank; i++) {
+        d->dims[i] = cpu_to_le32(dims[i]);
+        if (strides) {
+            d->strides[i] = cpu_to_le64(strides[i]);
+        }
+    }
+    if (strides) {
+        d->flags = cpu_to_le32(VNPU_TENSOR_STRIDED);
+    }
+}
+
+/* Per-tensor quantization with a binary32 scale. */
+static inline void vt_td_quant(struct vnpu_tensor_desc *d, float scale,
+                               int32_t zp)
+{
+    uint32_t bits;
+
+    memcpy(&bits, &scale, 4);
+    d->quant = VNPU_QUANT_TENSOR;
+    d->scale = cpu_to_le32(bits);
+    d->zero_point = cpu_to_le32(zp);
+}
+
+#endif
 
 #endif
