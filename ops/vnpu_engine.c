@@ -326,6 +326,8 @@ static int i8_ctx_init(struct i8_ctx *x, const struct vnpu_cmd_compute *c,
 	    !x->ozp || !x->lo || !x->hi || !x->fm || !x->row)
 		return -ENOMEM;
 	for (j = 0; j < n; j++) {
+		if (vnpu_run_tick(rc, 1))
+			return -ECANCELED;
 		x->zb_s[j] = vnpu_tv_zp(&t[1], ch0 + j) - (x->bxor ? 128 : 0);
 		vnpu_epi_init(&x->epi[j], c, &t[0], &t[1], &t[3], ch0 + j);
 	}
@@ -517,6 +519,9 @@ static void i8_pack_b(struct i8_ctx *x, const struct mat *b, uint32_t ch0)
 	x->fast = true;
 	for (j = 0; j < x->n; j++) {
 		const struct vnpu_epi *e = &x->epi[j];
+
+		if (vnpu_run_tick(x->rc, 1))
+			return;
 		uint32_t corr = (uint32_t)x->k * (uint32_t)x->za_u * (uint32_t)x->zb_s[j] -
 				(uint32_t)x->za_u * (uint32_t)x->colsum[j];
 
@@ -824,6 +829,10 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 				}
 			}
 			/* Per-channel params are per output channel: redo per group. */
+			if (vnpu_run_tick(rc, g.cog)) {
+				ret = -ECANCELED;
+				goto out;
+			}
 			for (i = 0; i < g.cog; i++) {
 				q.zb_s[i] = vnpu_tv_zp(w, grp * g.cog + i) - (q.bxor ? 128 : 0);
 				vnpu_epi_init(&q.epi[i], c, x, w, y, grp * g.cog + i);
@@ -1065,7 +1074,11 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 		uint8_t *py = y->p + ((int64_t)b * y->st[0] + (int64_t)oy * y->st[1] +
 				      (int64_t)ox * y->st[2]) * y->esize;
 
-		if (vnpu_run_tick(rc, co)) {
+		/*
+		 * Every tap is visited, padding included: a window of padding
+		 * costs its kh * kw bounds checks even though it adds nothing.
+		 */
+		if (vnpu_run_tick(rc, co + (uint64_t)kh * kw)) {
 			ret = -ECANCELED;
 			goto out;
 		}
