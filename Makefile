@@ -29,11 +29,15 @@ GUEST_EXTRA_BIN ?=
 GUEST_TIMEOUT ?= 1800
 FUZZ_SECONDS ?= 20
 FUZZ_SEED ?= 20261122
+# check-fuzz: the host engine fuzzer's budget (both must be met).
+FUZZ_ENGINE_SECONDS ?= 60
+FUZZ_ENGINE_RUNS ?= 100000
+FUZZ_O := $(VNPU_BUILD)/tests/fuzz
 
 Q := @
 
 .PHONY: all deps qemu kernel module libnpu guest-bin initramfs \
-	check check-host check-qtest check-kunit check-guest check-static \
+	check check-host check-fuzz check-qtest check-kunit check-guest check-static \
 	check-summary demo shell bench fuzz onnx-report clean-results help
 
 all: qemu module initramfs
@@ -78,7 +82,7 @@ GUEST_RUN = krel=$$($(S)/kernel.sh) && $(S)/guest-run.py --qemu $(QEMU) \
 
 ## check: every test layer; ends with one "N passed, N failed" line
 check: clean-results
-	$(Q)$(MAKE) -k check-host check-qtest check-kunit check-guest check-static; \
+	$(Q)$(MAKE) -k check-host check-fuzz check-qtest check-kunit check-guest check-static; \
 	rc=$$?; $(MAKE) -s check-summary; exit $$rc
 
 clean-results:
@@ -94,6 +98,15 @@ check-host: deps
 		$(MAKE) -s -C $$d host-tests O=$(VNPU_BUILD)/$$d; \
 	done
 	$(Q)$(S)/run-host-tests.sh $(RESULTS)/host.tap $(foreach d,$(HOST_DIRS),$(VNPU_BUILD)/$(d)/host-tests)
+
+## check-fuzz: the compute engine under libFuzzer + ASan/UBSan (tests/fuzz):
+## the regression inputs, then a fixed-seed run of FUZZ_ENGINE_SECONDS and
+## at least FUZZ_ENGINE_RUNS executions from the committed corpus
+check-fuzz: deps
+	$(Q)mkdir -p $(RESULTS)
+	$(Q)$(MAKE) -s -C tests/fuzz host-tests O=$(FUZZ_O)
+	$(Q)$(S)/run-fuzz.sh $(RESULTS)/fuzz.tap $(FUZZ_O) $(FUZZ_ENGINE_SECONDS) \
+		$(FUZZ_ENGINE_RUNS) $(FUZZ_SEED)
 
 ## check-qtest: the device model under QEMU's qtest framework, no guest
 check-qtest: qemu
@@ -137,6 +150,14 @@ onnx-report: qemu initramfs
 		--results $(GUEST)/onnx.tap --timeout $(GUEST_TIMEOUT) >/dev/null
 	$(Q)$(MAKE) -s -C tests/onnx report O=$(VNPU_BUILD)/tests/onnx GUEST_TAP=$(GUEST)/onnx.tap
 
-## fuzz: the long device fuzz run (FUZZ_SECONDS=600 by default here)
+## fuzz: the long fuzz runs, FUZZ_SECONDS (600 by default here) each: the
+## device through qtest, and the host engine fuzzer, which keeps what it
+## finds in $(FUZZ_O)/corpus across runs
+FUZZ_LONG = $(if $(filter command line,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),600)
 fuzz: qemu
-	$(Q)$(S)/run-qtests.sh $(VNPU_BUILD)/fuzz.tap $(if $(filter command line,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),600) $(FUZZ_SEED) fuzz-only
+	$(Q)$(MAKE) -s -C tests/fuzz host-tests O=$(FUZZ_O)
+	$(Q)rc=0; mkdir -p $(FUZZ_O)/corpus; \
+	FUZZ_CORPUS_DIR=$(FUZZ_O)/corpus $(S)/run-fuzz.sh $(VNPU_BUILD)/fuzz-engine.tap \
+		$(FUZZ_O) $(FUZZ_LONG) $(FUZZ_ENGINE_RUNS) $(FUZZ_SEED) || rc=1; \
+	$(S)/run-qtests.sh $(VNPU_BUILD)/fuzz.tap $(FUZZ_LONG) $(FUZZ_SEED) fuzz-only || rc=1; \
+	exit $$rc

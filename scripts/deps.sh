@@ -13,6 +13,7 @@ packages=(
 	libelf-dev libssl-dev rsync kmod cpio xz-utils zstd
 	busybox-static seabios qemu-system-data
 	libdrm-dev libcmocka-dev libopenblas-dev
+	clang libclang-rt-14-dev llvm-14
 	libonnx-testdata libonnx-dev protobuf-c-compiler libprotobuf-c-dev
 	sparse pahole linux-source-6.12
 	dataset-fashion-mnist
