@@ -15,6 +15,28 @@
 
 #include "vnpu_run.h"
 
+/*
+ * Under AddressSanitizer the arena poisons what is not handed out, so an
+ * access past an allocation is caught as it would be with malloc: the
+ * alignment slack after each block, and every byte of the previous
+ * command's scratch until it is allocated again.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define ARENA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ARENA_ASAN 1
+#endif
+#endif
+#ifdef ARENA_ASAN
+#include <sanitizer/asan_interface.h>
+#define arena_poison(p, n)	ASAN_POISON_MEMORY_REGION(p, n)
+#define arena_unpoison(p, n)	ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define arena_poison(p, n)	((void)(p), (void)(n))
+#define arena_unpoison(p, n)	((void)(p), (void)(n))
+#endif
+
 #define ARENA_ALIGN	64
 /*
  * Kept resident across commands, so that the commands of a typical model
@@ -76,6 +98,8 @@ void *vnpu_arena_alloc(struct vnpu_arena *a, size_t size)
 		return NULL;
 	}
 	p = a->base + a->used;
+	arena_unpoison(p, size);
+	arena_poison((uint8_t *)p + size, need - size);
 	a->used += need;
 	if (a->used > a->high)
 		a->high = a->used;
@@ -86,6 +110,7 @@ void *vnpu_arena_alloc(struct vnpu_arena *a, size_t size)
 
 void vnpu_arena_reset(struct vnpu_arena *a)
 {
+	arena_poison(a->base, a->high);
 	if (a->high > ARENA_KEEP) {
 		/* Hand a large command's pages back; they read as zero later. */
 		madvise(a->base + ARENA_KEEP, a->high - ARENA_KEEP, MADV_DONTNEED);
