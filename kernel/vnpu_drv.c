@@ -42,30 +42,45 @@ static void vnpu_queue_hw_init(struct vnpu_queue *q)
 }
 
 /**
+ * vnpu_hw_wait_ready() - wait for a requested reset to complete
+ * @vdev: device, after a write of CONTROL.SOFT_RESET
+ *
+ * Once STATUS reads READY | IDLE, no job from before the reset writes
+ * memory any more, so the completion rings hold their final contents.
+ * An engine may still be abandoning a job that hung before the reset, and
+ * the device refuses to enable its queue until then.  Sleeps: never call
+ * with a spinlock held.
+ *
+ * Return: 0, or -ETIMEDOUT when the device does not come back.
+ */
+int vnpu_hw_wait_ready(struct vnpu_device *vdev)
+{
+	u32 st;
+
+	return read_poll_timeout(vnpu_read, st,
+				 (st & (VNPU_STATUS_READY | VNPU_STATUS_IDLE)) ==
+				 (VNPU_STATUS_READY | VNPU_STATUS_IDLE),
+				 1000, VNPU_READY_TIMEOUT_US, false, vdev,
+				 VNPU_REG_STATUS);
+}
+
+/**
  * vnpu_hw_start() - reset the device and program it from scratch
  * @vdev: device
  *
  * Used at probe and by recovery: soft reset, context table, queues,
  * interrupts, enable.  The rings must be empty.
  *
- * Return: 0, or -ETIMEDOUT when the device does not come back.
+ * Return: 0, -ETIMEDOUT when the device does not come back, -EIO when a
+ * queue does not enable.
  */
 int vnpu_hw_start(struct vnpu_device *vdev)
 {
 	unsigned int i;
-	u32 st;
 	int ret;
 
 	vnpu_write(vdev, VNPU_REG_CONTROL, VNPU_CONTROL_SOFT_RESET);
-	/*
-	 * An engine may still be abandoning a job that hung before the
-	 * reset, and the device refuses to enable its queue until then.
-	 */
-	ret = read_poll_timeout(vnpu_read, st,
-				(st & (VNPU_STATUS_READY | VNPU_STATUS_IDLE)) ==
-				(VNPU_STATUS_READY | VNPU_STATUS_IDLE),
-				1000, VNPU_READY_TIMEOUT_US, false, vdev,
-				VNPU_REG_STATUS);
+	ret = vnpu_hw_wait_ready(vdev);
 	if (ret)
 		return ret;
 
@@ -99,6 +114,20 @@ int vnpu_hw_start(struct vnpu_device *vdev)
  */
 void vnpu_hw_stop(struct vnpu_device *vdev)
 {
+	unsigned long flags;
+	unsigned int i;
+
+	/*
+	 * A reset returns HEAD to 0: no completion handler may read it from
+	 * here on, whatever interrupt is still on its way.
+	 */
+	for (i = 0; i < vdev->num_queues; i++) {
+		struct vnpu_queue *q = &vdev->queues[i];
+
+		spin_lock_irqsave(&q->lock, flags);
+		q->stopped = true;
+		spin_unlock_irqrestore(&q->lock, flags);
+	}
 	vnpu_write(vdev, VNPU_REG_IRQ_MASK, 0);
 	vnpu_write(vdev, VNPU_REG_CONTROL, VNPU_CONTROL_SOFT_RESET);
 	vnpu_irq_sync(vdev);
@@ -321,7 +350,7 @@ static int vnpu_rings_init(struct vnpu_device *vdev)
 		q->vdev = vdev;
 		q->idx = i;
 		spin_lock_init(&q->lock);
-		INIT_LIST_HEAD(&q->active);
+		INIT_LIST_HEAD(&q->replay);
 		q->fence_ctx = dma_fence_context_alloc(1);
 		snprintf(q->name, sizeof(q->name), "vnpu-q%u", i);
 		q->ring = dma_alloc_coherent(vdev->drm.dev,

@@ -9,6 +9,7 @@
 #include <linux/dma-fence.h>
 #include <linux/io.h>
 #include <linux/kref.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -93,11 +94,22 @@ struct vnpu_limits {
  * @ring_dma: bus address of @ring
  * @compl: completion ring, DMA-coherent, same number of entries
  * @compl_dma: bus address of @compl
- * @lock: protects @tail, @seqno, @active and the rings; taken from the
- *	interrupt handler
+ * @lock: protects @head, @tail, @seqno, @slots, @slot_seq, @stopped and
+ *	the rings; taken from the interrupt handler
+ * @head: oldest ring slot whose completion record was not consumed yet;
+ *	records are consumed strictly in ring order, from @head up to the
+ *	device's HEAD register
  * @tail: next ring slot the driver fills
  * @seqno: last sequence number handed to the device
- * @active: jobs written to the ring and not yet completed, oldest first
+ * @slots: the job in each ring slot from @head to @tail, NULL for a raw
+ *	probe
+ * @slot_seq: the sequence number written into each ring slot from @head
+ *	to @tail; a record belongs to the slot's descriptor only if its seq
+ *	matches
+ * @stopped: the device is being reset or is gone, so its HEAD register
+ *	says nothing about the ring; the interrupt handler consumes nothing
+ * @replay: jobs a reset found unstarted, to be written to the fresh
+ *	ring; protected by &vnpu_device.reset_lock
  * @fence_ctx: dma_fence context of the hardware fences
  * @raw_seq: sequence number of the raw probe on the ring, 0 if none;
  *	protected by @lock
@@ -114,10 +126,14 @@ struct vnpu_queue {
 	dma_addr_t ring_dma;
 	struct vnpu_hw_completion *compl;
 	dma_addr_t compl_dma;
-	spinlock_t lock; /* ring, active list; see above */
+	spinlock_t lock; /* ring, slots; see above */
+	u32 head;
 	u32 tail;
 	u64 seqno;
-	struct list_head active;
+	struct vnpu_job *slots[VNPU_RING_ENTRIES];
+	u64 slot_seq[VNPU_RING_ENTRIES];
+	bool stopped;
+	struct list_head replay;
 	u64 fence_ctx;
 	u64 raw_seq;
 	int raw_status;
@@ -151,10 +167,15 @@ struct vnpu_queue {
  * @reset_wq: ordered workqueue all schedulers' timeout handlers run on,
  *	so one reset of the whole device happens at a time
  * @queues: hardware queues
+ * @lost: a reset failed to bring the device back; every job ends
+ *	DEVICE_LOST from then on.  Written under @reset_lock.
  * @reset_count: completed resets, for debugfs
  * @fault_count: MMU faults seen, for debugfs
  * @live_jobs: jobs created and not yet freed
  * @jobs_wq: woken when @live_jobs drops to zero
+ * @release_list: jobs drm_sched freed whose references are still to be
+ *	dropped; see vnpu_job_free()
+ * @release_work: drops them, outside the fence signalling paths
  * @inject: debugfs fault-injection value
  * @raw_lock: one debugfs raw probe at a time, so a single ring slot
  *	suffices for it; protects @raw_count and @raw_next
@@ -185,10 +206,13 @@ struct vnpu_device {
 	struct mutex sched_lock; /* job arm + push */
 	struct workqueue_struct *reset_wq;
 	struct vnpu_queue queues[VNPU_NUM_QUEUES];
+	bool lost;
 	atomic_t reset_count;
 	atomic_t fault_count;
 	atomic_t live_jobs;
 	wait_queue_head_t jobs_wq;
+	struct llist_head release_list;
+	struct work_struct release_work;
 	u32 inject;
 	struct mutex raw_lock; /* raw probe; see above */
 	u32 raw_count;
@@ -321,11 +345,18 @@ struct vnpu_fence {
  * @bos: BOs kept resident, referenced
  * @maps: their mappings in @fpriv's address space, referenced
  * @bo_count: entries in @bos and @maps
- * @hw_fence: fence of the current hardware execution, or NULL
- * @seqno: sequence number of the current execution
- * @link: entry in &vnpu_queue.active while on the hardware
- * @timedout: the job caused a reset; its outcome is TIMEOUT
- * @done: the hardware reported the job's end
+ * @deps: the job's explicit in-fences, referenced, so run_job can tell
+ *	whether one failed
+ * @dep_count: entries in @deps
+ * @hw_fence_mem: the hardware fence, allocated at SUBMIT because run_job
+ *	must not allocate; NULL once run_job took it
+ * @hw_fence: the hardware fence once run_job initialised it, else NULL
+ * @seqno: sequence number on the ring
+ * @link: entry in &vnpu_queue.replay during a reset
+ * @release: entry in &vnpu_device.release_list
+ * @done: the hardware fence is signalled; protected by &vnpu_queue.lock
+ * @ring_error: its queue halted on a ring or completion DMA error while
+ *	it was at the head, so a reset ends it DMA_ERROR without blame
  */
 struct vnpu_job {
 	struct drm_sched_job base;
@@ -338,11 +369,15 @@ struct vnpu_job {
 	struct drm_gem_object **bos;
 	struct vnpu_mapping **maps;
 	u32 bo_count;
+	struct dma_fence **deps;
+	u32 dep_count;
+	struct vnpu_fence *hw_fence_mem;
 	struct dma_fence *hw_fence;
 	u64 seqno;
 	struct list_head link;
-	bool timedout;
+	struct llist_node release;
 	bool done;
+	bool ring_error;
 };
 
 /*
@@ -391,6 +426,7 @@ static inline void vnpu_qwrite(struct vnpu_queue *q, u32 reg, u32 val)
 }
 
 /* vnpu_drv.c */
+int vnpu_hw_wait_ready(struct vnpu_device *vdev);
 int vnpu_hw_start(struct vnpu_device *vdev);
 void vnpu_hw_stop(struct vnpu_device *vdev);
 void vnpu_file_priv_put(struct vnpu_file_priv *fpriv);

@@ -93,6 +93,7 @@ static void vnpu_job_hw_done(struct vnpu_job *job,
 	u32 state;
 	int err;
 
+	lockdep_assert_held(&job->q->lock);
 	if (status < ARRAY_SIZE(vnpu_hw_status_state)) {
 		state = vnpu_hw_status_state[status];
 		err = vnpu_hw_status_errno[status];
@@ -133,85 +134,138 @@ static void vnpu_job_hw_done(struct vnpu_job *job,
 	dma_fence_signal(job->hw_fence);
 }
 
+/*
+ * End a job on the ring that has no completion record and never will:
+ * a reset abandoned or blamed it, or the device is gone.  Caller holds
+ * q->lock.
+ */
+static void vnpu_job_end(struct vnpu_job *job, u32 state, int error)
+{
+	lockdep_assert_held(&job->q->lock);
+	vnpu_job_set_state(job, state);
+	job->done = true;
+	dma_fence_set_error(job->hw_fence, error);
+	dma_fence_signal(job->hw_fence);
+}
+
+/* A raw probe left the ring; caller holds q->lock. */
+static void vnpu_raw_end(struct vnpu_queue *q, u64 seq, int status)
+{
+	lockdep_assert_held(&q->lock);
+	if (seq != q->raw_seq)
+		return;
+	q->raw_seq = 0;
+	q->raw_status = status;
+	complete(&q->raw_done);
+}
+
+/*
+ * Forget the oldest ring slot and return what it held.  Caller holds
+ * q->lock and q->head != q->tail.
+ */
+static struct vnpu_job *vnpu_queue_pop(struct vnpu_queue *q, u64 *seq)
+{
+	u32 slot = q->head;
+	struct vnpu_job *job = q->slots[slot];
+
+	lockdep_assert_held(&q->lock);
+	*seq = q->slot_seq[slot];
+	q->slots[slot] = NULL;
+	q->slot_seq[slot] = 0;
+	q->head = (slot + 1) % VNPU_RING_ENTRIES;
+	return job;
+}
+
+/*
+ * The device finished the descriptor at q->head: hand its record to the
+ * job or raw probe there.  The record was written before the device
+ * advanced HEAD past the slot (or before a reset completed), so it is
+ * complete; its seq must echo the descriptor's, since a record from the
+ * slot's previous use (RING_ENTRIES jobs ago) has another one.
+ */
+static void vnpu_queue_retire(struct vnpu_queue *q,
+			      const struct vnpu_hw_completion *c)
+{
+	u64 want, seq = vnpu_from_hw64(c->seq);
+	struct vnpu_hw_completion bad;
+	struct vnpu_job *job;
+
+	job = vnpu_queue_pop(q, &want);
+	if (unlikely(seq != want)) {
+		drm_err_ratelimited(&q->vdev->drm,
+				    "queue %u: record seq %llu, expected %llu\n",
+				    q->idx, seq, want);
+		/* Never report another job's outcome: fail this one. */
+		memset(&bad, 0, sizeof(bad));
+		bad.status = vnpu_to_hw32(U32_MAX);
+		c = &bad;
+	}
+	if (want & VNPU_SEQ_RAW) {
+		/* Not a job: no fence, no record, only the waiter. */
+		vnpu_raw_end(q, want, vnpu_from_hw32(c->status));
+		return;
+	}
+	if (!WARN_ON_ONCE(!job))
+		vnpu_job_hw_done(job, c);
+}
+
 /**
  * vnpu_queue_complete() - consume the completion records of a queue
  * @q: queue
  *
- * A record is matched to its job by sequence number, so the slot the
- * device wrote it to does not matter and a record for a job that was
- * already failed by a reset is dropped.  Sequence 0 is never used, so a
- * zeroed slot is an empty one.
+ * Records are consumed in ring order, from the driver's head up to the
+ * device's HEAD register, which the device advances only after writing a
+ * slot's record: so fences signal in submission order, a record is read
+ * only once it is whole, and the work is proportional to the number of
+ * jobs that completed.  Called from the queue's interrupt handler and,
+ * for a lost interrupt, from the timeout handler and the raw probe.
+ * While a reset or removal has the queue stopped, HEAD means nothing and
+ * this does nothing; the reset consumes the records itself.
  */
 void vnpu_queue_complete(struct vnpu_queue *q)
 {
-	struct vnpu_job *job, *found;
+	struct vnpu_hw_completion rec;
 	unsigned long flags;
-	unsigned int i;
+	u32 hw_head;
 
 	spin_lock_irqsave(&q->lock, flags);
-	for (i = 0; i < VNPU_RING_ENTRIES; i++) {
-		struct vnpu_hw_completion *c = &q->compl[i];
-		struct vnpu_hw_completion rec;
-		u64 seq = vnpu_from_hw64(READ_ONCE(c->seq));
-
-		if (!seq)
-			continue;
-		/* Read the payload only after seeing the sequence. */
-		dma_rmb();
-		rec = *c;
-		WRITE_ONCE(c->seq, 0);
-
-		if (seq & VNPU_SEQ_RAW) {
-			/* Not a job: no fence, no record, only the waiter. */
-			if (seq == q->raw_seq) {
-				q->raw_seq = 0;
-				q->raw_status = vnpu_from_hw32(rec.status);
-				complete(&q->raw_done);
-			}
-			continue;
-		}
-
-		found = NULL;
-		list_for_each_entry(job, &q->active, link) {
-			if (job->seqno == seq) {
-				found = job;
-				break;
-			}
-		}
-		if (!found) {
-			drm_dbg_driver(&q->vdev->drm,
-				       "queue %u: stale completion %llu\n",
-				       q->idx, seq);
-			continue;
-		}
-		list_del_init(&found->link);
-		vnpu_job_hw_done(found, &rec);
+	if (q->stopped)
+		goto out;
+	/* readl() orders the record loads below after the HEAD load. */
+	hw_head = vnpu_qread(q, VNPU_QREG_HEAD);
+	if (hw_head >= VNPU_RING_ENTRIES)
+		goto out;	/* all ones: the device is gone */
+	while (q->head != hw_head && q->head != q->tail) {
+		rec = q->compl[q->head];
+		vnpu_queue_retire(q, &rec);
 	}
+out:
 	spin_unlock_irqrestore(&q->lock, flags);
 }
 
 /*
- * Fail every job on the hardware with @error.  Used once the device was
- * reset or removed, so no completion can arrive for them any more.
+ * Fail every job on the ring with @error (-ENODEV: the device is gone)
+ * and stop the queue.  Used once the device was removed or could not be
+ * brought back, so no completion can arrive for them any more.
  */
 static void vnpu_queue_fail_active(struct vnpu_queue *q, int error)
 {
-	struct vnpu_job *job, *tmp;
+	struct vnpu_job *job;
 	unsigned long flags;
+	u64 seq;
 
 	spin_lock_irqsave(&q->lock, flags);
-	list_for_each_entry_safe(job, tmp, &q->active, link) {
-		list_del_init(&job->link);
-		if (error == -ENODEV)
-			vnpu_job_set_state(job, DRM_VNPU_JOB_DEVICE_LOST);
-		dma_fence_set_error(job->hw_fence, error);
-		dma_fence_signal(job->hw_fence);
+	q->stopped = true;
+	while (q->head != q->tail) {
+		job = vnpu_queue_pop(q, &seq);
+		if (seq & VNPU_SEQ_RAW)
+			vnpu_raw_end(q, seq, error);
+		else if (job)
+			vnpu_job_end(job, DRM_VNPU_JOB_DEVICE_LOST, error);
 	}
-	if (q->raw_seq) {
-		q->raw_seq = 0;
-		q->raw_status = error;
-		complete(&q->raw_done);
-	}
+	/* A probe whose slot a reset already dropped. */
+	vnpu_raw_end(q, q->raw_seq, error);
+	q->head = 0;
 	q->tail = 0;
 	memset(q->ring, 0, VNPU_RING_ENTRIES * sizeof(*q->ring));
 	memset(q->compl, 0, VNPU_RING_ENTRIES * sizeof(*q->compl));
@@ -220,7 +274,7 @@ static void vnpu_queue_fail_active(struct vnpu_queue *q, int error)
 
 /**
  * vnpu_job_fail_all() - fail the jobs of every queue after a device loss
- * @vdev: device, already reset or unplugged
+ * @vdev: device, already quiesced or unplugged
  * @error: fence error
  */
 void vnpu_job_fail_all(struct vnpu_device *vdev, int error)
@@ -232,12 +286,14 @@ void vnpu_job_fail_all(struct vnpu_device *vdev, int error)
 }
 
 /* Write one descriptor and ring the doorbell; caller holds q->lock. */
-static void vnpu_ring_push(struct vnpu_queue *q, u32 ctx_id, u64 cmd_va,
-			   u32 cmd_size, u64 seq)
+static void vnpu_ring_push(struct vnpu_queue *q, struct vnpu_job *job,
+			   u32 ctx_id, u64 cmd_va, u32 cmd_size, u64 seq)
 {
 	struct vnpu_hw_desc *desc = &q->ring[q->tail];
 
 	lockdep_assert_held(&q->lock);
+	q->slots[q->tail] = job;
+	q->slot_seq[q->tail] = seq;
 	desc->ctx_id = vnpu_to_hw32(ctx_id);
 	desc->flags = 0;
 	desc->cmd_va = vnpu_to_hw64(cmd_va);
@@ -249,6 +305,12 @@ static void vnpu_ring_push(struct vnpu_queue *q, u32 ctx_id, u64 cmd_va,
 	/* writel orders the descriptor stores before the doorbell. */
 	vnpu_qwrite(q, VNPU_QREG_TAIL, q->tail);
 	vnpu_qwrite(q, VNPU_QREG_DOORBELL, 1);
+}
+
+static void vnpu_ring_push_job(struct vnpu_queue *q, struct vnpu_job *job)
+{
+	vnpu_ring_push(q, job, job->fpriv->as->ctx_id, job->cmd_va,
+		       job->cmd_size, job->seqno);
 }
 
 /**
@@ -265,7 +327,8 @@ static void vnpu_ring_push(struct vnpu_queue *q, u32 ctx_id, u64 cmd_va,
  * and hold &vnpu_device.reset_lock, so the queue is not being torn down
  * and the one ring slot drm_sched leaves free is theirs.
  *
- * Return: 0, or -EBUSY if a raw probe is still on this ring.
+ * Return: 0, -EBUSY if a raw probe is still on this ring, -ENODEV if the
+ * device is lost.
  */
 int vnpu_queue_raw_submit(struct vnpu_queue *q, u32 ctx_id, u64 cmd_va,
 			  u32 cmd_size, u64 seq)
@@ -279,134 +342,356 @@ int vnpu_queue_raw_submit(struct vnpu_queue *q, u32 ctx_id, u64 cmd_va,
 	lockdep_assert_held(&q->vdev->reset_lock);
 
 	spin_lock_irqsave(&q->lock, flags);
-	if (q->raw_seq) {
+	if (q->stopped) {
+		ret = -ENODEV;
+	} else if (q->raw_seq) {
 		ret = -EBUSY;
 	} else {
 		q->raw_seq = seq;
 		q->raw_status = 0;
 		reinit_completion(&q->raw_done);
-		vnpu_ring_push(q, ctx_id, cmd_va, cmd_size, seq);
+		vnpu_ring_push(q, NULL, ctx_id, cmd_va, cmd_size, seq);
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
 	return ret;
 }
 
+/*
+ * drm_sched in 6.12 runs a job whose dependency failed as if it had
+ * succeeded.  An explicit in-fence (syncobj) that signalled with an error
+ * aborts the job instead.  Implicit BO fences do not: a later job may well
+ * overwrite what a failed one left behind.  An in-fence on the same
+ * scheduler may not have finished yet (drm_sched only waits for it to be
+ * scheduled, the ring keeps the order), and is not caught here.
+ */
+static bool vnpu_job_dep_failed(struct vnpu_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->dep_count; i++)
+		if (dma_fence_get_status(job->deps[i]) < 0)
+			return true;
+	return false;
+}
+
+/*
+ * run_job is in the fence signalling critical path: the scheduler's
+ * finished fences wait on it.  So it neither allocates (the hardware
+ * fence was allocated at SUBMIT) nor takes any lock that is held around
+ * an allocation; the annotation lets lockdep check that.  drm_sched calls
+ * it once per job: recovery puts unstarted jobs back on the ring itself
+ * and never asks the scheduler to run a job again.
+ */
 static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
 {
 	struct vnpu_job *job = to_vnpu_job(sched_job);
 	struct vnpu_queue *q = job->q;
 	struct vnpu_device *vdev = job->vdev;
+	struct dma_fence *ret;
 	struct vnpu_fence *fence;
 	unsigned long flags;
+	bool cookie;
 	int idx;
 
-	/* A failed dependency or a reset blamed on this job. */
+	/* Killed, or its file was banned or a dependency failed meanwhile. */
 	if (unlikely(sched_job->s_fence->finished.error)) {
 		vnpu_job_set_state(job, DRM_VNPU_JOB_ABORTED);
 		return NULL;
+	}
+	if (unlikely(READ_ONCE(job->fpriv->banned) || vnpu_job_dep_failed(job))) {
+		vnpu_job_set_state(job, DRM_VNPU_JOB_ABORTED);
+		return ERR_PTR(-ECANCELED);
 	}
 	if (!drm_dev_enter(&vdev->drm, &idx)) {
 		vnpu_job_set_state(job, DRM_VNPU_JOB_DEVICE_LOST);
 		return ERR_PTR(-ENODEV);
 	}
+	cookie = dma_fence_begin_signalling();
 
-	fence = kzalloc(sizeof(*fence), GFP_KERNEL);
-	if (!fence) {
-		drm_dev_exit(idx);
-		return ERR_PTR(-ENOMEM);
+	/* Recovery stops this work item while it runs, so this is stable. */
+	if (unlikely(READ_ONCE(vdev->lost)) || WARN_ON(!job->hw_fence_mem)) {
+		vnpu_job_set_state(job, DRM_VNPU_JOB_DEVICE_LOST);
+		ret = ERR_PTR(-ENODEV);
+		goto out;
 	}
+	fence = job->hw_fence_mem;
+	job->hw_fence_mem = NULL;
 	spin_lock_init(&fence->lock);
 
 	spin_lock_irqsave(&q->lock, flags);
 	job->seqno = ++q->seqno;
 	dma_fence_init(&fence->base, &vnpu_fence_ops, &fence->lock,
 		       q->fence_ctx, job->seqno);
-	dma_fence_put(job->hw_fence);
 	job->hw_fence = dma_fence_get(&fence->base);
 	job->done = false;
+	vnpu_ring_push_job(q, job);
+	spin_unlock_irqrestore(&q->lock, flags);
+	ret = &fence->base;
+out:
+	dma_fence_end_signalling(cookie);
+	drm_dev_exit(idx);
+	return ret;
+}
 
-	list_add_tail(&job->link, &q->active);
-	vnpu_ring_push(q, job->fpriv->as->ctx_id, job->cmd_va, job->cmd_size,
-		       job->seqno);
+/*
+ * Stop queue @q fetching and find the slot whose job may be on an engine.
+ * With the queue disabled nothing new starts; a job already on an engine
+ * is the one at HEAD and keeps it until it completes.  So HEAD read
+ * before a STATUS that is not IDLE names the running job, and a STATUS
+ * that is IDLE means no job of this queue started and did not finish.
+ *
+ * Return: the slot, or -1 if none.
+ */
+static int vnpu_queue_quiesce(struct vnpu_queue *q)
+{
+	unsigned long flags;
+	u32 head, st;
+
+	spin_lock_irqsave(&q->lock, flags);
+	/* From here on the interrupt handler leaves the ring alone. */
+	q->stopped = true;
+	vnpu_qwrite(q, VNPU_QREG_CONTROL, 0);
+	head = vnpu_qread(q, VNPU_QREG_HEAD);
+	st = vnpu_qread(q, VNPU_QREG_STATUS);
 	spin_unlock_irqrestore(&q->lock, flags);
 
-	drm_dev_exit(idx);
-	return &fence->base;
+	if (head >= VNPU_RING_ENTRIES || st == U32_MAX)
+		return VNPU_RING_ENTRIES;	/* gone: assume every job ran */
+	return st & VNPU_QSTATUS_IDLE ? -1 : head;
+}
+
+/* The job that hung: TIMEOUT, and it counts towards its file's ban. */
+static void vnpu_job_blame(struct vnpu_job *job)
+{
+	struct vnpu_file_priv *fpriv = job->fpriv;
+
+	vnpu_job_end(job, DRM_VNPU_JOB_TIMEOUT, -ETIMEDOUT);
+	if (atomic_inc_return(&fpriv->faults) >= VNPU_BAN_FAULTS)
+		WRITE_ONCE(fpriv->banned, true);
+}
+
+/*
+ * After the device was reset (so its rings are final): sort every job
+ * still on @q's ring into finished (it has its record: it ran exactly
+ * once, report that), guilty (@bad: TIMEOUT), cut off (it was on an engine
+ * at the reset: ABORTED; today's device cannot resume it, and running it
+ * again could corrupt a non-idempotent stream) and unstarted (put on
+ * @q->replay, to be written to the fresh ring).  @started is the slot
+ * vnpu_queue_quiesce() returned; %VNPU_RING_ENTRIES means any slot may have
+ * started.
+ */
+static void vnpu_queue_harvest(struct vnpu_queue *q, struct vnpu_job *bad,
+			       int started)
+{
+	struct vnpu_hw_completion rec;
+	struct vnpu_job *job;
+	unsigned long flags;
+	bool may_have_run;
+	u32 slot;
+	u64 seq;
+
+	spin_lock_irqsave(&q->lock, flags);
+	while (q->head != q->tail) {
+		slot = q->head;
+		rec = q->compl[slot];
+		if (vnpu_from_hw64(rec.seq) == q->slot_seq[slot]) {
+			vnpu_queue_retire(q, &rec);
+			continue;
+		}
+		may_have_run = started == VNPU_RING_ENTRIES || slot == started;
+		job = vnpu_queue_pop(q, &seq);
+		if (seq & VNPU_SEQ_RAW)
+			vnpu_raw_end(q, seq, -ECANCELED);
+		else if (WARN_ON_ONCE(!job))
+			continue;
+		else if (job == bad && job->ring_error)
+			vnpu_job_end(job, DRM_VNPU_JOB_DMA_ERROR, -EIO);
+		else if (job == bad)
+			vnpu_job_blame(job);
+		else if (may_have_run)
+			vnpu_job_end(job, DRM_VNPU_JOB_ABORTED, -ECANCELED);
+		else
+			list_add_tail(&job->link, &q->replay);
+	}
+	q->head = 0;
+	q->tail = 0;
+	memset(q->ring, 0, VNPU_RING_ENTRIES * sizeof(*q->ring));
+	memset(q->compl, 0, VNPU_RING_ENTRIES * sizeof(*q->compl));
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/*
+ * Write the jobs the reset found unstarted to the fresh ring, in their
+ * old order, with their old sequence numbers and hardware fences, and let
+ * the interrupt handler consume records again.  Each runs exactly once.
+ */
+static void vnpu_queue_replay(struct vnpu_queue *q, int error)
+{
+	struct vnpu_job *job, *tmp;
+	unsigned long flags;
+
+	spin_lock_irqsave(&q->lock, flags);
+	list_for_each_entry_safe(job, tmp, &q->replay, link) {
+		list_del_init(&job->link);
+		if (error)
+			vnpu_job_end(job, DRM_VNPU_JOB_DEVICE_LOST, error);
+		else if (READ_ONCE(job->fpriv->banned))
+			vnpu_job_end(job, DRM_VNPU_JOB_ABORTED, -ECANCELED);
+		else
+			vnpu_ring_push_job(q, job);
+	}
+	if (!error)
+		q->stopped = false;
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+/*
+ * drm_sched took the timed-out job off its pending list; put it back at
+ * the head (it is the oldest) so the scheduler frees it once its finished
+ * fence signalled, and kick the free worker, which looked for finished
+ * jobs when the fence signalled and the job was not on the list.
+ */
+static void vnpu_sched_requeue(struct drm_sched_job *sched_job)
+{
+	struct drm_gpu_scheduler *sched = sched_job->sched;
+
+	spin_lock(&sched->job_list_lock);
+	list_add(&sched_job->list, &sched->pending_list);
+	spin_unlock(&sched->job_list_lock);
+	drm_sched_wqueue_start(sched);
 }
 
 /**
- * vnpu_reset() - reset the device and resubmit the innocent jobs
+ * vnpu_reset() - reset the device; innocent jobs run exactly once or abort
  * @vdev: device
- * @bad: the job that hung, or NULL
+ * @bad: the job that hung, off its scheduler's pending list, or NULL
  *
- * Follows the drm_sched recovery protocol across all queues, since
- * CONTROL.SOFT_RESET resets the whole device: stop every scheduler,
- * reset and reprogram, resubmit, restart.  The guilty job's finished
- * fence carries -ETIMEDOUT, so resubmission skips it.
+ * CONTROL.SOFT_RESET resets the whole device, so every queue takes part.
+ * The schedulers' work items are stopped (no run_job, no free_job) but
+ * drm_sched's pending lists and its callbacks on the hardware fences stay
+ * as they are: the driver ends each job on the rings itself.  After the
+ * reset the completion rings are final, and each job ends in exactly one
+ * way: with its record if it finished; TIMEOUT (-ETIMEDOUT) if it is
+ * @bad; ABORTED (-ECANCELED) if it was on an engine; otherwise it is
+ * written to the fresh ring and runs once.  If @bad's queue halted on a
+ * ring error instead, @bad ends DMA_ERROR (-EIO) and is not blamed.  A
+ * device that does not come back is lost: its jobs end DEVICE_LOST
+ * (-ENODEV), as do later ones.
+ *
+ * Called on the ordered reset workqueue, so it never races a timeout
+ * handler.  Signals fences, so it must not allocate: see run_job.
  */
 void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad)
 {
+	int started[VNPU_NUM_QUEUES];
 	unsigned int i;
+	bool cookie;
 	int ret;
 
 	mutex_lock(&vdev->reset_lock);
-
-	/* Jobs that did finish must not be re-run. */
+	/* Waits for run_job and free_job; neither allocates nor sleeps long. */
 	for (i = 0; i < vdev->num_queues; i++)
-		vnpu_queue_complete(&vdev->queues[i]);
+		drm_sched_wqueue_stop(&vdev->queues[i].sched);
+	cookie = dma_fence_begin_signalling();
 
-	for (i = 0; i < vdev->num_queues; i++) {
-		struct vnpu_queue *q = &vdev->queues[i];
+	if (vdev->lost)
+		goto out;
 
-		drm_sched_stop(&q->sched, bad && bad->q == q ? &bad->base : NULL);
-	}
-
-	if (bad && !bad->done) {
-		bad->timedout = true;
-		vnpu_job_set_state(bad, DRM_VNPU_JOB_TIMEOUT);
-		dma_fence_set_error(&bad->base.s_fence->finished, -ETIMEDOUT);
-		if (atomic_inc_return(&bad->fpriv->faults) >= VNPU_BAN_FAULTS)
-			WRITE_ONCE(bad->fpriv->banned, true);
-	}
-
+	vnpu_write(vdev, VNPU_REG_IRQ_MASK, 0);
+	for (i = 0; i < vdev->num_queues; i++)
+		started[i] = vnpu_queue_quiesce(&vdev->queues[i]);
 	vnpu_hw_stop(vdev);
-	vnpu_job_fail_all(vdev, -ECANCELED);
-	ret = vnpu_hw_start(vdev);
+	ret = vnpu_hw_wait_ready(vdev);
 	if (ret)
-		drm_err(&vdev->drm, "device did not come back from reset: %d\n",
+		for (i = 0; i < vdev->num_queues; i++)
+			started[i] = VNPU_RING_ENTRIES;
+
+	for (i = 0; i < vdev->num_queues; i++)
+		vnpu_queue_harvest(&vdev->queues[i], bad, started[i]);
+
+	if (!ret)
+		ret = vnpu_hw_start(vdev);
+	if (ret) {
+		drm_err(&vdev->drm, "device did not come back from reset (%d): lost\n",
 			ret);
-
+		WRITE_ONCE(vdev->lost, true);
+		vnpu_write(vdev, VNPU_REG_IRQ_MASK, 0);
+		vnpu_irq_sync(vdev);
+	}
 	for (i = 0; i < vdev->num_queues; i++)
-		drm_sched_resubmit_jobs(&vdev->queues[i].sched);
-	for (i = 0; i < vdev->num_queues; i++)
-		drm_sched_start(&vdev->queues[i].sched);
-
+		vnpu_queue_replay(&vdev->queues[i], ret ? -ENODEV : 0);
 	atomic_inc(&vdev->reset_count);
+
+	/* The replayed jobs get a full timeout from now. */
+	for (i = 0; i < vdev->num_queues; i++)
+		drm_sched_resume_timeout(&vdev->queues[i].sched,
+					 vdev->queues[i].sched.timeout);
+out:
+	dma_fence_end_signalling(cookie);
+	if (bad)
+		vnpu_sched_requeue(&bad->base);
+	for (i = 0; i < vdev->num_queues; i++)
+		drm_sched_wqueue_start(&vdev->queues[i].sched);
 	mutex_unlock(&vdev->reset_lock);
 }
 
+/* The queue stopped on a ring or completion DMA error. */
+static bool vnpu_queue_halted(struct vnpu_queue *q)
+{
+	u32 st = vnpu_qread(q, VNPU_QREG_STATUS);
+
+	return st != U32_MAX && (st & VNPU_QSTATUS_ERROR);
+}
+
+/*
+ * In the fence signalling path like run_job: no allocation, and only
+ * locks never held around one (reset_lock, q->lock, rec_lock).
+ * vnpu_reset() annotates itself once the schedulers' work items are
+ * stopped.
+ */
 static enum drm_gpu_sched_stat vnpu_job_timedout(struct drm_sched_job *sched_job)
 {
 	struct vnpu_job *job = to_vnpu_job(sched_job);
 	struct vnpu_device *vdev = job->vdev;
+	struct vnpu_queue *q = job->q;
+	unsigned long flags;
+	bool hung, cookie;
 	int idx;
 
-	if (!drm_dev_enter(&vdev->drm, &idx))
+	if (!drm_dev_enter(&vdev->drm, &idx)) {
+		vnpu_sched_requeue(sched_job);
 		return DRM_GPU_SCHED_STAT_ENODEV;
+	}
 
+	cookie = dma_fence_begin_signalling();
 	/* A completion whose interrupt was lost still counts. */
-	vnpu_queue_complete(job->q);
+	vnpu_queue_complete(q);
 
-	/*
-	 * The job may have ended just as the timer fired.  The scheduler
-	 * took it off its pending list; stop/start puts it back and frees it.
-	 */
-	if (job->hw_fence && dma_fence_is_signaled(job->hw_fence)) {
-		drm_sched_stop(&job->q->sched, sched_job);
-		drm_sched_start(&job->q->sched);
+	spin_lock_irqsave(&q->lock, flags);
+	hung = job->hw_fence && !job->done;
+	spin_unlock_irqrestore(&q->lock, flags);
+	dma_fence_end_signalling(cookie);
+
+	if (!hung) {
+		/*
+		 * Spurious: the job finished (its interrupt was lost or late),
+		 * or it never reached the ring.  Everything else on the ring
+		 * is untouched and gets a fresh timeout when this returns.
+		 */
+		vnpu_sched_requeue(sched_job);
+	} else if (vnpu_queue_halted(q)) {
+		/*
+		 * The device could not read the ring or write a record (see
+		 * the error interrupt): not the job's doing, so no TIMEOUT and
+		 * no ban.  The job at the head ends DMA_ERROR.
+		 */
+		drm_warn(&vdev->drm, "queue %u halted at job %llu, resetting\n",
+			 q->idx, job->id);
+		job->ring_error = true;
+		vnpu_reset(vdev, job);
 	} else {
 		drm_warn(&vdev->drm, "job %llu on queue %u timed out, resetting\n",
-			 job->id, job->q->idx);
+			 job->id, q->idx);
 		vnpu_reset(vdev, job);
 	}
 	drm_dev_exit(idx);
@@ -426,7 +711,11 @@ static void vnpu_job_release(struct vnpu_job *job)
 	}
 	kvfree(job->maps);
 	kvfree(job->bos);
+	for (i = 0; i < job->dep_count; i++)
+		dma_fence_put(job->deps[i]);
+	kvfree(job->deps);
 	dma_fence_put(job->hw_fence);
+	kfree(job->hw_fence_mem);
 	if (job->fpriv)
 		vnpu_file_priv_put(job->fpriv);
 	kfree(job);
@@ -434,14 +723,35 @@ static void vnpu_job_release(struct vnpu_job *job)
 		wake_up_all(&vdev->jobs_wq);
 }
 
+/*
+ * Dropping a job's references can unmap (as->lock, the TLB), free BOs
+ * (their reservation objects) and address spaces: locks that are held
+ * around allocations.  free_job is waited for by recovery, so it only
+ * queues the job, and this worker, outside every signalling path, does
+ * the rest.
+ */
+static void vnpu_release_work(struct work_struct *work)
+{
+	struct vnpu_device *vdev = container_of(work, struct vnpu_device,
+						release_work);
+	struct llist_node *list = llist_del_all(&vdev->release_list);
+	struct vnpu_job *job, *tmp;
+
+	list = llist_reverse_order(list);
+	llist_for_each_entry_safe(job, tmp, list, release)
+		vnpu_job_release(job);
+}
+
 static void vnpu_job_free(struct drm_sched_job *sched_job)
 {
 	struct vnpu_job *job = to_vnpu_job(sched_job);
+	struct vnpu_device *vdev = job->vdev;
 
 	/* Killed with its entity before it ever ran. */
 	vnpu_job_set_state(job, DRM_VNPU_JOB_ABORTED);
 	drm_sched_job_cleanup(sched_job);
-	vnpu_job_release(job);
+	if (llist_add(&job->release, &vdev->release_list))
+		queue_work(system_unbound_wq, &vdev->release_work);
 }
 
 static const struct drm_sched_backend_ops vnpu_sched_ops = {
@@ -463,6 +773,8 @@ static void vnpu_sched_fini(struct drm_device *drm, void *data)
 				msecs_to_jiffies(10 * MSEC_PER_SEC)))
 		drm_err(drm, "%d jobs still alive at teardown\n",
 			atomic_read(&vdev->live_jobs));
+	/* The last release may still be returning from the worker. */
+	flush_work(&vdev->release_work);
 	for (i = 0; i < vdev->num_queues; i++)
 		drm_sched_fini(&vdev->queues[i].sched);
 	destroy_workqueue(vdev->reset_wq);
@@ -480,6 +792,8 @@ int vnpu_sched_init(struct vnpu_device *vdev)
 	unsigned int i;
 	int ret;
 
+	init_llist_head(&vdev->release_list);
+	INIT_WORK(&vdev->release_work, vnpu_release_work);
 	vdev->reset_wq = alloc_ordered_workqueue("vnpu-reset", 0);
 	if (!vdev->reset_wq)
 		return -ENOMEM;
@@ -594,6 +908,12 @@ static int vnpu_submit_in_syncs(struct vnpu_job *job, struct drm_file *file,
 		if (ret)
 			goto out;
 	}
+	job->deps = kvcalloc(args->in_sync_count, sizeof(*job->deps),
+			     GFP_KERNEL);
+	if (!job->deps) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < args->in_sync_count; i++) {
 		struct dma_fence *fence;
 
@@ -601,6 +921,8 @@ static int vnpu_submit_in_syncs(struct vnpu_job *job, struct drm_file *file,
 					     syncs[i].point, 0, &fence);
 		if (ret)
 			goto out;
+		/* Kept so run_job can see it failed; see vnpu_job_dep_failed(). */
+		job->deps[job->dep_count++] = dma_fence_get(fence);
 		ret = drm_sched_job_add_dependency(&job->base, fence);
 		if (ret)
 			goto out;
@@ -703,6 +1025,12 @@ int vnpu_ioctl_submit(struct drm_device *dev, void *data,
 	job->cmd_va = args->cmd_va;
 	job->cmd_size = args->cmd_size;
 	INIT_LIST_HEAD(&job->link);
+	/* run_job is in the signalling path and must not allocate. */
+	job->hw_fence_mem = kzalloc(sizeof(*job->hw_fence_mem), GFP_KERNEL);
+	if (!job->hw_fence_mem) {
+		ret = -ENOMEM;
+		goto out_job;
+	}
 
 	ret = vnpu_submit_bos(job, file, args);
 	if (ret)
