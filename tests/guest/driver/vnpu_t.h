@@ -206,4 +206,80 @@ static inline int t_debugfs_write(const char *file, const char *val)
 	return ret;
 }
 
+/* Append a FILL of @size bytes at @dst_va with @pattern; returns bytes. */
+static inline size_t t_cmd_fill(void *buf, uint64_t dst_va, uint64_t size,
+				uint32_t pattern)
+{
+	struct vnpu_cmd_fill c = {
+		.hdr = { .opcode = VNPU_CMD_FILL, .size = sizeof(c) },
+		.dst_va = dst_va,
+		.size = size,
+		.pattern = pattern,
+	};
+
+	memcpy(buf, &c, sizeof(c));
+	return sizeof(c);
+}
+
+/* A numeric line "@key: N" of the device's debugfs state, or -1. */
+static inline long long t_debugfs_state(const char *key)
+{
+	char link[256], path[512], buf[8192], pat[64];
+	const char *pci, *p;
+	ssize_t n;
+	int fd;
+
+	n = readlink("/sys/class/accel/accel0/device", link, sizeof(link) - 1);
+	if (n < 0)
+		return -1;
+	link[n] = 0;
+	pci = strrchr(link, '/') ? strrchr(link, '/') + 1 : link;
+	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/state", pci);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	snprintf(pat, sizeof(pat), "%s: ", key);
+	p = strstr(buf, pat);
+	return p ? atoll(p + strlen(pat)) : -1;
+}
+
+/*
+ * A long job for recovery tests: COPY @bytes from @src_va to @dst_va
+ * @count times, written to @buf (at most @cap bytes); returns bytes.
+ */
+static inline size_t t_cmd_busy(void *buf, size_t cap, uint64_t src_va,
+				uint64_t dst_va, uint64_t bytes, unsigned int count)
+{
+	size_t n = 0;
+
+	while (count-- && n + sizeof(struct vnpu_cmd_copy) <= cap)
+		n += t_cmd_copy((char *)buf + n, src_va, dst_va, bytes);
+	return n;
+}
+
+/*
+ * How many COPYs of @bytes make a job last about @ns of device time:
+ * measured with a job of @probe of them.  At least 1.
+ */
+static inline unsigned int t_busy_count(int fd, struct t_bo *cmd, uint64_t src_va,
+					uint64_t dst_va, uint64_t bytes,
+					unsigned int probe, int64_t ns)
+{
+	struct drm_vnpu_job_status st;
+	size_t n = t_cmd_busy(cmd->map, cmd->size, src_va, dst_va, bytes, probe);
+	int64_t per;
+
+	if (t_run(fd, cmd->va, n, 0, NULL, 0, &st) != DRM_VNPU_JOB_OK)
+		return 1;
+	per = st.duration_ns / probe;
+	if (per <= 0)
+		per = 1;
+	return ns / per > 0 ? ns / per : 1;
+}
+
 #endif /* VNPU_T_H */
