@@ -9,6 +9,7 @@
  * the completion interrupt signals the hardware fence.
  */
 
+#include <linux/capability.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-resv.h>
 #include <linux/sched/signal.h>
@@ -1009,6 +1010,13 @@ int vnpu_ioctl_submit(struct drm_device *dev, void *data,
 	ret = vnpu_check_submit(args, vdev->num_queues, VNPU_CMD_MAX_BUFFER);
 	if (ret)
 		return ret;
+	/*
+	 * HIGH jobs go ahead of everyone else's on the device, so, as for
+	 * a nice value below zero, that takes CAP_SYS_NICE (amdgpu and
+	 * panthor gate their high priorities the same way).
+	 */
+	if (args->priority == DRM_VNPU_PRIORITY_HIGH && !capable(CAP_SYS_NICE))
+		return -EACCES;
 	if (READ_ONCE(fpriv->banned))
 		return -ECANCELED;
 	if (!drm_dev_enter(dev, &idx))

@@ -20,7 +20,7 @@ static const struct {
 	{ EBADF, "bad file descriptor" },
 	{ EAGAIN, "resource temporarily unavailable, try again" },
 	{ ENOMEM, "out of memory" },
-	{ EACCES, "permission denied opening the device node" },
+	{ EACCES, "permission denied (the device node; high priority needs CAP_SYS_NICE)" },
 	{ EFAULT, "device MMU fault" },
 	{ EBUSY, "job still pending" },
 	{ EXDEV, "objects belong to different contexts" },

@@ -194,7 +194,7 @@ struct drm_vnpu_bo_info {
  * enum drm_vnpu_priority - scheduling priority of a submitted job
  * @DRM_VNPU_PRIORITY_LOW: background work
  * @DRM_VNPU_PRIORITY_NORMAL: default
- * @DRM_VNPU_PRIORITY_HIGH: latency sensitive work
+ * @DRM_VNPU_PRIORITY_HIGH: latency sensitive work; needs CAP_SYS_NICE
  */
 enum drm_vnpu_priority {
 	DRM_VNPU_PRIORITY_LOW = 0,
@@ -225,9 +225,10 @@ struct drm_vnpu_sync {
  * Errors: -EINVAL for a bad @queue, @priority, nonzero pad or flag,
  * misaligned or zero-sized command buffer; -E2BIG for @cmd_size above
  * &drm_vnpu_device_info.max_cmd_size or counts above 4096; -ENOENT for an
- * unknown BO or syncobj handle; -EFAULT for a bad array pointer; -ECANCELED
- * when the file's context was banned after repeated faults; -ENODEV when
- * the device is gone.
+ * unknown BO or syncobj handle; -EFAULT for a bad array pointer; -EACCES
+ * for %DRM_VNPU_PRIORITY_HIGH without CAP_SYS_NICE; -ECANCELED when the
+ * file's context was banned after repeated faults; -ENODEV when the device
+ * is gone.
  */
 struct drm_vnpu_submit {
 	/** @cmd_va: device VA of the command buffer, 8-byte aligned */

@@ -290,7 +290,7 @@ int npu_cmdbuf_raw(struct npu_cmdbuf *cb, const void *cmd, size_t size);
 enum npu_priority {
 	NPU_PRIORITY_LOW = 0,
 	NPU_PRIORITY_NORMAL = 1,
-	NPU_PRIORITY_HIGH = 2,
+	NPU_PRIORITY_HIGH = 2,	/* submits fail -EACCES without CAP_SYS_NICE */
 };
 
 /* A queue on hardware queue @hw_queue (below info.num_queues). */

@@ -4,9 +4,28 @@
  * errno the uapi header documents.
  */
 #include <stddef.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 
 #include "vnpu_t.h"
 #include "vnpu/vnpu_hw_ops.h"
+
+
+/* Raise or drop CAP_SYS_NICE in the effective set (permitted keeps it). */
+static int t_cap_sys_nice(int on)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	uint32_t bit = 1u << (CAP_SYS_NICE % 32);
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	if (on)
+		d[CAP_SYS_NICE / 32].effective |= bit;
+	else
+		d[CAP_SYS_NICE / 32].effective &= ~bit;
+	return (int)syscall(SYS_capset, &h, d);
+}
 
 static void test_query(int fd)
 {
@@ -160,6 +179,15 @@ static void test_submit_wait_status(int fd)
 	s.priority = DRM_VNPU_PRIORITY_LOW;
 	t_ok(t_ioctl(fd, DRM_IOCTL_VNPU_SUBMIT, &s) == 0 && t_wait_job(fd, s.job_id, 60) == 0,
 	     "SUBMIT at low priority");
+	/* HIGH overtakes everyone else's jobs: it takes CAP_SYS_NICE. */
+	T_REQUIRE(t_cap_sys_nice(0) == 0);
+	s.priority = DRM_VNPU_PRIORITY_HIGH;
+	t_ok(t_ioctl(fd, DRM_IOCTL_VNPU_SUBMIT, &s) == -EACCES,
+	     "SUBMIT at high priority without CAP_SYS_NICE: EACCES");
+	s.priority = DRM_VNPU_PRIORITY_NORMAL;
+	t_ok(t_ioctl(fd, DRM_IOCTL_VNPU_SUBMIT, &s) == 0 && t_wait_job(fd, s.job_id, 60) == 0,
+	     "SUBMIT at normal priority without CAP_SYS_NICE");
+	T_REQUIRE(t_cap_sys_nice(1) == 0);
 
 	/* Binary out-syncobj, then used as an in-fence. */
 	T_REQUIRE(drmSyncobjCreate(fd, 0, &syncobj) == 0);
