@@ -32,6 +32,9 @@ static int vnpu_state_show(struct seq_file *m, void *unused)
 	drm_printf(&p, "timeout_ms: %u\n", vdev->timeout_ms);
 	drm_printf(&p, "resets: %d\n", atomic_read(&vdev->reset_count));
 	drm_printf(&p, "mmu_faults: %d\n", atomic_read(&vdev->fault_count));
+	drm_printf(&p, "tlb_timeouts: %d\n", atomic_read(&vdev->tlb_timeouts));
+	drm_printf(&p, "leaked_pages: %ld\n",
+		   atomic_long_read(&vdev->leaked_pages));
 	drm_printf(&p, "live_jobs: %d\n", atomic_read(&vdev->live_jobs));
 	if (vdev->hw_version >= VNPU_HW_VERSION(1, 1)) {
 		drm_printf(&p, "limit_tensor_elems: %u\n", vdev->limits.tensor_elems);

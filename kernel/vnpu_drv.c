@@ -21,10 +21,36 @@
 
 #include "vnpu_drv.h"
 
+/*
+ * Longest job timeout accepted: scaled for an emulator that is ten
+ * minutes, and beyond that a hang would look like a dead machine.
+ */
+#define VNPU_TIMEOUT_MS_MAX	60000
+
 static unsigned int vnpu_timeout_ms = 1000;
-module_param_named(timeout_ms, vnpu_timeout_ms, uint, 0444);
+
+static int vnpu_timeout_ms_set(const char *val, const struct kernel_param *kp)
+{
+	int ret = param_set_uint_minmax(val, kp, 1, VNPU_TIMEOUT_MS_MAX);
+
+	if (ret)
+		pr_err("vnpu: timeout_ms=%s refused: must be 1..%u\n", val,
+		       VNPU_TIMEOUT_MS_MAX);
+	return ret;
+}
+
+static const struct kernel_param_ops vnpu_timeout_ms_ops = {
+	.set = vnpu_timeout_ms_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(timeout_ms, &vnpu_timeout_ms_ops, &vnpu_timeout_ms, 0444);
 MODULE_PARM_DESC(timeout_ms,
-		 "Job timeout on silicon in ms, scaled 10x on an emulator (default 1000)");
+		 "Job timeout on silicon in ms, 1..60000, scaled 10x on an emulator (default 1000)");
+
+/* CAPS bits this driver knows; QUERY reports no others. */
+#define VNPU_CAPS_KNOWN	(VNPU_CAP_MMU | VNPU_CAP_COMPUTE | VNPU_CAP_TIMESTAMP | \
+			 VNPU_CAP_FAULT_INJECT | VNPU_CAP_CYCLE_MODEL)
 
 /* TCG runs the guest an order of magnitude slower than silicon would. */
 #define VNPU_EMULATED_TIMEOUT_SCALE	10
@@ -84,6 +110,8 @@ int vnpu_hw_start(struct vnpu_device *vdev)
 	if (ret)
 		return ret;
 
+	/* Bus mastering must be on before the device fetches anything. */
+	pci_set_master(vdev->pdev);
 	vnpu_mmu_hw_init(vdev);
 	vnpu_write(vdev, VNPU_REG_IRQ_STATUS, ~0u);
 	vnpu_write(vdev, VNPU_REG_ERROR_STATUS, ~0u);
@@ -139,10 +167,12 @@ static void vnpu_file_priv_release(struct kref *kref)
 		container_of(kref, struct vnpu_file_priv, refcount);
 	unsigned int i;
 
-	for (i = 0; i < VNPU_JOB_RECORDS; i++)
+	for (i = 0; fpriv->records && i < VNPU_JOB_RECORDS; i++)
 		dma_fence_put(fpriv->records[i].fence);
 	kvfree(fpriv->records);
-	vnpu_as_put(fpriv->as);
+	if (fpriv->as)
+		vnpu_as_put(fpriv->as);
+	mutex_destroy(&fpriv->lock);
 	kfree(fpriv);
 }
 
@@ -153,6 +183,68 @@ static void vnpu_file_priv_release(struct kref *kref)
 void vnpu_file_priv_put(struct vnpu_file_priv *fpriv)
 {
 	kref_put(&fpriv->refcount, vnpu_file_priv_release);
+}
+
+/**
+ * vnpu_file_as() - the file's address space, created on first use
+ * @fpriv: file state
+ *
+ * Opening a file takes neither a context id nor page tables, so a process
+ * holding many idle files locks nobody out; the first BO or SUBMIT does.
+ *
+ * Return: the address space (the file's reference) or an ERR_PTR:
+ * -ENOSPC when every context id is taken, -ENOMEM.
+ */
+struct vnpu_as *vnpu_file_as(struct vnpu_file_priv *fpriv)
+{
+	/* Pairs with the release below: a seen pointer is initialised. */
+	struct vnpu_as *as = smp_load_acquire(&fpriv->as);
+
+	if (as)
+		return as;
+	mutex_lock(&fpriv->lock);
+	as = fpriv->as;
+	if (as)
+		goto out;
+	as = vnpu_as_create(fpriv->vdev);
+	if (IS_ERR(as))
+		goto out;
+	/* Publish only a fully initialised space; see above. */
+	smp_store_release(&fpriv->as, as);
+out:
+	mutex_unlock(&fpriv->lock);
+	return as;
+}
+
+/**
+ * vnpu_file_records() - allocate the job records on the first SUBMIT
+ * @fpriv: file state
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int vnpu_file_records(struct vnpu_file_priv *fpriv)
+{
+	struct vnpu_job_record *records;
+	int ret = 0;
+
+	/* Pairs with the release below: seen records are zeroed. */
+	if (smp_load_acquire(&fpriv->records))
+		return 0;
+	mutex_lock(&fpriv->lock);
+	if (!fpriv->records) {
+		records = kvcalloc(VNPU_JOB_RECORDS, sizeof(*records),
+				   GFP_KERNEL);
+		if (records) {
+			spin_lock_irq(&fpriv->rec_lock);
+			/* Publish the zeroed array; see above. */
+			smp_store_release(&fpriv->records, records);
+			spin_unlock_irq(&fpriv->rec_lock);
+		} else {
+			ret = -ENOMEM;
+		}
+	}
+	mutex_unlock(&fpriv->lock);
+	return ret;
 }
 
 static int vnpu_open(struct drm_device *dev, struct drm_file *file)
@@ -171,34 +263,21 @@ static int vnpu_open(struct drm_device *dev, struct drm_file *file)
 	}
 	kref_init(&fpriv->refcount);
 	fpriv->vdev = vdev;
+	mutex_init(&fpriv->lock);
+	init_waitqueue_head(&fpriv->unfinished_wq);
 	spin_lock_init(&fpriv->rec_lock);
 	fpriv->next_job_id = 1;
-	fpriv->records = kvcalloc(VNPU_JOB_RECORDS, sizeof(*fpriv->records),
-				  GFP_KERNEL);
-	if (!fpriv->records) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
-
-	fpriv->as = vnpu_as_create(vdev);
-	if (IS_ERR(fpriv->as)) {
-		ret = PTR_ERR(fpriv->as);
-		goto err_records;
-	}
 
 	ret = vnpu_file_entities_init(fpriv);
 	if (ret)
-		goto err_as;
+		goto err_free;
 
 	file->driver_priv = fpriv;
 	drm_dev_exit(idx);
 	return 0;
 
-err_as:
-	vnpu_as_put(fpriv->as);
-err_records:
-	kvfree(fpriv->records);
 err_free:
+	mutex_destroy(&fpriv->lock);
 	kfree(fpriv);
 out:
 	drm_dev_exit(idx);
@@ -239,7 +318,7 @@ static int vnpu_ioctl_query(struct drm_device *dev, void *data,
 	info.pci_vendor = vdev->pdev->vendor;
 	info.pci_device = vdev->pdev->device;
 	info.hw_version = vdev->hw_version;
-	info.caps = vdev->caps | DRM_VNPU_CAP_TIMELINE_SYNCOBJ;
+	info.caps = (vdev->caps & VNPU_CAPS_KNOWN) | DRM_VNPU_CAP_TIMELINE_SYNCOBJ;
 	info.platform = vdev->platform;
 	info.num_queues = vdev->num_queues;
 	info.num_engines = vdev->num_engines;

@@ -59,6 +59,11 @@
 #define VNPU_FIRST_CTX		1
 /* Faulting jobs after which a context may no longer submit. */
 #define VNPU_BAN_FAULTS		3
+/*
+ * Jobs of one file that are submitted and not finished.  Below
+ * VNPU_JOB_RECORDS, so the outcome of every unfinished job stays readable.
+ */
+#define VNPU_MAX_UNFINISHED	DRM_VNPU_MAX_UNFINISHED_JOBS
 
 struct vnpu_device;
 struct vnpu_job;
@@ -171,6 +176,9 @@ struct vnpu_queue {
  *	DEVICE_LOST from then on.  Written under @reset_lock.
  * @reset_count: completed resets, for debugfs
  * @fault_count: MMU faults seen, for debugfs
+ * @tlb_timeouts: TLB invalidations the device did not complete in time
+ * @leaked_pages: pages never freed because the device may still have
+ *	used them after such a timeout (BO pages and page tables)
  * @live_jobs: jobs created and not yet freed
  * @jobs_wq: woken when @live_jobs drops to zero
  * @release_list: jobs drm_sched freed whose references are still to be
@@ -209,6 +217,8 @@ struct vnpu_device {
 	bool lost;
 	atomic_t reset_count;
 	atomic_t fault_count;
+	atomic_t tlb_timeouts;
+	atomic_long_t leaked_pages;
 	atomic_t live_jobs;
 	wait_queue_head_t jobs_wq;
 	struct llist_head release_list;
@@ -226,9 +236,11 @@ struct vnpu_device {
  * @refcount: held by the file, by every mapping and by every job
  * @vdev: owning device
  * @ctx_id: index in the context table
- * @lock: protects @mm and @pt
+ * @lock: protects @mm, @pt and @freed
  * @mm: VA allocator
  * @pt: page tables
+ * @freed: page tables @pt let go of, freed only once a TLB invalidation
+ *	completed (&struct vnpu_pt_freed)
  */
 struct vnpu_as {
 	struct kref refcount;
@@ -237,6 +249,7 @@ struct vnpu_as {
 	struct mutex lock; /* VA allocator and page tables */
 	struct drm_mm mm;
 	struct vnpu_pt pt;
+	struct list_head freed;
 };
 
 /**
@@ -264,11 +277,16 @@ struct vnpu_job_record {
  * @refcount: held by the file and by every job, so a job finishing after
  *	close can still record its outcome
  * @vdev: owning device
- * @as: the file's address space
+ * @lock: serialises the creation of @as and @records
+ * @as: the file's address space, NULL until the first BO or SUBMIT
+ *	needs it (so an open file takes no context id)
  * @entities: one scheduler entity per queue and priority
  * @rec_lock: protects @records and @next_job_id; taken from interrupts
  * @next_job_id: id the next submit gets
- * @records: ring of recent job outcomes
+ * @records: ring of recent job outcomes, NULL until the first SUBMIT
+ * @unfinished: jobs submitted and not finished, at most
+ *	%VNPU_MAX_UNFINISHED
+ * @unfinished_wq: woken when @unfinished drops
  * @faults: jobs that ended with an MMU fault
  * @banned: set once @faults reaches %VNPU_BAN_FAULTS
  * @busy_ns: device time consumed, for fdinfo
@@ -277,11 +295,14 @@ struct vnpu_job_record {
 struct vnpu_file_priv {
 	struct kref refcount;
 	struct vnpu_device *vdev;
+	struct mutex lock; /* creation of as and records */
 	struct vnpu_as *as;
 	struct drm_sched_entity entities[VNPU_NUM_QUEUES][DRM_VNPU_PRIORITY_HIGH + 1];
 	spinlock_t rec_lock; /* job records; irq-safe */
 	u64 next_job_id;
 	struct vnpu_job_record *records;
+	atomic_t unfinished;
+	wait_queue_head_t unfinished_wq;
 	atomic_t faults;
 	bool banned;
 	atomic64_t busy_ns;
@@ -311,8 +332,7 @@ struct vnpu_bo {
  * @bo: the BO (not referenced: the list reference is dropped before the
  *	BO can be freed, and jobs hold their own BO references)
  * @as: the address space, referenced
- * @node: VA range, guard page included
- * @size: mapped bytes
+ * @node: VA range, guard page included; the BO's size is mapped
  */
 struct vnpu_mapping {
 	struct kref refcount;
@@ -320,7 +340,6 @@ struct vnpu_mapping {
 	struct vnpu_bo *bo;
 	struct vnpu_as *as;
 	struct drm_mm_node node;
-	u64 size;
 };
 
 /**
@@ -353,6 +372,8 @@ struct vnpu_fence {
  * @hw_fence: the hardware fence once run_job initialised it, else NULL
  * @seqno: sequence number on the ring
  * @link: entry in &vnpu_queue.replay during a reset
+ * @finished_cb: on the finished fence: the job no longer counts towards
+ *	&vnpu_file_priv.unfinished
  * @release: entry in &vnpu_device.release_list
  * @done: the hardware fence is signalled; protected by &vnpu_queue.lock
  * @ring_error: its queue halted on a ring or completion DMA error while
@@ -375,6 +396,7 @@ struct vnpu_job {
 	struct dma_fence *hw_fence;
 	u64 seqno;
 	struct list_head link;
+	struct dma_fence_cb finished_cb;
 	struct llist_node release;
 	bool done;
 	bool ring_error;
@@ -430,6 +452,8 @@ int vnpu_hw_wait_ready(struct vnpu_device *vdev);
 int vnpu_hw_start(struct vnpu_device *vdev);
 void vnpu_hw_stop(struct vnpu_device *vdev);
 void vnpu_file_priv_put(struct vnpu_file_priv *fpriv);
+struct vnpu_as *vnpu_file_as(struct vnpu_file_priv *fpriv);
+int vnpu_file_records(struct vnpu_file_priv *fpriv);
 
 /* vnpu_gem.c */
 struct drm_gem_object *vnpu_gem_create_object(struct drm_device *dev,
@@ -444,12 +468,13 @@ int vnpu_ioctl_bo_info(struct drm_device *dev, void *data,
 /* vnpu_mmu.c */
 int vnpu_mmu_init(struct vnpu_device *vdev);
 void vnpu_mmu_hw_init(struct vnpu_device *vdev);
+void vnpu_mmu_leak_bo(struct vnpu_device *vdev, struct drm_gem_object *obj);
 struct vnpu_as *vnpu_as_create(struct vnpu_device *vdev);
 void vnpu_as_put(struct vnpu_as *as);
 struct vnpu_as *vnpu_as_get(struct vnpu_as *as);
 int vnpu_as_map_sgt(struct vnpu_as *as, struct drm_mm_node *node,
 		    struct sg_table *sgt, u64 size, bool writable);
-void vnpu_as_unmap(struct vnpu_as *as, struct drm_mm_node *node, u64 size);
+int vnpu_as_unmap(struct vnpu_as *as, struct drm_mm_node *node, u64 size);
 
 /* vnpu_job.c */
 int vnpu_sched_init(struct vnpu_device *vdev);

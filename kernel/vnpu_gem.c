@@ -20,8 +20,11 @@
 static void vnpu_mapping_release(struct kref *kref)
 {
 	struct vnpu_mapping *map = container_of(kref, struct vnpu_mapping, refcount);
+	struct drm_gem_object *obj = &map->bo->base.base;
 
-	vnpu_as_unmap(map->as, &map->node, map->size);
+	/* The BO outlives its mappings; see vnpu_gem_free(). */
+	if (vnpu_as_unmap(map->as, &map->node, obj->size))
+		vnpu_mmu_leak_bo(map->as->vdev, obj);
 	vnpu_as_put(map->as);
 	kfree(map);
 }
@@ -71,7 +74,6 @@ struct vnpu_mapping *vnpu_bo_map(struct vnpu_bo *bo, struct vnpu_as *as)
 	}
 	kref_init(&map->refcount);
 	map->bo = bo;
-	map->size = obj->size;
 	ret = vnpu_as_map_sgt(as, &map->node, sgt, obj->size, !bo->readonly);
 	if (ret) {
 		kfree(map);
@@ -96,11 +98,15 @@ static void vnpu_gem_close(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct vnpu_file_priv *fpriv = file->driver_priv;
 	struct vnpu_bo *bo = to_vnpu_bo(obj);
+	struct vnpu_as *as = READ_ONCE(fpriv->as);
 	struct vnpu_mapping *map, *found = NULL;
 
+	/* No address space yet: nothing of this file is mapped anywhere. */
+	if (!as)
+		return;
 	mutex_lock(&bo->lock);
 	list_for_each_entry(map, &bo->mappings, link) {
-		if (map->as == fpriv->as) {
+		if (map->as == as) {
 			list_del(&map->link);
 			found = map;
 			break;
@@ -189,25 +195,37 @@ int vnpu_ioctl_bo_create(struct drm_device *dev, void *data,
 	struct drm_vnpu_bo_create *args = data;
 	struct drm_gem_shmem_object *shmem;
 	struct vnpu_mapping *map;
+	struct vnpu_as *as;
 	struct vnpu_bo *bo;
 	u64 size;
 	u32 handle;
-	int ret;
+	int ret, idx;
 
 	ret = vnpu_check_bo_create(args, VNPU_MAX_BO_SIZE, &size);
 	if (ret)
 		return ret;
+	if (!drm_dev_enter(dev, &idx))
+		return -ENODEV;
+
+	as = vnpu_file_as(fpriv);
+	if (IS_ERR(as)) {
+		ret = PTR_ERR(as);
+		goto out;
+	}
 
 	shmem = drm_gem_shmem_create(dev, size);
-	if (IS_ERR(shmem))
-		return PTR_ERR(shmem);
+	if (IS_ERR(shmem)) {
+		ret = PTR_ERR(shmem);
+		goto out;
+	}
 	bo = container_of(shmem, struct vnpu_bo, base);
 	bo->readonly = args->flags & DRM_VNPU_BO_DEVICE_READONLY;
 
-	map = vnpu_bo_map(bo, fpriv->as);
+	map = vnpu_bo_map(bo, as);
 	if (IS_ERR(map)) {
 		drm_gem_object_put(&shmem->base);
-		return PTR_ERR(map);
+		ret = PTR_ERR(map);
+		goto out;
 	}
 
 	/*
@@ -215,14 +233,15 @@ int vnpu_ioctl_bo_create(struct drm_device *dev, void *data,
 	 * which would drop the list reference under our feet.
 	 */
 	args->va = map->node.start;
-	args->size = size;
+	args->size = shmem->base.size;
 	vnpu_mapping_put(map);
 	ret = drm_gem_handle_create(file, &shmem->base, &handle);
 	drm_gem_object_put(&shmem->base);
-	if (ret)
-		return ret;
-	args->handle = handle;
-	return 0;
+	if (!ret)
+		args->handle = handle;
+out:
+	drm_dev_exit(idx);
+	return ret;
 }
 
 /**
@@ -240,7 +259,8 @@ int vnpu_ioctl_bo_info(struct drm_device *dev, void *data,
 	struct drm_vnpu_bo_info *args = data;
 	struct drm_gem_object *obj;
 	struct vnpu_mapping *map;
-	int ret;
+	struct vnpu_as *as;
+	int ret, idx;
 
 	ret = vnpu_check_bo_info(args);
 	if (ret)
@@ -249,12 +269,21 @@ int vnpu_ioctl_bo_info(struct drm_device *dev, void *data,
 	obj = drm_gem_object_lookup(file, args->handle);
 	if (!obj)
 		return -ENOENT;
+	if (!drm_dev_enter(dev, &idx)) {
+		drm_gem_object_put(obj);
+		return -ENODEV;
+	}
 
 	ret = drm_gem_create_mmap_offset(obj);
 	if (ret)
 		goto out;
 
-	map = vnpu_bo_map(to_vnpu_bo(obj), fpriv->as);
+	as = vnpu_file_as(fpriv);
+	if (IS_ERR(as)) {
+		ret = PTR_ERR(as);
+		goto out;
+	}
+	map = vnpu_bo_map(to_vnpu_bo(obj), as);
 	if (IS_ERR(map)) {
 		ret = PTR_ERR(map);
 		goto out;
@@ -264,6 +293,7 @@ int vnpu_ioctl_bo_info(struct drm_device *dev, void *data,
 	args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
 	vnpu_mapping_put(map);
 out:
+	drm_dev_exit(idx);
 	drm_gem_object_put(obj);
 	return ret;
 }

@@ -79,6 +79,7 @@ int vnpu_irq_init(struct vnpu_device *vdev)
 	struct pci_dev *pdev = vdev->pdev;
 	struct device *dev = &pdev->dev;
 	unsigned int i;
+	char *name;
 	int ret;
 
 	ret = pci_alloc_irq_vectors(pdev, VNPU_MSIX_NUM_VECTORS,
@@ -86,16 +87,24 @@ int vnpu_irq_init(struct vnpu_device *vdev)
 	if (ret < 0)
 		return ret;
 
+	/* Named after the PCI function, so two devices tell apart. */
+	name = devm_kasprintf(dev, GFP_KERNEL, "vnpu-%s-error", pci_name(pdev));
+	if (!name)
+		return -ENOMEM;
 	ret = devm_request_irq(dev, pci_irq_vector(pdev, VNPU_MSIX_VEC_ERROR),
-			       vnpu_error_irq, 0, "vnpu-error", vdev);
+			       vnpu_error_irq, 0, name, vdev);
 	if (ret)
 		return ret;
 	for (i = 0; i < vdev->num_queues; i++) {
 		struct vnpu_queue *q = &vdev->queues[i];
 
+		name = devm_kasprintf(dev, GFP_KERNEL, "vnpu-%s-q%u",
+				      pci_name(pdev), i);
+		if (!name)
+			return -ENOMEM;
 		ret = devm_request_irq(dev,
 				       pci_irq_vector(pdev, VNPU_MSIX_VEC_QUEUE(i)),
-				       vnpu_queue_irq, 0, q->name, q);
+				       vnpu_queue_irq, 0, name, q);
 		if (ret)
 			return ret;
 	}

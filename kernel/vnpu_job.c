@@ -13,6 +13,7 @@
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-resv.h>
 #include <linux/sched/signal.h>
+#include <linux/sort.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_managed.h>
@@ -43,9 +44,13 @@ static const struct dma_fence_ops vnpu_fence_ops = {
 static struct vnpu_job_record *vnpu_job_record(struct vnpu_file_priv *fpriv,
 					       u64 id)
 {
-	struct vnpu_job_record *rec = &fpriv->records[id % VNPU_JOB_RECORDS];
+	struct vnpu_job_record *rec;
 
 	lockdep_assert_held(&fpriv->rec_lock);
+	/* Allocated by the file's first SUBMIT. */
+	if (!fpriv->records)
+		return NULL;
+	rec = &fpriv->records[id % VNPU_JOB_RECORDS];
 	return rec->id == id ? rec : NULL;
 }
 
@@ -598,6 +603,13 @@ void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad)
 	if (vdev->lost)
 		goto out;
 
+	/*
+	 * No TLB invalidation while the device resets and its MMU is
+	 * reprogrammed: one would wait for a sequence number the reset
+	 * drops, time out, and leak pages for nothing.  mmu_lock is never
+	 * held around an allocation or a fence wait.
+	 */
+	mutex_lock(&vdev->mmu_lock);
 	vnpu_write(vdev, VNPU_REG_IRQ_MASK, 0);
 	for (i = 0; i < vdev->num_queues; i++)
 		started[i] = vnpu_queue_quiesce(&vdev->queues[i]);
@@ -619,6 +631,7 @@ void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad)
 		vnpu_write(vdev, VNPU_REG_IRQ_MASK, 0);
 		vnpu_irq_sync(vdev);
 	}
+	mutex_unlock(&vdev->mmu_lock);
 	for (i = 0; i < vdev->num_queues; i++)
 		vnpu_queue_replay(&vdev->queues[i], ret ? -ENODEV : 0);
 	atomic_inc(&vdev->reset_count);
@@ -933,10 +946,39 @@ out:
 	return ret;
 }
 
-static int vnpu_submit_bos(struct vnpu_job *job, struct drm_file *file,
-			   const struct drm_vnpu_submit *args)
+static int vnpu_obj_cmp(const void *a, const void *b)
 {
-	struct vnpu_file_priv *fpriv = file->driver_priv;
+	uintptr_t x = (uintptr_t)*(struct drm_gem_object * const *)a;
+	uintptr_t y = (uintptr_t)*(struct drm_gem_object * const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A BO listed twice is listed once: sort the looked-up objects (their
+ * order does not matter) and drop the duplicates, which would otherwise
+ * make locking the reservations fail with -EALREADY.
+ */
+static void vnpu_submit_dedup_bos(struct vnpu_job *job)
+{
+	u32 i, n = 0;
+
+	sort(job->bos, job->bo_count, sizeof(*job->bos), vnpu_obj_cmp, NULL);
+	for (i = 0; i < job->bo_count; i++) {
+		if (n && job->bos[n - 1] == job->bos[i])
+			drm_gem_object_put(job->bos[i]);
+		else
+			job->bos[n++] = job->bos[i];
+	}
+	for (i = n; i < job->bo_count; i++)
+		job->bos[i] = NULL;
+	job->bo_count = n;
+}
+
+static int vnpu_submit_bos(struct vnpu_job *job, struct drm_file *file,
+			   const struct drm_vnpu_submit *args,
+			   struct vnpu_as *as)
+{
 	u32 i;
 	int ret;
 
@@ -947,15 +989,16 @@ static int vnpu_submit_bos(struct vnpu_job *job, struct drm_file *file,
 				     args->bo_count, &job->bos);
 	if (ret)
 		return ret;
+	vnpu_submit_dedup_bos(job);
 
-	job->maps = kvcalloc(args->bo_count, sizeof(*job->maps), GFP_KERNEL);
+	job->maps = kvcalloc(job->bo_count, sizeof(*job->maps), GFP_KERNEL);
 	if (!job->maps)
 		return -ENOMEM;
-	for (i = 0; i < args->bo_count; i++) {
+	for (i = 0; i < job->bo_count; i++) {
 		struct vnpu_mapping *map;
 
 		/* Also maps an import that was never passed to BO_INFO. */
-		map = vnpu_bo_map(to_vnpu_bo(job->bos[i]), fpriv->as);
+		map = vnpu_bo_map(to_vnpu_bo(job->bos[i]), as);
 		if (IS_ERR(map))
 			return PTR_ERR(map);
 		job->maps[i] = map;
@@ -984,6 +1027,44 @@ static void vnpu_job_record_new(struct vnpu_job *job, struct dma_fence *finished
 	dma_fence_put(old);
 }
 
+static void vnpu_submit_unreserve(struct vnpu_file_priv *fpriv)
+{
+	atomic_dec(&fpriv->unfinished);
+	wake_up(&fpriv->unfinished_wq);
+}
+
+/*
+ * Count a new job towards the file's %VNPU_MAX_UNFINISHED; at the limit,
+ * wait for one to finish, or fail with -EAGAIN on a file opened with
+ * O_NONBLOCK.  Blocking is the default because libdrm's drmIoctl()
+ * retries -EAGAIN in a busy loop.  Called outside drm_dev_enter(), so a
+ * wait never holds up an unplug, which is what ends the jobs.
+ */
+static int vnpu_submit_reserve(struct vnpu_file_priv *fpriv, bool nonblock)
+{
+	int ret;
+
+	while (!atomic_add_unless(&fpriv->unfinished, 1, VNPU_MAX_UNFINISHED)) {
+		if (nonblock)
+			return -EAGAIN;
+		ret = wait_event_interruptible(fpriv->unfinished_wq,
+					       atomic_read(&fpriv->unfinished) <
+					       VNPU_MAX_UNFINISHED);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The job's finished fence signalled: it no longer counts. */
+static void vnpu_job_finished_cb(struct dma_fence *fence,
+				 struct dma_fence_cb *cb)
+{
+	struct vnpu_job *job = container_of(cb, struct vnpu_job, finished_cb);
+
+	vnpu_submit_unreserve(job->fpriv);
+}
+
 /**
  * vnpu_ioctl_submit() - DRM_IOCTL_VNPU_SUBMIT
  * @dev: DRM device
@@ -1003,6 +1084,7 @@ int vnpu_ioctl_submit(struct drm_device *dev, void *data,
 	struct ww_acquire_ctx acquire_ctx;
 	struct dma_fence *finished;
 	struct vnpu_job *job;
+	struct vnpu_as *as;
 	bool inited = false;
 	int ret, idx;
 	u32 i;
@@ -1019,13 +1101,31 @@ int vnpu_ioctl_submit(struct drm_device *dev, void *data,
 		return -EACCES;
 	if (READ_ONCE(fpriv->banned))
 		return -ECANCELED;
-	if (!drm_dev_enter(dev, &idx))
+	/*
+	 * Bound what one file can queue: drm_sched's entity queues are
+	 * unbounded, and every job pins memory.  The count drops when a
+	 * job's finished fence signals.
+	 */
+	ret = vnpu_submit_reserve(fpriv, file->filp->f_flags & O_NONBLOCK);
+	if (ret)
+		return ret;
+	if (!drm_dev_enter(dev, &idx)) {
+		vnpu_submit_unreserve(fpriv);
 		return -ENODEV;
+	}
+	ret = vnpu_file_records(fpriv);
+	if (ret)
+		goto out_count;
+	as = vnpu_file_as(fpriv);
+	if (IS_ERR(as)) {
+		ret = PTR_ERR(as);
+		goto out_count;
+	}
 
 	job = kzalloc(sizeof(*job), GFP_KERNEL);
 	if (!job) {
 		ret = -ENOMEM;
-		goto out_exit;
+		goto out_count;
 	}
 	atomic_inc(&vdev->live_jobs);
 	job->vdev = vdev;
@@ -1040,7 +1140,7 @@ int vnpu_ioctl_submit(struct drm_device *dev, void *data,
 		goto out_job;
 	}
 
-	ret = vnpu_submit_bos(job, file, args);
+	ret = vnpu_submit_bos(job, file, args, as);
 	if (ret)
 		goto out_job;
 
@@ -1098,6 +1198,10 @@ int vnpu_ioctl_submit(struct drm_device *dev, void *data,
 				   DMA_RESV_USAGE_WRITE);
 	kref_get(&fpriv->refcount);
 	job->fpriv = fpriv;
+	/* Not signalled yet: the job was only armed. */
+	if (dma_fence_add_callback(finished, &job->finished_cb,
+				   vnpu_job_finished_cb))
+		vnpu_submit_unreserve(fpriv);
 	vnpu_job_record_new(job, finished);
 	args->job_id = job->id;
 	/*
@@ -1129,7 +1233,8 @@ out_job:
 	dma_fence_chain_free(chain);
 	if (out_sync)
 		drm_syncobj_put(out_sync);
-out_exit:
+out_count:
+	vnpu_submit_unreserve(fpriv);
 	drm_dev_exit(idx);
 	return ret;
 }

@@ -7,6 +7,7 @@
  * so a job can only reach the memory mapped into its own file's space.
  */
 
+#include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/iopoll.h>
 #include <linux/scatterlist.h>
@@ -18,30 +19,77 @@
 
 #define VNPU_TLB_TIMEOUT_US	(100 * USEC_PER_MSEC)
 
+/**
+ * struct vnpu_pt_freed - a page table waiting for a TLB invalidation
+ * @link: entry in &vnpu_as.freed
+ * @table: the table's memory
+ * @dma: its bus address
+ *
+ * The device may cache walks through a table, so a table the page-table
+ * builder lets go of is freed only once an invalidation completed, and
+ * never if one times out.
+ */
+struct vnpu_pt_freed {
+	struct list_head link;
+	__le64 *table;
+	u64 dma;
+};
+
 static __le64 *vnpu_pt_dma_alloc(void *priv, u64 *dma)
 {
-	struct vnpu_device *vdev = priv;
+	struct vnpu_as *as = priv;
 	dma_addr_t addr;
 	void *p;
 
-	p = dma_alloc_coherent(vdev->drm.dev, VNPU_PAGE_SIZE, &addr, GFP_KERNEL);
+	p = dma_alloc_coherent(as->vdev->drm.dev, VNPU_PAGE_SIZE, &addr,
+			       GFP_KERNEL);
 	if (!p)
 		return NULL;
 	*dma = addr;
 	return p;
 }
 
+/* Called with as->lock held, or from the last reference's release. */
 static void vnpu_pt_dma_free(void *priv, __le64 *table, u64 dma)
 {
-	struct vnpu_device *vdev = priv;
+	struct vnpu_as *as = priv;
+	struct vnpu_pt_freed *f;
 
-	dma_free_coherent(vdev->drm.dev, VNPU_PAGE_SIZE, table, dma);
+	f = kmalloc(sizeof(*f), GFP_KERNEL);
+	if (!f) {
+		/* Cannot track it until the invalidation: keep it. */
+		atomic_long_inc(&as->vdev->leaked_pages);
+		return;
+	}
+	f->table = table;
+	f->dma = dma;
+	list_add_tail(&f->link, &as->freed);
 }
 
 static const struct vnpu_pt_alloc_ops vnpu_pt_dma_ops = {
 	.alloc = vnpu_pt_dma_alloc,
 	.free = vnpu_pt_dma_free,
 };
+
+/*
+ * After an invalidation: free the tables let go of before it, or, if it
+ * did not complete, leak them, since the device may still walk them.
+ */
+static void vnpu_as_free_tables(struct vnpu_as *as, bool invalidated)
+{
+	struct vnpu_device *vdev = as->vdev;
+	struct vnpu_pt_freed *f, *tmp;
+
+	list_for_each_entry_safe(f, tmp, &as->freed, link) {
+		list_del(&f->link);
+		if (invalidated)
+			dma_free_coherent(vdev->drm.dev, VNPU_PAGE_SIZE,
+					  f->table, f->dma);
+		else
+			atomic_long_inc(&vdev->leaked_pages);
+		kfree(f);
+	}
+}
 
 static void vnpu_ctx_table_free(struct drm_device *drm, void *data)
 {
@@ -77,6 +125,9 @@ int vnpu_mmu_init(struct vnpu_device *vdev)
 /**
  * vnpu_mmu_hw_init() - point the device at the context table
  * @vdev: device, after a reset
+ *
+ * Caller holds &vnpu_device.mmu_lock (or is probing), so no TLB
+ * invalidation is in flight while the MMU is reprogrammed.
  */
 void vnpu_mmu_hw_init(struct vnpu_device *vdev)
 {
@@ -90,16 +141,21 @@ void vnpu_mmu_hw_init(struct vnpu_device *vdev)
 /*
  * Make page-table or context-table stores visible to the device and wait
  * until it dropped every cached translation of @ctx.  Caller holds
- * vdev->mmu_lock so invalidation sequence numbers are not interleaved.
+ * vdev->mmu_lock, so invalidation sequence numbers are not interleaved and
+ * a reset (which holds it around the MMU re-initialisation) is not under
+ * way.  On a device that is gone nothing fetches any more: success.
+ *
+ * Return: 0, or -ETIMEDOUT when the device did not confirm in time; the
+ * caller must then not free memory the old translations reached.
  */
-static void vnpu_tlb_invalidate(struct vnpu_device *vdev, u32 ctx)
+static int vnpu_tlb_invalidate(struct vnpu_device *vdev, u32 ctx)
 {
 	u32 seq, cur;
 	int idx, ret;
 
 	lockdep_assert_held(&vdev->mmu_lock);
 	if (!drm_dev_enter(&vdev->drm, &idx))
-		return;
+		return 0;
 
 	/* The coherent stores must land before the device re-walks. */
 	wmb();
@@ -107,10 +163,39 @@ static void vnpu_tlb_invalidate(struct vnpu_device *vdev, u32 ctx)
 	vnpu_write(vdev, VNPU_REG_MMU_TLB_INVAL, ctx & VNPU_TLB_INVAL_CTX_MASK);
 	ret = readl_poll_timeout(vdev->regs + VNPU_REG_MMU_TLB_INVAL_SEQ, cur,
 				 cur != seq, 10, VNPU_TLB_TIMEOUT_US);
-	if (ret)
-		drm_err_ratelimited(&vdev->drm,
-				    "TLB invalidation of ctx %u timed out\n", ctx);
+	if (ret) {
+		atomic_inc(&vdev->tlb_timeouts);
+		dev_warn_ratelimited(vdev->drm.dev,
+				     "TLB invalidation of ctx %u timed out; leaking the pages it may still reach\n",
+				     ctx);
+	}
 	drm_dev_exit(idx);
+	return ret;
+}
+
+/**
+ * vnpu_mmu_leak_bo() - keep a BO's pages forever
+ * @vdev: device
+ * @obj: BO whose unmapping was not confirmed by the device
+ *
+ * The device may still hold translations to the pages, so they must never
+ * be reused: take a page reference the BO's release does not drop (for an
+ * import, a reference on the dma-buf).  Counted in debugfs.
+ */
+void vnpu_mmu_leak_bo(struct vnpu_device *vdev, struct drm_gem_object *obj)
+{
+	struct drm_gem_shmem_object *shmem = to_drm_gem_shmem_obj(obj);
+	size_t i, n = obj->size >> PAGE_SHIFT;
+
+	if (obj->import_attach) {
+		get_dma_buf(obj->import_attach->dmabuf);
+	} else if (shmem->pages) {
+		for (i = 0; i < n; i++)
+			get_page(shmem->pages[i]);
+	} else {
+		return;
+	}
+	atomic_long_add(n, &vdev->leaked_pages);
 }
 
 /**
@@ -131,17 +216,18 @@ struct vnpu_as *vnpu_as_create(struct vnpu_device *vdev)
 	kref_init(&as->refcount);
 	as->vdev = vdev;
 	mutex_init(&as->lock);
+	INIT_LIST_HEAD(&as->freed);
 	drm_mm_init(&as->mm, VNPU_VA_START, vdev->va_end - VNPU_VA_START);
-
-	ret = vnpu_pt_init(&as->pt, &vnpu_pt_dma_ops, vdev);
-	if (ret)
-		goto err_mm;
 
 	ret = ida_alloc_range(&vdev->ctx_ida, VNPU_FIRST_CTX,
 			      vdev->max_contexts - 1, GFP_KERNEL);
 	if (ret < 0)
-		goto err_pt;
+		goto err_mm;
 	as->ctx_id = ret;
+
+	ret = vnpu_pt_init(&as->pt, &vnpu_pt_dma_ops, as);
+	if (ret)
+		goto err_ctx;
 
 	mutex_lock(&vdev->mmu_lock);
 	vdev->ctx_table[as->ctx_id].reserved = 0;
@@ -151,8 +237,8 @@ struct vnpu_as *vnpu_as_create(struct vnpu_device *vdev)
 	mutex_unlock(&vdev->mmu_lock);
 	return as;
 
-err_pt:
-	vnpu_pt_fini(&as->pt);
+err_ctx:
+	ida_free(&vdev->ctx_ida, as->ctx_id);
 err_mm:
 	drm_mm_takedown(&as->mm);
 	mutex_destroy(&as->lock);
@@ -164,6 +250,7 @@ static void vnpu_as_release(struct kref *kref)
 {
 	struct vnpu_as *as = container_of(kref, struct vnpu_as, refcount);
 	struct vnpu_device *vdev = as->vdev;
+	int ret;
 
 	/*
 	 * Every mapping and job holds a reference, so nothing can be in
@@ -172,12 +259,18 @@ static void vnpu_as_release(struct kref *kref)
 	 */
 	mutex_lock(&vdev->mmu_lock);
 	WRITE_ONCE(vdev->ctx_table[as->ctx_id].pt_root, 0);
-	vnpu_tlb_invalidate(vdev, as->ctx_id);
+	ret = vnpu_tlb_invalidate(vdev, as->ctx_id);
 	mutex_unlock(&vdev->mmu_lock);
 
 	vnpu_pt_fini(&as->pt);
+	vnpu_as_free_tables(as, !ret);
 	drm_mm_takedown(&as->mm);
-	ida_free(&vdev->ctx_ida, as->ctx_id);
+	/*
+	 * The device may still translate for this context id: never hand it
+	 * to another file, whose jobs would reach the old pages.
+	 */
+	if (!ret)
+		ida_free(&vdev->ctx_ida, as->ctx_id);
 	mutex_destroy(&as->lock);
 	kfree(as);
 }
@@ -219,7 +312,7 @@ int vnpu_as_map_sgt(struct vnpu_as *as, struct drm_mm_node *node,
 	struct scatterlist *sg;
 	u64 va, done = 0;
 	unsigned int i;
-	int ret;
+	int ret, inval;
 
 	mutex_lock(&as->lock);
 	ret = vnpu_va_alloc(&as->mm, node, size);
@@ -255,8 +348,9 @@ int vnpu_as_map_sgt(struct vnpu_as *as, struct drm_mm_node *node,
 	 * intermediate tables, and failure cleanup may have freed tables.
 	 */
 	mutex_lock(&as->vdev->mmu_lock);
-	vnpu_tlb_invalidate(as->vdev, as->ctx_id);
+	inval = vnpu_tlb_invalidate(as->vdev, as->ctx_id);
 	mutex_unlock(&as->vdev->mmu_lock);
+	vnpu_as_free_tables(as, !inval);
 out:
 	mutex_unlock(&as->lock);
 	return ret;
@@ -268,18 +362,25 @@ out:
  * @node: node from vnpu_as_map_sgt()
  * @size: bytes mapped
  *
- * Returns only after the device can no longer use the translations, so the
- * caller may free the pages afterwards.
+ * Returns 0 only after the device can no longer use the translations, so
+ * the caller may free the pages afterwards.
+ *
+ * Return: 0, or -ETIMEDOUT when the device did not confirm the TLB
+ * invalidation: the caller must then never free the pages (see
+ * vnpu_mmu_leak_bo()).
  */
-void vnpu_as_unmap(struct vnpu_as *as, struct drm_mm_node *node, u64 size)
+int vnpu_as_unmap(struct vnpu_as *as, struct drm_mm_node *node, u64 size)
 {
 	struct vnpu_device *vdev = as->vdev;
+	int ret;
 
 	mutex_lock(&as->lock);
 	vnpu_pt_unmap(&as->pt, node->start, size);
 	drm_mm_remove_node(node);
 	mutex_lock(&vdev->mmu_lock);
-	vnpu_tlb_invalidate(vdev, as->ctx_id);
+	ret = vnpu_tlb_invalidate(vdev, as->ctx_id);
 	mutex_unlock(&vdev->mmu_lock);
+	vnpu_as_free_tables(as, !ret);
 	mutex_unlock(&as->lock);
+	return ret;
 }

@@ -1,8 +1,9 @@
-/* SPDX-License-Identifier: GPL-2.0-only WITH Linux-syscall-note */
+/* SPDX-License-Identifier: MIT */
 /*
  * Copyright (C) 2026 The vnpu authors
  *
- * Userspace ABI of the vnpu DRM accel driver, version 1.
+ * Userspace ABI of the vnpu DRM accel driver, version 1.  MIT-licensed,
+ * like drm.h, so userspace (Mesa and others) can carry a copy.
  */
 #ifndef __UAPI_VNPU_ACCEL_H__
 #define __UAPI_VNPU_ACCEL_H__
@@ -144,7 +145,7 @@ struct drm_vnpu_device_info {
 	__u32 limit_channels;
 };
 
-/** Map the BO read-only in the device address space. */
+/* Map the BO read-only in the device address space. */
 #define DRM_VNPU_BO_DEVICE_READONLY	_BITUL(0)
 #define DRM_VNPU_BO_FLAGS		DRM_VNPU_BO_DEVICE_READONLY
 
@@ -154,9 +155,13 @@ struct drm_vnpu_device_info {
  * The BO is mapped into the calling file's device address space at once;
  * @va is where the device sees it.  @size is rounded up to the page size.
  *
- * Errors: -EINVAL for a zero @size, unknown @flags or nonzero @pad;
+ * The file's address space (and its context id) is created by its first
+ * BO_CREATE, BO_INFO or SUBMIT, not at open.
+ *
+ * Errors: -EINVAL for a zero @size or unknown @flags;
  * -E2BIG for a size above &drm_vnpu_device_info.max_bo_size; -ENOSPC when
- * the address space is full; -ENOMEM.
+ * the address space is full or every context id of the device is taken;
+ * -ENODEV when the device is gone; -ENOMEM.
  */
 struct drm_vnpu_bo_create {
 	/** @size: in: bytes; out: the rounded size */
@@ -175,7 +180,9 @@ struct drm_vnpu_bo_create {
  * Also maps an imported (PRIME) BO into the caller's address space on
  * first use, so @va is valid for any handle of this file.
  *
- * Errors: -ENOENT for a bad @handle, -EINVAL for nonzero @pad.
+ * Errors: -ENOENT for a bad @handle, -EINVAL for nonzero @pad, -ENOSPC
+ * when the address space is full or every context id is taken, -ENODEV
+ * when the device is gone, -ENOMEM.
  */
 struct drm_vnpu_bo_info {
 	/** @handle: GEM handle */
@@ -214,6 +221,16 @@ struct drm_vnpu_sync {
 	__u64 point;
 };
 
+/*
+ * Jobs one file may have submitted and not yet finished (on every queue
+ * together).  SUBMIT beyond it waits until one of them finished
+ * (interruptibly), or, on a file opened with O_NONBLOCK, fails with
+ * -EAGAIN (note that libdrm's drmIoctl() retries -EAGAIN at once).  The
+ * limit is below the 4096 job outcomes a file keeps, so the outcome of
+ * every unfinished job stays readable.
+ */
+#define DRM_VNPU_MAX_UNFINISHED_JOBS	1024
+
 /**
  * struct drm_vnpu_submit - queue one job
  *
@@ -221,14 +238,19 @@ struct drm_vnpu_sync {
  * once every in-fence and every implicit fence of the listed BOs has
  * signalled.  The listed BOs stay resident until the job ends, and the
  * job's fence is added to their reservation objects (as a write fence).
+ * A handle listed more than once counts once.
  *
  * Errors: -EINVAL for a bad @queue, @priority, nonzero pad or flag,
  * misaligned or zero-sized command buffer; -E2BIG for @cmd_size above
  * &drm_vnpu_device_info.max_cmd_size or counts above 4096; -ENOENT for an
  * unknown BO or syncobj handle; -EFAULT for a bad array pointer; -EACCES
  * for %DRM_VNPU_PRIORITY_HIGH without CAP_SYS_NICE; -ECANCELED when the
- * file's context was banned after repeated faults; -ENODEV when the device
- * is gone.
+ * file's context was banned after repeated faults; -EAGAIN when a file
+ * opened with O_NONBLOCK has %DRM_VNPU_MAX_UNFINISHED_JOBS jobs
+ * unfinished; -ERESTARTSYS/-EINTR on a signal while waiting for one of
+ * them to finish; -ENOSPC when every
+ * context id is taken (the file's first BO or SUBMIT takes one) or the
+ * address space is full; -ENODEV when the device is gone; -ENOMEM.
  */
 struct drm_vnpu_submit {
 	/** @cmd_va: device VA of the command buffer, 8-byte aligned */
@@ -312,7 +334,7 @@ enum drm_vnpu_job_state {
 	DRM_VNPU_JOB_DMA_ERROR = 7,
 };
 
-/** The fault was a write (else a read). */
+/* The fault was a write (else a read). */
 #define DRM_VNPU_FAULT_WRITE		_BITUL(0)
 
 /**
