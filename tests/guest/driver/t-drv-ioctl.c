@@ -53,6 +53,12 @@ static void test_query(int fd)
 	     info.num_queues, (unsigned long long)info.va_start,
 	     (unsigned long long)info.va_end);
 
+	t_ok(!(info.caps & ~(DRM_VNPU_CAP_MMU | DRM_VNPU_CAP_COMPUTE |
+			     DRM_VNPU_CAP_TIMESTAMP | DRM_VNPU_CAP_FAULT_INJECT |
+			     DRM_VNPU_CAP_CYCLE_MODEL | DRM_VNPU_CAP_TIMELINE_SYNCOBJ)),
+	     "QUERY caps has only documented bits (%#llx)",
+	     (unsigned long long)info.caps);
+
 	/* Hardware interface 1.1: the command limits, as vnpu_hw_ops.h has them. */
 	t_ok(info.hw_version >= VNPU_HW_VERSION(1, 1),
 	     "QUERY hw_version %#x is 1.1 or later", info.hw_version);
@@ -160,6 +166,17 @@ static void test_submit_wait_status(int fd)
 	t_ok(ret == DRM_VNPU_JOB_OK && *(uint64_t *)data.map == 0x1122334455667788ull,
 	     "SUBMIT + WAIT + JOB_STATUS: WRITE_VALUE lands (state %d)", ret);
 	t_ok(st.duration_ns > 0 || st.cycles > 0, "JOB_STATUS reports device time/cycles");
+
+	/* A handle listed twice counts once (it used to fail with -EALREADY). */
+	{
+		uint32_t dup[3] = { cmd.handle, data.handle, cmd.handle };
+
+		*(uint64_t *)data.map = 0;
+		t_cmd_write(cmd.map, data.va, 0x55);
+		ret = t_run(fd, cmd.va, n, 0, dup, 3, &st);
+		t_ok(ret == DRM_VNPU_JOB_OK && *(uint64_t *)data.map == 0x55,
+		     "SUBMIT with a BO handle listed twice runs the job (%d)", ret);
+	}
 
 	/* WAIT on a BO. */
 	*(uint64_t *)data.map = 0;
