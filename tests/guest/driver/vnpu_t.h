@@ -272,11 +272,21 @@ static inline unsigned int t_busy_count(int fd, struct t_bo *cmd, uint64_t src_v
 {
 	struct drm_vnpu_job_status st;
 	size_t n = t_cmd_busy(cmd->map, cmd->size, src_va, dst_va, bytes, probe);
-	int64_t per;
+	int64_t per, best = INT64_MAX;
+	int i;
 
-	if (t_run(fd, cmd->va, n, 0, NULL, 0, &st) != DRM_VNPU_JOB_OK)
-		return 1;
-	per = st.duration_ns / probe;
+	/*
+	 * The fastest of three probes: a probe slowed by a busy host would
+	 * size a job that finishes too early once the host is quiet, and
+	 * the timing windows the tests rely on are tighter on that side.
+	 */
+	for (i = 0; i < 3; i++) {
+		if (t_run(fd, cmd->va, n, 0, NULL, 0, &st) != DRM_VNPU_JOB_OK)
+			return 1;
+		if ((int64_t)st.duration_ns < best)
+			best = st.duration_ns;
+	}
+	per = best / probe;
 	if (per <= 0)
 		per = 1;
 	return ns / per > 0 ? ns / per : 1;
