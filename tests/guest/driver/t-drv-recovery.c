@@ -9,27 +9,7 @@
 
 static int resets(void)
 {
-	char link[256], path[512], buf[4096];
-	const char *pci, *p;
-	ssize_t n;
-	int fd;
-
-	n = readlink("/sys/class/accel/accel0/device", link, sizeof(link) - 1);
-	if (n < 0)
-		return -1;
-	link[n] = 0;
-	pci = strrchr(link, '/') + 1;
-	snprintf(path, sizeof(path), "/sys/kernel/debug/accel/%s/state", pci);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	p = strstr(buf, "resets: ");
-	return p ? atoi(p + 8) : -1;
+	return (int)t_debugfs_state("resets");
 }
 
 int main(void)
