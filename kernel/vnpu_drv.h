@@ -151,6 +151,9 @@ struct vnpu_queue {
  * @drm: DRM device, first so the devm/drmm helpers can find it
  * @pdev: PCI function
  * @regs: BAR0
+ * @irqs: Linux IRQ of each MSI-X vector, looked up once at probe:
+ *	pci_irq_vector() takes the MSI descriptor mutex, which is held
+ *	around allocations, so the reset path must not call it
  * @caps: VNPU_REG_CAPS
  * @hw_version: VNPU_REG_VERSION
  * @platform: VNPU_REG_PLATFORM
@@ -194,6 +197,7 @@ struct vnpu_device {
 	struct drm_device drm;
 	struct pci_dev *pdev;
 	void __iomem *regs;
+	int irqs[VNPU_MSIX_NUM_VECTORS];
 	u32 caps;
 	u32 hw_version;
 	u32 platform;

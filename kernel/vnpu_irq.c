@@ -86,12 +86,17 @@ int vnpu_irq_init(struct vnpu_device *vdev)
 				    VNPU_MSIX_NUM_VECTORS, PCI_IRQ_MSIX);
 	if (ret < 0)
 		return ret;
+	for (i = 0; i < VNPU_MSIX_NUM_VECTORS; i++) {
+		vdev->irqs[i] = pci_irq_vector(pdev, i);
+		if (vdev->irqs[i] < 0)
+			return vdev->irqs[i];
+	}
 
 	/* Named after the PCI function, so two devices tell apart. */
 	name = devm_kasprintf(dev, GFP_KERNEL, "vnpu-%s-error", pci_name(pdev));
 	if (!name)
 		return -ENOMEM;
-	ret = devm_request_irq(dev, pci_irq_vector(pdev, VNPU_MSIX_VEC_ERROR),
+	ret = devm_request_irq(dev, vdev->irqs[VNPU_MSIX_VEC_ERROR],
 			       vnpu_error_irq, 0, name, vdev);
 	if (ret)
 		return ret;
@@ -102,8 +107,7 @@ int vnpu_irq_init(struct vnpu_device *vdev)
 				      pci_name(pdev), i);
 		if (!name)
 			return -ENOMEM;
-		ret = devm_request_irq(dev,
-				       pci_irq_vector(pdev, VNPU_MSIX_VEC_QUEUE(i)),
+		ret = devm_request_irq(dev, vdev->irqs[VNPU_MSIX_VEC_QUEUE(i)],
 				       vnpu_queue_irq, 0, name, q);
 		if (ret)
 			return ret;
@@ -114,11 +118,14 @@ int vnpu_irq_init(struct vnpu_device *vdev)
 /**
  * vnpu_irq_sync() - wait for running handlers to finish
  * @vdev: device whose interrupts were masked
+ *
+ * Called from reset, in the fence signalling path: it uses the IRQ
+ * numbers cached at probe (see &vnpu_device.irqs).
  */
 void vnpu_irq_sync(struct vnpu_device *vdev)
 {
 	unsigned int i;
 
 	for (i = 0; i < VNPU_MSIX_NUM_VECTORS; i++)
-		synchronize_irq(pci_irq_vector(vdev->pdev, i));
+		synchronize_irq(vdev->irqs[i]);
 }
