@@ -38,6 +38,7 @@ Q := @
 
 .PHONY: all deps qemu kernel module libnpu guest-bin initramfs \
 	check check-host check-fuzz check-qtest check-kunit check-guest check-static \
+	check-debug debug-kernel debug-module debug-initramfs \
 	check-summary demo shell bench fuzz onnx-report clean-results help
 
 all: qemu module initramfs
@@ -123,6 +124,39 @@ check-guest: qemu initramfs
 	$(Q)mkdir -p $(RESULTS)
 	$(Q)$(GUEST_RUN) --log $(GUEST)/console-check.log --results $(RESULTS)/guest.tap \
 		--timeout $(GUEST_TIMEOUT) $(if $(VNPU_TESTS),--tests $(VNPU_TESTS))
+
+## check-debug: the guest suite on a debug kernel built from linux-source-6.12
+## (lockdep, KASAN, kmemleak, DMA-API debug, debug objects, fault injection),
+## then a kmemleak scan; not part of `check` (KASAN under TCG is slow)
+DEBUG_KCACHE := $(VNPU_CACHE)/debug-kernel
+DEBUG_KMOD := $(VNPU_BUILD)/kmod-debug/kernel/vnpu.ko
+DEBUG_GUEST_TIMEOUT ?= 7200
+DEBUG_TEST_TIMEOUT ?= 1800
+
+debug-kernel: deps
+	$(Q)$(S)/debug-kernel.sh >/dev/null
+
+debug-module: debug-kernel
+	$(Q)VNPU_KDIR=$(DEBUG_KCACHE)/build VNPU_KMOD_OUT=$(VNPU_BUILD)/kmod-debug \
+		$(S)/kmod.sh $(KBUILD_ARGS) >$(VNPU_BUILD)/kmod-debug.log 2>&1 || \
+		{ cat $(VNPU_BUILD)/kmod-debug.log; exit 1; }
+
+debug-initramfs: debug-module guest-bin
+	$(Q)krel=$$($(S)/debug-kernel.sh) && $(S)/mkinitramfs.py \
+		--kroot $(DEBUG_KCACHE)/root --krel $$krel \
+		--ko $(DEBUG_KMOD) --bin $(GUEST_BIN) --bin $(TOP)/tests/guest/debug \
+		$(foreach d,$(GUEST_EXTRA_BIN),--bin $(d)) \
+		--init tests/guest/init.sh \
+		-o $(GUEST)/initramfs-debug.cpio.gz
+
+check-debug: qemu debug-initramfs
+	$(Q)mkdir -p $(RESULTS)
+	$(Q)$(S)/guest-run.py --qemu $(QEMU) --name debug \
+		--kernel $(DEBUG_KCACHE)/build/arch/x86/boot/bzImage \
+		--initrd $(GUEST)/initramfs-debug.cpio.gz \
+		--log $(GUEST)/console-debug.log --results $(RESULTS)/debug.tap \
+		--timeout $(DEBUG_GUEST_TIMEOUT) --test-timeout $(DEBUG_TEST_TIMEOUT) \
+		$(if $(VNPU_TESTS),--tests $(VNPU_TESTS) t-zzz-kmemleak.sh)
 
 ## check-static: checkpatch --strict, sparse (C=2) and W=1 on the driver
 check-static: kernel

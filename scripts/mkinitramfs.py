@@ -25,8 +25,11 @@ def module_depends(ko):
 
 
 def parse_modules_dep(moddir):
-    """Map module name -> (path relative to moddir, [dep paths])."""
+    """Map module name -> (path relative to moddir, [dep paths]).  A kernel
+    without modules (everything vnpu.ko needs built in) has none."""
     deps = {}
+    if not os.path.exists(os.path.join(moddir, "modules.dep")):
+        return deps
     with open(os.path.join(moddir, "modules.dep")) as f:
         for line in f:
             path, _, rest = line.partition(":")
@@ -44,7 +47,7 @@ def load_order(wanted, deps):
             return
         seen.add(name)
         if name not in deps:
-            sys.exit(f"mkinitramfs: module {name} not in modules.dep")
+            sys.exit(f"mkinitramfs: vnpu.ko needs module {name}, not in modules.dep")
         for dep_path in deps[name][1]:
             visit(by_path[dep_path])
         order.append(name)
