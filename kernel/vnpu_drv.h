@@ -22,6 +22,7 @@
 
 #include "vnpu_hw.h"
 #include "vnpu_pt.h"
+#include "vnpu_track.h"
 #include "vnpu_uapi_check.h"
 
 #define DRIVER_NAME	"vnpu"
@@ -42,23 +43,9 @@
 #define VNPU_SCHED_INIT_ARGS 1
 #endif
 
-#define VNPU_RING_ENTRIES	256
-/*
- * Jobs drm_sched may have on a ring at once: a ring holds ENTRIES - 1
- * descriptors, and one slot stays free for the debugfs raw probe.
- */
-#define VNPU_RING_JOB_SLOTS	(VNPU_RING_ENTRIES - 2)
-/*
- * Sequence numbers of raw probes.  Scheduler jobs count up from 1 in the
- * fence seqno space and never reach bit 63, so the completion path tells
- * the two apart by this bit alone.
- */
-#define VNPU_SEQ_RAW		BIT_ULL(63)
 #define VNPU_MAX_BO_SIZE	SZ_1G
 /* Context 0 is never handed out, so a zeroed descriptor always faults. */
 #define VNPU_FIRST_CTX		1
-/* Faulting jobs after which a context may no longer submit. */
-#define VNPU_BAN_FAULTS		3
 /*
  * Jobs of one file that are submitted and not finished.  Below
  * VNPU_JOB_RECORDS, so the outcome of every unfinished job stays readable.
@@ -99,18 +86,12 @@ struct vnpu_limits {
  * @ring_dma: bus address of @ring
  * @compl: completion ring, DMA-coherent, same number of entries
  * @compl_dma: bus address of @compl
- * @lock: protects @head, @tail, @seqno, @slots, @slot_seq, @stopped and
- *	the rings; taken from the interrupt handler
- * @head: oldest ring slot whose completion record was not consumed yet;
- *	records are consumed strictly in ring order, from @head up to the
- *	device's HEAD register
- * @tail: next ring slot the driver fills
+ * @lock: protects @track, @seqno, @stopped and the rings; taken from the
+ *	interrupt handler
+ * @track: which job is in which ring slot; records are consumed strictly
+ *	in ring order, from @track.head up to the device's HEAD register,
+ *	and belong to a slot only if their seq matches the slot's
  * @seqno: last sequence number handed to the device
- * @slots: the job in each ring slot from @head to @tail, NULL for a raw
- *	probe
- * @slot_seq: the sequence number written into each ring slot from @head
- *	to @tail; a record belongs to the slot's descriptor only if its seq
- *	matches
  * @stopped: the device is being reset or is gone, so its HEAD register
  *	says nothing about the ring; the interrupt handler consumes nothing
  * @replay: jobs a reset found unstarted, to be written to the fresh
@@ -131,12 +112,9 @@ struct vnpu_queue {
 	dma_addr_t ring_dma;
 	struct vnpu_hw_completion *compl;
 	dma_addr_t compl_dma;
-	spinlock_t lock; /* ring, slots; see above */
-	u32 head;
-	u32 tail;
+	spinlock_t lock; /* see above */
+	struct vnpu_ring_track track;
 	u64 seqno;
-	struct vnpu_job *slots[VNPU_RING_ENTRIES];
-	u64 slot_seq[VNPU_RING_ENTRIES];
 	bool stopped;
 	struct list_head replay;
 	u64 fence_ctx;

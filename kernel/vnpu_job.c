@@ -130,7 +130,7 @@ static void vnpu_job_hw_done(struct vnpu_job *job,
 
 	if (status == VNPU_JOB_STATUS_MMU_FAULT) {
 		atomic_inc(&job->vdev->fault_count);
-		if (atomic_inc_return(&fpriv->faults) >= VNPU_BAN_FAULTS)
+		if (vnpu_fault_bans(&fpriv->faults))
 			WRITE_ONCE(fpriv->banned, true);
 	}
 
@@ -166,25 +166,8 @@ static void vnpu_raw_end(struct vnpu_queue *q, u64 seq, int status)
 }
 
 /*
- * Forget the oldest ring slot and return what it held.  Caller holds
- * q->lock and q->head != q->tail.
- */
-static struct vnpu_job *vnpu_queue_pop(struct vnpu_queue *q, u64 *seq)
-{
-	u32 slot = q->head;
-	struct vnpu_job *job = q->slots[slot];
-
-	lockdep_assert_held(&q->lock);
-	*seq = q->slot_seq[slot];
-	q->slots[slot] = NULL;
-	q->slot_seq[slot] = 0;
-	q->head = (slot + 1) % VNPU_RING_ENTRIES;
-	return job;
-}
-
-/*
- * The device finished the descriptor at q->head: hand its record to the
- * job or raw probe there.  The record was written before the device
+ * The device finished the descriptor at the ring's head: hand its record
+ * to the job or raw probe there.  The record was written before the device
  * advanced HEAD past the slot (or before a reset completed), so it is
  * complete; its seq must echo the descriptor's, since a record from the
  * slot's previous use (RING_ENTRIES jobs ago) has another one.
@@ -193,11 +176,13 @@ static void vnpu_queue_retire(struct vnpu_queue *q,
 			      const struct vnpu_hw_completion *c)
 {
 	u64 want, seq = vnpu_from_hw64(c->seq);
+	bool own = vnpu_track_record_ok(&q->track, seq);
 	struct vnpu_hw_completion bad;
 	struct vnpu_job *job;
 
-	job = vnpu_queue_pop(q, &want);
-	if (unlikely(seq != want)) {
+	lockdep_assert_held(&q->lock);
+	job = vnpu_track_pop(&q->track, &want);
+	if (unlikely(!own)) {
 		drm_err_ratelimited(&q->vdev->drm,
 				    "queue %u: record seq %llu, expected %llu\n",
 				    q->idx, seq, want);
@@ -233,16 +218,20 @@ void vnpu_queue_complete(struct vnpu_queue *q)
 	struct vnpu_hw_completion rec;
 	unsigned long flags;
 	u32 hw_head;
+	int done;
 
 	spin_lock_irqsave(&q->lock, flags);
 	if (q->stopped)
 		goto out;
 	/* readl() orders the record loads below after the HEAD load. */
 	hw_head = vnpu_qread(q, VNPU_QREG_HEAD);
-	if (hw_head >= VNPU_RING_ENTRIES)
-		goto out;	/* all ones: the device is gone */
-	while (q->head != hw_head && q->head != q->tail) {
-		rec = q->compl[q->head];
+	done = vnpu_track_finished(&q->track, hw_head);
+	/* All ones: the device is gone; else a HEAD it cannot have. */
+	if (done < 0 && hw_head != U32_MAX)
+		drm_err_ratelimited(&q->vdev->drm, "queue %u: HEAD %u outside the ring\n",
+				    q->idx, hw_head);
+	while (done-- > 0) {
+		rec = q->compl[q->track.head];
 		vnpu_queue_retire(q, &rec);
 	}
 out:
@@ -262,8 +251,8 @@ static void vnpu_queue_fail_active(struct vnpu_queue *q, int error)
 
 	spin_lock_irqsave(&q->lock, flags);
 	q->stopped = true;
-	while (q->head != q->tail) {
-		job = vnpu_queue_pop(q, &seq);
+	while (q->track.head != q->track.tail) {
+		job = vnpu_track_pop(&q->track, &seq);
 		if (seq & VNPU_SEQ_RAW)
 			vnpu_raw_end(q, seq, error);
 		else if (job)
@@ -271,8 +260,7 @@ static void vnpu_queue_fail_active(struct vnpu_queue *q, int error)
 	}
 	/* A probe whose slot a reset already dropped. */
 	vnpu_raw_end(q, q->raw_seq, error);
-	q->head = 0;
-	q->tail = 0;
+	vnpu_track_clear(&q->track);
 	memset(q->ring, 0, VNPU_RING_ENTRIES * sizeof(*q->ring));
 	memset(q->compl, 0, VNPU_RING_ENTRIES * sizeof(*q->compl));
 	spin_unlock_irqrestore(&q->lock, flags);
@@ -295,11 +283,10 @@ void vnpu_job_fail_all(struct vnpu_device *vdev, int error)
 static void vnpu_ring_push(struct vnpu_queue *q, struct vnpu_job *job,
 			   u32 ctx_id, u64 cmd_va, u32 cmd_size, u64 seq)
 {
-	struct vnpu_hw_desc *desc = &q->ring[q->tail];
+	struct vnpu_hw_desc *desc;
 
 	lockdep_assert_held(&q->lock);
-	q->slots[q->tail] = job;
-	q->slot_seq[q->tail] = seq;
+	desc = &q->ring[vnpu_track_push(&q->track, job, seq)];
 	desc->ctx_id = vnpu_to_hw32(ctx_id);
 	desc->flags = 0;
 	desc->cmd_va = vnpu_to_hw64(cmd_va);
@@ -307,9 +294,8 @@ static void vnpu_ring_push(struct vnpu_queue *q, struct vnpu_job *job,
 	desc->reserved0 = 0;
 	desc->seq = vnpu_to_hw64(seq);
 	memset(desc->reserved, 0, sizeof(desc->reserved));
-	q->tail = (q->tail + 1) % VNPU_RING_ENTRIES;
 	/* writel orders the descriptor stores before the doorbell. */
-	vnpu_qwrite(q, VNPU_QREG_TAIL, q->tail);
+	vnpu_qwrite(q, VNPU_QREG_TAIL, q->track.tail);
 	vnpu_qwrite(q, VNPU_QREG_DOORBELL, 1);
 }
 
@@ -446,7 +432,7 @@ out:
  * before a STATUS that is not IDLE names the running job, and a STATUS
  * that is IDLE means no job of this queue started and did not finish.
  *
- * Return: the slot, or -1 if none.
+ * Return: the slot, %VNPU_STARTED_NONE or %VNPU_STARTED_ANY.
  */
 static int vnpu_queue_quiesce(struct vnpu_queue *q)
 {
@@ -462,8 +448,8 @@ static int vnpu_queue_quiesce(struct vnpu_queue *q)
 	spin_unlock_irqrestore(&q->lock, flags);
 
 	if (head >= VNPU_RING_ENTRIES || st == U32_MAX)
-		return VNPU_RING_ENTRIES;	/* gone: assume every job ran */
-	return st & VNPU_QSTATUS_IDLE ? -1 : head;
+		return VNPU_STARTED_ANY;	/* gone: assume every job ran */
+	return st & VNPU_QSTATUS_IDLE ? VNPU_STARTED_NONE : head;
 }
 
 /* The job that hung: TIMEOUT, and it counts towards its file's ban. */
@@ -472,7 +458,7 @@ static void vnpu_job_blame(struct vnpu_job *job)
 	struct vnpu_file_priv *fpriv = job->fpriv;
 
 	vnpu_job_end(job, DRM_VNPU_JOB_TIMEOUT, -ETIMEDOUT);
-	if (atomic_inc_return(&fpriv->faults) >= VNPU_BAN_FAULTS)
+	if (vnpu_fault_bans(&fpriv->faults))
 		WRITE_ONCE(fpriv->banned, true);
 }
 
@@ -483,8 +469,7 @@ static void vnpu_job_blame(struct vnpu_job *job)
  * at the reset: ABORTED; today's device cannot resume it, and running it
  * again could corrupt a non-idempotent stream) and unstarted (put on
  * @q->replay, to be written to the fresh ring).  @started is the slot
- * vnpu_queue_quiesce() returned; %VNPU_RING_ENTRIES means any slot may have
- * started.
+ * vnpu_queue_quiesce() returned (vnpu_harvest_oldest() has the rules).
  */
 static void vnpu_queue_harvest(struct vnpu_queue *q, struct vnpu_job *bad,
 			       int started)
@@ -492,35 +477,42 @@ static void vnpu_queue_harvest(struct vnpu_queue *q, struct vnpu_job *bad,
 	struct vnpu_hw_completion rec;
 	struct vnpu_job *job;
 	unsigned long flags;
-	bool may_have_run;
-	u32 slot;
+	enum vnpu_harvest verdict;
 	u64 seq;
 
 	spin_lock_irqsave(&q->lock, flags);
-	while (q->head != q->tail) {
-		slot = q->head;
-		rec = q->compl[slot];
-		if (vnpu_from_hw64(rec.seq) == q->slot_seq[slot]) {
+	while (q->track.head != q->track.tail) {
+		rec = q->compl[q->track.head];
+		job = q->track.owner[q->track.head];
+		verdict = vnpu_harvest_oldest(&q->track, vnpu_from_hw64(rec.seq),
+					      job && job == bad,
+					      job && job->ring_error, started);
+		if (verdict == VNPU_HARVEST_RETIRE) {
 			vnpu_queue_retire(q, &rec);
 			continue;
 		}
-		may_have_run = started == VNPU_RING_ENTRIES || slot == started;
-		job = vnpu_queue_pop(q, &seq);
-		if (seq & VNPU_SEQ_RAW)
+		vnpu_track_pop(&q->track, &seq);
+		switch (verdict) {
+		case VNPU_HARVEST_RAW:
 			vnpu_raw_end(q, seq, -ECANCELED);
-		else if (WARN_ON_ONCE(!job))
-			continue;
-		else if (job == bad && job->ring_error)
+			break;
+		case VNPU_HARVEST_DMA_ERROR:
 			vnpu_job_end(job, DRM_VNPU_JOB_DMA_ERROR, -EIO);
-		else if (job == bad)
+			break;
+		case VNPU_HARVEST_BLAME:
 			vnpu_job_blame(job);
-		else if (may_have_run)
-			vnpu_job_end(job, DRM_VNPU_JOB_ABORTED, -ECANCELED);
-		else
-			list_add_tail(&job->link, &q->replay);
+			break;
+		case VNPU_HARVEST_ABORT:
+			if (!WARN_ON_ONCE(!job))
+				vnpu_job_end(job, DRM_VNPU_JOB_ABORTED, -ECANCELED);
+			break;
+		default:
+			if (!WARN_ON_ONCE(!job))
+				list_add_tail(&job->link, &q->replay);
+			break;
+		}
 	}
-	q->head = 0;
-	q->tail = 0;
+	vnpu_track_clear(&q->track);
 	memset(q->ring, 0, VNPU_RING_ENTRIES * sizeof(*q->ring));
 	memset(q->compl, 0, VNPU_RING_ENTRIES * sizeof(*q->compl));
 	spin_unlock_irqrestore(&q->lock, flags);
@@ -539,12 +531,17 @@ static void vnpu_queue_replay(struct vnpu_queue *q, int error)
 	spin_lock_irqsave(&q->lock, flags);
 	list_for_each_entry_safe(job, tmp, &q->replay, link) {
 		list_del_init(&job->link);
-		if (error)
+		switch (vnpu_replay_verdict(error, READ_ONCE(job->fpriv->banned))) {
+		case VNPU_REPLAY_LOST:
 			vnpu_job_end(job, DRM_VNPU_JOB_DEVICE_LOST, error);
-		else if (READ_ONCE(job->fpriv->banned))
+			break;
+		case VNPU_REPLAY_ABORT:
 			vnpu_job_end(job, DRM_VNPU_JOB_ABORTED, -ECANCELED);
-		else
+			break;
+		case VNPU_REPLAY_PUSH:
 			vnpu_ring_push_job(q, job);
+			break;
+		}
 	}
 	if (!error)
 		q->stopped = false;
@@ -617,7 +614,7 @@ void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad)
 	ret = vnpu_hw_wait_ready(vdev);
 	if (ret)
 		for (i = 0; i < vdev->num_queues; i++)
-			started[i] = VNPU_RING_ENTRIES;
+			started[i] = VNPU_STARTED_ANY;
 
 	for (i = 0; i < vdev->num_queues; i++)
 		vnpu_queue_harvest(&vdev->queues[i], bad, started[i]);

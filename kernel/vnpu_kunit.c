@@ -2,7 +2,9 @@
 /*
  * Copyright (C) 2026 The vnpu authors
  *
- * KUnit tests of the hardware-independent driver logic.
+ * KUnit tests of the hardware-independent driver logic: page tables, VA
+ * allocation, ioctl argument checks, and the completion, reset and ban
+ * bookkeeping of vnpu_track.c against a simulated device.
  */
 
 #include <kunit/test.h>
@@ -11,6 +13,7 @@
 
 #include "vnpu_hw.h"
 #include "vnpu_pt.h"
+#include "vnpu_track.h"
 #include "vnpu_uapi_check.h"
 
 /* Tables from kmalloc; the "DMA address" is the virtual address. */
@@ -302,6 +305,275 @@ static void vnpu_check_test_misc(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, vnpu_check_sync(&sync), -EINVAL);
 }
 
+/*
+ * Ring bookkeeping against a simulated device: the device finishes
+ * descriptors in ring order, writes each slot's record (the descriptor's
+ * seq) before it advances HEAD, and the driver may see HEAD late (a lost
+ * interrupt) or many slots at once.
+ */
+struct vnpu_test_ring {
+	struct vnpu_ring_track t;
+	u64 record[VNPU_RING_ENTRIES];
+	u32 hw_head;
+	u64 next_seq;
+	unsigned int jobs[VNPU_RING_ENTRIES];	/* owner cookies */
+};
+
+static void vnpu_test_ring_push(struct vnpu_test_ring *r, unsigned int cookie)
+{
+	/* At most RING_ENTRIES - 1 in flight: a cookie's cell is its own. */
+	r->jobs[cookie % VNPU_RING_ENTRIES] = cookie;
+	vnpu_track_push(&r->t, &r->jobs[cookie % VNPU_RING_ENTRIES], ++r->next_seq);
+}
+
+/* The device finishes @n descriptors. */
+static void vnpu_test_ring_run(struct vnpu_test_ring *r, u32 n)
+{
+	while (n--) {
+		r->record[r->hw_head] = r->t.seq[r->hw_head];
+		r->hw_head = (r->hw_head + 1) % VNPU_RING_ENTRIES;
+	}
+}
+
+/* Consume like vnpu_queue_complete(); returns slots consumed. */
+static int vnpu_test_ring_consume(struct kunit *test, struct vnpu_test_ring *r,
+				  unsigned int *expect_cookie)
+{
+	int done = vnpu_track_finished(&r->t, r->hw_head);
+	int n = done;
+
+	KUNIT_ASSERT_GE(test, done, 0);
+	while (n--) {
+		unsigned int *owner;
+		u64 seq;
+
+		KUNIT_EXPECT_TRUE(test, vnpu_track_record_ok(&r->t, r->record[r->t.head]));
+		owner = vnpu_track_pop(&r->t, &seq);
+		KUNIT_EXPECT_EQ(test, *owner, *expect_cookie);
+		(*expect_cookie)++;
+	}
+	return done;
+}
+
+static void vnpu_track_test_in_order(struct kunit *test)
+{
+	struct vnpu_test_ring *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned int i, expect = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	for (i = 0; i < 5; i++)
+		vnpu_test_ring_push(r, i);
+	KUNIT_EXPECT_EQ(test, vnpu_track_used(&r->t), 5u);
+	KUNIT_EXPECT_EQ(test, vnpu_track_finished(&r->t, r->hw_head), 0);
+	vnpu_test_ring_run(r, 3);
+	KUNIT_EXPECT_EQ(test, vnpu_test_ring_consume(test, r, &expect), 3);
+	KUNIT_EXPECT_EQ(test, vnpu_track_used(&r->t), 2u);
+	/* Nothing new: consuming again is a no-op. */
+	KUNIT_EXPECT_EQ(test, vnpu_test_ring_consume(test, r, &expect), 0);
+	vnpu_test_ring_run(r, 2);
+	KUNIT_EXPECT_EQ(test, vnpu_test_ring_consume(test, r, &expect), 2);
+	KUNIT_EXPECT_EQ(test, expect, 5u);
+	KUNIT_EXPECT_EQ(test, vnpu_track_used(&r->t), 0u);
+}
+
+/* Across the wrap, slot 255 is consumed before slot 0. */
+static void vnpu_track_test_wrap_order(struct kunit *test)
+{
+	struct vnpu_test_ring *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned int i, expect = 0, cookie = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	/* Three laps of the ring in bursts that straddle the wrap. */
+	for (i = 0; i < 3 * VNPU_RING_ENTRIES / 50; i++) {
+		unsigned int k;
+
+		for (k = 0; k < 50; k++)
+			vnpu_test_ring_push(r, cookie++);
+		vnpu_test_ring_run(r, 50);
+		KUNIT_EXPECT_EQ(test, vnpu_test_ring_consume(test, r, &expect), 50);
+	}
+	KUNIT_EXPECT_EQ(test, expect, cookie);
+}
+
+/*
+ * Lost interrupts: the driver sees HEAD only now and then; every job is
+ * still consumed exactly once, in order, with its own record.
+ */
+static void vnpu_track_test_lost_irqs(struct kunit *test)
+{
+	struct vnpu_test_ring *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned int i, expect = 0, cookie = 0, total = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	for (i = 0; i < 2000; i++) {
+		u32 room = VNPU_RING_JOB_SLOTS - vnpu_track_used(&r->t);
+		u32 in_flight;
+
+		if (room && i % 3 != 2)
+			vnpu_test_ring_push(r, cookie++);
+		in_flight = (r->t.tail - r->hw_head) % VNPU_RING_ENTRIES;
+		if (in_flight && i % 5 == 0)
+			vnpu_test_ring_run(r, 1 + i % in_flight);
+		if (i % 7 == 0)
+			total += vnpu_test_ring_consume(test, r, &expect);
+	}
+	vnpu_test_ring_run(r, (r->t.tail - r->hw_head) % VNPU_RING_ENTRIES);
+	total += vnpu_test_ring_consume(test, r, &expect);
+	KUNIT_EXPECT_EQ(test, total, cookie);
+	KUNIT_EXPECT_EQ(test, expect, cookie);
+}
+
+/* A record from the slot's previous lap is not the slot's. */
+static void vnpu_track_test_stale_record(struct kunit *test)
+{
+	struct vnpu_test_ring *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned int i, expect = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	for (i = 0; i < VNPU_RING_ENTRIES; i++) {
+		vnpu_test_ring_push(r, i);
+		vnpu_test_ring_run(r, 1);
+		vnpu_test_ring_consume(test, r, &expect);
+	}
+	/* Lap two: slot 0 holds the record of lap one's descriptor. */
+	vnpu_test_ring_push(r, i);
+	KUNIT_EXPECT_FALSE(test, vnpu_track_record_ok(&r->t, r->record[r->t.head]));
+	vnpu_test_ring_run(r, 1);
+	KUNIT_EXPECT_TRUE(test, vnpu_track_record_ok(&r->t, r->record[r->t.head]));
+}
+
+/* A HEAD outside the slots in flight finishes nothing. */
+static void vnpu_track_test_bad_head(struct kunit *test)
+{
+	struct vnpu_ring_track *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	unsigned int i;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t->head = 250;
+	t->tail = 250;
+	for (i = 0; i < 10; i++)
+		vnpu_track_push(t, NULL, i + 1);
+	KUNIT_EXPECT_EQ(test, t->tail, 4u);
+	KUNIT_EXPECT_EQ(test, vnpu_track_finished(t, 250), 0);
+	KUNIT_EXPECT_EQ(test, vnpu_track_finished(t, 255), 5);
+	KUNIT_EXPECT_EQ(test, vnpu_track_finished(t, 0), 6);
+	KUNIT_EXPECT_EQ(test, vnpu_track_finished(t, 4), 10);
+	KUNIT_EXPECT_EQ(test, vnpu_track_finished(t, 5), -EIO);
+	KUNIT_EXPECT_EQ(test, vnpu_track_finished(t, 249), -EIO);
+	KUNIT_EXPECT_EQ(test, vnpu_track_finished(t, VNPU_RING_ENTRIES), -EIO);
+	KUNIT_EXPECT_EQ(test, vnpu_track_finished(t, U32_MAX), -EIO);
+	vnpu_track_clear(t);
+	KUNIT_EXPECT_EQ(test, t->head, 0u);
+	KUNIT_EXPECT_EQ(test, t->tail, 0u);
+	KUNIT_EXPECT_EQ(test, vnpu_track_used(t), 0u);
+}
+
+static void vnpu_track_test_harvest_rules(struct kunit *test)
+{
+	struct vnpu_ring_track *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	u32 slot;
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	t->head = 7;
+	t->tail = 7;
+	slot = vnpu_track_push(t, NULL, 42);
+	/* With its record a job ran exactly once, guilty or not. */
+	KUNIT_EXPECT_EQ(test, vnpu_harvest_oldest(t, 42, true, false, slot),
+			VNPU_HARVEST_RETIRE);
+	KUNIT_EXPECT_EQ(test, vnpu_harvest_oldest(t, 42, false, false, VNPU_STARTED_ANY),
+			VNPU_HARVEST_RETIRE);
+	/* Without one (a stale record has another seq). */
+	KUNIT_EXPECT_EQ(test, vnpu_harvest_oldest(t, 42 - VNPU_RING_ENTRIES, true, false, slot),
+			VNPU_HARVEST_BLAME);
+	KUNIT_EXPECT_EQ(test, vnpu_harvest_oldest(t, 0, true, true, slot),
+			VNPU_HARVEST_DMA_ERROR);
+	KUNIT_EXPECT_EQ(test, vnpu_harvest_oldest(t, 0, false, false, slot),
+			VNPU_HARVEST_ABORT);
+	KUNIT_EXPECT_EQ(test, vnpu_harvest_oldest(t, 0, false, false, VNPU_STARTED_ANY),
+			VNPU_HARVEST_ABORT);
+	KUNIT_EXPECT_EQ(test, vnpu_harvest_oldest(t, 0, false, false, VNPU_STARTED_NONE),
+			VNPU_HARVEST_REPLAY);
+	KUNIT_EXPECT_EQ(test, vnpu_harvest_oldest(t, 0, false, false, slot + 1),
+			VNPU_HARVEST_REPLAY);
+	vnpu_track_clear(t);
+	slot = vnpu_track_push(t, NULL, VNPU_SEQ_RAW | 3);
+	KUNIT_EXPECT_EQ(test, vnpu_harvest_oldest(t, 0, false, false, slot),
+			VNPU_HARVEST_RAW);
+}
+
+/*
+ * A reset in the middle of a queue: two jobs finished, the third was on
+ * the engine (guilty or innocent), three never started.  Every job ends
+ * exactly once, and only unstarted ones run again.
+ */
+static void vnpu_track_test_reset_exactly_once(struct kunit *test)
+{
+	struct vnpu_test_ring *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	unsigned int guilty, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	for (guilty = 0; guilty < 2; guilty++) {
+		unsigned int count[VNPU_HARVEST_REPLAY + 1] = { 0 };
+		int started;
+
+		vnpu_track_clear(&r->t);
+		memset(r->record, 0, sizeof(r->record));
+		r->hw_head = 0;
+		for (i = 0; i < 6; i++)
+			vnpu_test_ring_push(r, i);
+		vnpu_test_ring_run(r, 2);
+		started = r->hw_head;
+		while (r->t.head != r->t.tail) {
+			enum vnpu_harvest v;
+			u64 seq;
+
+			v = vnpu_harvest_oldest(&r->t, r->record[r->t.head],
+						guilty && (int)r->t.head == started,
+						false, started);
+			count[v]++;
+			vnpu_track_pop(&r->t, &seq);
+		}
+		KUNIT_EXPECT_EQ(test, count[VNPU_HARVEST_RETIRE], 2u);
+		KUNIT_EXPECT_EQ(test, count[VNPU_HARVEST_BLAME], guilty);
+		KUNIT_EXPECT_EQ(test, count[VNPU_HARVEST_ABORT], 1 - guilty);
+		KUNIT_EXPECT_EQ(test, count[VNPU_HARVEST_REPLAY], 3u);
+		KUNIT_EXPECT_EQ(test, count[VNPU_HARVEST_RAW] + count[VNPU_HARVEST_DMA_ERROR], 0u);
+	}
+}
+
+static void vnpu_track_test_ban(struct kunit *test)
+{
+	atomic_t faults = ATOMIC_INIT(0);
+	int i;
+
+	for (i = 1; i < VNPU_BAN_FAULTS; i++)
+		KUNIT_EXPECT_FALSE(test, vnpu_fault_bans(&faults));
+	KUNIT_EXPECT_TRUE(test, vnpu_fault_bans(&faults));
+	KUNIT_EXPECT_TRUE(test, vnpu_fault_bans(&faults));
+
+	KUNIT_EXPECT_EQ(test, vnpu_replay_verdict(false, false), VNPU_REPLAY_PUSH);
+	KUNIT_EXPECT_EQ(test, vnpu_replay_verdict(false, true), VNPU_REPLAY_ABORT);
+	KUNIT_EXPECT_EQ(test, vnpu_replay_verdict(true, false), VNPU_REPLAY_LOST);
+	KUNIT_EXPECT_EQ(test, vnpu_replay_verdict(true, true), VNPU_REPLAY_LOST);
+}
+
+static struct kunit_case vnpu_track_cases[] = {
+	KUNIT_CASE(vnpu_track_test_in_order),
+	KUNIT_CASE(vnpu_track_test_wrap_order),
+	KUNIT_CASE(vnpu_track_test_lost_irqs),
+	KUNIT_CASE(vnpu_track_test_stale_record),
+	KUNIT_CASE(vnpu_track_test_bad_head),
+	KUNIT_CASE(vnpu_track_test_harvest_rules),
+	KUNIT_CASE(vnpu_track_test_reset_exactly_once),
+	KUNIT_CASE(vnpu_track_test_ban),
+	{}
+};
+
+static struct kunit_suite vnpu_track_suite = {
+	.name = "vnpu_track",
+	.test_cases = vnpu_track_cases,
+};
+
 static struct kunit_case vnpu_pt_cases[] = {
 	KUNIT_CASE(vnpu_pt_test_map_lookup),
 	KUNIT_CASE(vnpu_pt_test_readonly),
@@ -329,7 +601,7 @@ static struct kunit_suite vnpu_check_suite = {
 	.test_cases = vnpu_check_cases,
 };
 
-kunit_test_suites(&vnpu_pt_suite, &vnpu_check_suite);
+kunit_test_suites(&vnpu_pt_suite, &vnpu_check_suite, &vnpu_track_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the vnpu driver");
 MODULE_LICENSE("GPL");
