@@ -147,9 +147,9 @@ static int vnpu_raw_ctx_init(struct vnpu_raw_ctx *rc, struct vnpu_device *vdev)
 	if (!rc->page)
 		return -ENOMEM;
 	nop = page_address(rc->page);
-	nop->opcode = (__force u16)cpu_to_le16(VNPU_CMD_NOP);
+	nop->opcode = cpu_to_le16(VNPU_CMD_NOP);
 	nop->flags = 0;
-	nop->size = vnpu_to_hw32(sizeof(*nop));
+	nop->size = cpu_to_le32(sizeof(*nop));
 
 	ret = sg_alloc_table(&rc->sgt, 1, GFP_KERNEL);
 	if (ret)

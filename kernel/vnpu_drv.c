@@ -318,7 +318,7 @@ static int vnpu_ioctl_query(struct drm_device *dev, void *data,
 	info.pci_vendor = vdev->pdev->vendor;
 	info.pci_device = vdev->pdev->device;
 	info.hw_version = vdev->hw_version;
-	info.caps = (vdev->caps & VNPU_CAPS_KNOWN) | DRM_VNPU_CAP_TIMELINE_SYNCOBJ;
+	info.caps = vdev->caps & VNPU_CAPS_KNOWN;
 	info.platform = vdev->platform;
 	info.num_queues = vdev->num_queues;
 	info.num_engines = vdev->num_engines;

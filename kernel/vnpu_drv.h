@@ -384,31 +384,6 @@ struct vnpu_job {
 	bool ring_error;
 };
 
-/*
- * The shared hardware header declares its little-endian memory structures
- * with plain __u32/__u64 so QEMU and userspace can use it; convert through
- * these so the driver stays correct on big-endian hosts and sparse-clean.
- */
-static inline u32 vnpu_to_hw32(u32 v)
-{
-	return (__force u32)cpu_to_le32(v);
-}
-
-static inline u64 vnpu_to_hw64(u64 v)
-{
-	return (__force u64)cpu_to_le64(v);
-}
-
-static inline u32 vnpu_from_hw32(u32 v)
-{
-	return le32_to_cpu((__force __le32)v);
-}
-
-static inline u64 vnpu_from_hw64(u64 v)
-{
-	return le64_to_cpu((__force __le64)v);
-}
-
 static inline u32 vnpu_read(struct vnpu_device *vdev, u32 reg)
 {
 	return readl(vdev->regs + reg);

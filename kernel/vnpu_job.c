@@ -91,10 +91,10 @@ static void vnpu_job_hw_done(struct vnpu_job *job,
 			     const struct vnpu_hw_completion *c)
 {
 	struct vnpu_file_priv *fpriv = job->fpriv;
-	u32 status = vnpu_from_hw32(c->status);
-	u64 start = vnpu_from_hw64(c->start_ns);
-	u64 end = vnpu_from_hw64(c->end_ns);
-	u64 cycles = vnpu_from_hw64(c->cycles);
+	u32 status = le32_to_cpu(c->status);
+	u64 start = le64_to_cpu(c->start_ns);
+	u64 end = le64_to_cpu(c->end_ns);
+	u64 cycles = le64_to_cpu(c->cycles);
 	struct vnpu_job_record *rec;
 	u32 state;
 	int err;
@@ -114,10 +114,10 @@ static void vnpu_job_hw_done(struct vnpu_job *job,
 	rec = vnpu_job_record(fpriv, job->id);
 	if (rec && rec->state == DRM_VNPU_JOB_PENDING) {
 		rec->state = state;
-		rec->fault_va = vnpu_from_hw64(c->fault_va);
+		rec->fault_va = le64_to_cpu(c->fault_va);
 		rec->fault_flags = 0;
 		if (status == VNPU_JOB_STATUS_MMU_FAULT &&
-		    vnpu_from_hw32(c->fault_flags) & VNPU_FAULT_WRITE)
+		    le32_to_cpu(c->fault_flags) & VNPU_FAULT_WRITE)
 			rec->fault_flags = DRM_VNPU_FAULT_WRITE;
 		rec->cycles = cycles;
 		rec->duration_ns = end > start ? end - start : 0;
@@ -175,7 +175,7 @@ static void vnpu_raw_end(struct vnpu_queue *q, u64 seq, int status)
 static void vnpu_queue_retire(struct vnpu_queue *q,
 			      const struct vnpu_hw_completion *c)
 {
-	u64 want, seq = vnpu_from_hw64(c->seq);
+	u64 want, seq = le64_to_cpu(c->seq);
 	bool own = vnpu_track_record_ok(&q->track, seq);
 	struct vnpu_hw_completion bad;
 	struct vnpu_job *job;
@@ -188,12 +188,12 @@ static void vnpu_queue_retire(struct vnpu_queue *q,
 				    q->idx, seq, want);
 		/* Never report another job's outcome: fail this one. */
 		memset(&bad, 0, sizeof(bad));
-		bad.status = vnpu_to_hw32(U32_MAX);
+		bad.status = cpu_to_le32(U32_MAX);
 		c = &bad;
 	}
 	if (want & VNPU_SEQ_RAW) {
 		/* Not a job: no fence, no record, only the waiter. */
-		vnpu_raw_end(q, want, vnpu_from_hw32(c->status));
+		vnpu_raw_end(q, want, le32_to_cpu(c->status));
 		return;
 	}
 	if (!WARN_ON_ONCE(!job))
@@ -287,12 +287,12 @@ static void vnpu_ring_push(struct vnpu_queue *q, struct vnpu_job *job,
 
 	lockdep_assert_held(&q->lock);
 	desc = &q->ring[vnpu_track_push(&q->track, job, seq)];
-	desc->ctx_id = vnpu_to_hw32(ctx_id);
+	desc->ctx_id = cpu_to_le32(ctx_id);
 	desc->flags = 0;
-	desc->cmd_va = vnpu_to_hw64(cmd_va);
-	desc->cmd_size = vnpu_to_hw32(cmd_size);
+	desc->cmd_va = cpu_to_le64(cmd_va);
+	desc->cmd_size = cpu_to_le32(cmd_size);
 	desc->reserved0 = 0;
-	desc->seq = vnpu_to_hw64(seq);
+	desc->seq = cpu_to_le64(seq);
 	memset(desc->reserved, 0, sizeof(desc->reserved));
 	/* writel orders the descriptor stores before the doorbell. */
 	vnpu_qwrite(q, VNPU_QREG_TAIL, q->track.tail);
@@ -484,7 +484,7 @@ static void vnpu_queue_harvest(struct vnpu_queue *q, struct vnpu_job *bad,
 	while (q->track.head != q->track.tail) {
 		rec = q->compl[q->track.head];
 		job = q->track.owner[q->track.head];
-		verdict = vnpu_harvest_oldest(&q->track, vnpu_from_hw64(rec.seq),
+		verdict = vnpu_harvest_oldest(&q->track, le64_to_cpu(rec.seq),
 					      job && job == bad,
 					      job && job->ring_error, started);
 		if (verdict == VNPU_HARVEST_RETIRE) {

@@ -232,7 +232,7 @@ struct vnpu_as *vnpu_as_create(struct vnpu_device *vdev)
 	mutex_lock(&vdev->mmu_lock);
 	vdev->ctx_table[as->ctx_id].reserved = 0;
 	WRITE_ONCE(vdev->ctx_table[as->ctx_id].pt_root,
-		   vnpu_to_hw64(vnpu_pt_root_dma(&as->pt) | VNPU_CTX_VALID));
+		   cpu_to_le64(vnpu_pt_root_dma(&as->pt) | VNPU_CTX_VALID));
 	vnpu_tlb_invalidate(vdev, as->ctx_id);
 	mutex_unlock(&vdev->mmu_lock);
 	return as;

@@ -8,9 +8,11 @@
  * driver and libnpu all include this file, so the three can never disagree.
  * Documentation/hw-spec.rst is the prose version of the same contract.
  *
- * All multi-byte fields in system memory are little-endian.  Only
- * <linux/types.h> is used so the header compiles in the kernel, in QEMU and
- * in plain userspace alike.
+ * All multi-byte fields in system memory are little-endian.  The
+ * structures the driver reads or writes say so with __le types, so sparse
+ * checks every conversion; outside sparse they are the plain __u types.
+ * Only <linux/types.h> is used so the header compiles in the kernel, in
+ * QEMU and in plain userspace alike.
  */
 #ifndef VNPU_HW_H
 #define VNPU_HW_H
@@ -202,13 +204,13 @@
  * @reserved: must be zero
  */
 struct vnpu_hw_desc {
-	__u32 ctx_id;
-	__u32 flags;
-	__u64 cmd_va;
-	__u32 cmd_size;
-	__u32 reserved0;
-	__u64 seq;
-	__u64 reserved[4];
+	__le32 ctx_id;
+	__le32 flags;
+	__le64 cmd_va;
+	__le32 cmd_size;
+	__le32 reserved0;
+	__le64 seq;
+	__le64 reserved[4];
 };
 
 /**
@@ -224,14 +226,14 @@ struct vnpu_hw_desc {
  * @reserved: written as zero
  */
 struct vnpu_hw_completion {
-	__u64 seq;
-	__u32 status;
-	__u32 fault_flags;
-	__u64 fault_va;
-	__u64 cycles;
-	__u64 start_ns;
-	__u64 end_ns;
-	__u64 reserved[2];
+	__le64 seq;
+	__le32 status;
+	__le32 fault_flags;
+	__le64 fault_va;
+	__le64 cycles;
+	__le64 start_ns;
+	__le64 end_ns;
+	__le64 reserved[2];
 };
 
 #define VNPU_JOB_STATUS_OK		0
@@ -249,8 +251,8 @@ struct vnpu_hw_completion {
  * @reserved: must be zero
  */
 struct vnpu_hw_ctx_entry {
-	__u64 pt_root;
-	__u64 reserved;
+	__le64 pt_root;
+	__le64 reserved;
 };
 
 #define VNPU_CTX_VALID			(1ull << 0)
@@ -279,9 +281,9 @@ struct vnpu_hw_ctx_entry {
  * ends at the end of the buffer or at the first error.
  */
 struct vnpu_cmd_hdr {
-	__u16 opcode;
-	__u16 flags;	/* must be zero in v1 */
-	__u32 size;
+	__le16 opcode;
+	__le16 flags;	/* must be zero in v1 */
+	__le32 size;
 };
 
 #define VNPU_CMD_MAX_BUFFER		(1u << 20)	/* per job */
