@@ -71,9 +71,19 @@ int npu__query_fd(int fd, struct npu_device_info *info,
 	q.param = DRM_VNPU_QUERY_DEVICE_INFO;
 	q.size = sizeof(di);
 	q.data = (uintptr_t)&di;
+	uint64_t timeline = 0;
+	int ret;
+
 	if (drmIoctl(fd, DRM_IOCTL_VNPU_QUERY, &q))
 		return npu__errno();
-	return npu__info_from_query(&di, q.size, info, lim);
+	ret = npu__info_from_query(&di, q.size, info, lim);
+	if (ret)
+		return ret;
+	/* A 1.0 driver also set bit 32 itself; the core's answer is the truth. */
+	info->caps &= ~NPU_CAP_TIMELINE_SYNCOBJ;
+	if (!drmGetCap(fd, DRM_CAP_SYNCOBJ_TIMELINE, &timeline) && timeline)
+		info->caps |= NPU_CAP_TIMELINE_SYNCOBJ;
+	return 0;
 }
 
 static uint64_t limit_or(uint64_t v, uint64_t dflt)

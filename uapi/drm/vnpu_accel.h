@@ -81,7 +81,11 @@ struct drm_vnpu_query {
 #define DRM_VNPU_CAP_TIMESTAMP		_BITULL(2)
 #define DRM_VNPU_CAP_FAULT_INJECT	_BITULL(3)
 #define DRM_VNPU_CAP_CYCLE_MODEL	_BITULL(4)
-#define DRM_VNPU_CAP_TIMELINE_SYNCOBJ	_BITULL(32)	/* driver feature */
+/*
+ * Bit 32 was a driver feature bit for timeline syncobjs in 1.0; it is
+ * never set now and never reused.  Ask the DRM core instead:
+ * DRM_CAP_SYNCOBJ_TIMELINE (drmGetCap()).
+ */
 
 /**
  * struct drm_vnpu_device_info - answer to %DRM_VNPU_QUERY_DEVICE_INFO

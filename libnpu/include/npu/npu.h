@@ -82,7 +82,10 @@ int64_t npu_deadline_ns(int64_t rel_ns);
 
 /* ---- Discovery ---------------------------------------------------------- */
 
-/* Device capability bits, same values as DRM_VNPU_CAP_*. */
+/*
+ * Device capability bits, same values as DRM_VNPU_CAP_*, except
+ * TIMELINE_SYNCOBJ, which libnpu reads from the DRM core.
+ */
 #define NPU_CAP_MMU			(1ull << 0)
 #define NPU_CAP_COMPUTE			(1ull << 1)
 #define NPU_CAP_TIMESTAMP		(1ull << 2)
