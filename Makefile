@@ -83,7 +83,8 @@ GUEST_RUN = krel=$$($(S)/kernel.sh) && $(S)/guest-run.py --qemu $(QEMU) \
 
 ## check: every test layer; ends with one "N passed, N failed" line
 check: clean-results
-	$(Q)$(MAKE) -k check-host check-fuzz check-qtest check-kunit check-guest check-static; \
+	$(Q)$(MAKE) -k check-host check-fuzz check-qtest check-kunit check-guest check-debug \
+		check-static; \
 	rc=$$?; $(MAKE) -s check-summary; exit $$rc
 
 clean-results:
@@ -127,7 +128,7 @@ check-guest: qemu initramfs
 
 ## check-debug: the guest suite on a debug kernel built from linux-source-6.12
 ## (lockdep, KASAN, kmemleak, DMA-API debug, debug objects, fault injection),
-## then a kmemleak scan; not part of `check` (KASAN under TCG is slow)
+## then a kmemleak scan
 DEBUG_KCACHE := $(VNPU_CACHE)/debug-kernel
 DEBUG_KMOD := $(VNPU_BUILD)/kmod-debug/kernel/vnpu.ko
 DEBUG_GUEST_TIMEOUT ?= 7200
