@@ -38,7 +38,7 @@ Q := @
 
 .PHONY: all deps qemu kernel module libnpu guest-bin initramfs \
 	check check-host check-fuzz check-qtest check-kunit check-guest check-static \
-	check-debug debug-kernel debug-module debug-initramfs \
+	check-debug debug-kernel debug-module debug-initramfs models \
 	check-summary demo shell bench fuzz onnx-report clean-results help
 
 all: qemu module initramfs
@@ -93,8 +93,14 @@ clean-results:
 check-summary:
 	$(Q)$(S)/tap-summary.py $(RESULTS)
 
+## models: fetch the real models and test images (pinned, sha256-checked,
+## cached in $VNPU_CACHE/models) and compute onnxruntime's reference outputs
+models: deps
+	$(Q)$(S)/models.sh
+	$(Q)$(MAKE) -s -C tests/models refs O=$(VNPU_BUILD)/tests/models MODELS=$(VNPU_CACHE)/models
+
 ## check-host: unit tests on the host, under ASan/UBSan
-check-host: deps
+check-host: deps models
 	$(Q)mkdir -p $(RESULTS)
 	$(Q)set -e; for d in $(HOST_DIRS); do \
 		$(MAKE) -s -C $$d host-tests O=$(VNPU_BUILD)/$$d; \

@@ -17,6 +17,7 @@ packages=(
 	libonnx-testdata libonnx-dev protobuf-c-compiler libprotobuf-c-dev
 	sparse pahole linux-source-6.12
 	dataset-fashion-mnist
+	libpng-dev
 )
 
 missing=()
@@ -26,6 +27,14 @@ for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 		missing+=("$p")
 done
+
+# The model references run onnxruntime-node (scripts/models.sh).  Debian's
+# nodejs and npm provide it; a machine that already has a node and an npm
+# from elsewhere (whose nodejs package may conflict with Debian's npm) keeps
+# them.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+	missing+=(nodejs npm)
+fi
 
 ensure_deb_src() {
 	if grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then

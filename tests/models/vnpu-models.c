@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vnpu-models: the pre- and postprocessing of the real-model pipelines as
+ * steps on .npy files, so any runner (onnxruntime-node on the host at build
+ * time, npu-run on the device in the guest) can sit between them.
+ *
+ * Tensor files are named after the ONNX tensor, every character outside
+ * [A-Za-z0-9._-] replaced by '_' ("Identity:0" -> Identity_0.npy).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blazeface.h"
+#include "mimage.h"
+#include "npy.h"
+#include "ppocr.h"
+
+/*
+ * How close a device run must come to onnxruntime: every element within
+ * MODELS_ATOL * max(1, the largest |reference| in the tensor) +
+ * MODELS_RTOL * |its reference|.  Both compute in fp32, in another order
+ * (tiling, accumulation, fused epilogues); rounding then moves an element
+ * in proportion to the magnitudes that were summed into it, which the
+ * tensor's largest value stands for.  Measured on these models,
+ * onnxruntime with and without its graph optimisations (fusions that
+ * reorder the arithmetic the way a device does) differ by at most 1.6e-5
+ * of that scale (det's probabilities; 2.4e-4 absolute on BlazeFace back's
+ * logits, which reach 284): the bound leaves a factor of 60.
+ */
+#define MODELS_ATOL 1e-3
+#define MODELS_RTOL 1e-3
+/* The task-level checks: issue 12's, for the face against onnxruntime's. */
+#define MODELS_FACE_MIN_SCORE 0.8f
+#define MODELS_FACE_MIN_IOU 0.9f
+/* Text boxes may move by a pixel when a map value crosses the threshold. */
+#define MODELS_BOX_TOLERANCE 1.0f
+
+static const char *const blazeface_outputs[4] = {
+	"Identity_0.npy", "Identity_1_0.npy", "Identity_2_0.npy", "Identity_3_0.npy"
+};
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: vnpu-models COMMAND ...\n"
+		"  blazeface-prep IMAGE SIZE OUT.npy\n"
+		"  blazeface-post IMAGE SIZE OUTDIR [--annotate PNG]\n"
+		"  blazeface-check IMAGE SIZE OUTDIR REFDIR [--annotate PNG]\n"
+		"  ocr-det-prep IMAGE LONGSIDE OUT.npy\n"
+		"  ocr-cls-prep IMAGE DET.npy OUT.npy\n"
+		"  ocr-rec-prep IMAGE DET.npy CLS.npy OUT.npy\n"
+		"  ocr-post IMAGE KEYS DET.npy CLS.npy REC.npy [--annotate PNG]\n"
+		"  ocr-check IMAGE KEYS DET CLS REC REF_DET REF_CLS REF_REC [--annotate PNG]\n"
+		"  compare A.npy B.npy\n"
+		"OUTDIR/REFDIR hold a model's outputs, one TENSOR.npy each; the *-check\n"
+		"commands hold a run (on the NPU) against onnxruntime's reference and\n"
+		"exit 1 when an output is out of tolerance or a task-level check fails.\n");
+	return 2;
+}
+
+static void complain(const char *what, const char *path, int err)
+{
+	fprintf(stderr, "vnpu-models: %s %s: %s\n", what, path, strerror(-err));
+}
+
+/* complain() for a command's exit status */
+static int fail(const char *what, const char *path, int err)
+{
+	complain(what, path, err);
+	return 1;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *v)
+{
+	char *end;
+	long x;
+
+	errno = 0;
+	x = strtol(s, &end, 10);
+	if (errno || end == s || *end || x < lo || x > hi)
+		return -EINVAL;
+	*v = (int)x;
+	return 0;
+}
+
+static const char *annotate_arg(int argc, char **argv, int first)
+{
+	for (int i = first; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--annotate"))
+			return argv[i + 1];
+	return NULL;
+}
+
+static int save(const char *path, struct npy_array *a)
+{
+	int ret = npy_save(path, a);
+
+	npy_free(a);
+	return ret ? fail("writing", path, ret) : 0;
+}
+
+static int cmd_blazeface_prep(int argc, char **argv)
+{
+	struct mimage img;
+	struct npy_array in;
+	int size, ret;
+
+	if (argc != 5 || parse_int(argv[3], 1, 4096, &size))
+		return usage();
+	ret = mimage_load_png(argv[2], &img);
+	if (ret)
+		return fail("reading", argv[2], ret);
+	ret = blazeface_prepare(&img, size, &in);
+	mimage_free(&img);
+	if (ret)
+		return fail("preparing", argv[2], ret);
+	return save(argv[4], &in);
+}
+
+static int cmd_blazeface_post(int argc, char **argv)
+{
+	struct npy_array outs[4] = { 0 };
+	const struct npy_array *op[4];
+	struct blazeface_face faces[16];
+	const char *png = annotate_arg(argc, argv, 5);
+	struct mimage img;
+	char path[4096];
+	int size, n, ret, rc = 1;
+
+	if (argc < 5 || parse_int(argv[3], 1, 4096, &size))
+		return usage();
+	ret = mimage_load_png(argv[2], &img);
+	if (ret)
+		return fail("reading", argv[2], ret);
+	for (int i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "%s/%s", argv[4], blazeface_outputs[i]);
+		ret = npy_load(path, &outs[i]);
+		if (ret) {
+			complain("reading", path, ret);
+			goto out;
+		}
+		op[i] = &outs[i];
+	}
+	n = blazeface_decode(op, size, img.w, img.h, faces, 16);
+	if (n < 0) {
+		complain("decoding", argv[4], n);
+		goto out;
+	}
+	printf("faces: %d\n", n);
+	for (int i = 0; i < n; i++) {
+		printf("face %d: score %.3f box %.1f %.1f %.1f %.1f keypoints", i, faces[i].score,
+		       faces[i].x0, faces[i].y0, faces[i].x1, faces[i].y1);
+		for (int k = 0; k < BLAZEFACE_KEYPOINTS; k++)
+			printf(" %.1f,%.1f", faces[i].kp[k][0], faces[i].kp[k][1]);
+		printf("\n");
+	}
+	rc = 0;
+	if (png) {
+		blazeface_annotate(&img, faces, n);
+		ret = mimage_save_png(png, &img);
+		if (ret)
+			rc = fail("writing", png, ret);
+	}
+out:
+	for (int i = 0; i < 4; i++)
+		npy_free(&outs[i]);
+	mimage_free(&img);
+	return rc;
+}
+
+static int cmd_ocr_det_prep(int argc, char **argv)
+{
+	struct mimage img;
+	struct npy_array in;
+	int side, ret;
+
+	if (argc != 5 || parse_int(argv[3], 0, 8192, &side))
+		return usage();
+	ret = mimage_load_png(argv[2], &img);
+	if (ret)
+		return fail("reading", argv[2], ret);
+	ret = ppocr_det_prepare(&img, side, &in);
+	mimage_free(&img);
+	if (ret)
+		return fail("preparing", argv[2], ret);
+	return save(argv[4], &in);
+}
+
+/*
+ * Load the image and the det output and find the boxes, then the cls
+ * decisions when @cls is given.  Returns the number of boxes or -1.
+ */
+static int ocr_boxes(const char *image, const char *det, const char *cls, struct mimage *img,
+		     struct ppocr_box *boxes)
+{
+	struct npy_array a;
+	int n, ret;
+
+	ret = mimage_load_png(image, img);
+	if (ret) {
+		complain("reading", image, ret);
+		return -1;
+	}
+	ret = npy_load(det, &a);
+	if (ret) {
+		mimage_free(img);
+		complain("reading", det, ret);
+		return -1;
+	}
+	n = ppocr_det_boxes(&a, img->w, img->h, boxes, PPOCR_MAX_BOXES);
+	npy_free(&a);
+	if (n <= 0) {
+		mimage_free(img);
+		if (n == 0)
+			fprintf(stderr, "vnpu-models: %s: no text found\n", det);
+		else
+			complain("decoding", det, n);
+		return -1;
+	}
+	if (!cls)
+		return n;
+	ret = npy_load(cls, &a);
+	if (!ret) {
+		ret = ppocr_cls_apply(&a, boxes, n);
+		npy_free(&a);
+	}
+	if (ret) {
+		mimage_free(img);
+		complain("reading", cls, ret);
+		return -1;
+	}
+	return n;
+}
+
+static int cmd_ocr_cls_prep(int argc, char **argv)
+{
+	static struct ppocr_box boxes[PPOCR_MAX_BOXES];
+	struct mimage img;
+	struct npy_array in;
+	int n, ret;
+
+	if (argc != 5)
+		return usage();
+	n = ocr_boxes(argv[2], argv[3], NULL, &img, boxes);
+	if (n < 0)
+		return 1;
+	ret = ppocr_cls_prepare(&img, boxes, n, &in);
+	mimage_free(&img);
+	if (ret)
+		return fail("preparing", argv[2], ret);
+	return save(argv[4], &in);
+}
+
+static int cmd_ocr_rec_prep(int argc, char **argv)
+{
+	static struct ppocr_box boxes[PPOCR_MAX_BOXES];
+	struct mimage img;
+	struct npy_array in;
+	int n, ret;
+
+	if (argc != 6)
+		return usage();
+	n = ocr_boxes(argv[2], argv[3], argv[4], &img, boxes);
+	if (n < 0)
+		return 1;
+	ret = ppocr_rec_prepare(&img, boxes, n, &in);
+	mimage_free(&img);
+	if (ret)
+		return fail("preparing", argv[2], ret);
+	return save(argv[5], &in);
+}
+
+static int cmd_ocr_post(int argc, char **argv)
+{
+	static struct ppocr_box boxes[PPOCR_MAX_BOXES];
+	const char *png = annotate_arg(argc, argv, 7);
+	struct ppocr_keys keys;
+	struct npy_array rec;
+	struct mimage img;
+	int n, ret, rc = 0;
+
+	if (argc < 7)
+		return usage();
+	ret = ppocr_keys_load(argv[3], &keys);
+	if (ret)
+		return fail("reading", argv[3], ret);
+	n = ocr_boxes(argv[2], argv[4], argv[5], &img, boxes);
+	if (n < 0) {
+		ppocr_keys_free(&keys);
+		return 1;
+	}
+	ret = npy_load(argv[6], &rec);
+	if (!ret) {
+		ret = ppocr_rec_decode(&rec, &keys, boxes, n);
+		npy_free(&rec);
+	}
+	ppocr_keys_free(&keys);
+	if (ret) {
+		mimage_free(&img);
+		return fail("decoding", argv[6], ret);
+	}
+	printf("lines: %d\n", n);
+	for (int i = 0; i < n; i++)
+		printf("line %d: box %.0f,%.0f %.0f,%.0f %.0f,%.0f %.0f,%.0f score %.3f "
+		       "%s (cls %.3f) text %.3f \"%s\"\n", i,
+		       boxes[i].pt[0][0], boxes[i].pt[0][1], boxes[i].pt[1][0], boxes[i].pt[1][1],
+		       boxes[i].pt[2][0], boxes[i].pt[2][1], boxes[i].pt[3][0], boxes[i].pt[3][1],
+		       boxes[i].score, boxes[i].rotated ? "turned" : "upright", boxes[i].cls_score,
+		       boxes[i].text_score, boxes[i].text);
+	if (png) {
+		ppocr_annotate(&img, boxes, n);
+		ret = mimage_save_png(png, &img);
+		if (ret)
+			rc = fail("writing", png, ret);
+	}
+	mimage_free(&img);
+	return rc;
+}
+
+/*
+ * Largest |a - b| and whether every element is within the tolerance
+ * (b the reference).  Returns 0, or -EINVAL when the arrays differ in type
+ * or shape.
+ */
+static int diff_arrays(const struct npy_array *a, const struct npy_array *b, double *maxd,
+		       int *within)
+{
+	const float *x = a->data, *y = b->data;
+	size_t n = a->bytes / sizeof(float);
+	double scale = 1, atol;
+
+	if (a->type != NPY_F32 || b->type != NPY_F32 || a->rank != b->rank ||
+	    a->bytes != b->bytes || memcmp(a->dims, b->dims, sizeof(a->dims[0]) * (size_t)a->rank))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (fabs((double)y[i]) > scale)
+			scale = fabs((double)y[i]);
+	/* A non-finite reference leaves no meaningful scale: exact only. */
+	atol = isfinite(scale) ? MODELS_ATOL * scale : 0;
+	*maxd = 0;
+	*within = 1;
+	for (size_t i = 0; i < n; i++) {
+		double d = fabs((double)x[i] - (double)y[i]);
+
+		/* NaN anywhere is an infinite difference. */
+		if (isnan(d))
+			d = INFINITY;
+		if (d > *maxd)
+			*maxd = d;
+		if (!(d <= atol + MODELS_RTOL * fabs((double)y[i])))
+			*within = 0;
+	}
+	return 0;
+}
+
+/* Load and diff two files, printing the result under @label. */
+static int diff_files(const char *label, const char *path, const char *ref, double *maxd)
+{
+	struct npy_array a, b;
+	int ret, within = 0;
+
+	ret = npy_load(path, &a);
+	if (ret) {
+		complain("reading", path, ret);
+		return -1;
+	}
+	ret = npy_load(ref, &b);
+	if (ret) {
+		npy_free(&a);
+		complain("reading", ref, ret);
+		return -1;
+	}
+	ret = diff_arrays(&a, &b, maxd, &within);
+	npy_free(&a);
+	npy_free(&b);
+	if (ret) {
+		fprintf(stderr, "vnpu-models: %s and %s differ in type or shape\n", path, ref);
+		return -1;
+	}
+	printf("%s: max abs diff %g%s\n", label, *maxd, within ? "" : " (out of tolerance)");
+	return within ? 0 : -1;
+}
+
+static int cmd_compare(int argc, char **argv)
+{
+	double maxd;
+
+	if (argc != 4)
+		return usage();
+	return diff_files(argv[2], argv[2], argv[3], &maxd) ? 1 : 0;
+}
+
+static int cmd_blazeface_check(int argc, char **argv)
+{
+	struct npy_array outs[2][4];
+	const struct npy_array *op[2][4];
+	struct blazeface_face faces[2][16];
+	const char *png = annotate_arg(argc, argv, 6);
+	double maxd = 0;
+	struct mimage img;
+	char path[2][4096];
+	int size, n[2], ret, ok = 1;
+
+	if (argc < 6 || parse_int(argv[3], 1, 4096, &size))
+		return usage();
+	memset(outs, 0, sizeof(outs));
+	ret = mimage_load_png(argv[2], &img);
+	if (ret)
+		return fail("reading", argv[2], ret);
+	for (int i = 0; i < 4; i++) {
+		double d = 0;
+
+		for (int r = 0; r < 2; r++) {
+			snprintf(path[r], sizeof(path[r]), "%s/%s", argv[4 + r], blazeface_outputs[i]);
+			ret = npy_load(path[r], &outs[r][i]);
+			if (ret) {
+				complain("reading", path[r], ret);
+				ok = 0;
+				goto out;
+			}
+			op[r][i] = &outs[r][i];
+		}
+		if (diff_files(blazeface_outputs[i], path[0], path[1], &d))
+			ok = 0;
+		maxd = fmax(maxd, d);
+	}
+	for (int r = 0; r < 2; r++) {
+		n[r] = blazeface_decode(op[r], size, img.w, img.h, faces[r], 16);
+		if (n[r] < 0) {
+			complain("decoding", argv[4 + r], n[r]);
+			ok = 0;
+			goto out;
+		}
+	}
+	for (int i = 0; i < n[0]; i++)
+		printf("face %d: score %.3f box %.1f %.1f %.1f %.1f\n", i, faces[0][i].score,
+		       faces[0][i].x0, faces[0][i].y0, faces[0][i].x1, faces[0][i].y1);
+	if (n[0] < 1 || n[1] < 1) {
+		printf("check: no face found (%d here, %d in the reference)\n", n[0], n[1]);
+		ok = 0;
+	} else {
+		float iou = blazeface_iou(&faces[0][0], &faces[1][0]);
+
+		printf("check: best face score %.3f (reference %.3f), IoU with the reference %.3f\n",
+		       faces[0][0].score, faces[1][0].score, iou);
+		if (!(faces[0][0].score >= MODELS_FACE_MIN_SCORE) || !(iou >= MODELS_FACE_MIN_IOU))
+			ok = 0;
+	}
+	if (png) {
+		blazeface_annotate(&img, faces[0], n[0] > 0 ? n[0] : 0);
+		ret = mimage_save_png(png, &img);
+		if (ret) {
+			complain("writing", png, ret);
+			ok = 0;
+		}
+		else
+			printf("annotated: %s\n", png);
+	}
+out:
+	printf("blazeface-check: %s, max abs diff %g\n", ok ? "PASS" : "FAIL", maxd);
+	for (int r = 0; r < 2; r++)
+		for (int i = 0; i < 4; i++)
+			npy_free(&outs[r][i]);
+	mimage_free(&img);
+	return ok ? 0 : 1;
+}
+
+/* The whole OCR pipeline's result from one set of det, cls, rec outputs. */
+static int ocr_read(const char *image, const struct ppocr_keys *keys, char *const files[3],
+		    struct mimage *img, struct ppocr_box *boxes)
+{
+	struct npy_array rec;
+	int n, ret;
+
+	n = ocr_boxes(image, files[0], files[1], img, boxes);
+	if (n < 0)
+		return -1;
+	ret = npy_load(files[2], &rec);
+	if (!ret) {
+		ret = ppocr_rec_decode(&rec, keys, boxes, n);
+		npy_free(&rec);
+	}
+	if (ret) {
+		mimage_free(img);
+		complain("decoding", files[2], ret);
+		return -1;
+	}
+	return n;
+}
+
+static int cmd_ocr_check(int argc, char **argv)
+{
+	static struct ppocr_box boxes[2][PPOCR_MAX_BOXES];
+	static const char *const stage[3] = { "det", "cls", "rec" };
+	const char *png = annotate_arg(argc, argv, 10);
+	struct ppocr_keys keys;
+	struct mimage img[2];
+	double maxd = 0;
+	int n[2], ok = 1, ret;
+
+	if (argc < 10)
+		return usage();
+	ret = ppocr_keys_load(argv[3], &keys);
+	if (ret)
+		return fail("reading", argv[3], ret);
+	for (int s = 0; s < 3; s++) {
+		double d = 0;
+
+		/* cls and rec inputs come from this run's own boxes; they equal
+		 * the reference's inputs exactly when the boxes agree. */
+		if (diff_files(stage[s], argv[4 + s], argv[7 + s], &d))
+			ok = 0;
+		maxd = fmax(maxd, d);
+	}
+	n[0] = ocr_read(argv[2], &keys, argv + 4, &img[0], boxes[0]);
+	n[1] = n[0] < 0 ? -1 : ocr_read(argv[2], &keys, argv + 7, &img[1], boxes[1]);
+	ppocr_keys_free(&keys);
+	if (n[0] < 0 || n[1] < 0) {
+		if (n[0] >= 0)
+			mimage_free(&img[0]);
+		printf("ocr-check: FAIL, max abs diff %g\n", maxd);
+		return 1;
+	}
+	printf("lines: %d (reference %d)\n", n[0], n[1]);
+	if (n[0] != n[1])
+		ok = 0;
+	for (int i = 0; i < n[0]; i++) {
+		const struct ppocr_box *b = &boxes[0][i], *r = i < n[1] ? &boxes[1][i] : NULL;
+		float moved = 0;
+
+		for (int k = 0; r && k < 4; k++)
+			moved = fmaxf(moved, hypotf(b->pt[k][0] - r->pt[k][0], b->pt[k][1] - r->pt[k][1]));
+		printf("line %d: %s (cls %.3f) \"%s\"\n", i, b->rotated ? "turned" : "upright",
+		       b->cls_score, b->text);
+		if (!r || !(moved <= MODELS_BOX_TOLERANCE) || b->rotated != r->rotated ||
+		    strcmp(b->text, r->text)) {
+			printf("check: line %d differs from the reference: box moved %.1f px, %s, \"%s\"\n",
+			       i, moved, r && r->rotated ? "turned" : "upright", r ? r->text : "");
+			ok = 0;
+		}
+	}
+	if (png) {
+		ppocr_annotate(&img[0], boxes[0], n[0]);
+		ret = mimage_save_png(png, &img[0]);
+		if (ret) {
+			complain("writing", png, ret);
+			ok = 0;
+		}
+		else
+			printf("annotated: %s\n", png);
+	}
+	mimage_free(&img[0]);
+	mimage_free(&img[1]);
+	printf("ocr-check: %s, max abs diff %g\n", ok ? "PASS" : "FAIL", maxd);
+	return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int argc, char **argv);
+	} cmds[] = {
+		{ "blazeface-prep", cmd_blazeface_prep },
+		{ "blazeface-post", cmd_blazeface_post },
+		{ "ocr-det-prep", cmd_ocr_det_prep },
+		{ "ocr-cls-prep", cmd_ocr_cls_prep },
+		{ "ocr-rec-prep", cmd_ocr_rec_prep },
+		{ "ocr-post", cmd_ocr_post },
+		{ "blazeface-check", cmd_blazeface_check },
+		{ "ocr-check", cmd_ocr_check },
+		{ "compare", cmd_compare },
+	};
+
+	if (argc < 2)
+		return usage();
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc, argv);
+	return usage();
+}
