@@ -10,6 +10,7 @@
  */
 
 #include <linux/capability.h>
+#include <linux/dma-fence-array.h>
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-resv.h>
 #include <linux/sched/signal.h>
@@ -897,6 +898,49 @@ void vnpu_file_entities_fini(struct vnpu_file_priv *fpriv)
 			drm_sched_entity_destroy(&fpriv->entities[q][p]);
 }
 
+/*
+ * Add explicit in-fence @fence (its reference is consumed) as a
+ * dependency, and keep it so run_job can see it failed (see
+ * vnpu_job_dep_failed()).  A timeline point is a chain node whose own
+ * status says nothing about its job: keep the fence it contains.
+ *
+ * drm_sched does not wait for a job of the same scheduler to finish: a
+ * job of the same entity is ignored (the entity keeps the order) and one
+ * of another entity only has to be scheduled (the ring keeps the order).
+ * Either way the dependent would be on the ring before its dependency
+ * could fail, and run.  So a dependency on one of our jobs goes in behind
+ * a one-fence array with a context of its own, which drm_sched waits for
+ * like any foreign fence: the dependent runs only once the job finished,
+ * at the cost of the device idling between the two.
+ */
+static int vnpu_job_add_dep(struct vnpu_job *job, struct dma_fence *fence)
+{
+	struct dma_fence *dep = dma_fence_chain_contained(fence);
+	/* Not a chain's: drm_sched waits for a whole chain already. */
+	struct drm_sched_fence *s_fence = to_drm_sched_fence(fence);
+	struct dma_fence_array *array;
+	struct dma_fence **one;
+
+	job->deps[job->dep_count++] = dma_fence_get(dep);
+	if (!s_fence || s_fence->sched->ops != &vnpu_sched_ops ||
+	    dma_fence_is_signaled(fence))
+		return drm_sched_job_add_dependency(&job->base, fence);
+
+	one = kmalloc(sizeof(*one), GFP_KERNEL);
+	if (!one)
+		goto err;
+	one[0] = fence;
+	array = dma_fence_array_create(1, one, dma_fence_context_alloc(1), 1, false);
+	if (!array) {
+		kfree(one);
+		goto err;
+	}
+	return drm_sched_job_add_dependency(&job->base, &array->base);
+err:
+	dma_fence_put(fence);
+	return -ENOMEM;
+}
+
 static int vnpu_submit_in_syncs(struct vnpu_job *job, struct drm_file *file,
 				const struct drm_vnpu_submit *args)
 {
@@ -932,9 +976,7 @@ static int vnpu_submit_in_syncs(struct vnpu_job *job, struct drm_file *file,
 					     syncs[i].point, 0, &fence);
 		if (ret)
 			goto out;
-		/* Kept so run_job can see it failed; see vnpu_job_dep_failed(). */
-		job->deps[job->dep_count++] = dma_fence_get(fence);
-		ret = drm_sched_job_add_dependency(&job->base, fence);
+		ret = vnpu_job_add_dep(job, fence);
 		if (ret)
 			goto out;
 	}

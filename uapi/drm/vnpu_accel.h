@@ -322,7 +322,7 @@ struct drm_vnpu_wait {
  * @DRM_VNPU_JOB_CMD_ERROR: malformed command stream; fault_va holds the
  *	offending byte offset in the command buffer
  * @DRM_VNPU_JOB_TIMEOUT: the job hung and the device was reset
- * @DRM_VNPU_JOB_ABORTED: cancelled (dependency failed, file closed, or
+ * @DRM_VNPU_JOB_ABORTED: cancelled (an in_syncs fence failed, file closed, or
  *	context banned) before it ran
  * @DRM_VNPU_JOB_DEVICE_LOST: the device went away
  * @DRM_VNPU_JOB_DMA_ERROR: a translated address was not backed by memory

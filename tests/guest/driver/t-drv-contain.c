@@ -5,9 +5,11 @@
  * id and no page tables, so another file still creates BOs and runs jobs;
  * an open file has no job records until it submits; and one file cannot
  * queue more than DRM_VNPU_MAX_UNFINISHED_JOBS jobs: SUBMIT beyond that
- * fails with -EAGAIN, and works again once jobs finished.
+ * fails with -EAGAIN, and works again once jobs finished.  A job whose
+ * explicit dependency failed does not run, even on the dependency's queue.
  */
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -212,11 +214,75 @@ static void test_queue_limit(void)
 	close(fd);
 }
 
+/*
+ * A job whose explicit dependency failed ends ABORTED and does not run,
+ * also when both are on the same queue (where drm_sched would let the
+ * dependent onto the ring as soon as the dependency started) and through
+ * a timeline point (a chain node, whose own status is not the job's).
+ * The dependency runs a while, then faults; the dependent would write a
+ * marker.
+ */
+static void test_failed_dependency(bool timeline)
+{
+	struct drm_vnpu_sync in = { .point = timeline ? 5 : 0 };
+	struct drm_vnpu_submit a, b;
+	struct t_bo cmd, data, src, dst;
+	volatile uint64_t *marker;
+	unsigned int busy;
+	uint32_t syncobj, bos[4];
+	size_t n, w;
+	int sa, sb;
+
+	int fd = t_open();
+
+	T_REQUIRE(fd >= 0);
+	T_REQUIRE(t_bo_new(fd, 1 << 20, 0, &cmd) == 0);
+	T_REQUIRE(t_bo_new(fd, 4096, 0, &data) == 0);
+	T_REQUIRE(t_bo_new(fd, 1 << 20, 0, &src) == 0);
+	T_REQUIRE(t_bo_new(fd, 1 << 20, 0, &dst) == 0);
+	T_REQUIRE(drmSyncobjCreate(fd, 0, &syncobj) == 0);
+	bos[0] = cmd.handle;
+	bos[1] = data.handle;
+	bos[2] = src.handle;
+	bos[3] = dst.handle;
+	marker = data.map;
+	*marker = 0;
+
+	/* ~50 ms of copies, then a write to a VA nothing maps. */
+	busy = t_busy_count(fd, &cmd, src.va, dst.va, 1 << 20, 8, 50000000);
+	n = t_cmd_busy((char *)cmd.map + 4096, cmd.size - 8192, src.va, dst.va,
+		       1 << 20, busy);
+	n += t_cmd_write((char *)cmd.map + 4096 + n, 0x7f0000000000ull, 1);
+	w = t_cmd_write(cmd.map, data.va, 0xab);
+
+	a = (struct drm_vnpu_submit){ .cmd_va = cmd.va + 4096, .cmd_size = n,
+				      .queue = 0, .priority = DRM_VNPU_PRIORITY_NORMAL,
+				      .bo_handles = (uintptr_t)bos, .bo_count = 4,
+				      .out_syncobj = syncobj,
+				      .out_point = timeline ? 5 : 0 };
+	T_REQUIRE(t_ioctl(fd, DRM_IOCTL_VNPU_SUBMIT, &a) == 0);
+	in.handle = syncobj;
+	b = (struct drm_vnpu_submit){ .cmd_va = cmd.va, .cmd_size = w,
+				      .queue = 0, .priority = DRM_VNPU_PRIORITY_NORMAL,
+				      .in_syncs = (uintptr_t)&in, .in_sync_count = 1 };
+	T_REQUIRE(t_ioctl(fd, DRM_IOCTL_VNPU_SUBMIT, &b) == 0);
+	T_REQUIRE(t_wait_job(fd, b.job_id, 60) == 0);
+	sa = job_state(fd, a.job_id);
+	sb = job_state(fd, b.job_id);
+	t_ok(sa == DRM_VNPU_JOB_MMU_FAULT && sb == DRM_VNPU_JOB_ABORTED && *marker == 0,
+	     "same queue, %s syncobj: a job behind a faulting dependency ends ABORTED without running (states %d, %d, marker %#llx)",
+	     timeline ? "timeline" : "binary", sa, sb, (unsigned long long)*marker);
+	drmSyncobjDestroy(fd, syncobj);
+	close(fd);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	test_fresh_file();
 	test_many_files();
 	test_queue_limit();
+	test_failed_dependency(false);
+	test_failed_dependency(true);
 	return t_done();
 }
