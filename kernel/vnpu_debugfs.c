@@ -31,6 +31,7 @@ static int vnpu_state_show(struct seq_file *m, void *unused)
 		   vdev->platform == VNPU_PLATFORM_EMULATED ? "emulated" : "silicon");
 	drm_printf(&p, "timeout_ms: %u\n", vdev->timeout_ms);
 	drm_printf(&p, "resets: %d\n", atomic_read(&vdev->reset_count));
+	drm_printf(&p, "lost: %d\n", READ_ONCE(vdev->lost));
 	drm_printf(&p, "mmu_faults: %d\n", atomic_read(&vdev->fault_count));
 	drm_printf(&p, "tlb_timeouts: %d\n", atomic_read(&vdev->tlb_timeouts));
 	drm_printf(&p, "leaked_pages: %ld\n",
@@ -113,6 +114,7 @@ DEFINE_DEBUGFS_ATTRIBUTE(vnpu_inject_##name##_fops,			\
 VNPU_INJECT_ATTR(hang, VNPU_REG_DEBUG_INJECT_HANG);
 VNPU_INJECT_ATTR(dma_error, VNPU_REG_DEBUG_INJECT_DMA_ERROR);
 VNPU_INJECT_ATTR(lost_irq, VNPU_REG_DEBUG_INJECT_LOST_IRQ);
+VNPU_INJECT_ATTR(wedge, VNPU_REG_DEBUG_INJECT_WEDGE);
 
 #define VNPU_RAW_DEFAULT_COUNT	1000
 #define VNPU_RAW_MAX_COUNT	100000
@@ -385,6 +387,8 @@ void vnpu_debugfs_init(struct vnpu_device *vdev)
 				   &vnpu_inject_dma_error_fops);
 	debugfs_create_file_unsafe("inject_lost_irq", 0600, root, vdev,
 				   &vnpu_inject_lost_irq_fops);
+	debugfs_create_file_unsafe("inject_wedge", 0600, root, vdev,
+				   &vnpu_inject_wedge_fops);
 
 	if (drmm_mutex_init(&vdev->drm, &vdev->raw_lock)) {
 		drm_warn(&vdev->drm, "no raw_rtt probe: out of memory\n");

@@ -206,6 +206,11 @@ int vnpu_ioctl_bo_create(struct drm_device *dev, void *data,
 		return ret;
 	if (!drm_dev_enter(dev, &idx))
 		return -ENODEV;
+	/* Mapping would wait for TLB invalidations a lost device never does. */
+	if (READ_ONCE(to_vnpu_device(dev)->lost)) {
+		ret = -ENODEV;
+		goto out;
+	}
 
 	as = vnpu_file_as(fpriv);
 	if (IS_ERR(as)) {

@@ -1152,6 +1152,11 @@ int vnpu_ioctl_submit(struct drm_device *dev, void *data,
 		vnpu_submit_unreserve(fpriv);
 		return -ENODEV;
 	}
+	/* A device that did not come back from a reset takes no more work. */
+	if (READ_ONCE(vdev->lost)) {
+		ret = -ENODEV;
+		goto out_count;
+	}
 	ret = vnpu_file_records(fpriv);
 	if (ret)
 		goto out_count;

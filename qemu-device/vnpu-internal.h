@@ -132,6 +132,8 @@ struct VnpuState {
     uint32_t inject_hang;
     uint32_t inject_dma_error;
     uint32_t inject_lost_irq;
+    uint32_t inject_wedge;
+    bool wedged;                /* STATUS never READY: inject_wedge fired */
 
     QemuMutex lock;
     QemuCond work_cond;         /* workers wait for jobs */

@@ -165,6 +165,8 @@ static void vnpu_do_reset(VnpuState *s, const char *why)
     s->fault_queue = 0;
     s->notify_vecs = 0;
     s->rr_next = 0;
+    /* Any reset clears a wedge; only a soft one arms the next. */
+    s->wedged = !strcmp(why, "soft") && vnpu_take_injection(s, &s->inject_wedge);
     qemu_mutex_unlock(&s->lock);
 
     vnpu_dma_quiesce(s);
@@ -200,6 +202,8 @@ static uint32_t *vnpu_inject_counter(VnpuState *s, hwaddr addr)
         return &s->inject_hang;
     case VNPU_REG_DEBUG_INJECT_DMA_ERROR:
         return &s->inject_dma_error;
+    case VNPU_REG_DEBUG_INJECT_WEDGE:
+        return &s->inject_wedge;
     default:
         return &s->inject_lost_irq;
     }
@@ -224,7 +228,8 @@ static bool vnpu_is_debug_reg(VnpuState *s, hwaddr addr)
     return s->fault_inject &&
            (addr == VNPU_REG_DEBUG_INJECT_HANG ||
             addr == VNPU_REG_DEBUG_INJECT_DMA_ERROR ||
-            addr == VNPU_REG_DEBUG_INJECT_LOST_IRQ);
+            addr == VNPU_REG_DEBUG_INJECT_LOST_IRQ ||
+            addr == VNPU_REG_DEBUG_INJECT_WEDGE);
 }
 
 static uint32_t vnpu_queue_read(VnpuState *s, unsigned qi, hwaddr r)
@@ -321,6 +326,10 @@ static uint64_t vnpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
         v = s->control;
         break;
     case VNPU_REG_STATUS:
+        if (s->wedged) {
+            v = 0;
+            break;
+        }
         v = VNPU_STATUS_READY;
         if (vnpu_engines_idle_locked(s)) {
             v |= VNPU_STATUS_IDLE;
@@ -414,6 +423,7 @@ static uint64_t vnpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case VNPU_REG_DEBUG_INJECT_HANG:
     case VNPU_REG_DEBUG_INJECT_DMA_ERROR:
     case VNPU_REG_DEBUG_INJECT_LOST_IRQ:
+    case VNPU_REG_DEBUG_INJECT_WEDGE:
         if (vnpu_is_debug_reg(s, addr)) {
             v = qatomic_read(vnpu_inject_counter(s, addr));
             break;
@@ -671,6 +681,7 @@ static void vnpu_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
     case VNPU_REG_DEBUG_INJECT_HANG:
     case VNPU_REG_DEBUG_INJECT_DMA_ERROR:
     case VNPU_REG_DEBUG_INJECT_LOST_IRQ:
+    case VNPU_REG_DEBUG_INJECT_WEDGE:
         if (vnpu_is_debug_reg(s, addr)) {
             qatomic_set(vnpu_inject_counter(s, addr), val);
             break;
@@ -744,7 +755,8 @@ static void vnpu_realize(PCIDevice *pdev, Error **errp)
         return;
     }
     if (!s->fault_inject &&
-        (s->inject_hang || s->inject_dma_error || s->inject_lost_irq)) {
+        (s->inject_hang || s->inject_dma_error || s->inject_lost_irq ||
+         s->inject_wedge)) {
         error_setg(errp, "vnpu: inject-* need x-fault-inject=on");
         return;
     }
@@ -880,6 +892,7 @@ static void vnpu_instance_init(Object *obj)
         { "inject-hang", offsetof(VnpuState, inject_hang) },
         { "inject-dma-error", offsetof(VnpuState, inject_dma_error) },
         { "inject-lost-irq", offsetof(VnpuState, inject_lost_irq) },
+        { "inject-wedge", offsetof(VnpuState, inject_wedge) },
     };
     unsigned i;
 

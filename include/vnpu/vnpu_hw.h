@@ -146,6 +146,11 @@
 #define VNPU_REG_DEBUG_INJECT_HANG	0x0c0	/* RW  jobs that never end */
 #define VNPU_REG_DEBUG_INJECT_DMA_ERROR	0x0c4	/* RW  jobs failing DMA_ERROR */
 #define VNPU_REG_DEBUG_INJECT_LOST_IRQ	0x0c8	/* RW  completions w/o MSI-X */
+/*
+ * Soft resets after which the device never reports READY again (until a
+ * later reset finds this register zero): a device that does not come back.
+ */
+#define VNPU_REG_DEBUG_INJECT_WEDGE	0x0cc	/* RW  resets that wedge */
 
 #define VNPU_TLB_INVAL_ALL		(1u << 31)	/* else bits 15:0 = ctx */
 #define VNPU_TLB_INVAL_CTX_MASK		0xffffu

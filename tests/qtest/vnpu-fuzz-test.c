@@ -454,8 +454,12 @@ static void fz_mmio(Fuzz *f)
         val = fz_below(f, 20);
         break;
     }
-    /* Arming hangs must stay rare or every engine is stuck until reset. */
-    if (reg == VNPU_REG_DEBUG_INJECT_HANG || reg == VNPU_REG_CONTROL) {
+    /*
+     * Arming hangs and wedges must stay rare or every engine is stuck
+     * until reset, or every reset leaves the device down.
+     */
+    if (reg == VNPU_REG_DEBUG_INJECT_HANG || reg == VNPU_REG_DEBUG_INJECT_WEDGE ||
+        reg == VNPU_REG_CONTROL) {
         val &= 3;
     }
     if (fz_below(f, 4) == 0) {
@@ -648,6 +652,7 @@ static void test_fuzz(void)
     vt_qom_set(f.t, "inject-hang", 0);
     vt_qom_set(f.t, "inject-dma-error", 0);
     vt_qom_set(f.t, "inject-lost-irq", 0);
+    vt_qom_set(f.t, "inject-wedge", 0);
     vt_wr(f.t, VNPU_REG_CONTROL, VNPU_CONTROL_SOFT_RESET);
     g_assert_cmphex(vt_rd(f.t, VNPU_REG_STATUS), ==,
                     VNPU_STATUS_READY | VNPU_STATUS_IDLE);

@@ -1121,10 +1121,10 @@ static void test_fault_inject_off(void)
 {
     static const uint32_t dbg[] = {
         VNPU_REG_DEBUG_INJECT_HANG, VNPU_REG_DEBUG_INJECT_DMA_ERROR,
-        VNPU_REG_DEBUG_INJECT_LOST_IRQ,
+        VNPU_REG_DEBUG_INJECT_LOST_IRQ, VNPU_REG_DEBUG_INJECT_WEDGE,
     };
     static const char *const props[] = {
-        "inject-hang", "inject-dma-error", "inject-lost-irq",
+        "inject-hang", "inject-dma-error", "inject-lost-irq", "inject-wedge",
     };
     VnpuT *t = vt_start(NULL);
     struct vnpu_hw_completion c;
@@ -1154,6 +1154,30 @@ static void test_fault_inject_off(void)
         g_assert(vt_msi_wait(t, VNPU_MSIX_VEC_QUEUE(q)));
     }
     g_assert_cmpuint(qtest_readq(t->qts, marker), ==, 9);
+    vt_stop(t);
+}
+
+/*
+ * A wedge makes the next soft reset leave the device never READY; the
+ * reset after that, finding the counter at zero, brings it back.
+ */
+static void test_fault_inject_wedge(void)
+{
+    VnpuT *t = vt_start("x-fault-inject=on");
+    unsigned i;
+
+    vt_device_setup(t);
+    g_assert(vt_rd(t, VNPU_REG_STATUS) & VNPU_STATUS_READY);
+    vt_wr(t, VNPU_REG_DEBUG_INJECT_WEDGE, 1);
+    g_assert_cmpuint(vt_rd(t, VNPU_REG_DEBUG_INJECT_WEDGE), ==, 1);
+    vt_wr(t, VNPU_REG_CONTROL, VNPU_CONTROL_SOFT_RESET);
+    g_assert_cmpuint(vt_rd(t, VNPU_REG_DEBUG_INJECT_WEDGE), ==, 0);
+    /* Not a transient: it stays down however long the driver polls. */
+    for (i = 0; i < 100; i++) {
+        g_assert_cmphex(vt_rd(t, VNPU_REG_STATUS), ==, 0);
+    }
+    vt_wr(t, VNPU_REG_CONTROL, VNPU_CONTROL_SOFT_RESET);
+    g_assert(vt_rd(t, VNPU_REG_STATUS) & VNPU_STATUS_READY);
     vt_stop(t);
 }
 
@@ -1891,6 +1915,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
 
     qtest_add_func("/vnpu/identification", test_identification);
+    qtest_add_func("/vnpu/fault-inject/wedge", test_fault_inject_wedge);
     qtest_add_func("/vnpu/job/nop", test_nop_job);
     qtest_add_func("/vnpu/job/dma-commands", test_dma_commands);
     qtest_add_func("/vnpu/irq/mask", test_irq_mask);

@@ -165,7 +165,8 @@ struct drm_vnpu_device_info {
  * Errors: -EINVAL for a zero @size or unknown @flags;
  * -E2BIG for a size above &drm_vnpu_device_info.max_bo_size; -ENOSPC when
  * the address space is full or every context id of the device is taken;
- * -ENODEV when the device is gone; -ENOMEM.
+ * -ENODEV when the device is gone or lost (a reset it did not come back
+ * from); -ENOMEM.
  */
 struct drm_vnpu_bo_create {
 	/** @size: in: bytes; out: the rounded size */
@@ -254,7 +255,7 @@ struct drm_vnpu_sync {
  * unfinished; -ERESTARTSYS/-EINTR on a signal while waiting for one of
  * them to finish; -ENOSPC when every
  * context id is taken (the file's first BO or SUBMIT takes one) or the
- * address space is full; -ENODEV when the device is gone; -ENOMEM.
+ * address space is full; -ENODEV when the device is gone or lost; -ENOMEM.
  */
 struct drm_vnpu_submit {
 	/** @cmd_va: device VA of the command buffer, 8-byte aligned */
