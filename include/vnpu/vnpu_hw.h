@@ -340,6 +340,7 @@ struct vnpu_cmd_timestamp {
  * every later read.  The v1 device executes in order, so this only orders;
  * it exists so command streams written today stay correct on a pipelined
  * implementation.
+ * @hdr: opcode VNPU_CMD_BARRIER, size 8
  */
 struct vnpu_cmd_barrier {
 	struct vnpu_cmd_hdr hdr;
