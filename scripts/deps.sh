@@ -17,6 +17,7 @@ packages=(
 	libonnx-testdata libonnx-dev protobuf-c-compiler libprotobuf-c-dev
 	sparse pahole linux-source-6.12
 	dataset-fashion-mnist
+	debhelper dh-dkms dkms lintian fakeroot
 )
 
 missing=()
