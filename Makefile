@@ -38,6 +38,7 @@ Q := @
 
 .PHONY: all deps qemu kernel module libnpu guest-bin initramfs \
 	check check-host check-fuzz check-qtest check-kunit check-guest check-static \
+	check-dkms check-deb \
 	check-debug debug-kernel debug-module debug-initramfs models \
 	check-summary demo shell bench fuzz onnx-report clean-results help
 
@@ -82,10 +83,20 @@ GUEST_RUN = krel=$$($(S)/kernel.sh) && $(S)/guest-run.py --qemu $(QEMU) \
 	--initrd $(GUEST)/initramfs.cpio.gz
 
 ## check: every test layer; ends with one "N passed, N failed" line
+# One line per layer says where a long run is (step counter, elapsed
+# time); a failing layer does not stop the others (like make -k).
+CHECK_LAYERS := host fuzz qtest kunit guest debug static dkms deb
 check: clean-results
-	$(Q)$(MAKE) -k check-host check-fuzz check-qtest check-kunit check-guest check-debug \
-		check-static; \
-	rc=$$?; $(MAKE) -s check-summary; exit $$rc
+	$(Q)rc=0; i=0; start=$$(date +%s); \
+	for l in $(CHECK_LAYERS); do \
+		i=$$((i + 1)); t=$$(( $$(date +%s) - start )); \
+		printf '[vnpu] check %d/%d: %s (%dm%02ds elapsed)\n' $$i $(words $(CHECK_LAYERS)) \
+			$$l $$((t / 60)) $$((t % 60)); \
+		$(MAKE) --no-print-directory check-$$l || rc=1; \
+	done; \
+	t=$$(( $$(date +%s) - start )); \
+	printf '[vnpu] check: all layers ran in %dm%02ds\n' $$((t / 60)) $$((t % 60)); \
+	$(MAKE) -s check-summary; exit $$rc
 
 clean-results:
 	$(Q)rm -rf $(RESULTS) && mkdir -p $(RESULTS)
@@ -169,6 +180,19 @@ check-debug: qemu debug-initramfs
 check-static: kernel
 	$(Q)mkdir -p $(RESULTS)
 	$(Q)$(S)/static.sh $(RESULTS)/static.tap
+
+## check-dkms: build and install vnpu.ko with DKMS against the cached Debian
+## 6.12 headers, in scratch DKMS and module trees
+check-dkms: kernel
+	$(Q)mkdir -p $(RESULTS)
+	$(Q)$(S)/dkms-test.sh $(RESULTS)/dkms.tap
+
+## check-deb: build the Debian packages (debian/) from a copy of the tree,
+## lintian them, and build the libnpu tutorial against the unpacked
+## libnpu-dev; the packages stay in $(VNPU_BUILD)/deb
+check-deb: kernel
+	$(Q)mkdir -p $(RESULTS)
+	$(Q)$(S)/deb-test.sh $(RESULTS)/deb.tap
 
 ## demo: boot the guest and show the stack running
 demo: qemu initramfs

@@ -356,16 +356,36 @@ static const struct drm_ioctl_desc vnpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VNPU_JOB_STATUS, vnpu_ioctl_job_status, 0),
 };
 
-/* Keys per Documentation/gpu/drm-usage-stats.rst. */
+/*
+ * Keys per Documentation/gpu/drm-usage-stats.rst; the driver-specific ones
+ * carry the driver's name as prefix.  Up to num_engines jobs run at once
+ * and each adds its own device time, so the capacity tells readers what
+ * 100% busy is.
+ * vnpu-jobs-unfinished is the file's queue depth: submitted jobs whose
+ * finished fence has not signalled (a submit in progress may count).
+ */
 static void vnpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct vnpu_file_priv *fpriv = file->driver_priv;
+	struct vnpu_device *vdev = fpriv->vdev;
+	unsigned long flags;
+	u64 submitted;
 
 	drm_printf(p, "drm-engine-npu:\t%llu ns\n",
 		   (u64)atomic64_read(&fpriv->busy_ns));
+	if (vdev->num_engines > 1)
+		drm_printf(p, "drm-engine-capacity-npu:\t%u\n",
+			   vdev->num_engines);
 	drm_printf(p, "drm-cycles-npu:\t%llu\n",
 		   (u64)atomic64_read(&fpriv->cycles));
 	drm_show_memory_stats(p, file);
+
+	spin_lock_irqsave(&fpriv->rec_lock, flags);
+	submitted = fpriv->next_job_id - 1;
+	spin_unlock_irqrestore(&fpriv->rec_lock, flags);
+	drm_printf(p, "vnpu-jobs-submitted:\t%llu\n", submitted);
+	drm_printf(p, "vnpu-jobs-unfinished:\t%d\n",
+		   atomic_read(&fpriv->unfinished));
 }
 
 static const struct file_operations vnpu_fops = {

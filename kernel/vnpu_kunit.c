@@ -601,7 +601,5 @@ static struct kunit_suite vnpu_check_suite = {
 	.test_cases = vnpu_check_cases,
 };
 
+/* Part of vnpu.ko (see Kconfig): the suites run when the driver loads. */
 kunit_test_suites(&vnpu_pt_suite, &vnpu_check_suite, &vnpu_track_suite);
-
-MODULE_DESCRIPTION("KUnit tests for the vnpu driver");
-MODULE_LICENSE("GPL");

@@ -18,6 +18,7 @@ packages=(
 	sparse pahole linux-source-6.12
 	dataset-fashion-mnist
 	libpng-dev
+	debhelper dh-dkms dkms lintian fakeroot
 )
 
 missing=()

@@ -42,18 +42,22 @@ if [ ! -f "$dir/.unpacked" ]; then
 	common=$(apt-cache show "linux-headers-$rel" | sed -n 's/^Depends:.*\(linux-headers-[^ ,]*-common\)[ ,].*/\1/p' | head -n1)
 	[ -n "$kbuild" ] && [ -n "$common" ] || die "cannot resolve kbuild/common packages of linux-headers-$rel"
 	rm -rf "$dir" && mkdir -p "$dir/debs" "$dir/root"
-	(cd "$dir/debs" && apt-get download -qq "linux-image-$rel-unsigned" \
-		"linux-headers-$rel" "$common" "$kbuild" >/dev/null 2>&1) ||
-		die "apt-get download of the kernel packages failed"
-	for deb in "$dir"/debs/*.deb; do
-		dpkg-deb -x "$deb" "$dir/root"
-	done
+	(cd "$dir/debs" && "$VNPU_TOP/scripts/progress.py" --label "downloading the kernel packages" \
+		--log "$dir/download.log" -- apt-get download -qq "linux-image-$rel-unsigned" \
+		"linux-headers-$rel" "$common" "$kbuild") ||
+		die "apt-get download of the kernel packages failed (log: $dir/download.log)"
+	"$VNPU_TOP/scripts/progress.py" --label "unpacking the kernel packages" \
+		--log "$dir/unpack.log" -- sh -c 'for deb in "$1"/debs/*.deb; do
+			dpkg-deb -x "$deb" "$1/root" || exit 1; done' sh "$dir" ||
+		die "unpacking the kernel packages failed (log: $dir/unpack.log)"
 	# The arch headers' Makefile includes the common tree by absolute path;
 	# point it at our unpacked copy.
 	sed -i "s|/usr/src/|$dir/root/usr/src/|" "$dir/root/usr/src/linux-headers-$rel/Makefile"
 	rm -rf "$dir/debs"
 	# The package leaves modules.dep to depmod at install time.
-	depmod -b "$dir/root" "$rel"
+	"$VNPU_TOP/scripts/progress.py" --label "indexing the kernel modules (depmod)" \
+		--log "$dir/depmod.log" -- depmod -b "$dir/root" "$rel" ||
+		die "depmod failed (log: $dir/depmod.log)"
 	touch "$dir/.unpacked"
 fi
 echo "$rel" > "$stamp"

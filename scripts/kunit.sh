@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Build and run the driver's KUnit tests with kunit.py on UML, in tree as
-# drivers/accel/vnpu.  UML has no PCI, so the test config builds only the
-# driver's pure logic (see kernel/Kconfig).  Results become TAP in $1.
+# drivers/accel/vnpu (scripts/linux-src.sh).  The tests are part of the
+# driver (see Kconfig), which UML's PCI-over-virtio emulation lets build.
+# Results become TAP in $1.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 results=$1
 src=$("$VNPU_TOP/scripts/linux-src.sh")
-kconfig=$src/drivers/accel/vnpu/.kunitconfig
+kconfig=$src/drivers/accel/vnpu/kernel/.kunitconfig
 if [ ! -f "$kconfig" ]; then
 	printf 'TAP version 13\n1..0\n# kunit: no KUnit suites yet (kernel/.kunitconfig missing)\n' | tee "$results"
 	exit 0
@@ -16,9 +17,10 @@ mkdir -p "$build"
 json=$build/results.json
 rm -f "$json"
 set +e
-(cd "$src" && python3 tools/testing/kunit/kunit.py run --arch=um \
+(cd "$src" && "$VNPU_TOP/scripts/progress.py" --label "KUnit on UML (build and run)" \
+	--log "$build/kunit.log" -- python3 tools/testing/kunit/kunit.py run --arch=um \
 	--build_dir="$build" --kunitconfig="$kconfig" --jobs="$(nproc)" \
-	--timeout=300 --json="$json") >"$build/kunit.log" 2>&1
+	--timeout=300 --json="$json")
 rc=$?
 set -e
 grep -E '^\[[0-9:]+\] (=|\[|Testing|Ran|Elapsed)' "$build/kunit.log" | tail -n 60 || true

@@ -13,8 +13,9 @@ fetch() {
 	log "fetching QEMU source with apt-get source"
 	local dl=$VNPU_CACHE/qemu/dl
 	rm -rf "$dl" && mkdir -p "$dl"
-	(cd "$dl" && apt-get source -qq qemu >/dev/null 2>&1) ||
-		die "apt-get source qemu failed (deb-src entries missing? run scripts/deps.sh)"
+	(cd "$dl" && "$VNPU_TOP/scripts/progress.py" --label "fetching QEMU source" \
+		--log "$VNPU_CACHE/qemu/fetch.log" -- apt-get source -qq qemu) ||
+		die "apt-get source qemu failed (deb-src entries missing? run scripts/deps.sh; log: $VNPU_CACHE/qemu/fetch.log)"
 	local dir
 	dir=$(find "$dl" -maxdepth 1 -type d -name 'qemu-*' | head -n1)
 	[ -n "$dir" ] || die "no QEMU source tree unpacked"
@@ -64,19 +65,20 @@ configure() {
 	log "configuring QEMU (x86_64-softmmu, default features off)"
 	# A half-configured tree from an interrupted run confuses meson.
 	rm -rf "$VNPU_QEMU_BUILD" && mkdir -p "$VNPU_QEMU_BUILD"
-	(cd "$VNPU_QEMU_BUILD" && "$VNPU_QEMU_SRC/configure" \
+	(cd "$VNPU_QEMU_BUILD" && "$VNPU_TOP/scripts/progress.py" --label "configuring QEMU" \
+		--log configure.log -- "$VNPU_QEMU_SRC/configure" \
 		--target-list=x86_64-softmmu --without-default-features \
-		--disable-docs --disable-werror --enable-trace-backends=log \
-		>configure.log 2>&1) || { tail -30 "$VNPU_QEMU_BUILD/configure.log"; die "QEMU configure failed"; }
+		--disable-docs --disable-werror --enable-trace-backends=log) ||
+		{ tail -30 "$VNPU_QEMU_BUILD/configure.log"; die "QEMU configure failed"; }
 }
 
+# Ninja's "[N/M]" status becomes the progress line (scripts/progress.py).
 build() {
-	log "building QEMU"
 	local jobs
 	jobs=$(nproc)
-	PATH=/usr/lib/ccache:$PATH ninja -C "$VNPU_QEMU_BUILD" -j"$jobs" \
-		qemu-system-x86_64 tests/qtest/vnpu-test tests/qtest/vnpu-fuzz-test \
-		>"$VNPU_QEMU_BUILD/ninja.log" 2>&1 ||
+	PATH=/usr/lib/ccache:$PATH "$VNPU_TOP/scripts/progress.py" --label "building QEMU" --ninja \
+		--log "$VNPU_QEMU_BUILD/ninja.log" -- ninja -C "$VNPU_QEMU_BUILD" -j"$jobs" \
+		qemu-system-x86_64 tests/qtest/vnpu-test tests/qtest/vnpu-fuzz-test ||
 		{ grep -E 'error|Error' -A3 "$VNPU_QEMU_BUILD/ninja.log" | head -60; die "QEMU build failed"; }
 }
 

@@ -8,7 +8,7 @@ import os
 import re
 import sys
 
-LAYERS = ["host", "fuzz", "qtest", "kunit", "guest", "debug", "static"]
+LAYERS = ["host", "fuzz", "qtest", "kunit", "guest", "debug", "static", "dkms", "deb"]
 TAP = re.compile(r"^(not ok|ok)\b")
 
 

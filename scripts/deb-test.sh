@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Build the Debian packages (debian/) the way a distribution would, from a
+# copy of the tree under $VNPU_BUILD so the checkout stays clean, check
+# them with lintian, then install the library packages into a scratch root
+# (dpkg -x, nothing touches the host's dpkg database) and compile the
+# libnpu tutorial against that installed libnpu.pc.  Results become TAP in
+# $1.
+set -uo pipefail
+. "$(dirname "$0")/env.sh"
+results=$1
+
+n=0 fails=0
+tap=()
+report() { # ok|not-ok description [log]
+	n=$((n + 1))
+	if [ "$1" = ok ]; then
+		tap+=("ok $n - $2")
+	else
+		tap+=("not ok $n - $2")
+		fails=$((fails + 1))
+		[ -n "${3:-}" ] && tail -n 40 "$3"
+	fi
+}
+finish() {
+	{
+		echo "TAP version 13"
+		echo "1..$n"
+		printf '%s\n' "${tap[@]}"
+		echo "# deb: $((n - fails)) passed, $fails failed"
+	} > "$results"
+	tail -n 1 "$results"
+	[ "$fails" = 0 ]
+	exit
+}
+
+out=$VNPU_BUILD/deb
+ver=$(cd "$VNPU_TOP" && dpkg-parsechangelog -S Version)
+tree=$out/vnpu-$ver
+log=$out/build.log
+rm -rf "$out" && mkdir -p "$tree"
+
+# One version everywhere: the changelog, DKMS and libnpu.pc.
+dkms_ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$VNPU_TOP/dkms.conf")
+lib_ver=$(sed -n 's/^VERSION := //p' "$VNPU_TOP/libnpu/Makefile")
+if [ "$ver" = "$dkms_ver" ] && [ "$ver" = "$lib_ver" ]; then
+	report ok "one version $ver in debian/changelog, dkms.conf and libnpu"
+else
+	report not-ok "versions agree: changelog $ver, dkms.conf $dkms_ver, libnpu $lib_ver"
+fi
+
+# What a clean clone holds: tracked files plus new ones, minus what
+# .gitignore excludes.
+rsync -a --exclude=/.git --filter=':- .gitignore' "$VNPU_TOP/" "$tree/"
+if (cd "$tree" && dpkg-buildpackage -b -us -uc -j"$(nproc)") > "$log" 2>&1; then
+	report ok "dpkg-buildpackage -b -us -uc"
+else
+	report not-ok "dpkg-buildpackage -b -us -uc" "$log"
+	finish
+fi
+
+arch=$(dpkg --print-architecture)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+deb() { echo "$out/${1}_${ver}_${2:-$arch}.deb"; }
+# has PACKAGE PATH...: the package ships every PATH.
+has() {
+	local pkg=$1 list p
+	shift
+	list=$(dpkg-deb -c "$(deb "$pkg" "${ARCH_OF_PKG:-}")" 2>/dev/null | awk '{print $6}' | sed 's|^\./|/|')
+	for p in "$@"; do
+		grep -qxE "$p" <<<"$list" || { echo "# $pkg lacks $p"; return 1; }
+	done
+}
+libdir=/usr/lib/$multiarch
+if has libnpu1 "$libdir/libnpu\.so\.1\.[0-9.]+" && has libnpu1 "$libdir/libnpu\.so\.1"; then
+	report ok "libnpu1: the shared library"
+else
+	report not-ok "libnpu1: the shared library"
+fi
+if has libnpu-dev /usr/include/npu/npu.h "$libdir/libnpu\.a" "$libdir/libnpu\.so" \
+	"$libdir/pkgconfig/libnpu\.pc"; then
+	report ok "libnpu-dev: headers, static library, libnpu.pc"
+else
+	report not-ok "libnpu-dev: headers, static library, libnpu.pc"
+fi
+# Every program in libnpu/tools, and the man page of each that has one in
+# libnpu/man (lintian warns about those without).
+tools=() names=() no_man=""
+for t in "$VNPU_TOP"/libnpu/tools/*.c; do
+	t=$(basename "$t" .c)
+	names+=("$t")
+	tools+=("/usr/bin/$t")
+	if [ -f "$VNPU_TOP/libnpu/man/$t.1" ]; then
+		tools+=("/usr/share/man/man1/$t\.1\.gz")
+	else
+		no_man+=" $t"
+	fi
+done
+if has npu-tools "${tools[@]}" &&
+   dpkg-deb -f "$(deb npu-tools)" Depends | grep -q "libnpu1 (>= $ver)"; then
+	report ok "npu-tools: ${names[*]}, linked to libnpu1${no_man:+ (no man page:$no_man)}"
+else
+	report not-ok "npu-tools: every libnpu/tools program with its man page, depending on libnpu1"
+fi
+if ARCH_OF_PKG=all has vnpu-dkms "/usr/src/vnpu-$ver/dkms.conf" "/usr/src/vnpu-$ver/kernel/vnpu_drv.c" \
+	"/usr/src/vnpu-$ver/include/vnpu/vnpu_hw.h" "/usr/src/vnpu-$ver/uapi/drm/vnpu_accel.h" &&
+   dpkg-deb -f "$(deb vnpu-dkms all)" Depends | grep -q dkms &&
+   dpkg-deb -I "$(deb vnpu-dkms all)" postinst | grep -q 'dkms'; then
+	report ok "vnpu-dkms: the driver source under /usr/src/vnpu-$ver, registered with DKMS on install"
+else
+	report not-ok "vnpu-dkms: driver source and DKMS maintainer scripts"
+fi
+
+# What vnpu-dkms installs is enough to build the driver: DKMS's own build
+# of it, with plain kbuild against the cached Debian 6.12 headers.
+rel=$("$VNPU_TOP/scripts/kernel.sh")
+hdrs=$VNPU_KERNEL_CACHE/$rel/root/usr/src/linux-headers-$rel
+dkms_root=$out/dkms-root
+dpkg -x "$(deb vnpu-dkms all)" "$dkms_root"
+if make -C "$hdrs" M="$dkms_root/usr/src/vnpu-$ver/kernel" -j"$(nproc)" modules \
+	> "$out/dkms-kbuild.log" 2>&1 &&
+   modinfo -F vermagic "$dkms_root/usr/src/vnpu-$ver/kernel/vnpu.ko" | grep -q "^$rel "; then
+	report ok "vnpu-dkms: its source tree builds vnpu.ko for $rel"
+else
+	report not-ok "vnpu-dkms: its source tree builds vnpu.ko for $rel" "$out/dkms-kbuild.log"
+fi
+
+# lintian's errors fail the test; its warnings are listed in the log.
+changes=$out/vnpu_${ver}_${arch}.changes
+if lintian --fail-on error --tag-display-limit 0 "$changes" > "$out/lintian.log" 2>&1; then
+	report ok "lintian: no errors ($(grep -c '^W:' "$out/lintian.log") warnings, see $out/lintian.log)"
+else
+	report not-ok "lintian: no errors" "$out/lintian.log"
+fi
+
+# A user's view: the library packages unpacked into a root of their own,
+# the tutorial built only from what pkg-config says about it.
+root=$out/root
+for p in libnpu1 libnpu-dev; do
+	dpkg -x "$(deb "$p")" "$root"
+done
+hello=$out/hello.c
+awk '/^\.\. code-block:: c/{on=1;next} on&&/^[^ \t]/{exit} on{sub(/^    /,"");print}' \
+	"$VNPU_TOP/Documentation/libnpu.rst" > "$hello"
+pc() {
+	PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$root$libdir/pkgconfig:/usr/lib/$multiarch/pkgconfig:/usr/share/pkgconfig \
+		pkg-config "$@" libnpu
+}
+# shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror $(pc --cflags) -o "$out/hello" "$hello" $(pc --libs) \
+	> "$out/hello.log" 2>&1 &&
+   readelf -d "$out/hello" | grep -q 'NEEDED.*\[libnpu\.so\.1\]'; then
+	report ok "tutorial builds against the installed libnpu.pc ($(pc --modversion)), linked to libnpu.so.1"
+else
+	report not-ok "tutorial builds against the installed libnpu.pc" "$out/hello.log"
+fi
+# The dynamic loader resolves it from the scratch root: with no device on
+# the host the tutorial must fail cleanly, not for a missing symbol.
+LD_LIBRARY_PATH=$root$libdir LD_BIND_NOW=1 "$out/hello" > "$out/hello-run.log" 2>&1
+rc=$?
+if [ "$rc" != 127 ] && ! grep -q 'symbol lookup error\|error while loading' "$out/hello-run.log"; then
+	report ok "tutorial loads the installed libnpu.so.1 (exit $rc without a device)"
+else
+	report not-ok "tutorial loads the installed libnpu.so.1" "$out/hello-run.log"
+fi
+# shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror -static $(pc --cflags --static) -o "$out/hello-static" \
+	"$hello" $(pc --libs --static) > "$out/hello-static.log" 2>&1; then
+	report ok "tutorial links statically from libnpu.pc's --static flags"
+else
+	report not-ok "tutorial links statically from libnpu.pc's --static flags" "$out/hello-static.log"
+fi
+finish
