@@ -82,10 +82,10 @@ if has libnpu-dev /usr/include/npu/npu.h "$libdir/libnpu\.a" "$libdir/libnpu\.so
 else
 	report not-ok "libnpu-dev: headers, static library, libnpu.pc"
 fi
-# Every program in libnpu/tools, and the man page of each that has one in
+# Every program in libnpu/tools (npu-*.c), and the man page of each that has one in
 # libnpu/man (lintian warns about those without).
 tools=() names=() no_man=""
-for t in "$VNPU_TOP"/libnpu/tools/*.c; do
+for t in "$VNPU_TOP"/libnpu/tools/npu-*.c; do
 	t=$(basename "$t" .c)
 	names+=("$t")
 	tools+=("/usr/bin/$t")
