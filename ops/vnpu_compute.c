@@ -59,9 +59,12 @@ static int bind_slot(const struct vnpu_cmd_compute *c,
 		return -ENOMEM;
 	/*
 	 * A dense output is overwritten entirely; a strided one has gaps
-	 * that the write-back must preserve, so it is read first.
+	 * that the write-back must preserve, so it is read first, as is the
+	 * output of a COPY that leaves its border as it is.
 	 */
-	if (out && !(d->flags & VNPU_TENSOR_STRIDED))
+	if (out && !(d->flags & VNPU_TENSOR_STRIDED) &&
+	    !(c->hdr.opcode == VNPU_OP_COPY &&
+	      c->attr.copy.border == VNPU_COPY_BORDER_KEEP))
 		return 0;
 	return mem->read(opaque, d->va, b->host[i], len);
 }

@@ -1208,6 +1208,12 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		if (present && info->span[i] > (uint64_t)INT_MAX)
 			fast = false;
 	}
+	if (c->hdr.opcode == VNPU_OP_COPY)
+		return vnpu_eng_copy(c, t, rc);
+	/* Tap tables for every output row and column, unless absurdly many. */
+	if (c->hdr.opcode == VNPU_OP_RESIZE &&
+	    (uint64_t)t[3].dims[1] + t[3].dims[2] <= VNPU_RESIZE_TAP_TABLE_MAX)
+		return vnpu_eng_resize(c, t, rc);
 	if (c->hdr.opcode == VNPU_OP_CONV2D && !info->quantized) {
 		/* The float path needs a dense W (packing goes through the ref). */
 		const struct vnpu_tv *w = &t[1];

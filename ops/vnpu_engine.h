@@ -25,6 +25,18 @@ int vnpu_engine_run(const struct vnpu_cmd_compute *cmd,
 uint64_t vnpu_engine_cycles(const struct vnpu_cmd_compute *cmd,
 			    const struct vnpu_op_info *info);
 
+/*
+ * COPY (vnpu_engine_move.c) over operands bound by the dispatcher: 0 or
+ * -ECANCELED.
+ */
+int vnpu_eng_copy(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		  struct vnpu_run_ctx *rc);
+/* Output rows plus columns vnpu_eng_resize() precomputes taps for. */
+#define VNPU_RESIZE_TAP_TABLE_MAX	(1u << 20)
+/* RESIZE, likewise; also -ENOMEM (its tap tables come from the arena). */
+int vnpu_eng_resize(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		    struct vnpu_run_ctx *rc);
+
 /* ---- int8 GEMM core (vnpu_engine_i8.c) -------------------------------- */
 
 /*

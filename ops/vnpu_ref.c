@@ -1047,6 +1047,9 @@ static int check_eltwise_shapes(const struct chk *k)
 	return 0;
 }
 
+/* Data-movement ops: their checks and reference (uses the helpers above). */
+#include "vnpu_ref_move.c"
+
 static int check_ops(const struct chk *k)
 {
 	const struct vnpu_cmd_compute *c = k->c;
@@ -1063,6 +1066,10 @@ static int check_ops(const struct chk *k)
 	if ((!fused && c->act) ||
 	    (c->act == VNPU_ACT_CLIP && op != VNPU_OP_ACTIVATION))
 		return bad(k, OFF(act));
+	if (op == VNPU_OP_COPY)
+		return check_copy(k);
+	if (op == VNPU_OP_RESIZE)
+		return check_resize(k);
 	/* Int32 operands only exist as GEMM/CONV2D biases and accumulators. */
 	if (op != VNPU_OP_GEMM && op != VNPU_OP_CONV2D)
 		for (i = 0; i < VNPU_OP_SLOTS; i++)
@@ -1866,6 +1873,10 @@ int vnpu_ref_run_ctx(const struct vnpu_cmd_compute *cmd,
 		return ref_layernorm(&c, t, rc);
 	case VNPU_OP_REQUANTIZE:
 		return ref_requant(&c, t, rc);
+	case VNPU_OP_COPY:
+		return ref_copy(&c, t, rc);
+	case VNPU_OP_RESIZE:
+		return ref_resize(&c, t, rc);
 	case VNPU_REF_OP_INT_ELTWISE:
 		return ref_int_eltwise(&c, t, rc);
 	case VNPU_REF_OP_POOL3D:

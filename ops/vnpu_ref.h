@@ -261,4 +261,41 @@ void vnpu_epi_init(struct vnpu_epi *e, const struct vnpu_cmd_compute *cmd,
 void vnpu_epi_store(const struct vnpu_epi *e, const struct vnpu_tv *y,
 		    uint8_t *p, int32_t acc, uint32_t ych);
 
+/*
+ * COPY: the index of X that Y's index @s (already less the offset) reads
+ * along a dimension of extent @n under @border, or -1 for none (KEEP and
+ * CONSTANT outside X).
+ */
+int64_t vnpu_copy_src(int64_t s, uint32_t n, unsigned int border);
+/* COPY moves bit patterns (no conversion) from @x to @y. */
+bool vnpu_copy_raw(const struct vnpu_tv *x, const struct vnpu_tv *y);
+/*
+ * COPY's written region of Y, [@lo[d], @hi[d]) per dimension: all of Y
+ * unless the border is KEEP, else where X lands (possibly empty).
+ */
+void vnpu_copy_box(const struct vnpu_cmd_compute *c, uint32_t *lo,
+		   uint32_t *hi);
+
+/*
+ * RESIZE: the elements of X one output coordinate @o reads along @axis
+ * (0: H, 1: W; extents @in of X, @out of Y) and their weights; @n = 0
+ * for a TF_CROP_AND_RESIZE coordinate outside X (the extrapolation
+ * value), else 1, 2 or 4 taps.
+ */
+struct vnpu_resize_taps {
+	uint32_t n;
+	uint32_t idx[4];
+	float w[4];
+};
+void vnpu_resize_taps(const struct vnpu_attr_resize *at, int axis, uint32_t o,
+		      uint32_t in, uint32_t out, struct vnpu_resize_taps *t);
+/*
+ * RESIZE stores a NaN sum as the default NaN: which payload a sum of
+ * NaNs keeps depends on operand order, which vectorized code may swap.
+ */
+static inline float vnpu_resize_nan(float v)
+{
+	return v == v ? v : __builtin_nanf("");
+}
+
 #endif /* VNPU_REF_H */

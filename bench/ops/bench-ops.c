@@ -337,6 +337,105 @@ static void bench_dwconv(struct flat *f, uint32_t hw, uint32_t ch, bool int8)
 	       (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
 }
 
+/* Bytes per second of plain memcpy over @bytes, the baseline of COPY. */
+static double memcpy_rate(struct flat *f, uint64_t src, uint64_t dst,
+			  uint64_t bytes)
+{
+	double best = 1e30;
+	int rep;
+
+	for (rep = 0; rep < 3; rep++) {
+		double t0 = now(), t;
+		int n = 0;
+
+		do {
+			memcpy(f->mem + (dst - BASE), f->mem + (src - BASE), bytes);
+			n++;
+			t = now() - t0;
+		} while (t < 0.2);
+		if (t / n < best)
+			best = t / n;
+	}
+	return 2.0 * (double)bytes / best;
+}
+
+/*
+ * COPY: bytes read plus written per second, against memcpy of the output's
+ * size (read + write) on the same memory.
+ */
+static void bench_copy(struct flat *f, const char *name, uint8_t xdt,
+		       uint8_t ydt, uint32_t rows, uint32_t cols, bool transpose,
+		       uint32_t border, uint32_t pad)
+{
+	uint32_t dx[2] = { transpose ? cols : rows, transpose ? rows : cols };
+	uint32_t dy[2] = { dx[0] + 2 * pad, dx[1] + 2 * pad };
+	uint32_t xes = vnpu_dtype_size(xdt), yes = vnpu_dtype_size(ydt);
+	uint64_t xb = (uint64_t)rows * cols * xes, yb = (uint64_t)dy[0] * dy[1] * yes;
+	struct vnpu_cmd_compute c;
+	uint64_t cycles;
+	double t, base;
+
+	if (!wanted(name))
+		return;
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_COPY;
+	c.hdr.size = sizeof(c);
+	c.t[0] = td(xdt, 2, dx, f_alloc(f, xb));
+	c.t[3] = td(ydt, 2, dy, f_alloc(f, yb));
+	if (transpose) {
+		c.t[0].flags = VNPU_TENSOR_STRIDED;
+		c.t[0].strides[0] = 1;
+		c.t[0].strides[1] = cols;
+	}
+	c.attr.copy.border = border;
+	c.attr.copy.offset[0] = (int32_t)pad;
+	c.attr.copy.offset[1] = (int32_t)pad;
+	if (xdt == VNPU_DT_UINT8)
+		q(&c.t[0], 0.02f, 128);
+	if (ydt == VNPU_DT_UINT8)
+		q(&c.t[3], 0.02f, 128);
+	fill(f, c.t[0].va, xb, xdt == VNPU_DT_FP32);
+	t = time_cmd(f, &c, &cycles);
+	base = memcpy_rate(f, c.t[0].va, c.t[3].va, yb < xb ? yb : xb);
+	printf("%-34s %8.2f GB/s  x%.2f vs memcpy (%.2f GB/s)  %.3f ms  model %.3f ms\n",
+	       name, (double)(xb + yb) / t * 1e-9, (double)(xb + yb) / t / base,
+	       base * 1e-9, t * 1e3, (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
+}
+
+/* RESIZE NHWC [1,h,w,ch] -> [1,2h,2w,ch]: output elements per second. */
+static void bench_resize(struct flat *f, const char *name, uint8_t dt,
+			 uint32_t mode, uint32_t h, uint32_t w, uint32_t ch)
+{
+	uint32_t dx[4] = { 1, h, w, ch }, dy[4] = { 1, 2 * h, 2 * w, ch };
+	uint32_t es = vnpu_dtype_size(dt);
+	uint64_t xb = (uint64_t)h * w * ch * es, yb = 4 * xb;
+	struct vnpu_cmd_compute c;
+	uint64_t cycles;
+	double t;
+
+	if (!wanted(name))
+		return;
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_RESIZE;
+	c.hdr.size = sizeof(c);
+	c.t[0] = td(dt, 4, dx, f_alloc(f, xb));
+	c.t[3] = td(dt, 4, dy, f_alloc(f, yb));
+	if (dt == VNPU_DT_UINT8) {
+		q(&c.t[0], 0.02f, 128);
+		q(&c.t[3], 0.02f, 128);
+	}
+	c.attr.resize.mode = mode;
+	if (mode == VNPU_RESIZE_CUBIC)
+		c.attr.resize.cubic_a = f2u(-0.75f);
+	fill(f, c.t[0].va, xb, dt == VNPU_DT_FP32);
+	t = time_cmd(f, &c, &cycles);
+	printf("%-34s %8.1f Melem/s  %.2f GB/s  %.3f ms  model %.3f ms\n", name,
+	       (double)(yb / es) / t * 1e-6, (double)(xb + yb) / t * 1e-9, t * 1e3,
+	       (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
+}
+
 /*
  * Abort latency: the longest stretch a command runs between two polls of
  * the abort flag is how long a reset can take to stop it.  Each case is
@@ -471,6 +570,23 @@ static void bench_abort_gap(struct flat *f)
 	c.attr.conv = (struct vnpu_attr_conv2d){ .stride_h = 1, .stride_w = 1,
 		.dilation_h = 1, .dilation_w = 1, .groups = 1 };
 	gap_case(f, "conv fp16 strided W (ref)", &c);
+	/* One row of 2^23 fp32 -> fp16 conversions, and a wide-channel resize. */
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_COPY;
+	c.hdr.size = sizeof(c);
+	c.t[0] = td(VNPU_DT_FP32, 1, (const uint32_t[]){ 1u << 23 }, f_alloc(f, 32u << 20));
+	c.t[3] = td(VNPU_DT_FP16, 1, (const uint32_t[]){ 1u << 23 }, f_alloc(f, 16u << 20));
+	gap_case(f, "copy one 2^23 fp32->fp16 row", &c);
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_RESIZE;
+	c.hdr.size = sizeof(c);
+	c.t[0] = td(VNPU_DT_FP16, 4, (const uint32_t[]){ 1, 2, 2, 1u << 20 }, f_alloc(f, 8u << 20));
+	c.t[3] = td(VNPU_DT_FP16, 4, (const uint32_t[]){ 1, 3, 3, 1u << 20 }, f_alloc(f, 18u << 20));
+	c.attr.resize.mode = VNPU_RESIZE_CUBIC;
+	c.attr.resize.cubic_a = f2u(-0.75f);
+	gap_case(f, "resize cubic fp16 2^20 channels", &c);
 }
 
 int main(int argc, char **argv)
@@ -502,6 +618,22 @@ int main(int argc, char **argv)
 	bench_conv(&f, 14, 256, 256, 1, true);
 	bench_dwconv(&f, 56, 128, false);
 	bench_dwconv(&f, 56, 128, true);
+	bench_copy(&f, "copy fp32 16 MiB dense", VNPU_DT_FP32, VNPU_DT_FP32,
+		   2048, 2048, false, VNPU_COPY_BORDER_KEEP, 0);
+	bench_copy(&f, "copy fp32 2048x2048 transpose", VNPU_DT_FP32, VNPU_DT_FP32,
+		   2048, 2048, true, VNPU_COPY_BORDER_KEEP, 0);
+	bench_copy(&f, "copy fp32->fp16 2048x2048", VNPU_DT_FP32, VNPU_DT_FP16,
+		   2048, 2048, false, VNPU_COPY_BORDER_KEEP, 0);
+	bench_copy(&f, "copy u8 2048x2048 pad 16 reflect", VNPU_DT_UINT8,
+		   VNPU_DT_UINT8, 2048, 2048, false, VNPU_COPY_BORDER_REFLECT, 16);
+	bench_resize(&f, "resize fp32 nearest 128x128x64 2x", VNPU_DT_FP32,
+		     VNPU_RESIZE_NEAREST, 128, 128, 64);
+	bench_resize(&f, "resize fp32 linear 128x128x64 2x", VNPU_DT_FP32,
+		     VNPU_RESIZE_LINEAR, 128, 128, 64);
+	bench_resize(&f, "resize u8 linear 128x128x64 2x", VNPU_DT_UINT8,
+		     VNPU_RESIZE_LINEAR, 128, 128, 64);
+	bench_resize(&f, "resize fp32 cubic 128x128x64 2x", VNPU_DT_FP32,
+		     VNPU_RESIZE_CUBIC, 128, 128, 64);
 	bench_abort_gap(&f);
 	free(f.mem);
 	return 0;

@@ -32,7 +32,9 @@ enum vnpu_op {
 	VNPU_OP_QUANTIZE	= 0x47,
 	VNPU_OP_DEQUANTIZE	= 0x48,
 	VNPU_OP_REQUANTIZE	= 0x49,
-	VNPU_OP_LAST		= VNPU_OP_REQUANTIZE,
+	VNPU_OP_COPY		= 0x4a,
+	VNPU_OP_RESIZE		= 0x4b,
+	VNPU_OP_LAST		= VNPU_OP_RESIZE,
 };
 
 enum vnpu_dtype {
@@ -220,6 +222,80 @@ struct vnpu_attr_layernorm {
 	__u32 reserved[10];
 };
 
+/* How COPY produces the elements of Y that lie outside the copied window. */
+#define VNPU_COPY_BORDER_KEEP		0	/* left as they are */
+#define VNPU_COPY_BORDER_CONSTANT	1	/* @fill */
+#define VNPU_COPY_BORDER_EDGE		2	/* nearest element of X */
+#define VNPU_COPY_BORDER_REFLECT	3	/* mirrored, edge not repeated */
+#define VNPU_COPY_BORDER_WRAP		4	/* X repeated periodically */
+
+/**
+ * COPY: t0 X, t3 Y of the same rank; strided copy with optional border
+ * fill and dtype conversion (Transpose, Slice, Concat, Split, Pad,
+ * Expand, Tile, DepthToSpace, SpaceToDepth, Cast through X's strides).
+ * Element y of Y takes X[s] with s[d] = y[d] - @offset[d] (read from the
+ * far end when bit d of @reverse is set) when s lies inside X; elsewhere
+ * @border decides.  Values are converted as real numbers (ops.rst), except
+ * that equal dtypes and quantization copy bit patterns.
+ * @border: VNPU_COPY_BORDER_*
+ * @fill: CONSTANT only (else zero): binary32 bits of the border value
+ * @offset: where X[0,...,0] lands in Y, per dimension; zero beyond rank
+ * @reverse: dimensions of X read backwards (negative-step slices)
+ */
+struct vnpu_attr_copy {
+	__u32 border;
+	__u32 fill;
+	__s32 offset[VNPU_MAX_RANK];
+	__u32 reverse;
+	__u32 reserved[3];
+};
+
+#define VNPU_RESIZE_NEAREST	0
+#define VNPU_RESIZE_LINEAR	1
+#define VNPU_RESIZE_CUBIC	2
+
+/* Coordinate transformations (ONNX Resize's, same names). */
+#define VNPU_RESIZE_HALF_PIXEL		0
+#define VNPU_RESIZE_ASYMMETRIC		1
+#define VNPU_RESIZE_ALIGN_CORNERS	2
+#define VNPU_RESIZE_PYTORCH_HALF_PIXEL	3
+#define VNPU_RESIZE_TF_HALF_PIXEL_FOR_NN	4
+#define VNPU_RESIZE_TF_CROP_AND_RESIZE	5
+
+/* How NEAREST rounds a source coordinate to an index. */
+#define VNPU_RESIZE_ROUND_PREFER_FLOOR	0
+#define VNPU_RESIZE_ROUND_PREFER_CEIL	1
+#define VNPU_RESIZE_FLOOR		2
+#define VNPU_RESIZE_CEIL		3
+
+#define VNPU_RESIZE_EXCLUDE_OUTSIDE	(1u << 0)	/* CUBIC only */
+
+/**
+ * RESIZE NHWC over H and W: t0 X [N,H,W,C], t3 Y [N,OH,OW,C].  ops.rst
+ * gives the arithmetic; it is ONNX Resize's.  Binary32 fields:
+ * @mode: VNPU_RESIZE_NEAREST, _LINEAR or _CUBIC
+ * @coord: VNPU_RESIZE_HALF_PIXEL ... _TF_CROP_AND_RESIZE
+ * @nearest: NEAREST's rounding (VNPU_RESIZE_ROUND_PREFER_FLOOR ...), else 0
+ * @flags: VNPU_RESIZE_EXCLUDE_OUTSIDE (CUBIC only)
+ * @scale_h, @scale_w: the scales the coordinates divide by, finite and
+ *	> 0; 0 means OH/H (resp. OW/W)
+ * @cubic_a: CUBIC's coefficient (finite), else 0
+ * @extrapolation: TF_CROP_AND_RESIZE only (else 0): the value of an
+ *	output whose source lies outside X
+ * @roi: TF_CROP_AND_RESIZE only (else 0): h_start, w_start, h_end,
+ *	w_end, finite, as fractions of the input extent
+ */
+struct vnpu_attr_resize {
+	__u32 mode;
+	__u32 coord;
+	__u32 nearest;
+	__u32 flags;
+	__u32 scale_h, scale_w;
+	__u32 cubic_a;
+	__u32 extrapolation;
+	__u32 roi[4];
+};
+
 /**
  * struct vnpu_cmd_compute - every compute command, 576 bytes.
  * @hdr: opcode VNPU_OP_*, flags 0, size sizeof(struct vnpu_cmd_compute)
@@ -245,6 +321,8 @@ struct vnpu_cmd_compute {
 		struct vnpu_attr_activation activation;
 		struct vnpu_attr_softmax softmax;
 		struct vnpu_attr_layernorm layernorm;
+		struct vnpu_attr_copy copy;
+		struct vnpu_attr_resize resize;
 		__u32 raw[12];
 	} attr;
 	struct vnpu_tensor_desc t[4];

@@ -29,6 +29,11 @@ _Static_assert((int)NPU_DTYPE_INT32 == VNPU_DT_INT32 &&
 	       (int)NPU_DTYPE_UINT8 == VNPU_DT_UINT8, "dtype values");
 _Static_assert((int)NPU_ACT_GELU == VNPU_ACT_GELU &&
 	       (int)NPU_ACT_CLIP == VNPU_ACT_CLIP, "activation values");
+_Static_assert((int)NPU_COPY_BORDER_WRAP == VNPU_COPY_BORDER_WRAP,
+	       "copy border values");
+_Static_assert((int)NPU_RESIZE_CUBIC == VNPU_RESIZE_CUBIC &&
+	       (int)NPU_RESIZE_TF_CROP_AND_RESIZE == VNPU_RESIZE_TF_CROP_AND_RESIZE &&
+	       (int)NPU_RESIZE_CEIL == VNPU_RESIZE_CEIL, "resize values");
 _Static_assert(NPU_GEMM_TRANS_A == VNPU_GEMM_TRANS_A &&
 	       NPU_GEMM_TRANS_B == VNPU_GEMM_TRANS_B, "gemm flags");
 
@@ -252,6 +257,8 @@ static uint16_t vnpu_opcode(enum npu_op_kind k)
 		[NPU_OP_DEQUANTIZE] = VNPU_OP_DEQUANTIZE,
 		[NPU_OP_REQUANTIZE] = VNPU_OP_REQUANTIZE,
 		[NPU_OP_POOL3D] = VNPU_REF_OP_POOL3D,
+		[NPU_OP_COPY] = VNPU_OP_COPY,
+		[NPU_OP_RESIZE] = VNPU_OP_RESIZE,
 	};
 
 	return (unsigned int)k < NPU_OP_KIND_COUNT ? map[k] : 0;
@@ -346,6 +353,31 @@ static int encode_attrs(const struct npu_op_params *p,
 		c->attr.layernorm.epsilon = bits_of(p->layernorm.epsilon);
 		used = sizeof(p->layernorm);
 		break;
+	case NPU_OP_COPY:
+		c->attr.copy.border = (uint32_t)p->copy.border;
+		if (p->copy.border == NPU_COPY_BORDER_CONSTANT)
+			c->attr.copy.fill = bits_of(p->copy.fill);
+		else if (p->copy.fill != 0.0f)
+			return -EINVAL;
+		memcpy(c->attr.copy.offset, p->copy.offset,
+		       sizeof(c->attr.copy.offset));
+		c->attr.copy.reverse = p->copy.reverse;
+		used = sizeof(p->copy);
+		break;
+	case NPU_OP_RESIZE:
+		c->attr.resize.mode = (uint32_t)p->resize.mode;
+		c->attr.resize.coord = (uint32_t)p->resize.coord;
+		c->attr.resize.nearest = (uint32_t)p->resize.nearest;
+		c->attr.resize.flags = p->resize.exclude_outside ?
+				       VNPU_RESIZE_EXCLUDE_OUTSIDE : 0;
+		c->attr.resize.scale_h = bits_of(p->resize.scale[0]);
+		c->attr.resize.scale_w = bits_of(p->resize.scale[1]);
+		c->attr.resize.cubic_a = bits_of(p->resize.cubic_a);
+		c->attr.resize.extrapolation = bits_of(p->resize.extrapolation);
+		/* Binary32 bits, as bits_of() gives them (the ABI is little-endian). */
+		memcpy(c->attr.resize.roi, p->resize.roi, sizeof(c->attr.resize.roi));
+		used = sizeof(p->resize);
+		break;
 	default:
 		used = 0;
 		break;
@@ -362,6 +394,7 @@ static int encode_attrs(const struct npu_op_params *p,
 		return -EINVAL;
 	}
 	if (p->kind != NPU_OP_POOL2D && p->kind != NPU_OP_POOL3D &&
+	    p->kind != NPU_OP_RESIZE &&
 	    memcmp((const uint8_t *)&p->conv + used, (const uint8_t *)&z.conv + used,
 		   sizeof(z.conv) - used))
 		return -EINVAL;

@@ -4,7 +4,8 @@
  * limits the device reports (hw-spec.rst, "Command limits").
  *
  * A GEMM is split along M, N and its outermost batch axis, a CONV2D along
- * batch and output rows; K and the convolution window are never split,
+ * batch and output rows, a COPY along its output's three outermost dims, a
+ * RESIZE along batch and channels; K and the convolution window are never split,
  * because no command adds to a partial result.  The planner starts from
  * the whole op and halves one split axis at a time, picking the axis that
  * brings the first exceeded limit down the most, until the largest tile
@@ -113,7 +114,8 @@ void npu__op_limits(const struct npu_device_limits *reported,
 
 static const char *limit_reason(unsigned int opcode, enum lim k)
 {
-	bool split = opcode == VNPU_OP_GEMM || opcode == VNPU_OP_CONV2D;
+	bool split = opcode == VNPU_OP_GEMM || opcode == VNPU_OP_CONV2D ||
+		     opcode == VNPU_OP_COPY || opcode == VNPU_OP_RESIZE;
 
 	switch (k) {
 	case L_REDUCTION:
@@ -202,7 +204,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
-/* GEMM and CONV2D only: the ops the planner splits. */
+/* The ops the planner splits: GEMM, CONV2D, COPY. */
 static int measure(const struct vnpu_cmd_compute *c, struct meas *m)
 {
 	const struct vnpu_tensor_desc *w = &c->t[1];
@@ -233,7 +235,7 @@ static int measure(const struct vnpu_cmd_compute *c, struct meas *m)
 		bool ta = c->attr.gemm.flags & VNPU_GEMM_TRANS_A;
 
 		m->v[L_REDUCTION][0] = c->t[0].dims[c->t[0].rank - (ta ? 2 : 1)];
-	} else {
+	} else if (c->hdr.opcode == VNPU_OP_CONV2D) {
 		m->v[L_REDUCTION][0] = (uint64_t)w->dims[1] * w->dims[2] * w->dims[3];
 		m->v[L_KERNEL_DIM][0] = w->dims[1] > w->dims[2] ? w->dims[1] : w->dims[2];
 	}
@@ -465,6 +467,131 @@ static const struct splitter conv_splitter = {
 	.shrinks = conv_shrinks,
 };
 
+/*
+ * COPY: axes 0..2 are Y's three outermost dims (1 beyond its rank).  A
+ * tile is a box of Y with the offsets moved by its start; X is narrowed
+ * to what lands in the box when the border reads nothing of X outside
+ * it (KEEP, CONSTANT), and stays whole for EDGE, REFLECT and WRAP, whose
+ * borders may read any of it.
+ */
+static void copy_extents(const struct vnpu_cmd_compute *full, uint32_t *ext)
+{
+	int a;
+
+	for (a = 0; a < AXES; a++)
+		ext[a] = a < full->t[3].rank ? full->t[3].dims[a] : 1;
+}
+
+static int copy_tile(const struct vnpu_cmd_compute *full, const uint32_t *start,
+		     const uint32_t *len, struct npu_tile *t)
+{
+	struct vnpu_cmd_compute *c = &t->c;
+	uint32_t border = full->attr.copy.border;
+	bool narrow = border == VNPU_COPY_BORDER_KEEP ||
+		      border == VNPU_COPY_BORDER_CONSTANT;
+	int a;
+
+	*c = *full;
+	memset(t->qstart, 0, sizeof(t->qstart));
+	for (a = 0; a < AXES && a < full->t[3].rank; a++) {
+		int64_t off = full->attr.copy.offset[a], st = start[a];
+		int64_t xd = full->t[0].dims[a], lo, hi;
+
+		slice(&c->t[3], a, start[a], len[a]);
+		if (!narrow) {
+			if (off - st < INT32_MIN)
+				return -ERANGE;
+			c->attr.copy.offset[a] = (int32_t)(off - st);
+			continue;
+		}
+		/* X's indices [lo, hi) land in the tile's rows. */
+		lo = st - off < 0 ? 0 : st - off;
+		hi = st + len[a] - off > xd ? xd : st + len[a] - off;
+		if (hi <= lo) {
+			/* None do: one element of X, placed past the tile. */
+			lo = 0;
+			hi = 1;
+			off = st + len[a];
+		}
+		if ((full->attr.copy.reverse >> a) & 1)
+			slice(&c->t[0], a, (uint32_t)(xd - hi), (uint32_t)(hi - lo));
+		else
+			slice(&c->t[0], a, (uint32_t)lo, (uint32_t)(hi - lo));
+		c->attr.copy.offset[a] = (int32_t)(off + lo - st);
+	}
+	return 0;
+}
+
+static uint32_t copy_shrinks(enum lim k, int s)
+{
+	(void)s;
+	switch (k) {
+	case L_TENSOR_ELEMS:
+	case L_TENSOR_BYTES:
+	case L_CMD_BYTES:
+	case L_CMD_MACS:
+		return AX(0) | AX(1) | AX(2);
+	default:
+		return 0;
+	}
+}
+
+static const struct splitter copy_splitter = {
+	.extents = copy_extents,
+	.tile = copy_tile,
+	/* Where X lands in a tile depends on where the tile is. */
+	.varies = AX(0) | AX(1) | AX(2),
+	.shrinks = copy_shrinks,
+};
+
+/*
+ * RESIZE: axis 0 batch, 1 channels; both independent of the coordinate
+ * arithmetic, unlike output rows and columns (a tile's first row would
+ * need an offset the command cannot carry).
+ */
+static void resize_extents(const struct vnpu_cmd_compute *full, uint32_t *ext)
+{
+	ext[0] = full->t[3].dims[0];
+	ext[1] = full->t[3].dims[3];
+	ext[2] = 1;
+}
+
+static int resize_tile(const struct vnpu_cmd_compute *full, const uint32_t *start,
+		       const uint32_t *len, struct npu_tile *t)
+{
+	struct vnpu_cmd_compute *c = &t->c;
+	int s;
+
+	*c = *full;
+	memset(t->qstart, 0, sizeof(t->qstart));
+	for (s = 0; s < VNPU_OP_SLOTS; s += VNPU_OP_SLOT_OUT) {
+		slice(&c->t[s], 0, start[0], len[0]);
+		slice(&c->t[s], 3, start[1], len[1]);
+	}
+	return 0;
+}
+
+static uint32_t resize_shrinks(enum lim k, int s)
+{
+	(void)s;
+	switch (k) {
+	case L_TENSOR_ELEMS:
+	case L_TENSOR_BYTES:
+	case L_CMD_BYTES:
+	case L_CMD_MACS:
+		return AX(0) | AX(1);
+	default:
+		return 0;
+	}
+}
+
+static const struct splitter resize_splitter = {
+	.extents = resize_extents,
+	.tile = resize_tile,
+	.varies = 0,
+	.shrinks = resize_shrinks,
+};
+
 /* ---- The planner ----------------------------------------------------------- */
 
 static uint32_t min32(uint32_t a, uint32_t b)
@@ -605,7 +732,9 @@ static int plan_split(const struct vnpu_cmd_compute *full,
 	}
 	return 0;
 padding:
-	*why = "splitting the op to fit the device's limits leaves a tile whose window lies entirely in the padding";
+	*why = full->hdr.opcode == VNPU_OP_COPY ?
+	       "splitting the copy to fit the device's limits needs an offset beyond 32 bits" :
+	       "splitting the op to fit the device's limits leaves a tile whose window lies entirely in the padding";
 	return -E2BIG;
 }
 
@@ -624,6 +753,10 @@ int npu__plan(const struct vnpu_cmd_compute *full,
 		return plan_split(&c, &gemm_splitter, lim, max_cmds, p, why);
 	case VNPU_OP_CONV2D:
 		return plan_split(&c, &conv_splitter, lim, max_cmds, p, why);
+	case VNPU_OP_COPY:
+		return plan_split(&c, &copy_splitter, lim, max_cmds, p, why);
+	case VNPU_OP_RESIZE:
+		return plan_split(&c, &resize_splitter, lim, max_cmds, p, why);
 	default:
 		ret = npu__check_cmd(&c, lim, why);
 		if (ret)

@@ -38,7 +38,9 @@ void npu__op_limits(const struct npu_device_limits *reported,
 /*
  * Plan @full (placeholder addresses) as commands within @lim, at most
  * @max_cmds of them: GEMM split along its outermost batch axis, M and N;
- * CONV2D along batch and output rows; any other op as one command.
+ * CONV2D along batch and output rows; COPY along its output's three
+ * outermost dims; RESIZE along batch and channels; any other op as one
+ * command.
  * 0, -ENOMEM, or -E2BIG with *@why a static English reason naming the
  * limit no split satisfies.
  */

@@ -1194,7 +1194,7 @@ static void mut_misc(struct vnpu_cmd_compute *c, uint64_t *r)
 		c->act_alpha = pick_f32(r);
 		break;
 	case 3:
-		c->hdr.opcode = (uint16_t)(fz_rnd(r, 8) ? VNPU_OP_GEMM + fz_rnd(r, 10) :
+		c->hdr.opcode = (uint16_t)(fz_rnd(r, 8) ? VNPU_OP_GEMM + fz_rnd(r, VNPU_OP_LAST - VNPU_OP_GEMM + 1) :
 					   fz_rnd(r, 0x10000));
 		break;
 	case 4:
@@ -1302,7 +1302,7 @@ static void mutate(struct fz_hdr *h, struct vnpu_cmd_compute *c, uint64_t *r)
 
 	switch (fz_rnd(r, 12)) {
 	case 0:
-		fz_gen(c, r, VNPU_OP_GEMM + fz_rnd(r, 10), fz_rnd(r, 4) == 0);
+		fz_gen(c, r, VNPU_OP_GEMM + fz_rnd(r, VNPU_OP_LAST - VNPU_OP_GEMM + 1), fz_rnd(r, 4) == 0);
 		break;
 	case 1:
 		mut_hdr(h, r);

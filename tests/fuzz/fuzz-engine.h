@@ -493,6 +493,23 @@ static inline void fz_fix_shapes(struct vnpu_cmd_compute *c, uint64_t *r)
 		fz_set_rank(y, ry);
 		memcpy(y->dims, yd, 4u * (uint32_t)ry);
 		break;
+	case VNPU_OP_RESIZE:
+		/* N and C follow X, the resized H and W are free. */
+		fz_set_rank(a, 4);
+		fz_set_rank(y, 4);
+		y->dims[0] = a->dims[0];
+		y->dims[3] = a->dims[3];
+		for (i = 1; i <= 2; i++)
+			if (!y->dims[i])
+				y->dims[i] = a->dims[i];
+		break;
+	case VNPU_OP_COPY:
+		/* Y's extents are free: only its rank follows X. */
+		fz_set_rank(y, a->rank);
+		for (i = 0; i < y->rank; i++)
+			if (!y->dims[i])
+				y->dims[i] = a->dims[i];
+		break;
 	default:
 		fz_set_rank(y, a->rank);
 		memcpy(y->dims, a->dims, sizeof(y->dims));
@@ -767,6 +784,64 @@ static inline void fz_gen(struct vnpu_cmd_compute *c, uint64_t *r,
 		c->t[3].rank = 1;
 		fz_act(c, r, false);
 		break;
+	case VNPU_OP_COPY: {
+		static const uint8_t dts[] = {
+			VNPU_DT_FP32, VNPU_DT_FP16, VNPU_DT_BF16, VNPU_DT_INT8,
+			VNPU_DT_UINT8, VNPU_DT_INT32,
+		};
+		uint8_t xdt = dts[fz_rnd(r, sizeof(dts))];
+
+		rk = fz_shape(r, da, 7);
+		for (i = 0; i < rk; i++)
+			db[i] = 1 + fz_rnd(r, 9);
+		fz_desc(&c->t[0], xdt, rk, da);
+		fz_desc(&c->t[3], xdt == VNPU_DT_INT32 || fz_rnd(r, 2) ? xdt :
+			dts[fz_rnd(r, sizeof(dts) - 1)], rk, db);
+		for (i = 0; i < VNPU_OP_SLOTS; i += VNPU_OP_SLOT_OUT)
+			if (fz_is_q8(c->t[i].dtype))
+				fz_tquant(&c->t[i], r);
+		c->attr.copy.border = fz_rnd(r, VNPU_COPY_BORDER_WRAP + 1);
+		if (c->attr.copy.border == VNPU_COPY_BORDER_CONSTANT)
+			c->attr.copy.fill = fz_f2u(fz_rndf(r, -4.0f, 4.0f));
+		for (i = 0; i < rk; i++)
+			c->attr.copy.offset[i] = (int32_t)fz_rnd(r, da[i] + db[i] + 3) -
+						 (int32_t)da[i] - 1;
+		c->attr.copy.reverse = fz_rnd(r, 1u << rk);
+		c->round = (uint8_t)fz_rnd(r, 2);
+		break;
+	}
+	case VNPU_OP_RESIZE: {
+		struct vnpu_attr_resize *at = &c->attr.resize;
+
+		for (i = 0; i < 4; i++) {
+			da[i] = 1 + fz_rnd(r, i == 0 ? 2 : 7);
+			db[i] = i == 0 || i == 3 ? da[i] : 1 + fz_rnd(r, 13);
+		}
+		fz_desc(&c->t[0], fz_rnd(r, 3) ? fz_fdt(r) : fz_q8(r), 4, da);
+		fz_desc(&c->t[3], fz_rnd(r, 3) ? fz_fdt(r) : fz_q8(r), 4, db);
+		for (i = 0; i < VNPU_OP_SLOTS; i += VNPU_OP_SLOT_OUT)
+			if (fz_is_q8(c->t[i].dtype))
+				fz_tquant(&c->t[i], r);
+		at->mode = fz_rnd(r, VNPU_RESIZE_CUBIC + 1);
+		at->coord = fz_rnd(r, VNPU_RESIZE_TF_CROP_AND_RESIZE + 1);
+		if (at->mode == VNPU_RESIZE_NEAREST)
+			at->nearest = fz_rnd(r, VNPU_RESIZE_CEIL + 1);
+		if (at->mode == VNPU_RESIZE_CUBIC) {
+			at->cubic_a = fz_f2u(fz_rndf(r, -1.0f, 0.0f));
+			at->flags = fz_rnd(r, 2) ? VNPU_RESIZE_EXCLUDE_OUTSIDE : 0;
+		}
+		if (fz_rnd(r, 2))
+			at->scale_h = fz_f2u(fz_rndf(r, 0.05f, 8.0f));
+		if (fz_rnd(r, 2))
+			at->scale_w = fz_f2u(fz_rndf(r, 0.05f, 8.0f));
+		if (at->coord == VNPU_RESIZE_TF_CROP_AND_RESIZE) {
+			at->extrapolation = fz_f2u(fz_rndf(r, -2.0f, 2.0f));
+			for (i = 0; i < 4; i++)
+				at->roi[i] = fz_f2u(fz_rndf(r, -0.5f, 1.5f));
+		}
+		c->round = (uint8_t)fz_rnd(r, 2);
+		break;
+	}
 	default:	/* the unary ops */
 		rk = fz_shape(r, da, 7);
 		switch (op) {

@@ -299,8 +299,10 @@ static void cancel_seeds(void)
 
 static const char *const op_names[] = {
 	"gemm", "conv", "pool", "eltwise", "activation", "softmax", "layernorm",
-	"quantize", "dequantize", "requantize",
+	"quantize", "dequantize", "requantize", "copy", "resize",
 };
+_Static_assert(sizeof(op_names) / sizeof(op_names[0]) ==
+	       VNPU_OP_LAST - VNPU_OP_GEMM + 1, "a seed name per opcode");
 
 int main(int argc, char **argv)
 {

@@ -35,7 +35,9 @@ def main():
                 skips.append((op, test, rest.split("# SKIP", 1)[1].strip()))
                 continue
             where = rest.split(",", 1)[0]
-            s["cpu" if "cpu" in where else "device"] += 1
+            # "none": an empty output, which nothing had to compute.
+            if "none" not in where:
+                s["cpu" if "cpu" in where else "device"] += 1
             if ok == "ok":
                 s["pass"] += 1
             else:
@@ -89,6 +91,27 @@ def main():
     w("H = 1; pooling ``ceil_mode`` is extra end padding (a window that would")
     w("start in the end padding is dropped, as ONNX does, so every window")
     w("still overlaps the input); pooling dilations are POOL2D's own.")
+    w("")
+    w("Data movement is the COPY op (``NPU_OP_COPY``): Transpose, Slice")
+    w("(negative steps read backwards), Expand (zero strides) and")
+    w("DepthToSpace/SpaceToDepth (6-D views) describe the input through")
+    w("element strides; Concat is one COPY per input into its place of the")
+    w("output, Split one COPY per output; Pad is COPY's constant, edge or")
+    w("reflect border, Tile its wrap border; Cast is COPY's dtype")
+    w("conversion.  Reshape, Squeeze, Unsqueeze and Flatten only rename a")
+    w("shape: the runner checks the shape the node computes and moves the")
+    w("elements with one flat COPY.  A test whose output has no elements")
+    w("runs nothing and counts in neither the Device nor the CPU column.")
+    w("Double and string tensors (Cast) are no NPU types: the runner")
+    w("converts them to and from float on the CPU around the COPY, and")
+    w("strings compare by the number they spell.  ONNX's older test data")
+    w("stores bfloat16 as uint16 bits and truncates float to bfloat16")
+    w("where the NPU rounds to nearest even (as Cast-19 specifies): those")
+    w("outputs compare within one bfloat16 step.  Resize is the RESIZE op")
+    w("over the NHWC view of the NCHW tensors (scales on N and C must be 1),")
+    w("with every nearest mode, coordinate transformation, linear and cubic")
+    w("(``exclude_outside``, ``cubic_coeff_a``) and tf_crop_and_resize's roi")
+    w("and extrapolation value.")
     w("")
     w("Node tests the device op set cannot express run on libnpu's CPU")
     w("fallback (``npu_op_supported()`` says no, with the reason), through")

@@ -266,6 +266,25 @@ static void fz_elementwise(Fuzz *f, struct vnpu_cmd_compute *c, uint16_t op)
         }
     } else if (op == VNPU_OP_SOFTMAX) {
         c->attr.softmax.axis = cpu_to_le32(axis);
+    } else if (op == VNPU_OP_RESIZE) {
+        c->attr.resize.mode = cpu_to_le32(fz_below(f, VNPU_RESIZE_CUBIC + 1));
+        c->attr.resize.coord = cpu_to_le32(fz_below(f, VNPU_RESIZE_TF_CROP_AND_RESIZE));
+        if (c->attr.resize.mode == cpu_to_le32(VNPU_RESIZE_CUBIC)) {
+            float a = -0.75f;
+
+            memcpy(&c->attr.resize.cubic_a, &a, 4);
+        }
+        /* H and W may change; ranks other than 4 are refused. */
+        if (rank == 4) {
+            yd[1] = 1 + fz_below(f, 2 * yd[1]);
+            yd[2] = 1 + fz_below(f, 2 * yd[2]);
+        }
+    } else if (op == VNPU_OP_COPY) {
+        c->attr.copy.border = cpu_to_le32(fz_below(f, VNPU_COPY_BORDER_WRAP + 1));
+        for (i = 0; i < rank; i++) {
+            c->attr.copy.offset[i] = (int32_t)cpu_to_le32(fz_below(f, 3) - 1);
+        }
+        c->attr.copy.reverse = cpu_to_le32(fz_below(f, 1u << rank));
     } else if (op == VNPU_OP_LAYERNORM) {
         c->attr.layernorm.axis = cpu_to_le32(axis);
         memcpy(&c->attr.layernorm.epsilon, &eps, 4);

@@ -1113,6 +1113,81 @@ static void test_compute(void)
     g_assert_cmpuint(c.fault_va, ==, 8 + VNPU_CMD_OFF(attr.eltwise.kind));
     vt_stop(t);
 }
+/*
+ * COPY through the MMU: a transposed X (element strides) padded by
+ * reflection into Y, checked element by element; then the same command
+ * with an undefined border, behind a NOP: CMD_ERROR at the border field.
+ */
+static void test_copy(void)
+{
+    VnpuT *t = vt_start(NULL);
+    struct vnpu_hw_completion c;
+    VtCmds b = { 0 };
+    const uint32_t xr = 5, xc = 7, pad = 2, yr = xc + 2 * pad, yc = xr;
+    const uint64_t x_va = 0x1000000, y_va = 0x2000000, cmd_va = 0x100000;
+    uint64_t x_pa, y_pa, cmd_pa;
+    struct vnpu_cmd_compute *cc;
+    unsigned i, j;
+
+    vt_device_setup(t);
+    vt_mmu_setup(t);
+    x_pa = vt_map_new(t, 1, x_va, 1, VNPU_PTE_READ);
+    y_pa = vt_map_new(t, 1, y_va, 1, VNPU_PTE_READ | VNPU_PTE_WRITE);
+    for (i = 0; i < xr * xc; i++) {
+        float f = (float)i;
+        uint32_t u;
+
+        memcpy(&u, &f, 4);
+        qtest_writel(t->qts, x_pa + 4 * i, u);
+    }
+    /* Y[i][j] = X[j][reflect(i - pad)]: X [5,7] seen as [7,5]. */
+    cc = vt_cmd(&b, VNPU_OP_COPY, sizeof(*cc));
+    cc->attr.copy.border = cpu_to_le32(VNPU_COPY_BORDER_REFLECT);
+    cc->attr.copy.offset[0] = (int32_t)cpu_to_le32(pad);
+    cc->t[0].va = cpu_to_le64(x_va);
+    cc->t[0].dtype = VNPU_DT_FP32;
+    cc->t[0].rank = 2;
+    cc->t[0].flags = cpu_to_le32(VNPU_TENSOR_STRIDED);
+    cc->t[0].dims[0] = cpu_to_le32(xc);
+    cc->t[0].dims[1] = cpu_to_le32(xr);
+    cc->t[0].strides[0] = cpu_to_le64(1);
+    cc->t[0].strides[1] = cpu_to_le64(xc);
+    cc->t[3].va = cpu_to_le64(y_va);
+    cc->t[3].dtype = VNPU_DT_FP32;
+    cc->t[3].rank = 2;
+    cc->t[3].dims[0] = cpu_to_le32(yr);
+    cc->t[3].dims[1] = cpu_to_le32(yc);
+    cmd_pa = vt_map_new(t, 1, cmd_va, 1, VNPU_PTE_READ);
+    qtest_memwrite(t->qts, cmd_pa, b.buf, b.len);
+    vt_run(t, 0, 1, cmd_va, b.len, &c);
+    g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_OK);
+    for (i = 0; i < yr; i++) {
+        int s = (int)i - (int)pad;
+
+        s = s < 0 ? -s : s >= (int)xc ? 2 * ((int)xc - 1) - s : s;
+        for (j = 0; j < yc; j++) {
+            uint32_t u = qtest_readl(t->qts, y_pa + 4 * (i * yc + j));
+            float f;
+
+            memcpy(&f, &u, 4);
+            g_assert_cmpfloat(f, ==, (float)(j * xc + (unsigned)s));
+        }
+    }
+    {
+        struct vnpu_cmd_compute good = *cc;
+
+        b = (VtCmds){ 0 };
+        vt_nop(&b);
+        cc = vt_cmd(&b, VNPU_OP_COPY, sizeof(*cc));
+        *cc = good;
+        cc->attr.copy.border = cpu_to_le32(VNPU_COPY_BORDER_WRAP + 1);
+    }
+    qtest_memwrite(t->qts, cmd_pa, b.buf, b.len);
+    vt_run(t, 0, 1, cmd_va, b.len, &c);
+    g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_CMD_ERROR);
+    g_assert_cmpuint(c.fault_va, ==, 8 + VNPU_CMD_OFF(attr.copy.border));
+    vt_stop(t);
+}
 #endif
 
 /* ---- fault injection is opt-in ------------------------------------------- */
@@ -1925,6 +2000,7 @@ int main(int argc, char **argv)
     qtest_add_func("/vnpu/mmu/tlb-invalidate", test_tlb_invalidate);
 #ifdef VT_HAVE_OPS
     qtest_add_func("/vnpu/job/compute", test_compute);
+    qtest_add_func("/vnpu/job/copy", test_copy);
     qtest_add_func("/vnpu/job/i8-kernel", test_i8_kernel);
     qtest_add_func("/vnpu/limits/registers", test_limit_registers);
     qtest_add_func("/vnpu/limits/commands", test_command_limits);

@@ -17,7 +17,8 @@
  *       command limits (npu_device_get_limits()) and can be split: GEMM
  *       along M, N and its outermost batch axis, CONV2D along batch and
  *       output rows (never K or the window: no command adds to a partial
- *       result), or
+ *       result), COPY along its output's three outermost dims, RESIZE
+ *       along batch and channels, or
  *     - runs on the CPU (npu_op_run_cpu()) with the reference
  *       implementation the device model itself is checked against, which
  *       gives the same results as the device (bit-exact on integer paths).
@@ -145,6 +146,21 @@ enum npu_op_kind {
 	 * pools in 3-D or reports indices (use D = 1 for 2-D with indices).
 	 */
 	NPU_OP_POOL3D,
+	/*
+	 * in: X of the output's rank.  Strided copy with dtype conversion:
+	 * output element y takes X[y - params.copy.offset] where that lies
+	 * inside X; elsewhere params.copy.border decides.  With X a strided
+	 * view (npu_tensor_set_strides()) and the output a view of a larger
+	 * buffer this is Transpose, Slice, Concat, Split, Pad, Expand, Tile,
+	 * DepthToSpace, SpaceToDepth and Cast.  INT32 only to INT32;
+	 * no per-channel quantization.
+	 */
+	NPU_OP_COPY,
+	/*
+	 * in: X [N,H,W,C]; output [N,OH,OW,C]: ONNX Resize over H and W
+	 * (params.resize), any dtype but INT32, no per-channel quantization.
+	 */
+	NPU_OP_RESIZE,
 	NPU_OP_KIND_COUNT,
 };
 
@@ -181,6 +197,39 @@ enum npu_eltwise_kind {
 	NPU_ELTWISE_MUL = 2,
 };
 
+/* What NPU_OP_COPY writes where the output lies outside X. */
+enum npu_copy_border {
+	NPU_COPY_BORDER_KEEP = 0,	/* nothing: those elements keep their values */
+	NPU_COPY_BORDER_CONSTANT,	/* params.copy.fill */
+	NPU_COPY_BORDER_EDGE,		/* the nearest element of X */
+	NPU_COPY_BORDER_REFLECT,	/* X mirrored about its edges */
+	NPU_COPY_BORDER_WRAP,		/* X repeated (Tile) */
+};
+
+enum npu_resize_mode {
+	NPU_RESIZE_NEAREST = 0,
+	NPU_RESIZE_LINEAR,
+	NPU_RESIZE_CUBIC,
+};
+
+/* ONNX Resize's coordinate_transformation_mode. */
+enum npu_resize_coord {
+	NPU_RESIZE_HALF_PIXEL = 0,
+	NPU_RESIZE_ASYMMETRIC,
+	NPU_RESIZE_ALIGN_CORNERS,
+	NPU_RESIZE_PYTORCH_HALF_PIXEL,
+	NPU_RESIZE_TF_HALF_PIXEL_FOR_NN,
+	NPU_RESIZE_TF_CROP_AND_RESIZE,
+};
+
+/* ONNX Resize's nearest_mode (NEAREST only). */
+enum npu_resize_nearest {
+	NPU_RESIZE_ROUND_PREFER_FLOOR = 0,
+	NPU_RESIZE_ROUND_PREFER_CEIL,
+	NPU_RESIZE_FLOOR,
+	NPU_RESIZE_CEIL,
+};
+
 /*
  * Op parameters.  Zero-initialise, then set what the op needs; fields an
  * op does not use must stay zero.  Padding order is top, left, bottom,
@@ -194,9 +243,9 @@ struct npu_op_params {
 	/*
 	 * Largest span in bytes one operand of one device command may have;
 	 * 0 is the device's TENSOR_BYTES limit (npu_device_limits), and a
-	 * larger value still obeys it.  GEMM/CONV2D ops beyond this or any
-	 * other command limit are split into several commands, other ops go
-	 * to the CPU.
+	 * larger value still obeys it.  GEMM/CONV2D/COPY/RESIZE ops beyond
+	 * this or any other command limit are split into several commands,
+	 * other ops go to the CPU.
 	 */
 	uint64_t max_tile_bytes;
 	union {
@@ -235,6 +284,24 @@ struct npu_op_params {
 			uint32_t axis;		/* normalise dims axis..rank-1 */
 			float epsilon;
 		} layernorm;
+		struct {
+			enum npu_copy_border border;
+			float fill;		/* CONSTANT only */
+			/* where X[0,...,0] lands in the output */
+			int32_t offset[NPU_TENSOR_MAX_RANK];
+			uint32_t reverse;	/* bit d: read X's dim d backwards */
+		} copy;
+		struct {
+			enum npu_resize_mode mode;
+			enum npu_resize_coord coord;
+			enum npu_resize_nearest nearest;
+			bool exclude_outside;	/* CUBIC only */
+			float scale[2];		/* h, w; 0: output / input extent */
+			float cubic_a;		/* CUBIC only */
+			/* TF_CROP_AND_RESIZE only: */
+			float extrapolation;
+			float roi[4];		/* h, w start, then h, w end */
+		} resize;
 	};
 	/*
 	 * NPU_ACT_CLIP's bounds (else both zero): y = min(max(x, min), max);

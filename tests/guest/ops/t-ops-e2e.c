@@ -10,6 +10,9 @@
  * fp32, 4e-3 * (1 + |ref|) for fp16/bf16 (one storage ulp).  Other float
  * ops: 1e-5 * (1 + |ref|).
  *
+ * COPY runs over strided views too (transpositions, up to 6 MB, past
+ * the engine's abort polls): there device and CPU must agree bit for bit.
+ *
  * Then one int8 GEMM of 2^33 MACs, twice the device's CMD_MACS limit, runs
  * through libnpu's tiling as several commands each within every limit,
  * checked at 64 sampled outputs against the CPU fallback computing just
@@ -400,7 +403,124 @@ static const struct tcase cases[] = {
 	{ "requantize u8 per-channel -> i8",
 	  { .kind = NPU_OP_REQUANTIZE },
 	  { U8C(0.03f, 1, 10, 12), NONE, NONE, I8(0.05f, 0, 10, 12) } },
+	{ "copy fp32 -> fp16 into a constant border (pad)",
+	  { .kind = NPU_OP_COPY, .copy = { .border = NPU_COPY_BORDER_CONSTANT,
+					   .fill = -2.5f, .offset = { 1, 2, 0 } } },
+	  { F32(7, 9, 5), NONE, NONE, F16(10, 12, 5) } },
+	{ "copy bf16 reflect, dims read backwards",
+	  { .kind = NPU_OP_COPY, .copy = { .border = NPU_COPY_BORDER_REFLECT,
+					   .offset = { 3, -1 }, .reverse = 2 } },
+	  { BF16(6, 40), NONE, NONE, BF16(13, 37) } },
+	{ "copy u8 -> i8 requantized, edge border",
+	  { .kind = NPU_OP_COPY, .copy = { .border = NPU_COPY_BORDER_EDGE,
+					   .offset = { 0, 4, 4, 0 } } },
+	  { U8(0.05f, 100, 1, 16, 16, 8), NONE, NONE, I8(0.04f, -3, 1, 24, 24, 8) } },
+	{ "copy int32 wrap (tile) 3x",
+	  { .kind = NPU_OP_COPY, .copy = { .border = NPU_COPY_BORDER_WRAP } },
+	  { I32(5, 33), NONE, NONE, I32(15, 99) } },
+	{ "copy fp32 into a window, border kept (concat part)",
+	  { .kind = NPU_OP_COPY, .copy = { .offset = { 0, 17 } } },
+	  { F32(64, 30), NONE, NONE, F32(64, 80) } },
+	{ "resize fp32 bilinear half_pixel 2x",
+	  { .kind = NPU_OP_RESIZE, .resize = { .mode = NPU_RESIZE_LINEAR } },
+	  { F32(2, 17, 23, 8), NONE, NONE, F32(2, 34, 46, 8) } },
+	{ "resize u8 nearest asymmetric, scale 0.6",
+	  { .kind = NPU_OP_RESIZE, .resize = { .coord = NPU_RESIZE_ASYMMETRIC,
+					       .nearest = NPU_RESIZE_FLOOR,
+					       .scale = { 0.6f, 0.6f } } },
+	  { U8(0.1f, 7, 1, 40, 33, 3), NONE, NONE, U8(0.1f, 7, 1, 24, 19, 3) } },
+	{ "resize i8 bilinear pytorch_half_pixel, requantized",
+	  { .kind = NPU_OP_RESIZE, .resize = { .mode = NPU_RESIZE_LINEAR,
+					       .coord = NPU_RESIZE_PYTORCH_HALF_PIXEL } },
+	  { I8(0.05f, 3, 1, 12, 9, 16), NONE, NONE, I8(0.06f, -5, 1, 1, 31, 16) } },
+	{ "resize fp16 cubic align_corners, exclude_outside",
+	  { .kind = NPU_OP_RESIZE, .resize = { .mode = NPU_RESIZE_CUBIC,
+					       .coord = NPU_RESIZE_ALIGN_CORNERS,
+					       .cubic_a = -0.5f, .exclude_outside = true } },
+	  { F16(1, 9, 7, 5), NONE, NONE, F16(1, 20, 13, 5) } },
+	{ "copy fp32 reflect pad, tiled (max_tile_bytes 64 KiB)",
+	  { .kind = NPU_OP_COPY, .max_tile_bytes = 65536,
+	    .copy = { .border = NPU_COPY_BORDER_REFLECT, .offset = { 30, 20 } } },
+	  { F32(40, 50), NONE, NONE, F32(300, 300) }, 4 },
+	{ "copy fp32 into a window, X narrowed per tile (max_tile_bytes 64 KiB)",
+	  { .kind = NPU_OP_COPY, .max_tile_bytes = 65536,
+	    .copy = { .offset = { -50, 40 }, .reverse = 1 } },
+	  { F32(500, 200), NONE, NONE, F32(400, 300) }, 4 },
+	{ "resize fp32 bilinear, tiled by batch (max_tile_bytes 64 KiB)",
+	  { .kind = NPU_OP_RESIZE, .max_tile_bytes = 65536,
+	    .resize = { .mode = NPU_RESIZE_LINEAR } },
+	  { F32(4, 20, 20, 8), NONE, NONE, F32(4, 40, 40, 8) }, 4 },
+	{ "resize bf16 -> fp32 tf_crop_and_resize",
+	  { .kind = NPU_OP_RESIZE, .resize = { .mode = NPU_RESIZE_LINEAR,
+					       .coord = NPU_RESIZE_TF_CROP_AND_RESIZE,
+					       .extrapolation = 10.0f,
+					       .roi = { -0.2f, 0.1f, 0.7f, 1.3f } } },
+	  { BF16(3, 10, 11, 4), NONE, NONE, F32(3, 8, 9, 4) } },
 };
+
+/* ---- COPY over strided views ------------------------------------------------ */
+
+/*
+ * A transposition of an @rows x @cols fp32 matrix (X through element
+ * strides), with dims read backwards per @reverse, on the device and on the
+ * CPU: bit-identical.  Large ones cross the engine's abort polls.
+ */
+static void run_copy_transpose(uint32_t rows, uint32_t cols, uint32_t reverse,
+			       enum npu_dtype ydt)
+{
+	const struct tspec xs = F32(rows, cols);
+	struct tspec ys = F32(cols, rows);
+	struct ttensor x, ydev, yref;
+	struct npu_tensor *view = NULL;
+	const struct npu_tensor *in[1];
+	struct npu_op_params p = { .kind = NPU_OP_COPY, .copy.reverse = reverse };
+	struct npu_op *od = NULL, *oc = NULL;
+	enum npu_op_where where = 0;
+	double maxerr;
+	uint64_t bad;
+	int ret;
+
+	ys.dt = ydt;
+	memset(&x, 0, sizeof(x));
+	memset(&ydev, 0, sizeof(ydev));
+	memset(&yref, 0, sizeof(yref));
+	ret = make_tensor(&xs, &x, true);
+	if (!ret)
+		ret = make_tensor(&ys, &ydev, false);
+	if (!ret)
+		ret = make_tensor(&ys, &yref, false);
+	if (!ret)
+		ret = npu_tensor_create(NPU_DTYPE_FP32, 2, (uint32_t[]){ cols, rows }, &view);
+	if (!ret)
+		ret = npu_tensor_set_strides(view, (uint64_t[]){ 1, cols });
+	if (!ret)
+		ret = npu_tensor_bind_buffer(view, x.b, 0);
+	in[0] = view;
+	if (!ret)
+		ret = npu_op_create(&p, in, 1, ydev.t, &od);
+	if (!ret)
+		ret = npu_op_create(&p, in, 1, yref.t, &oc);
+	if (!ret)
+		ret = npu_op_run(od, queue, npu_deadline_ns(60000000000ll), &where);
+	if (!ret && where != NPU_OP_RAN_DEVICE)
+		ret = -ENOTSUP;
+	if (!ret)
+		ret = npu_op_run_cpu(oc);
+	if (ret) {
+		tap(0, "copy transpose %ux%u # %s", rows, cols, npu_strerror(ret));
+	} else {
+		bad = compare(&ys, ydev.map, yref.map, ydev.span, false, &maxerr);
+		tap(!bad && !memcmp(ydev.map, yref.map, ydev.span),
+		    "copy transpose %ux%u fp32 -> dtype %d, reverse %#x: %llu mismatches",
+		    rows, cols, ydt, reverse, (unsigned long long)bad);
+	}
+	npu_op_free(od);
+	npu_op_free(oc);
+	npu_tensor_free(view);
+	free_tensor(&x);
+	free_tensor(&ydev);
+	free_tensor(&yref);
+}
 
 /* ---- Beyond one command: 2^33 MACs ------------------------------------------ */
 
@@ -580,6 +700,25 @@ static void m_elems(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].d
 /* 8192 x 256 x 4096: 2^33 MACs, every operand and their sum within limits. */
 static void m_macs(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[0].dims[0] = c->t[3].dims[0] = 8192; c->t[1].dims[1] = c->t[3].dims[1] = 4096; c->t[0].dims[1] = c->t[1].dims[0] = 256; }
 
+/* The GEMM command as a valid COPY: X [8,16] into Y [8,4], border kept. */
+static void copy_base(struct vnpu_cmd_compute *c)
+{
+	c->hdr.opcode = VNPU_OP_COPY;
+	memset(&c->t[1], 0, sizeof(c->t[1]));
+	memset(&c->attr, 0, sizeof(c->attr));
+}
+static void m_copy_border(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->attr.copy.border = VNPU_COPY_BORDER_WRAP + 1; }
+static void m_copy_fill(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->attr.copy.fill = 0x3f800000; }
+static void m_copy_offset(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->attr.copy.offset[4] = 1; }
+static void m_copy_reverse(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->attr.copy.reverse = 1u << 2; }
+static void m_copy_rank(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->t[3].rank = 3; c->t[3].dims[2] = 1; }
+static void m_copy_int32(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->t[0].dtype = VNPU_DT_INT32; }
+static void m_copy_reserved(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->attr.copy.reserved[1] = 1; }
+static void m_resize_mode(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->hdr.opcode = VNPU_OP_RESIZE; c->attr.resize.mode = 3; }
+static void m_resize_scale(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->hdr.opcode = VNPU_OP_RESIZE; c->attr.resize.scale_w = 0x7fc00000; }
+static void m_resize_roi(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->hdr.opcode = VNPU_OP_RESIZE; c->attr.resize.roi[2] = 0x3f800000; }
+static void m_resize_rank(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->hdr.opcode = VNPU_OP_RESIZE; }
+
 static const struct bad_case bad_cases[] = {
 	{ "unknown compute opcode", m_opcode },
 	{ "reserved0 set", m_reserved0 },
@@ -613,6 +752,17 @@ static const struct bad_case bad_cases[] = {
 	{ "GEMM K beyond REDUCTION", m_reduction },
 	{ "operand beyond TENSOR_ELEMS", m_elems },
 	{ "work beyond CMD_MACS", m_macs },
+	{ "copy: undefined border", m_copy_border },
+	{ "copy: fill without a constant border", m_copy_fill },
+	{ "copy: offset beyond the rank", m_copy_offset },
+	{ "copy: reversed dim beyond the rank", m_copy_reverse },
+	{ "copy: ranks differ", m_copy_rank },
+	{ "copy: int32 into fp32", m_copy_int32 },
+	{ "copy: reserved attribute word", m_copy_reserved },
+	{ "resize: undefined mode", m_resize_mode },
+	{ "resize: NaN scale", m_resize_scale },
+	{ "resize: roi without crop_and_resize", m_resize_roi },
+	{ "resize: 2-D operands", m_resize_rank },
 };
 
 static void run_bad_cases(void)
@@ -725,6 +875,9 @@ int main(void)
 	}
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		run_case(&cases[i]);
+	run_copy_transpose(37, 53, 0, NPU_DTYPE_FP32);
+	run_copy_transpose(61, 29, 3, NPU_DTYPE_BF16);
+	run_copy_transpose(1024, 1536, 1, NPU_DTYPE_FP32);
 	run_big_gemm();
 	run_bad_cases();
 	printf("1..%d\n", ntest);

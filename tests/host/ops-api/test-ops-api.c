@@ -787,6 +787,87 @@ static void test_int_eltwise_cpu(void **state)
 	free(ctx);
 }
 
+/*
+ * COPY and RESIZE through the API: parameters checked by the device's
+ * rules, one device command each, and the CPU path's results.
+ */
+static void test_copy_resize_api(void **state)
+{
+	struct npu_context *ctx = fake_ctx();
+	struct npu_tensor *tx = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 2, 2, 1 });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 4, 4, 1 });
+	struct npu_tensor *ti = tensor(NPU_DTYPE_INT32, 4, (uint32_t[]){ 1, 2, 2, 1 });
+	const struct npu_tensor *in[1] = { tx };
+	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_buffer *bx, *by, *bi;
+	struct npu_op *op;
+	float *x, *y;
+	int i;
+
+	(void)state;
+	arena_used = 0;
+	bx = fake_buf(ctx, 16);
+	by = fake_buf(ctx, 64);
+	bi = fake_buf(ctx, 16);
+	x = bx->map;
+	y = by->map;
+	memcpy(x, (float[]){ 1, 2, 3, 4 }, 16);
+	npu_tensor_bind_buffer(tx, bx, 0);
+	npu_tensor_bind_buffer(ty, by, 0);
+	npu_tensor_bind_buffer(ti, bi, 0);
+
+	/* A fill without the constant border, int32 into fp32, a bad mode. */
+	p.copy.fill = 1.0f;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+	p.copy.fill = 0.0f;
+	in[0] = ti;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+	in[0] = tx;
+	p.copy.border = NPU_COPY_BORDER_WRAP + 1;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+
+	/* Pad by one with the edge: one command, and the CPU's numbers. */
+	p.copy.border = NPU_COPY_BORDER_EDGE;
+	p.copy.offset[1] = p.copy.offset[2] = 1;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), 0);
+	assert_int_equal(npu_op_supported(op, NULL), 1);
+	assert_int_equal(npu_op_num_commands(op), 1);
+	assert_int_equal(npu_op_run_cpu(op), 0);
+	for (i = 0; i < 16; i++) {
+		int r = i / 4 - 1, c = i % 4 - 1;
+
+		r = r < 0 ? 0 : r > 1 ? 1 : r;
+		c = c < 0 ? 0 : c > 1 ? 1 : c;
+		assert_true(y[i] == x[r * 2 + c]);
+	}
+	npu_op_free(op);
+
+	/* RESIZE: a cubic coefficient for LINEAR is refused; nearest 2x. */
+	memset(&p, 0, sizeof(p));
+	p.kind = NPU_OP_RESIZE;
+	p.resize.mode = NPU_RESIZE_LINEAR;
+	p.resize.cubic_a = -0.75f;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+	p.resize.mode = NPU_RESIZE_NEAREST;
+	p.resize.cubic_a = 0.0f;
+	p.resize.scale[0] = -1.0f;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+	p.resize.scale[0] = 0.0f;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), 0);
+	assert_int_equal(npu_op_supported(op, NULL), 1);
+	assert_int_equal(npu_op_run_cpu(op), 0);
+	for (i = 0; i < 16; i++)
+		assert_true(y[i] == x[(i / 8) * 2 + (i % 4) / 2]);
+	npu_op_free(op);
+	npu_tensor_free(tx);
+	npu_tensor_free(ty);
+	npu_tensor_free(ti);
+	free(bx);
+	free(by);
+	free(bi);
+	free(ctx);
+}
+
 /* POOL3D with indices over an NCDHW tensor described through strides. */
 static void test_pool3d_cpu(void **state)
 {
@@ -864,6 +945,7 @@ int main(void)
 		cmocka_unit_test(test_pool_dilation),
 		cmocka_unit_test(test_int_eltwise_cpu),
 		cmocka_unit_test(test_pool3d_cpu),
+		cmocka_unit_test(test_copy_resize_api),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -556,6 +556,186 @@ static void test_softmax_beyond_reduction(void **state)
 }
 
 /*
+ * COPY beyond TENSOR_BYTES: tiles of the output, X narrowed to what lands
+ * in each (KEEP, CONSTANT) or whole (EDGE, REFLECT, WRAP), every command
+ * within the limits, together the CPU's result bit for bit, the border
+ * kept where KEEP says so.  An X too large for a border that reads all of
+ * it goes to the CPU, the limit named.
+ */
+static void test_copy_split(void **state)
+{
+	static const struct {
+		uint32_t border, reverse, xd[3];
+		int32_t off[3];
+	} cases[] = {
+		{ VNPU_COPY_BORDER_KEEP, 0, { 37, 23, 5 }, { 3, -2, 0 } },
+		{ VNPU_COPY_BORDER_KEEP, 5, { 37, 23, 5 }, { -40, 3, 0 } },
+		{ VNPU_COPY_BORDER_CONSTANT, 2, { 37, 23, 5 }, { 6, 2, 0 } },
+		{ VNPU_COPY_BORDER_EDGE, 1, { 7, 6, 5 }, { 9, -1, 0 } },
+		{ VNPU_COPY_BORDER_REFLECT, 3, { 7, 6, 5 }, { 2, 4, 0 } },
+		{ VNPU_COPY_BORDER_WRAP, 0, { 7, 6, 5 }, { -3, 0, 0 } },
+	};
+	const uint32_t yd[3] = { 41, 29, 5 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct npu_device_limits l = v11();
+		struct npu_op_params p = { .kind = NPU_OP_COPY };
+		struct npu_context *ctx;
+		struct npu_tensor *x, *y, *y2;
+		struct npu_buffer *bx, *by, *by2;
+		const struct npu_tensor *in[1];
+		struct npu_op *op, *cpu;
+		struct npu_cmdbuf *cb;
+		uint64_t work, elems;
+		size_t ncmd;
+
+		arena_used = 0;
+		l.tensor_bytes = 4096;
+		ctx = limited_ctx(&l);
+		p.copy.border = cases[i].border;
+		p.copy.reverse = cases[i].reverse;
+		p.copy.fill = cases[i].border == VNPU_COPY_BORDER_CONSTANT ? -7.5f : 0.0f;
+		memcpy(p.copy.offset, cases[i].off, sizeof(cases[i].off));
+		x = tensor(NPU_DTYPE_FP32, 3, cases[i].xd);
+		y = tensor(NPU_DTYPE_FP32, 3, yd);
+		y2 = tensor(NPU_DTYPE_FP32, 3, yd);
+		bx = fake_buf(ctx, npu_tensor_span(x));
+		by = fake_buf(ctx, npu_tensor_span(y));
+		by2 = fake_buf(ctx, npu_tensor_span(y2));
+		fill_f32(bx->map, npu_tensor_span(x) / 4, 9);
+		fill_f32(by->map, npu_tensor_span(y) / 4, 4);
+		memcpy(by2->map, by->map, npu_tensor_span(y));
+		npu_tensor_bind_buffer(x, bx, 0);
+		npu_tensor_bind_buffer(y, by, 0);
+		npu_tensor_bind_buffer(y2, by2, 0);
+		in[0] = x;
+		assert_int_equal(npu_op_create(&p, in, 1, y, &op), 0);
+		assert_int_equal(npu_op_create(&p, in, 1, y2, &cpu), 0);
+		assert_int_equal(npu_op_supported(op, NULL), 1);
+		cb = encode_checked(op, &l, &ncmd, &work, &elems);
+		assert_true(ncmd >= 6);
+		assert_int_equal(elems, (uint64_t)yd[0] * yd[1] * yd[2]);
+		assert_int_equal(exec_stream(cb, VNPU_OP_COPY), (int)ncmd);
+		assert_int_equal(npu_op_run_cpu(cpu), 0);
+		assert_memory_equal(by->map, by2->map, npu_tensor_span(y));
+		npu_cmdbuf_destroy(cb);
+		npu_op_free(op);
+		npu_op_free(cpu);
+		npu_tensor_free(x);
+		npu_tensor_free(y);
+		npu_tensor_free(y2);
+		free(bx);
+		free(by);
+		free(by2);
+		free(ctx);
+	}
+}
+
+/*
+ * RESIZE beyond CMD_MACS: split along batch and channels, bit for bit the
+ * CPU's result.  Channel tiles of NHWC still span whole images, so one
+ * image beyond TENSOR_BYTES cannot be split.
+ */
+static void test_resize_split(void **state)
+{
+	struct npu_device_limits l = v11();
+	struct npu_op_params p = { .kind = NPU_OP_RESIZE,
+				   .resize = { .mode = NPU_RESIZE_CUBIC, .cubic_a = -0.75f,
+					       .coord = NPU_RESIZE_ALIGN_CORNERS } };
+	const uint32_t xd[4] = { 3, 6, 5, 24 }, yd[4] = { 3, 11, 9, 24 };
+	struct npu_context *ctx;
+	struct npu_tensor *x, *y, *y2;
+	struct npu_buffer *bx, *by, *by2;
+	const struct npu_tensor *in[1];
+	struct npu_op *op, *cpu;
+	struct npu_cmdbuf *cb;
+	uint64_t work, elems;
+	const char *why = NULL;
+	size_t ncmd;
+
+	(void)state;
+	arena_used = 0;
+	l.cmd_macs = 10000;	/* one image is 38016 */
+	ctx = limited_ctx(&l);
+	x = tensor(NPU_DTYPE_FP32, 4, xd);
+	y = tensor(NPU_DTYPE_FP32, 4, yd);
+	y2 = tensor(NPU_DTYPE_FP32, 4, yd);
+	bx = fake_buf(ctx, npu_tensor_span(x));
+	by = fake_buf(ctx, npu_tensor_span(y));
+	by2 = fake_buf(ctx, npu_tensor_span(y2));
+	fill_f32(bx->map, npu_tensor_span(x) / 4, 3);
+	npu_tensor_bind_buffer(x, bx, 0);
+	npu_tensor_bind_buffer(y, by, 0);
+	npu_tensor_bind_buffer(y2, by2, 0);
+	in[0] = x;
+	assert_int_equal(npu_op_create(&p, in, 1, y, &op), 0);
+	assert_int_equal(npu_op_create(&p, in, 1, y2, &cpu), 0);
+	assert_int_equal(npu_op_supported(op, NULL), 1);
+	cb = encode_checked(op, &l, &ncmd, &work, &elems);
+	assert_true(ncmd >= 12);
+	assert_int_equal(elems, (uint64_t)yd[0] * yd[1] * yd[2] * yd[3]);
+	assert_int_equal(work, 16 * elems);
+	assert_int_equal(exec_stream(cb, VNPU_OP_RESIZE), (int)ncmd);
+	assert_int_equal(npu_op_run_cpu(cpu), 0);
+	assert_memory_equal(by->map, by2->map, npu_tensor_span(y));
+	npu_cmdbuf_destroy(cb);
+	npu_op_free(op);
+	npu_op_free(cpu);
+
+	/* Y's images span 9504 bytes: no split gets them below 4096. */
+	ctx->limits.cmd_macs = VNPU_LIMIT_CMD_MACS;
+	ctx->limits.tensor_bytes = 4096;
+	assert_int_equal(npu_op_create(&p, in, 1, y, &op), 0);
+	assert_int_equal(npu_op_supported(op, &why), 0);
+	assert_non_null(strstr(why, "TENSOR_BYTES"));
+	npu_op_free(op);
+	npu_tensor_free(x);
+	npu_tensor_free(y);
+	npu_tensor_free(y2);
+	free(bx);
+	free(by);
+	free(by2);
+	free(ctx);
+}
+
+/* REFLECT reads all of X: an X beyond TENSOR_BYTES cannot be split. */
+static void test_copy_unsplittable(void **state)
+{
+	struct npu_device_limits l = v11();
+	struct npu_op_params p = { .kind = NPU_OP_COPY,
+				   .copy.border = NPU_COPY_BORDER_REFLECT };
+	struct npu_context *ctx;
+	struct npu_tensor *x, *y;
+	struct npu_buffer *bx, *by;
+	const struct npu_tensor *in[1];
+	struct npu_op *op;
+	const char *why = NULL;
+
+	(void)state;
+	arena_used = 0;
+	l.tensor_bytes = 4096;
+	ctx = limited_ctx(&l);
+	x = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 40, 40 });
+	y = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 44, 44 });
+	bx = fake_buf(ctx, npu_tensor_span(x));
+	by = fake_buf(ctx, npu_tensor_span(y));
+	npu_tensor_bind_buffer(x, bx, 0);
+	npu_tensor_bind_buffer(y, by, 0);
+	in[0] = x;
+	assert_int_equal(npu_op_create(&p, in, 1, y, &op), 0);
+	assert_int_equal(npu_op_supported(op, &why), 0);
+	assert_non_null(strstr(why, "TENSOR_BYTES"));
+	npu_op_free(op);
+	npu_tensor_free(x);
+	npu_tensor_free(y);
+	free(bx);
+	free(by);
+	free(ctx);
+}
+
+/*
  * What libnpu plans with: the reported limits, interface 1.1's where none
  * are reported (a 1.0 device, or no device at all), TENSOR_BYTES lowered
  * by max_tile_bytes but never raised.
@@ -592,6 +772,9 @@ static void test_planning_limits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_copy_split),
+		cmocka_unit_test(test_copy_unsplittable),
+		cmocka_unit_test(test_resize_split),
 		cmocka_unit_test(test_gemm_split_by_macs),
 		cmocka_unit_test(test_gemm_split_batch),
 		cmocka_unit_test(test_gemm_k_beyond_reduction),
