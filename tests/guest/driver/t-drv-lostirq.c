@@ -60,10 +60,10 @@ int main(void)
 	struct drm_vnpu_query q = { .size = sizeof(info), .data = (uintptr_t)&info };
 	struct t_bo cmd, busy_cmd, bsrc, bdst;
 	uint64_t ids[300], a, l, c[3];
-	long long timeout_ms, r0;
+	long long timeout_ms, r0, t0, elapsed_ms;
 	unsigned int busy, i, k;
-	int fd, ok, seen_done, done;
-	char val[16];
+	int fd, ok, seen_done, done, slow;
+	char val[16], why[128];
 	size_t n;
 
 	fd = t_open();
@@ -96,6 +96,7 @@ int main(void)
 	r0 = t_debugfs_state("resets");
 	for (k = 0; k < 4; k++)
 		once_init(k);
+	t0 = t_now_ns();
 	T_REQUIRE(t_debugfs_write("inject_lost_irq", "1") == 0);
 	n = once_job(cmd.map, 0);
 	T_REQUIRE(t_submit(fd, cmd.va, n, 2, NULL, 0, &a) == 0);
@@ -114,8 +115,24 @@ int main(void)
 	     "the job queued behind that is still pending (%d)",
 	     job_state(fd, c[0]));
 	ok = t_wait_job(fd, c[2], 120) == 0;
-	t_ok(ok && job_state(fd, l) == DRM_VNPU_JOB_OK, "long job ends OK (%d)",
-	     job_state(fd, l));
+	elapsed_ms = (t_now_ns() - t0) / 1000000;
+	/*
+	 * The long job is sized from probes for 1.5 timeouts; a host that
+	 * got much busier since runs it past its own timeout (two timeouts
+	 * after the submit), and then the reset is right.  Only a TIMEOUT
+	 * before that would be the driver's fault.
+	 */
+	slow = job_state(fd, l) == DRM_VNPU_JOB_TIMEOUT && elapsed_ms >= 2 * timeout_ms * 9 / 10;
+	if (slow) {
+		snprintf(why, sizeof(why),
+			 "the host ran the long job past its timeout (%lld ms for %lld ms)",
+			 elapsed_ms, 2 * timeout_ms);
+		t_skip("long job ends OK", why);
+	} else {
+		t_ok(ok && job_state(fd, l) == DRM_VNPU_JOB_OK, "long job ends OK (%d, %lld ms)",
+		     job_state(fd, l), elapsed_ms);
+	}
+	/* Unstarted when any reset came: replayed, so OK either way. */
 	ok = 1;
 	for (k = 0; k < 3; k++)
 		ok &= job_state(fd, c[k]) == DRM_VNPU_JOB_OK;
@@ -124,7 +141,10 @@ int main(void)
 	for (k = 0; k < 4; k++)
 		ok &= once_ok(k);
 	t_ok(ok, "every job ran exactly once");
-	t_ok(t_debugfs_state("resets") == r0, "no reset for a lost interrupt");
+	if (slow)
+		t_skip("no reset for a lost interrupt", why);
+	else
+		t_ok(t_debugfs_state("resets") == r0, "no reset for a lost interrupt");
 
 	/*
 	 * 2. More jobs than ring slots on one queue, every interrupt lost:

@@ -40,6 +40,13 @@ static inline void t_ok(int cond, const char *fmt, ...)
 		t_failed++;
 }
 
+/* A check that cannot be judged in this run, and why. */
+static inline void t_skip(const char *what, const char *why)
+{
+	printf("ok %d - %s # SKIP %s\n", ++t_num, what, why);
+	fflush(stdout);
+}
+
 static inline int t_done(void)
 {
 	printf("1..%d\n", t_num);
