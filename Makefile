@@ -33,6 +33,10 @@ FUZZ_SEED ?= 20261122
 FUZZ_ENGINE_SECONDS ?= 60
 FUZZ_ENGINE_RUNS ?= 100000
 FUZZ_O := $(VNPU_BUILD)/tests/fuzz
+# check-fuzz: the ONNX importer's budget, seeded with Debian's node tests.
+FUZZ_ONNX_SECONDS ?= 30
+FUZZ_ONNX_RUNS ?= 3000
+ONNX_NODE_DATA ?= /usr/share/libonnx-testdata/data/node
 
 Q := @
 
@@ -118,14 +122,17 @@ check-host: deps models
 	done
 	$(Q)$(S)/run-host-tests.sh $(RESULTS)/host.tap $(foreach d,$(HOST_DIRS),$(VNPU_BUILD)/$(d)/host-tests)
 
-## check-fuzz: the compute engine under libFuzzer + ASan/UBSan (tests/fuzz):
-## the regression inputs, then a fixed-seed run of FUZZ_ENGINE_SECONDS and
-## at least FUZZ_ENGINE_RUNS executions from the committed corpus
+## check-fuzz: the compute engine and the ONNX importer under libFuzzer +
+## ASan/UBSan (tests/fuzz): the regression inputs, then fixed-seed runs of
+## FUZZ_ENGINE_SECONDS / FUZZ_ONNX_SECONDS and at least FUZZ_ENGINE_RUNS /
+## FUZZ_ONNX_RUNS executions (the importer seeded with Debian's node tests)
 check-fuzz: deps
 	$(Q)mkdir -p $(RESULTS)
 	$(Q)$(MAKE) -s -C tests/fuzz host-tests O=$(FUZZ_O)
-	$(Q)$(S)/run-fuzz.sh $(RESULTS)/fuzz.tap $(FUZZ_O) $(FUZZ_ENGINE_SECONDS) \
-		$(FUZZ_ENGINE_RUNS) $(FUZZ_SEED)
+	$(Q)rc=0; $(S)/run-fuzz.sh $(RESULTS)/fuzz.tap $(FUZZ_O) $(FUZZ_ENGINE_SECONDS) \
+		$(FUZZ_ENGINE_RUNS) $(FUZZ_SEED) || rc=1; \
+	FUZZ_EXTRA_SEEDS=$(ONNX_NODE_DATA) $(S)/run-fuzz.sh $(RESULTS)/fuzz-onnx.tap $(FUZZ_O) \
+		$(FUZZ_ONNX_SECONDS) $(FUZZ_ONNX_RUNS) $(FUZZ_SEED) onnx || rc=1; exit $$rc
 
 ## check-qtest: the device model under QEMU's qtest framework, no guest
 check-qtest: qemu
@@ -224,5 +231,9 @@ fuzz: qemu
 	$(Q)rc=0; mkdir -p $(FUZZ_O)/corpus; \
 	FUZZ_CORPUS_DIR=$(FUZZ_O)/corpus $(S)/run-fuzz.sh $(VNPU_BUILD)/fuzz-engine.tap \
 		$(FUZZ_O) $(FUZZ_LONG) $(FUZZ_ENGINE_RUNS) $(FUZZ_SEED) || rc=1; \
+	mkdir -p $(FUZZ_O)/corpus-onnx; \
+	FUZZ_CORPUS_DIR=$(FUZZ_O)/corpus-onnx FUZZ_EXTRA_SEEDS=$(ONNX_NODE_DATA) \
+		$(S)/run-fuzz.sh $(VNPU_BUILD)/fuzz-onnx.tap $(FUZZ_O) $(FUZZ_LONG) \
+		$(FUZZ_ONNX_RUNS) $(FUZZ_SEED) onnx || rc=1; \
 	$(S)/run-qtests.sh $(VNPU_BUILD)/fuzz.tap $(FUZZ_LONG) $(FUZZ_SEED) fuzz-only || rc=1; \
 	exit $$rc

@@ -393,5 +393,6 @@ int npu_fence_error(struct npu_fence *f);
 #endif
 
 #include "ops.h"	/* tensors, ops, CPU fallback */
+#include "graph.h"	/* graphs of ops: compile once, run many times */
 
 #endif /* NPU_NPU_H */

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libnpu graph API: build a graph of ops once, compile it for a device (or
+ * for the CPU alone), then run it many times.  Since libnpu 1.2 (symbol
+ * version NPU_1.2).
+ *
+ * Model
+ *
+ *   An npu_graph holds values and nodes.  A value is a tensor description
+ *   (dtype, shape, optional per-tensor quantization) that is one of
+ *
+ *     - an external input (NPU_VALUE_INPUT) or output (NPU_VALUE_OUTPUT),
+ *       given memory by npu_runtime_setup();
+ *     - a static value (weights, constants): its elements are copied into
+ *       the graph when the value is added;
+ *     - an internal tensor, which the compiler places in one arena.
+ *
+ *   A node reads input values and writes one output value.  Most nodes
+ *   are one libnpu op (NPU_NODE_OP with struct npu_op_params, the same
+ *   parameters and rules as npu_op_create()), so every op kind libnpu
+ *   gains is a graph node with no change here.  A few node kinds only
+ *   exist in graphs, because the compiler removes or rewrites them:
+ *   RESHAPE (the same elements under another shape: no work at all),
+ *   BATCHNORM (folded into the convolution before it, else turned into a
+ *   multiply and an add) and DIV (by a static divisor: a multiply).
+ *
+ *   npu_graph_compile() turns a graph into an npu_runtime:
+ *
+ *     - constant folding: nodes whose inputs are all static run once, on
+ *       the CPU, and their outputs become static;
+ *     - rewrites: BATCHNORM into the preceding CONV2D's weights and bias,
+ *       DIV by a constant into MUL, an ADD of a static per-channel vector
+ *       after GEMM or CONV2D into the op's bias, and a following RELU,
+ *       RELU6 (or CLIP to [0, 6]), LEAKY_RELU, SIGMOID, TANH or GELU into
+ *       the op's fused activation;
+ *     - nodes whose output no graph output needs are dropped;
+ *     - every internal value gets a place in one arena buffer, reused by
+ *       values whose lifetimes do not overlap; RESHAPE outputs share
+ *       their input's place;
+ *     - static values are uploaded once, into one read-only buffer, and
+ *       NCHW convolution weights are packed into the device's layout;
+ *     - internal values between NCHW convolutions, pools and layout-free
+ *       ops are stored NHWC, so no op works on strided views there;
+ *     - partitioning: runs of consecutive nodes the device can take form
+ *       device segments, one command buffer each (many ops per job);
+ *       the rest form CPU segments, run with the reference ops.
+ *
+ *   npu_runtime_setup() binds host memory to the external inputs and
+ *   outputs; it may be called again at any time between runs without
+ *   recompiling.  npu_runtime_run_async() starts a run: device segments
+ *   are chained with fences, CPU segments run in between on a worker
+ *   thread; npu_runtime_wait() waits for it.  npu_runtime_run() does both.
+ *
+ * Layout
+ *
+ *   Values are dense, row-major.  CONV2D and POOL2D nodes are NHWC as in
+ *   ops.h, unless the node has NPU_NODE_NCHW: then X and Y are [N,C,H,W]
+ *   and W is [CO, C/groups, KH, KW] (ONNX's layout); the compiler makes
+ *   strided NHWC views of them, so no transpose runs.
+ *
+ * Thread safety
+ *
+ *   npu_graph    Not thread-safe; may be freed once compiled.
+ *   npu_runtime  One run at a time: setup, run and wait must not race
+ *                each other.  Different runtimes are independent.
+ *
+ * Errors are negative errnos; nothing is printed.  Functions that refuse
+ * a graph can say why: npu_graph_error() returns a static or graph-owned
+ * English message naming the node.
+ */
+#ifndef NPU_GRAPH_H
+#define NPU_GRAPH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct npu_context;
+struct npu_queue;
+struct npu_graph;
+struct npu_runtime;
+
+/* No value: an absent optional node input. */
+#define NPU_VALUE_NONE		UINT32_MAX
+
+#define NPU_VALUE_INPUT		(1u << 0)
+#define NPU_VALUE_OUTPUT	(1u << 1)
+
+/*
+ * A value.  Zero-initialise, then fill.  @rank is 0..NPU_TENSOR_MAX_RANK
+ * (0: a scalar of one element).  @data (static values only, dense, native
+ * endianness) is copied.  @scale > 0 quantizes an INT8/UINT8 value per
+ * tensor; 0 leaves it unquantized.
+ */
+struct npu_value_desc {
+	const char *name;		/* optional, copied; for messages */
+	enum npu_dtype dtype;
+	uint32_t rank;
+	uint32_t dims[NPU_TENSOR_MAX_RANK];
+	uint32_t flags;			/* NPU_VALUE_* */
+	const void *data;
+	float scale;
+	int32_t zero_point;
+};
+
+enum npu_node_kind {
+	NPU_NODE_OP = 0,	/* one libnpu op: @op */
+	NPU_NODE_RESHAPE,	/* in: X; same element count and dtype */
+	/*
+	 * in: X [N,C,...], scale, bias, mean, var (each [C], static);
+	 * y = (x - mean) / sqrt(var + epsilon) * scale + bias.
+	 */
+	NPU_NODE_BATCHNORM,
+	NPU_NODE_DIV,		/* in: A, B (static); numpy broadcasting */
+	NPU_NODE_KIND_COUNT,
+};
+
+/* CONV2D/POOL2D: values are NCHW, W is [CO, C/groups, KH, KW]. */
+#define NPU_NODE_NCHW		(1u << 0)
+
+struct npu_node_desc {
+	const char *name;		/* optional, copied; for messages */
+	enum npu_node_kind kind;
+	uint32_t flags;			/* NPU_NODE_* */
+	struct npu_op_params op;	/* NPU_NODE_OP */
+	float epsilon;			/* NPU_NODE_BATCHNORM */
+	uint32_t num_inputs;		/* at most 8 */
+	const uint32_t *inputs;		/* value ids; NPU_VALUE_NONE if absent */
+	uint32_t output;
+};
+
+int npu_graph_create(struct npu_graph **out);
+void npu_graph_free(struct npu_graph *g);
+
+/* Add a value; *@id receives its id (ids count up from 0). */
+int npu_graph_add_value(struct npu_graph *g, const struct npu_value_desc *v,
+			uint32_t *id);
+
+/*
+ * Add a node; *@id (if not NULL) receives its index.  Checks what it can
+ * alone: value ids exist, the output is neither static nor an input nor
+ * written by another node.  Shapes and attributes are checked by compile.
+ */
+int npu_graph_add_node(struct npu_graph *g, const struct npu_node_desc *n,
+		       uint32_t *id);
+
+size_t npu_graph_num_values(const struct npu_graph *g);
+size_t npu_graph_num_nodes(const struct npu_graph *g);
+
+/* The value's description; its name and data stay owned by the graph. */
+int npu_graph_get_value(const struct npu_graph *g, uint32_t id,
+			struct npu_value_desc *v);
+
+/*
+ * Why the last call on @g failed, naming the node or value; "" when it
+ * did not.  Valid until the next call on @g.
+ */
+const char *npu_graph_error(const struct npu_graph *g);
+
+/*
+ * Support query from shapes and dtypes alone (what a delegate's
+ * IsNodeSupported needs): 1 when a device with @limits (NULL: the
+ * defaults of npu_device_limits) takes node @id as it stands, 0 when it
+ * runs on the CPU, with the reason in *@reason (static or graph-owned,
+ * valid until the graph changes), or a negative errno when the node
+ * itself is invalid (npu_graph_error() says why).  RESHAPE is "supported"
+ * (it does nothing); so are BATCHNORM and DIV when compile can rewrite
+ * them into device ops.
+ */
+int npu_graph_node_supported(struct npu_graph *g, uint32_t id,
+			     const struct npu_device_limits *limits,
+			     const char **reason);
+
+/* Run everything on the CPU even with a context (npu_graph_compile()). */
+#define NPU_COMPILE_CPU_ONLY	(1u << 0)
+/*
+ * Keep every value in the graph's layout: no NHWC storage for values
+ * between NCHW convolutions (slower; for comparing the two plans).
+ */
+#define NPU_COMPILE_NCHW_ONLY	(1u << 1)
+
+/*
+ * Compile @g for @ctx (NULL: the CPU only, no device at all).  The graph
+ * is not needed afterwards.  -EINVAL (npu_graph_error() says which node
+ * and why) for shapes or parameters the op set does not define, -ELOOP
+ * for a cycle, -ENOENT for an output no node writes.
+ */
+int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
+		      uint32_t flags, struct npu_runtime **out);
+void npu_runtime_free(struct npu_runtime *rt);
+
+/*
+ * Bind host memory to the external inputs and outputs: @data[i] for
+ * value @ids[i], dense, npu_runtime_value_bytes() long.  Every input and
+ * output must be bound before a run; binding again replaces the pointer.
+ */
+int npu_runtime_setup(struct npu_runtime *rt, size_t count,
+		      const uint32_t *ids, void *const *data);
+
+/* Bytes of value @id, 0 for an unknown id. */
+uint64_t npu_runtime_value_bytes(const struct npu_runtime *rt, uint32_t id);
+
+/*
+ * Start a run: inputs are read from their bound memory now, outputs are
+ * written by the time npu_runtime_wait() returns 0.  @q may be NULL for a
+ * runtime compiled without a context.  -EBUSY while a run is in flight.
+ */
+int npu_runtime_run_async(struct npu_runtime *rt, struct npu_queue *q);
+
+/*
+ * Wait for the run started last: 0, -ETIME if @deadline_ns passes first
+ * (call again later), or the run's error (a failed job's
+ * npu_fence_error(), a CPU op's error).
+ */
+int npu_runtime_wait(struct npu_runtime *rt, int64_t deadline_ns);
+
+/* run_async + wait. */
+int npu_runtime_run(struct npu_runtime *rt, struct npu_queue *q,
+		    int64_t deadline_ns);
+
+/* ---- Introspection and profiling ------------------------------------ */
+
+enum npu_node_where {
+	NPU_WHERE_DEVICE = 1,	/* in a device segment */
+	NPU_WHERE_CPU,		/* in a CPU segment */
+	NPU_WHERE_FOLDED,	/* computed at compile time (constant) */
+	NPU_WHERE_FUSED,	/* merged into another node (@fused_into) */
+	NPU_WHERE_ELIDED,	/* no work: RESHAPE, or not needed */
+};
+
+/* Name of an npu_node_where ("device", "cpu", ...), never NULL. */
+const char *npu_node_where_name(enum npu_node_where w);
+
+struct npu_node_profile {
+	const char *name;	/* the node's name, or "" */
+	const char *op;		/* "CONV2D", "RESHAPE", ... */
+	enum npu_node_where where;
+	uint32_t fused_into;	/* node index, for NPU_WHERE_FUSED */
+	uint32_t segment;	/* for DEVICE and CPU */
+	const char *cpu_reason;	/* for CPU: why not the device */
+	uint64_t macs;		/* multiply-accumulates (GEMM, CONV2D) */
+	/* of the last profiled run (npu_runtime_set_profiling()) */
+	uint64_t device_cycles;	/* modelled cycles of the node's job */
+	uint64_t time_ns;	/* measured: device job time or CPU time */
+};
+
+/* Nodes of the graph the runtime was compiled from (same indices). */
+size_t npu_runtime_num_nodes(const struct npu_runtime *rt);
+
+/* Segments: device ones are one job each. */
+size_t npu_runtime_num_segments(const struct npu_runtime *rt,
+				size_t *device_segments);
+
+/* Arena bytes (internal values) and static bytes (weights). */
+uint64_t npu_runtime_arena_bytes(const struct npu_runtime *rt);
+uint64_t npu_runtime_static_bytes(const struct npu_runtime *rt);
+
+/*
+ * With @on, later runs submit every device node as its own job so its
+ * cycles and time can be read (slower; results are the same).
+ */
+int npu_runtime_set_profiling(struct npu_runtime *rt, bool on);
+
+int npu_runtime_node_profile(const struct npu_runtime *rt, uint32_t node,
+			     struct npu_node_profile *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_GRAPH_H */

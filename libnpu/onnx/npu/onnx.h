@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libnpu-onnx: import an ONNX model into an npu_graph (graph.h).
+ *
+ * A separate small library (libnpu-onnx.a, linked with -lprotobuf-c), so
+ * that libnpu itself never depends on protobuf.
+ *
+ *   - Initializers and Constant nodes become static values; integer
+ *     "shape arithmetic" (Shape, Gather, Concat, Cast, Unsqueeze, ... on
+ *     constants) is evaluated during import and never reaches the graph.
+ *   - Opsets 7 to 17 of the default domain.
+ *   - Dynamic dimensions (dim_param, or no dim_value) must be bound with
+ *     shapes given at load time; every output shape is inferred.
+ *   - Metadata ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity,
+ *     Dropout in inference) become RESHAPE nodes, which cost nothing.
+ *   - Anything else the graph cannot express fails with a message that
+ *     names the node and its op.
+ *
+ * The input is hostile: malformed protobuf, wrong types, cycles, dangling
+ * names and absurd dimensions are errors, never crashes.  Nothing is
+ * printed; errors come back as a negative errno plus a message.
+ */
+#ifndef NPU_ONNX_H
+#define NPU_ONNX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu/npu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct npu_onnx_model;
+
+/* A shape for graph input @name (e.g. from npu-run --shape). */
+struct npu_onnx_shape {
+	const char *name;
+	uint32_t rank;
+	int64_t dims[NPU_TENSOR_MAX_RANK];
+};
+
+/* Load options; zero-initialise. */
+struct npu_onnx_options {
+	const struct npu_onnx_shape *shapes;
+	size_t num_shapes;
+	/* Dynamic dimensions nobody bound become 1 instead of an error. */
+	int unbound_dims_are_one;
+};
+
+/*
+ * Import the model in @data (@size bytes).  On failure *@err (if not
+ * NULL) receives an English message (@err_size bytes at most) naming the
+ * node, op, value or field at fault.
+ */
+int npu_onnx_load(const void *data, size_t size,
+		  const struct npu_onnx_options *opts,
+		  struct npu_onnx_model **out, char *err, size_t err_size);
+int npu_onnx_load_file(const char *path, const struct npu_onnx_options *opts,
+		       struct npu_onnx_model **out, char *err, size_t err_size);
+void npu_onnx_free(struct npu_onnx_model *m);
+
+/* The graph; owned by the model. */
+struct npu_graph *npu_onnx_graph(struct npu_onnx_model *m);
+
+/* An input or output of the model. */
+struct npu_onnx_io {
+	const char *name;
+	uint32_t value;		/* graph value id */
+	enum npu_dtype dtype;
+	uint32_t rank;
+	uint32_t dims[NPU_TENSOR_MAX_RANK];
+};
+
+size_t npu_onnx_num_inputs(const struct npu_onnx_model *m);
+size_t npu_onnx_num_outputs(const struct npu_onnx_model *m);
+int npu_onnx_input(const struct npu_onnx_model *m, size_t i,
+		   struct npu_onnx_io *io);
+int npu_onnx_output(const struct npu_onnx_model *m, size_t i,
+		    struct npu_onnx_io *io);
+
+/* The default-domain opset the model imports. */
+int64_t npu_onnx_opset(const struct npu_onnx_model *m);
+
+/*
+ * A serialized TensorProto (ONNX's test_data_set_N/input_K.pb) read into
+ * dense native data.  INT64 data is kept as int64 (dtype field
+ * NPU_ONNX_INT64), everything else as the npu_dtype.
+ */
+#define NPU_ONNX_INT64	100
+struct npu_onnx_tensor {
+	char name[128];
+	int dtype;		/* enum npu_dtype, or NPU_ONNX_INT64 */
+	uint32_t rank;
+	uint32_t dims[NPU_TENSOR_MAX_RANK];
+	void *data;		/* malloc'd */
+	uint64_t bytes;
+};
+
+int npu_onnx_tensor_load(const void *data, size_t size,
+			 struct npu_onnx_tensor *t, char *err, size_t err_size);
+void npu_onnx_tensor_free(struct npu_onnx_tensor *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NPU_ONNX_H */

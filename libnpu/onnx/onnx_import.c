@@ -1,0 +1,849 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ONNX model import into an npu_graph.
+ *
+ * Every ONNX tensor name becomes a symbol: either a constant held here
+ * (initializers, Constant nodes, and whatever integer shape arithmetic
+ * computes from them), or a graph value.  Constants become static graph
+ * values only when a compute node reads them, so int64 shape tensors
+ * never reach the graph.  Nodes are visited in dependency order (Kahn's
+ * algorithm over the names), which also finds cycles and dangling names;
+ * each op handler checks its inputs, infers its output shape and adds
+ * graph nodes.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_import.h"
+
+__attribute__((format(printf, 2, 3)))
+int oi_fail(struct imp *im, const char *fmt, ...)
+{
+	char msg[384];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (im->err && im->err_size) {
+		if (im->node) {
+			const Onnx__NodeProto *n = im->node;
+			/* an unnamed node is known by its first output */
+			const char *nm = n->name && *n->name ? n->name :
+					 n->n_output && n->output[0] ? n->output[0] : "";
+
+			snprintf(im->err, im->err_size, "node '%s' (%s): %s", nm,
+				 n->op_type ? n->op_type : "?", msg);
+		}
+		else
+			snprintf(im->err, im->err_size, "%s", msg);
+	}
+	return -EINVAL;
+}
+
+int oi_nomem(struct imp *im)
+{
+	oi_fail(im, "out of memory");
+	return -ENOMEM;
+}
+
+/* ---- Symbols ------------------------------------------------------------ */
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+struct sym *oi_lookup(struct imp *im, const char *name)
+{
+	size_t i;
+
+	if (!name || !im->tcap)
+		return NULL;
+	for (i = hash(name) & (im->tcap - 1); im->table[i];
+	     i = (i + 1) & (im->tcap - 1))
+		if (!strcmp(im->syms[im->table[i] - 1].name, name))
+			return &im->syms[im->table[i] - 1];
+	return NULL;
+}
+
+static int rehash(struct imp *im, size_t cap)
+{
+	uint32_t *t = calloc(cap, sizeof(*t));
+	size_t i, j;
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < im->nsyms; i++) {
+		for (j = hash(im->syms[i].name) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+			;
+		t[j] = (uint32_t)i + 1;
+	}
+	free(im->table);
+	im->table = t;
+	im->tcap = cap;
+	return 0;
+}
+
+/* A new symbol @name; -EEXIST if the name is taken (SSA violated). */
+int oi_add_sym(struct imp *im, const char *name, struct sym **out)
+{
+	struct sym *s;
+
+	if (!name || !*name)
+		return oi_fail(im, "a tensor without a name");
+	if (oi_lookup(im, name))
+		return oi_fail(im, "tensor '%s' is defined twice", name);
+	if (im->nsyms >= UINT32_MAX / 4)
+		return oi_fail(im, "too many tensors");
+	if (im->nsyms == im->cap) {
+		size_t cap = im->cap ? 2 * im->cap : 64;
+		struct sym *ns = realloc(im->syms, cap * sizeof(*ns));
+
+		if (!ns)
+			return oi_nomem(im);
+		im->syms = ns;
+		im->cap = cap;
+	}
+	if (2 * (im->nsyms + 1) > im->tcap && rehash(im, im->tcap ? 2 * im->tcap : 128))
+		return oi_nomem(im);
+	s = &im->syms[im->nsyms];
+	memset(s, 0, sizeof(*s));
+	s->name = strdup(name);
+	if (!s->name)
+		return oi_nomem(im);
+	s->value = NPU_VALUE_NONE;
+	{
+		size_t j;
+
+		for (j = hash(name) & (im->tcap - 1); im->table[j]; j = (j + 1) & (im->tcap - 1))
+			;
+		im->table[j] = (uint32_t)im->nsyms + 1;
+	}
+	im->nsyms++;
+	*out = s;
+	return 0;
+}
+
+static bool is_output_name(const struct imp *im, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < im->gp->n_output; i++)
+		if (im->gp->output[i]->name && !strcmp(im->gp->output[i]->name, name))
+			return true;
+	return false;
+}
+
+/* ---- Graph values ----------------------------------------------------------- */
+
+/* A new graph value for symbol @s (a node output) of @dtype and shape. */
+int oi_new_value(struct imp *im, struct sym *s, enum npu_dtype dt,
+		 uint32_t rank, const uint32_t *dims)
+{
+	struct npu_value_desc d = { .name = s->name, .dtype = dt, .rank = rank };
+	int ret;
+
+	if (rank > NPU_TENSOR_MAX_RANK)
+		return oi_fail(im, "rank %u above %d", rank, NPU_TENSOR_MAX_RANK);
+	memcpy(d.dims, dims, 4ull * rank);
+	if (is_output_name(im, s->name))
+		d.flags = NPU_VALUE_OUTPUT;
+	ret = npu_graph_add_value(im->m->g, &d, &s->value);
+	if (ret)
+		return ret == -ENOMEM ? oi_nomem(im) :
+			oi_fail(im, "tensor '%s': %s", s->name, npu_graph_error(im->m->g));
+	s->dtype = dt;
+	s->rank = rank;
+	memcpy(s->dims, dims, 4ull * rank);
+	return 0;
+}
+
+/* An anonymous intermediate value (for rewrites inside one node). */
+int oi_tmp_value(struct imp *im, enum npu_dtype dt, uint32_t rank,
+		 const uint32_t *dims, uint32_t *id)
+{
+	struct npu_value_desc d = { .dtype = dt, .rank = rank };
+	char name[64];
+	int ret;
+
+	snprintf(name, sizeof(name), "onnx-tmp-%u", im->tmp_count++);
+	d.name = name;
+	memcpy(d.dims, dims, 4ull * rank);
+	ret = npu_graph_add_value(im->m->g, &d, id);
+	return ret ? oi_fail(im, "%s", npu_graph_error(im->m->g)) : 0;
+}
+
+/* The graph value of symbol @s, making a static one from a constant. */
+int oi_value_of(struct imp *im, struct sym *s, uint32_t *id)
+{
+	struct npu_value_desc d = { .name = s->name };
+	void *data = NULL;
+	uint64_t i;
+	int ret;
+
+	if (s->value != NPU_VALUE_NONE) {
+		*id = s->value;
+		return 0;
+	}
+	if (!s->is_const)
+		return oi_fail(im, "tensor '%s' has no value", s->name);
+	if (s->c.rank > NPU_TENSOR_MAX_RANK)
+		return oi_fail(im, "constant '%s' has rank %u, above %d", s->name, s->c.rank,
+			    NPU_TENSOR_MAX_RANK);
+	d.rank = s->c.rank;
+	for (i = 0; i < s->c.rank; i++) {
+		if (s->c.dims[i] < 1 || s->c.dims[i] > UINT32_MAX)
+			return oi_fail(im, "constant '%s' has an empty or huge dimension", s->name);
+		d.dims[i] = (uint32_t)s->c.dims[i];
+	}
+	switch (s->c.dt) {
+	case OT_FLOAT: case OT_DOUBLE: case OT_FLOAT16:
+		d.dtype = NPU_DTYPE_FP32;
+		d.data = s->c.f;
+		break;
+	case OT_INT8: case OT_UINT8: case OT_INT32:
+		d.dtype = s->c.dt == OT_INT8 ? NPU_DTYPE_INT8 :
+			  s->c.dt == OT_UINT8 ? NPU_DTYPE_UINT8 : NPU_DTYPE_INT32;
+		data = malloc(s->c.n * npu_dtype_size(d.dtype) + 1);
+		if (!data)
+			return oi_nomem(im);
+		for (i = 0; i < s->c.n; i++) {
+			if (d.dtype == NPU_DTYPE_INT32)
+				((int32_t *)data)[i] = (int32_t)s->c.i[i];
+			else
+				((uint8_t *)data)[i] = (uint8_t)s->c.i[i];
+		}
+		d.data = data;
+		break;
+	default:
+		return oi_fail(im, "constant '%s' of ONNX type %d cannot be an operand of a compute op",
+			    s->name, s->c.dt);
+	}
+	ret = npu_graph_add_value(im->m->g, &d, &s->value);
+	free(data);
+	if (ret)
+		return ret == -ENOMEM ? oi_nomem(im) :
+			oi_fail(im, "constant '%s': %s", s->name, npu_graph_error(im->m->g));
+	s->dtype = d.dtype;
+	s->rank = d.rank;
+	memcpy(s->dims, d.dims, sizeof(s->dims));
+	*id = s->value;
+	return 0;
+}
+
+int oi_add_node(struct imp *im, const struct npu_node_desc *d)
+{
+	int ret;
+
+	if (npu_graph_num_nodes(im->m->g) >= MAX_GRAPH_NODES)
+		return oi_fail(im, "too many nodes");
+	ret = npu_graph_add_node(im->m->g, d, NULL);
+	if (ret)
+		return ret == -ENOMEM ? oi_nomem(im) : oi_fail(im, "%s", npu_graph_error(im->m->g));
+	return 0;
+}
+
+/* ---- Node context ----------------------------------------------------------- */
+
+
+const Onnx__AttributeProto *oi_attr(const struct nctx *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->n->n_attribute; i++)
+		if (c->n->attribute[i]->name && !strcmp(c->n->attribute[i]->name, name))
+			return c->n->attribute[i];
+	return NULL;
+}
+
+int64_t oi_attr_i(const struct nctx *c, const char *name, int64_t def)
+{
+	const Onnx__AttributeProto *a = oi_attr(c, name);
+
+	return a && a->has_i ? a->i : def;
+}
+
+float oi_attr_f(const struct nctx *c, const char *name, float def)
+{
+	const Onnx__AttributeProto *a = oi_attr(c, name);
+
+	return a && a->has_f ? a->f : def;
+}
+
+/* Up to @max ints of attribute @name; returns the count, -1 if absent. */
+int oi_attr_ints(const struct nctx *c, const char *name, int64_t *v, size_t max)
+{
+	const Onnx__AttributeProto *a = oi_attr(c, name);
+	size_t i;
+
+	if (!a)
+		return -1;
+	if (a->n_ints > max)
+		return -2;
+	for (i = 0; i < a->n_ints; i++)
+		v[i] = a->ints[i];
+	return (int)a->n_ints;
+}
+
+const char *oi_attr_s(const struct nctx *c, const char *name, char *buf, size_t size)
+{
+	const Onnx__AttributeProto *a = oi_attr(c, name);
+	size_t n;
+
+	if (!a || !a->has_s)
+		return NULL;
+	n = a->s.len < size - 1 ? a->s.len : size - 1;
+	memcpy(buf, a->s.data, n);
+	buf[n] = 0;
+	return buf;
+}
+
+/* The runtime (non-constant) input @i, else an error. */
+int oi_need_in(struct nctx *c, size_t i, struct sym **s)
+{
+	if (i >= c->nin || !c->in[i])
+		return oi_fail(c->im, "input %zu is required", i);
+	*s = c->in[i];
+	return 0;
+}
+
+bool oi_name_used(const struct imp *im, const char *name)
+{
+	size_t i, j;
+
+	if (is_output_name(im, name))
+		return true;
+	for (i = 0; i < im->gp->n_node; i++)
+		for (j = 0; j < im->gp->node[i]->n_input; j++)
+			if (im->gp->node[i]->input[j] && !strcmp(im->gp->node[i]->input[j], name))
+				return true;
+	return false;
+}
+
+int oi_out_sym(struct nctx *c, struct sym **s)
+{
+	size_t i;
+
+	if (!c->n->n_output || !c->n->output[0] || !*c->n->output[0])
+		return oi_fail(c->im, "no output");
+	/* optional outputs (Mean, Indices, mask, ...) are fine if nobody reads them */
+	for (i = 1; i < c->n->n_output; i++)
+		if (c->n->output[i] && *c->n->output[i] && oi_name_used(c->im, c->n->output[i]))
+			return oi_fail(c->im, "output %zu ('%s') is not supported, only the first output",
+				    i, c->n->output[i]);
+	return oi_add_sym(c->im, c->n->output[0], s);
+}
+
+/* Shape of a symbol, constant or not. */
+int oi_sym_shape(struct nctx *c, const struct sym *s, uint32_t *rank, uint32_t *dims)
+{
+	uint32_t i;
+
+	if (!s->is_const) {
+		*rank = s->rank;
+		memcpy(dims, s->dims, 4ull * s->rank);
+		return 0;
+	}
+	if (s->c.rank > NPU_TENSOR_MAX_RANK)
+		return oi_fail(c->im, "constant '%s' has rank %u, above %d", s->name, s->c.rank,
+			    NPU_TENSOR_MAX_RANK);
+	for (i = 0; i < s->c.rank; i++) {
+		if (s->c.dims[i] < 1 || s->c.dims[i] > UINT32_MAX)
+			return oi_fail(c->im, "constant '%s' has an empty or huge dimension", s->name);
+		dims[i] = (uint32_t)s->c.dims[i];
+	}
+	*rank = s->c.rank;
+	return 0;
+}
+
+enum npu_dtype oi_sym_dtype(const struct sym *s)
+{
+	if (!s->is_const)
+		return s->dtype;
+	switch (s->c.dt) {
+	case OT_INT8: return NPU_DTYPE_INT8;
+	case OT_UINT8: return NPU_DTYPE_UINT8;
+	case OT_INT32: return NPU_DTYPE_INT32;
+	case OT_FLOAT: case OT_DOUBLE: case OT_FLOAT16: return NPU_DTYPE_FP32;
+	default: return 0;
+	}
+}
+
+/* numpy broadcasting of two shapes */
+int oi_broadcast(struct nctx *c, uint32_t ra, const uint32_t *a, uint32_t rb,
+		 const uint32_t *b, uint32_t *r, uint32_t *out)
+{
+	uint32_t n = ra > rb ? ra : rb, i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t x = i + ra >= n ? a[i + ra - n] : 1;
+		uint32_t y = i + rb >= n ? b[i + rb - n] : 1;
+
+		if (x != y && x != 1 && y != 1)
+			return oi_fail(c->im, "shapes do not broadcast (dimension %u: %u vs %u)", i, x, y);
+		out[i] = x == 1 ? y : x;
+	}
+	*r = n;
+	return 0;
+}
+
+/* A node of kind @kind with @in inputs writing the new output symbol. */
+int oi_emit(struct nctx *c, const struct npu_node_desc *tmpl, const uint32_t *in,
+	    uint32_t nin, enum npu_dtype dt, uint32_t rank, const uint32_t *dims)
+{
+	struct npu_node_desc d = *tmpl;
+	struct sym *o;
+	int ret = oi_out_sym(c, &o);
+
+	if (!ret)
+		ret = oi_new_value(c->im, o, dt, rank, dims);
+	if (ret)
+		return ret;
+	d.name = c->name;
+	d.inputs = in;
+	d.num_inputs = nin;
+	d.output = o->value;
+	return oi_add_node(c->im, &d);
+}
+
+/* ---- Model ------------------------------------------------------------------------ */
+
+static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
+{
+	const Onnx__TypeProto__Tensor *tt;
+	const struct npu_onnx_shape *given = NULL;
+	struct npu_value_desc d = { 0 };
+	struct sym *s;
+	size_t i;
+	int ret;
+
+	if (!vi->name || !*vi->name)
+		return oi_fail(im, "a graph input without a name");
+	if (oi_lookup(im, vi->name))
+		return 0;	/* an initializer: a constant, not an input */
+	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
+	    !vi->type->tensor_type)
+		return oi_fail(im, "input '%s' is not a tensor", vi->name);
+	tt = vi->type->tensor_type;
+	switch (tt->elem_type) {
+	case OT_FLOAT: d.dtype = NPU_DTYPE_FP32; break;
+	case OT_FLOAT16: d.dtype = NPU_DTYPE_FP16; break;
+	case OT_INT8: d.dtype = NPU_DTYPE_INT8; break;
+	case OT_UINT8: d.dtype = NPU_DTYPE_UINT8; break;
+	case OT_INT32: d.dtype = NPU_DTYPE_INT32; break;
+	default:
+		return oi_fail(im, "input '%s' has ONNX element type %d, which is not supported",
+			    vi->name, tt->elem_type);
+	}
+	for (i = 0; im->opts && i < im->opts->num_shapes; i++)
+		if (im->opts->shapes[i].name && !strcmp(im->opts->shapes[i].name, vi->name))
+			given = &im->opts->shapes[i];
+	if (!tt->shape && !given)
+		return oi_fail(im, "input '%s' has no shape; give one", vi->name);
+	d.rank = given ? given->rank : (uint32_t)tt->shape->n_dim;
+	if (d.rank > NPU_TENSOR_MAX_RANK)
+		return oi_fail(im, "input '%s' has rank %u, above %d", vi->name, d.rank,
+			    NPU_TENSOR_MAX_RANK);
+	if (given && tt->shape && tt->shape->n_dim != given->rank)
+		return oi_fail(im, "input '%s' has rank %zu, the given shape %u", vi->name,
+			    tt->shape->n_dim, given->rank);
+	for (i = 0; i < d.rank; i++) {
+		const Onnx__TensorShapeProto__Dimension *dm = tt->shape ? tt->shape->dim[i] : NULL;
+		bool fixed = dm && dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+		int64_t v;
+
+		if (given) {
+			v = given->dims[i];
+			if (fixed && dm->dim_value != v)
+				return oi_fail(im, "input '%s': dimension %zu is %" PRId64 ", not %" PRId64,
+					    vi->name, i, dm->dim_value, v);
+		} else if (fixed) {
+			v = dm->dim_value;
+		} else if (im->opts && im->opts->unbound_dims_are_one) {
+			v = 1;
+		} else {
+			return oi_fail(im, "input '%s': dimension %zu is dynamic ('%s'); give the shape",
+				    vi->name, i,
+				    dm && dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+				    dm->dim_param ? dm->dim_param : "?");
+		}
+		if (v < 1 || v > UINT32_MAX)
+			return oi_fail(im, "input '%s': bad dimension %" PRId64, vi->name, v);
+		d.dims[i] = (uint32_t)v;
+	}
+	ret = oi_add_sym(im, vi->name, &s);
+	if (ret)
+		return ret;
+	d.name = vi->name;
+	d.flags = NPU_VALUE_INPUT;
+	ret = npu_graph_add_value(im->m->g, &d, &s->value);
+	if (ret)
+		return ret == -ENOMEM ? oi_nomem(im) :
+			oi_fail(im, "input '%s': %s", vi->name, npu_graph_error(im->m->g));
+	s->dtype = d.dtype;
+	s->rank = d.rank;
+	memcpy(s->dims, d.dims, sizeof(s->dims));
+	return 0;
+}
+
+static int add_io(struct imp *im, const struct sym *s, bool input)
+{
+	struct npu_onnx_model *m = im->m;
+	struct npu_onnx_io **arr = input ? &m->in : &m->out;
+	size_t *n = input ? &m->num_in : &m->num_out;
+	struct npu_onnx_io *na = realloc(*arr, (*n + 1) * sizeof(**arr));
+	char **nn;
+
+	if (!na)
+		return oi_nomem(im);
+	*arr = na;
+	nn = realloc(m->names, (m->num_names + 1) * sizeof(*nn));
+	if (!nn)
+		return oi_nomem(im);
+	m->names = nn;
+	nn[m->num_names] = strdup(s->name);
+	if (!nn[m->num_names])
+		return oi_nomem(im);
+	na[*n].name = nn[m->num_names++];
+	na[*n].value = s->value;
+	na[*n].dtype = s->dtype;
+	na[*n].rank = s->rank;
+	memcpy(na[*n].dims, s->dims, sizeof(s->dims));
+	(*n)++;
+	return 0;
+}
+
+/* A graph output that is a constant or an input gets a value of its own. */
+static int bind_output(struct imp *im, const char *name)
+{
+	struct npu_node_desc d = { .kind = NPU_NODE_RESHAPE };
+	struct npu_value_desc vd = { .name = name, .flags = NPU_VALUE_OUTPUT };
+	struct sym *s = oi_lookup(im, name), tmp;
+	uint32_t in;
+	int ret;
+
+	if (!s)
+		return oi_fail(im, "output '%s' is not computed by any node", name ? name : "");
+	if (!s->is_const) {
+		struct npu_value_desc cur;
+
+		npu_graph_get_value(im->m->g, s->value, &cur);
+		if (cur.flags & NPU_VALUE_OUTPUT)
+			return add_io(im, s, false);
+	}
+	ret = oi_value_of(im, s, &in);
+	if (ret)
+		return ret;
+	vd.dtype = s->dtype;
+	vd.rank = s->rank;
+	memcpy(vd.dims, s->dims, sizeof(vd.dims));
+	tmp = *s;
+	ret = npu_graph_add_value(im->m->g, &vd, &tmp.value);
+	if (ret)
+		return ret == -ENOMEM ? oi_nomem(im) : oi_fail(im, "%s", npu_graph_error(im->m->g));
+	d.name = name;
+	d.inputs = &in;
+	d.num_inputs = 1;
+	d.output = tmp.value;
+	ret = oi_add_node(im, &d);
+	return ret ? ret : add_io(im, &tmp, false);
+}
+
+/* Kahn's order over names; -ELOOP with the node on a cycle. */
+static int order_nodes(struct imp *im, size_t **order_out)
+{
+	const Onnx__GraphProto *gp = im->gp;
+	size_t n = gp->n_node, i, j, head = 0, cnt = 0;
+	size_t *order = malloc((n ? n : 1) * sizeof(*order));
+	uint32_t *deps = calloc(n ? n : 1, sizeof(*deps));
+	/* producer of each output name: a temporary symbol table */
+	struct imp pm = { 0 };
+	int ret = 0;
+
+	if (!order || !deps) {
+		ret = oi_nomem(im);
+		goto out;
+	}
+	pm.err = im->err;
+	pm.err_size = im->err_size;
+	for (i = 0; i < n; i++) {
+		const Onnx__NodeProto *nd = gp->node[i];
+
+		for (j = 0; j < nd->n_output; j++) {
+			struct sym *s;
+
+			if (!nd->output[j] || !*nd->output[j])
+				continue;
+			if (oi_lookup(im, nd->output[j]) || oi_lookup(&pm, nd->output[j])) {
+				im->node = nd;
+				ret = oi_fail(im, "output '%s' is defined twice", nd->output[j]);
+				goto out;
+			}
+			ret = oi_add_sym(&pm, nd->output[j], &s);
+			if (ret)
+				goto out;
+			s->value = (uint32_t)i;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		const Onnx__NodeProto *nd = gp->node[i];
+
+		for (j = 0; j < nd->n_input; j++) {
+			const struct sym *p;
+
+			if (!nd->input[j] || !*nd->input[j])
+				continue;
+			p = oi_lookup(&pm, nd->input[j]);
+			if (p)
+				deps[i]++;
+			else if (!oi_lookup(im, nd->input[j])) {
+				im->node = nd;
+				ret = oi_fail(im, "input '%s' is not defined (dangling name)", nd->input[j]);
+				goto out;
+			}
+		}
+		if (!deps[i])
+			order[cnt++] = i;
+	}
+	while (head < cnt) {
+		const Onnx__NodeProto *nd = gp->node[order[head++]];
+
+		/* every node reading an output of @nd loses one dependency */
+		for (j = 0; j < nd->n_output; j++) {
+			size_t k, l;
+
+			if (!nd->output[j] || !*nd->output[j])
+				continue;
+			for (k = 0; k < n; k++)
+				for (l = 0; l < gp->node[k]->n_input; l++)
+					if (gp->node[k]->input[l] &&
+					    !strcmp(gp->node[k]->input[l], nd->output[j]) &&
+					    --deps[k] == 0)
+						order[cnt++] = k;
+		}
+	}
+	if (cnt != n) {
+		for (i = 0; i < n && !deps[i]; i++)
+			;
+		im->node = gp->node[i];
+		ret = oi_fail(im, "part of a cycle");
+		ret = -ELOOP;
+		goto out;
+	}
+	*order_out = order;
+	order = NULL;
+out:
+	im->node = ret ? im->node : NULL;
+	for (i = 0; i < pm.nsyms; i++)
+		free(pm.syms[i].name);
+	free(pm.syms);
+	free(pm.table);
+	free(order);
+	free(deps);
+	return ret;
+}
+
+static void imp_free(struct imp *im)
+{
+	size_t i;
+
+	for (i = 0; i < im->nsyms; i++) {
+		free(im->syms[i].name);
+		ctensor_free(&im->syms[i].c);
+	}
+	free(im->syms);
+	free(im->table);
+}
+
+NPU_EXPORT_ONNX int npu_onnx_load(const void *data, size_t size,
+				  const struct npu_onnx_options *opts,
+				  struct npu_onnx_model **out, char *err, size_t err_size)
+{
+	struct imp im = { .opts = opts, .err = err, .err_size = err_size };
+	Onnx__ModelProto *mp = NULL;
+	size_t *order = NULL, i;
+	int64_t opset = -1;
+	int ret;
+
+	if (err && err_size)
+		err[0] = 0;
+	if (!out || (!data && size))
+		return -EINVAL;
+	im.m = calloc(1, sizeof(*im.m));
+	if (!im.m)
+		return -ENOMEM;
+	ret = npu_graph_create(&im.m->g);
+	if (ret)
+		goto out;
+	mp = onnx__model_proto__unpack(NULL, size, data);
+	if (!mp) {
+		ret = oi_fail(&im, "not a valid ONNX model (protobuf parse error)");
+		ret = -EBADMSG;
+		goto out;
+	}
+	for (i = 0; i < mp->n_opset_import; i++) {
+		const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
+
+		if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx"))
+			opset = o->has_version ? o->version : -1;
+	}
+	if (opset < 7 || opset > 17) {
+		ret = oi_fail(&im, "default-domain opset %" PRId64 " is not supported (7 to 17)", opset);
+		ret = -ENOTSUP;
+		goto out;
+	}
+	im.m->opset = opset;
+	if (!mp->graph) {
+		ret = oi_fail(&im, "the model has no graph");
+		goto out;
+	}
+	im.gp = mp->graph;
+	for (i = 0; i < im.gp->n_initializer; i++) {
+		const Onnx__TensorProto *tp = im.gp->initializer[i];
+		struct sym *s;
+
+		ret = oi_add_sym(&im, tp->name, &s);
+		if (ret)
+			goto out;
+		ret = ctensor_from_proto(tp, &s->c, err, err_size);
+		if (ret) {
+			if (ret != -ENOMEM) {
+				char tmp[200];
+
+				snprintf(tmp, sizeof(tmp), "%s", err ? err : "");
+				ret = oi_fail(&im, "initializer '%s': %s", tp->name, tmp);
+			}
+			goto out;
+		}
+		s->is_const = true;
+	}
+	if (im.gp->n_sparse_initializer) {
+		ret = oi_fail(&im, "sparse initializers are not supported");
+		goto out;
+	}
+	for (i = 0; i < im.gp->n_input; i++) {
+		ret = bind_input(&im, im.gp->input[i]);
+		if (ret)
+			goto out;
+	}
+	ret = order_nodes(&im, &order);
+	if (ret)
+		goto out;
+	for (i = 0; i < im.gp->n_node; i++) {
+		ret = oi_import_node(&im, im.gp->node[order[i]], opset);
+		if (ret)
+			goto out;
+	}
+	im.node = NULL;
+	for (i = 0; i < im.gp->n_input; i++) {
+		struct sym *s = oi_lookup(&im, im.gp->input[i]->name);
+
+		if (s && !s->is_const) {
+			ret = add_io(&im, s, true);
+			if (ret)
+				goto out;
+		}
+	}
+	if (!im.gp->n_output) {
+		ret = oi_fail(&im, "the graph has no outputs");
+		goto out;
+	}
+	for (i = 0; i < im.gp->n_output; i++) {
+		ret = bind_output(&im, im.gp->output[i]->name);
+		if (ret)
+			goto out;
+	}
+out:
+	free(order);
+	imp_free(&im);
+	if (mp)
+		onnx__model_proto__free_unpacked(mp, NULL);
+	if (ret) {
+		npu_onnx_free(im.m);
+		return ret;
+	}
+	*out = im.m;
+	return 0;
+}
+
+NPU_EXPORT_ONNX int npu_onnx_load_file(const char *path,
+				       const struct npu_onnx_options *opts,
+				       struct npu_onnx_model **out, char *err,
+				       size_t err_size)
+{
+	size_t len;
+	void *buf;
+	int ret = onnx_read_file(path, &buf, &len);
+
+	if (ret) {
+		if (err && err_size)
+			snprintf(err, err_size, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	ret = npu_onnx_load(buf, len, opts, out, err, err_size);
+	free(buf);
+	return ret;
+}
+
+NPU_EXPORT_ONNX void npu_onnx_free(struct npu_onnx_model *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	npu_graph_free(m->g);
+	for (i = 0; i < m->num_names; i++)
+		free(m->names[i]);
+	free(m->names);
+	free(m->in);
+	free(m->out);
+	free(m);
+}
+
+NPU_EXPORT_ONNX struct npu_graph *npu_onnx_graph(struct npu_onnx_model *m)
+{
+	return m ? m->g : NULL;
+}
+
+NPU_EXPORT_ONNX size_t npu_onnx_num_inputs(const struct npu_onnx_model *m)
+{
+	return m ? m->num_in : 0;
+}
+
+NPU_EXPORT_ONNX size_t npu_onnx_num_outputs(const struct npu_onnx_model *m)
+{
+	return m ? m->num_out : 0;
+}
+
+NPU_EXPORT_ONNX int npu_onnx_input(const struct npu_onnx_model *m, size_t i,
+				   struct npu_onnx_io *io)
+{
+	if (!m || !io || i >= m->num_in)
+		return -EINVAL;
+	*io = m->in[i];
+	return 0;
+}
+
+NPU_EXPORT_ONNX int npu_onnx_output(const struct npu_onnx_model *m, size_t i,
+				    struct npu_onnx_io *io)
+{
+	if (!m || !io || i >= m->num_out)
+		return -EINVAL;
+	*io = m->out[i];
+	return 0;
+}
+
+NPU_EXPORT_ONNX int64_t npu_onnx_opset(const struct npu_onnx_model *m)
+{
+	return m ? m->opset : -1;
+}

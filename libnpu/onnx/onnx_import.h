@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The importer's state and helpers, shared by onnx_import.c (symbols,
+ * graph values, the model), onnx_ops.c (compute ops) and onnx_meta.c
+ * (metadata and constant ops, dispatch).
+ */
+#ifndef NPU_ONNX_IMPORT_H
+#define NPU_ONNX_IMPORT_H
+
+#include <stdbool.h>
+
+#include "npu/onnx.h"
+#include "onnx_internal.h"
+#include "onnx.pb-c.h"
+
+/* Constants larger than this are refused (a hostile ConstantOfShape). */
+#define MAX_CONST_ELEMS		(1ull << 26)
+#define MAX_GRAPH_NODES		(1u << 20)
+
+struct sym {
+	char *name;
+	bool is_const;
+	struct ctensor c;		/* constant */
+	uint32_t value;			/* graph value, NPU_VALUE_NONE if none */
+	enum npu_dtype dtype;		/* of a graph value */
+	uint32_t rank;
+	uint32_t dims[NPU_TENSOR_MAX_RANK];
+};
+
+struct npu_onnx_model {
+	struct npu_graph *g;
+	int64_t opset;
+	struct npu_onnx_io *in, *out;
+	size_t num_in, num_out;
+	char **names;			/* owned io names */
+	size_t num_names;
+};
+
+struct imp {
+	struct npu_onnx_model *m;
+	const struct npu_onnx_options *opts;
+	const Onnx__GraphProto *gp;
+	struct sym *syms;
+	size_t nsyms, cap;
+	uint32_t *table;		/* hash: sym index + 1, 0 = empty */
+	size_t tcap;
+	char *err;
+	size_t err_size;
+	/* node being imported, for messages */
+	const Onnx__NodeProto *node;
+	unsigned int tmp_count;
+};
+
+struct nctx {
+	struct imp *im;
+	const Onnx__NodeProto *n;
+	int64_t opset;
+	struct sym *in[8];	/* NULL when absent */
+	size_t nin;
+	const char *name;
+};
+
+__attribute__((format(printf, 2, 3)))
+int oi_fail(struct imp *im, const char *fmt, ...);
+int oi_nomem(struct imp *im);
+struct sym *oi_lookup(struct imp *im, const char *name);
+int oi_add_sym(struct imp *im, const char *name, struct sym **out);
+int oi_new_value(struct imp *im, struct sym *s, enum npu_dtype dt,
+		 uint32_t rank, const uint32_t *dims);
+int oi_tmp_value(struct imp *im, enum npu_dtype dt, uint32_t rank,
+		 const uint32_t *dims, uint32_t *id);
+int oi_value_of(struct imp *im, struct sym *s, uint32_t *id);
+int oi_add_node(struct imp *im, const struct npu_node_desc *d);
+const Onnx__AttributeProto *oi_attr(const struct nctx *c, const char *name);
+int64_t oi_attr_i(const struct nctx *c, const char *name, int64_t def);
+float oi_attr_f(const struct nctx *c, const char *name, float def);
+int oi_attr_ints(const struct nctx *c, const char *name, int64_t *v, size_t max);
+const char *oi_attr_s(const struct nctx *c, const char *name, char *buf, size_t size);
+int oi_need_in(struct nctx *c, size_t i, struct sym **s);
+int oi_out_sym(struct nctx *c, struct sym **s);
+/* Does a node or the graph's outputs read tensor @name? */
+bool oi_name_used(const struct imp *im, const char *name);
+int oi_sym_shape(struct nctx *c, const struct sym *s, uint32_t *rank, uint32_t *dims);
+enum npu_dtype oi_sym_dtype(const struct sym *s);
+int oi_broadcast(struct nctx *c, uint32_t ra, const uint32_t *a, uint32_t rb,
+		 const uint32_t *b, uint32_t *r, uint32_t *out);
+int oi_emit(struct nctx *c, const struct npu_node_desc *tmpl, const uint32_t *in,
+	    uint32_t nin, enum npu_dtype dt, uint32_t rank, const uint32_t *dims);
+int oi_reshape_tmp(struct nctx *c, uint32_t src, enum npu_dtype dt, uint32_t rank,
+		   const uint32_t *dims, uint32_t *id);
+int oi_op_binary(struct nctx *c);
+int oi_op_unary_act(struct nctx *c, enum npu_activation act);
+int oi_op_conv(struct nctx *c);
+int oi_op_pool(struct nctx *c, enum npu_pool_kind kind, bool global);
+int oi_op_matmul(struct nctx *c);
+int oi_op_gemm(struct nctx *c);
+int oi_op_softmax(struct nctx *c);
+int oi_op_layernorm(struct nctx *c);
+int oi_op_batchnorm(struct nctx *c);
+int oi_op_minmax(struct nctx *c, bool is_max);
+int oi_op_hard(struct nctx *c, bool swish);
+int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
+
+#endif /* NPU_ONNX_IMPORT_H */

@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Graph compilation: order, fold, rewrite, fuse, plan the arena, upload
+ * statics, create the ops and partition them into segments.
+ *
+ * Compile works on a copy of the graph (the user's graph is left as it
+ * was, so it can be compiled again, e.g. for another context).  The copy
+ * borrows the user's static data; everything compile makes is its own.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_compile.h"
+
+
+/* ---- Working copy ------------------------------------------------------- */
+
+static void work_free(struct npu_graph *w)
+{
+	npu_graph_free(w);
+}
+
+static int work_clone(const struct npu_graph *g, struct npu_graph **out)
+{
+	struct npu_graph *w = calloc(1, sizeof(*w));
+	size_t i;
+
+	if (!w)
+		return -ENOMEM;
+	w->v = calloc(g->nv ? g->nv : 1, sizeof(*w->v));
+	w->n = calloc(g->nn ? g->nn : 1, sizeof(*w->n));
+	if (!w->v || !w->n)
+		goto nomem;
+	w->cap_v = g->nv ? g->nv : 1;
+	w->cap_n = g->nn ? g->nn : 1;
+	for (i = 0; i < g->nv; i++) {
+		w->v[i] = g->v[i];
+		w->v[i].name_borrowed = true;
+		w->v[i].data_borrowed = true;
+		w->nv++;
+	}
+	for (i = 0; i < g->nn; i++) {
+		w->n[i] = g->n[i];
+		w->n[i].name = strdup(g->n[i].name);
+		if (!w->n[i].name)
+			goto nomem;
+		w->nn++;
+	}
+	*out = w;
+	return 0;
+nomem:
+	work_free(w);
+	return -ENOMEM;
+}
+/* ---- Order -------------------------------------------------------------- */
+
+static int topo_sort(struct cstate *c)
+{
+	struct npu_graph *w = c->w;
+	uint32_t *deps = calloc(w->nn ? w->nn : 1, 4);
+	uint32_t *start = calloc(w->nv + 1, 4);
+	uint32_t *users = NULL;
+	size_t i, head = 0, total = 0;
+	uint32_t k;
+	int ret = 0;
+
+	if (!deps || !start)
+		goto nomem;
+	/* Users of each value, as a compressed adjacency list. */
+	for (i = 0; i < w->nn; i++)
+		for (k = 0; k < w->n[i].num_inputs; k++)
+			if (w->n[i].in[k] != NPU_VALUE_NONE) {
+				start[w->n[i].in[k] + 1]++;
+				total++;
+			}
+	for (i = 0; i < w->nv; i++)
+		start[i + 1] += start[i];
+	users = malloc((total ? total : 1) * 4);
+	if (!users)
+		goto nomem;
+	{
+		uint32_t *fill = calloc(w->nv + 1, 4);
+
+		if (!fill)
+			goto nomem;
+		for (i = 0; i < w->nn; i++) {
+			for (k = 0; k < w->n[i].num_inputs; k++) {
+				uint32_t v = w->n[i].in[k];
+
+				if (v == NPU_VALUE_NONE)
+					continue;
+				users[start[v] + fill[v]++] = (uint32_t)i;
+				if (w->v[v].producer != NPU_VALUE_NONE)
+					deps[i]++;
+			}
+		}
+		free(fill);
+	}
+	for (i = 0; i < w->nn; i++) {
+		const struct gnode *n = &w->n[i];
+
+		for (k = 0; k < n->num_inputs; k++) {
+			const struct gvalue *v;
+
+			if (n->in[k] == NPU_VALUE_NONE)
+				continue;
+			v = &w->v[n->in[k]];
+			if (v->producer == NPU_VALUE_NONE && !v->data &&
+			    !(v->flags & NPU_VALUE_INPUT)) {
+				ret = -ENOENT;
+				npu__graph_fail(w, "node %s (%s): reads value %s, which no node writes",
+						n->name, npu__node_op_name(n), v->name);
+				goto out;
+			}
+		}
+		if (!deps[i])
+			c->order[c->norder++] = (uint32_t)i;
+	}
+	while (head < c->norder) {
+		const struct gnode *n = &w->n[c->order[head++]];
+		uint32_t v = n->out;
+
+		for (k = start[v]; k < start[v + 1]; k++)
+			if (--deps[users[k]] == 0)
+				c->order[c->norder++] = users[k];
+	}
+	if (c->norder != w->nn) {
+		for (i = 0; i < w->nn && !deps[i]; i++)
+			;
+		ret = -ELOOP;
+		npu__graph_fail(w, "node %s (%s): part of a cycle", w->n[i].name,
+				npu__node_op_name(&w->n[i]));
+	}
+	for (i = 0; i < w->nv && !ret; i++) {
+		if ((w->v[i].flags & NPU_VALUE_OUTPUT) && !(w->v[i].flags & NPU_VALUE_INPUT) &&
+		    w->v[i].producer == NPU_VALUE_NONE) {
+			ret = -ENOENT;
+			npu__graph_fail(w, "output %s: no node writes it", w->v[i].name);
+		}
+	}
+	goto out;
+nomem:
+	ret = -ENOMEM;
+out:
+	free(deps);
+	free(start);
+	free(users);
+	return ret;
+}
+
+/* ---- Runtime ---------------------------------------------------------------- */
+
+NPU_EXPORT void npu_runtime_free(struct npu_runtime *rt)
+{
+	size_t i;
+
+	if (!rt)
+		return;
+	if (rt->thread_live)
+		npu_runtime_wait(rt, NPU_TIMEOUT_INFINITE);
+	for (i = 0; i < rt->num_segs; i++) {
+		npu_fence_free(rt->segs[i].fence);
+		npu_cmdbuf_destroy(rt->segs[i].cb);
+		free(rt->segs[i].bufs);
+	}
+	for (i = 0; i < rt->num_steps; i++) {
+		npu_fence_free(rt->steps[i].prof_fence);
+		npu_cmdbuf_destroy(rt->steps[i].prof_cb);
+		npu_op_free(rt->steps[i].op);
+	}
+	for (i = 0; i < rt->num_nodes && rt->nodes; i++)
+		free(rt->nodes[i].name);
+	for (i = 0; i < rt->num_io; i++)
+		free((void *)rt->io[i].konst);
+	npu_buffer_free(rt->arena_buf);
+	npu_buffer_free(rt->static_buf);
+	free(rt->arena_host);
+	free(rt->static_host);
+	free(rt->segs);
+	free(rt->steps);
+	free(rt->nodes);
+	free(rt->io);
+	free(rt->value_bytes);
+	pthread_cond_destroy(&rt->cond);
+	pthread_mutex_destroy(&rt->lock);
+	if (rt->ctx)
+		npu_context_destroy(rt->ctx);
+	free(rt);
+}
+
+static int runtime_alloc(struct npu_runtime **out)
+{
+	struct npu_runtime *rt = calloc(1, sizeof(*rt));
+	pthread_condattr_t ca;
+
+	if (!rt)
+		return -ENOMEM;
+	pthread_mutex_init(&rt->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&rt->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	*out = rt;
+	return 0;
+}
+
+static int mem_alloc(struct npu_runtime *rt, uint64_t bytes, bool ro,
+		     struct npu_buffer **buf, void **host)
+{
+	uint64_t sz = npu__align_up(bytes ? bytes : 1, ARENA_ALIGN);
+
+	if (rt->device)
+		return npu_buffer_alloc(rt->ctx, sz,
+					ro ? NPU_BUFFER_DEVICE_READONLY : 0, buf);
+	if (sz > SIZE_MAX)
+		return -ENOMEM;
+	*host = aligned_alloc(ARENA_ALIGN, (size_t)sz);
+	if (!*host)
+		return -ENOMEM;
+	memset(*host, 0, (size_t)sz);
+	return 0;
+}
+
+int npu__runtime_arena(struct npu_runtime *rt, uint8_t **p)
+{
+	void *m;
+	int ret;
+
+	if (!rt->arena_buf) {
+		*p = rt->arena_host;
+		return 0;
+	}
+	ret = npu_buffer_map(rt->arena_buf, &m);
+	if (!ret)
+		*p = m;
+	return ret;
+}
+
+/* Group steps into segments and encode the device ones. */
+static int partition(struct npu_runtime *rt)
+{
+	size_t cap = rt->ctx && rt->ctx->info.max_cmd_size ?
+		     rt->ctx->info.max_cmd_size : VNPU_CMD_MAX_BUFFER;
+	size_t i, seg_bytes = 0;
+	struct rseg *s = NULL;
+	int ret;
+
+	rt->segs = calloc(rt->num_steps ? rt->num_steps : 1, sizeof(*rt->segs));
+	if (!rt->segs)
+		return -ENOMEM;
+	for (i = 0; i < rt->num_steps; i++) {
+		struct rstep *st = &rt->steps[i];
+		size_t bytes = npu_op_num_commands(st->op) * sizeof(struct vnpu_cmd_compute) +
+			       sizeof(struct vnpu_cmd_barrier);
+
+		if (!s || s->device != st->device || (st->device && seg_bytes + bytes > cap)) {
+			s = &rt->segs[rt->num_segs++];
+			s->device = st->device;
+			s->first = i;
+			seg_bytes = 0;
+			if (st->device)
+				rt->num_dev_segs++;
+		}
+		s->count++;
+		seg_bytes += bytes;
+		rt->nodes[st->node].segment = (uint32_t)(s - rt->segs);
+	}
+	for (i = 0; i < rt->num_segs; i++) {
+		size_t j, nb = 0, bytes = 0;
+
+		s = &rt->segs[i];
+		if (!s->device)
+			continue;
+		for (j = 0; j < s->count; j++) {
+			const struct npu_op *op = rt->steps[s->first + j].op;
+
+			bytes += npu_op_num_commands(op) * sizeof(struct vnpu_cmd_compute) +
+				 sizeof(struct vnpu_cmd_barrier);
+			nb += npu_op_buffers(op, NULL, 0);
+		}
+		ret = npu_cmdbuf_create(rt->ctx, bytes, &s->cb);
+		if (ret)
+			return ret;
+		s->bufs = calloc(nb ? nb : 1, sizeof(*s->bufs));
+		if (!s->bufs)
+			return -ENOMEM;
+		for (j = 0; j < s->count; j++) {
+			const struct npu_op *op = rt->steps[s->first + j].op;
+			struct npu_buffer *b[VNPU_OP_SLOTS + 1];
+			size_t k, m, n = npu_op_buffers(op, b, VNPU_OP_SLOTS + 1);
+
+			if (j) {
+				ret = npu_cmdbuf_barrier(s->cb);
+				if (ret)
+					return ret;
+			}
+			ret = npu_op_encode(op, s->cb);
+			if (ret)
+				return ret;
+			for (k = 0; k < n && k < VNPU_OP_SLOTS + 1; k++) {
+				for (m = 0; m < s->num_bufs && s->bufs[m] != b[k]; m++)
+					;
+				if (m == s->num_bufs)
+					s->bufs[s->num_bufs++] = b[k];
+			}
+		}
+	}
+	return 0;
+}
+
+NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
+				 uint32_t flags, struct npu_runtime **out)
+{
+	struct cstate c = { 0 };
+	struct npu_runtime *rt = NULL;
+	struct lifetime *lt = NULL;
+	uint32_t *root = NULL;
+	int64_t *vfirst = NULL, *vlast = NULL;
+	uint64_t *soff = NULL, static_end = 0;
+	size_t i, nlt = 0, nsteps = 0, nio = 0;
+	uint8_t *smap = NULL, *amap = NULL;
+	struct npu_graph *w;
+	int ret;
+
+	if (!g)
+		return -EINVAL;
+	g->err[0] = 0;
+	if (!out || (flags & ~(NPU_COMPILE_CPU_ONLY | NPU_COMPILE_NCHW_ONLY)))
+		return npu__graph_fail(g, "bad compile arguments");
+	ret = work_clone(g, &c.w);
+	if (ret)
+		return ret;
+	w = c.w;
+	c.consumers = calloc(w->nv ? w->nv : 1, 4);
+	ret = c.consumers ? npu__cstate_fit(&c) : -ENOMEM;
+	if (ret)
+		goto out;
+	for (i = 0; i < w->nn; i++) {
+		c.state[i] = N_ALIVE;
+		c.fused_into[i] = NPU_VALUE_NONE;
+		c.origin[i] = (uint32_t)i;
+	}
+	ret = topo_sort(&c);
+	if (!ret)
+		ret = npu__fold_constants(&c);
+	if (!ret)
+		ret = npu__rewrite_special(&c);
+	if (!ret)
+		ret = npu__fold_constants(&c);
+	if (!ret)
+		ret = npu__drop_dead(&c);
+	if (!ret)
+		ret = npu__fuse_epilogues(&c);
+	if (!ret)
+		ret = npu__pack_weights(&c);
+	if (!ret && !(flags & NPU_COMPILE_NCHW_ONLY))
+		ret = npu__plan_layout(&c);
+	if (ret)
+		goto out;
+
+	ret = runtime_alloc(&rt);
+	if (ret)
+		goto out;
+	rt->device = ctx && !(flags & NPU_COMPILE_CPU_ONLY);
+	if (ctx) {
+		npu__context_get(ctx);
+		rt->ctx = ctx;
+	}
+	rt->num_nodes = g->nn;
+	rt->nodes = calloc(g->nn ? g->nn : 1, sizeof(*rt->nodes));
+	rt->num_values = g->nv;
+	rt->value_bytes = calloc(g->nv ? g->nv : 1, 8);
+	root = malloc((w->nv ? w->nv : 1) * 4);
+	vfirst = malloc((w->nv ? w->nv : 1) * 8);
+	vlast = malloc((w->nv ? w->nv : 1) * 8);
+	soff = malloc((w->nv ? w->nv : 1) * 8);
+	lt = calloc(w->nv ? w->nv : 1, sizeof(*lt));
+	if (!rt->nodes || !rt->value_bytes || !root || !vfirst || !vlast || !soff || !lt) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < g->nv; i++)
+		rt->value_bytes[i] = g->v[i].bytes;
+	for (i = 0; i < g->nn; i++) {
+		struct rnode *rn = &rt->nodes[i];
+
+		rn->name = strdup(g->n[i].name);
+		if (!rn->name) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		rn->op = npu__node_op_name(&g->n[i]);
+		rn->fused_into = NPU_VALUE_NONE;
+		switch (c.state[i]) {
+		case N_FOLDED:
+			rn->where = NPU_WHERE_FOLDED;
+			break;
+		case N_FUSED:
+			rn->where = NPU_WHERE_FUSED;
+			rn->fused_into = c.origin[c.fused_into[i]];
+			break;
+		case N_DEAD:
+			rn->where = NPU_WHERE_ELIDED;
+			break;
+		default:
+			rn->where = w->n[i].kind == NPU_NODE_RESHAPE ? NPU_WHERE_ELIDED :
+				    NPU_WHERE_CPU;
+			break;
+		}
+	}
+
+	/* Storage roots and lifetimes, in step positions. */
+	for (i = 0; i < w->nv; i++) {
+		root[i] = (uint32_t)i;
+		vfirst[i] = INT64_MAX;
+		vlast[i] = -1;
+		soff[i] = UINT64_MAX;
+	}
+	{
+		int64_t pos = 0;
+
+		for (i = 0; i < c.norder; i++) {
+			uint32_t id = c.order[i], k;
+			struct gnode *n = &w->n[id];
+
+			if (c.state[id] != N_ALIVE)
+				continue;
+			if (n->kind == NPU_NODE_RESHAPE) {
+				const struct gvalue *vi = &w->v[n->in[0]];
+
+				if (vi->elems != w->v[n->out].elems ||
+				    vi->dtype != w->v[n->out].dtype) {
+					ret = npu__graph_fail(g, "node %s (RESHAPE): element count or dtype differs",
+							      n->name);
+					goto out;
+				}
+				root[n->out] = root[n->in[0]];
+			} else if (n->kind != NPU_NODE_OP) {
+				ret = npu__graph_fail(g, "node %s (%s): cannot be compiled", n->name,
+						      npu__node_op_name(n));
+				goto out;
+			} else {
+				nsteps++;
+			}
+			for (k = 0; k < n->num_inputs; k++) {
+				uint32_t v = n->in[k];
+
+				if (v == NPU_VALUE_NONE)
+					continue;
+				if (w->v[v].data) {
+					if (n->kind == NPU_NODE_OP && soff[v] == UINT64_MAX) {
+						static_end = npu__align_up(static_end, ARENA_ALIGN);
+						soff[v] = static_end;
+						static_end += w->v[v].bytes;
+					}
+					continue;
+				}
+				if (vlast[root[v]] < pos)
+					vlast[root[v]] = pos;
+			}
+			if (vfirst[root[n->out]] > pos)
+				vfirst[root[n->out]] = pos;
+			if (vlast[root[n->out]] < pos)
+				vlast[root[n->out]] = pos;
+			pos++;
+		}
+		for (i = 0; i < w->nv; i++) {
+			const struct gvalue *v = &w->v[i];
+
+			if (v->data)
+				continue;
+			if (v->flags & NPU_VALUE_INPUT) {
+				vfirst[root[i]] = -1;
+				if (vlast[root[i]] < 0)
+					vlast[root[i]] = -1;
+			}
+			if (v->flags & NPU_VALUE_OUTPUT) {
+				vlast[root[i]] = pos;
+				if (vfirst[root[i]] == INT64_MAX)
+					vfirst[root[i]] = -1;
+			}
+		}
+		for (i = 0; i < w->nv; i++) {
+			if (root[i] != i || w->v[i].data || vlast[i] < 0 ||
+			    vfirst[i] == INT64_MAX)
+				continue;
+			lt[nlt].root = (uint32_t)i;
+			lt[nlt].first = vfirst[i];
+			lt[nlt].last = vlast[i];
+			lt[nlt].bytes = w->v[i].bytes;
+			nlt++;
+		}
+	}
+	ret = npu__plan_arena(lt, nlt, &rt->arena_bytes);
+	if (ret)
+		goto out;
+	for (i = 0; i < nlt; i++)
+		soff[lt[i].root] = lt[i].offset;
+	rt->static_bytes = static_end;
+
+	ret = mem_alloc(rt, rt->arena_bytes, false, &rt->arena_buf, &rt->arena_host);
+	if (!ret)
+		ret = mem_alloc(rt, static_end, true, &rt->static_buf, &rt->static_host);
+	if (!ret)
+		ret = npu__runtime_arena(rt, &amap);
+	if (!ret && rt->static_buf) {
+		void *m;
+
+		ret = npu_buffer_map(rt->static_buf, &m);
+		smap = m;
+	} else if (!ret) {
+		smap = rt->static_host;
+	}
+	if (ret)
+		goto out;
+	(void)amap;
+	for (i = 0; i < w->nv; i++)
+		if (w->v[i].data && soff[i] != UINT64_MAX)
+			memcpy(smap + soff[i], w->v[i].data, w->v[i].bytes);
+
+	/* Ops, in order. */
+	rt->steps = calloc(nsteps ? nsteps : 1, sizeof(*rt->steps));
+	if (!rt->steps) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < c.norder; i++) {
+		uint32_t id = c.order[i], k;
+		struct gnode *n = &w->n[id];
+		struct gbind bin[GNODE_MAX_INPUTS] = { 0 }, bout = { 0 };
+		struct rstep *st;
+		struct rnode *rn;
+		const char *why = NULL;
+
+		if (c.state[id] != N_ALIVE || n->kind != NPU_NODE_OP)
+			continue;
+		for (k = 0; k <= n->num_inputs; k++) {
+			uint32_t v = k < n->num_inputs ? n->in[k] : n->out;
+			struct gbind *b = k < n->num_inputs ? &bin[k] : &bout;
+
+			if (v == NPU_VALUE_NONE)
+				continue;
+			if (w->v[v].data) {
+				b->buf = rt->static_buf;
+				b->offset = soff[v];
+				b->host = rt->static_host ? (uint8_t *)rt->static_host + soff[v] : NULL;
+			} else {
+				b->buf = rt->arena_buf;
+				b->offset = soff[root[v]];
+				b->host = rt->arena_host ? (uint8_t *)rt->arena_host + soff[root[v]] : NULL;
+			}
+		}
+		st = &rt->steps[rt->num_steps];
+		ret = npu__graph_make_op(w, n, bin, &bout, &st->op);
+		if (ret) {
+			snprintf(g->err, sizeof(g->err), "%s", w->err);
+			goto out;
+		}
+		rt->num_steps++;
+		st->node = c.origin[id];
+		rn = &rt->nodes[st->node];
+		st->device = rt->device && npu_op_supported(st->op, &why) == 1;
+		/* a node rewritten into several ops is on the device if all are */
+		if (c.origin[id] == id || !st->device) {
+			rn->where = st->device ? NPU_WHERE_DEVICE : NPU_WHERE_CPU;
+			rn->cpu_reason = st->device ? NULL :
+					 !rt->device ? "compiled for the CPU" : why;
+		}
+		rn->macs += npu__node_macs(w, n);
+	}
+
+	/* External inputs and outputs. */
+	rt->io = calloc(g->nv ? g->nv : 1, sizeof(*rt->io));
+	if (!rt->io) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < g->nv; i++) {
+		const struct gvalue *v = &w->v[i];
+		struct rio *io;
+
+		if (!(v->flags & (NPU_VALUE_INPUT | NPU_VALUE_OUTPUT)))
+			continue;
+		io = &rt->io[nio++];
+		io->id = (uint32_t)i;
+		io->input = v->flags & NPU_VALUE_INPUT;
+		io->bytes = v->bytes;
+		if (v->data) {
+			/* folded to a constant: copied out by every run */
+			void *k = malloc(v->bytes ? v->bytes : 1);
+
+			if (!k) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			memcpy(k, v->data, v->bytes);
+			io->konst = k;
+		} else {
+			io->offset = soff[root[i]];
+			if (io->offset == UINT64_MAX) {	/* an input nothing reads */
+				io->offset = 0;
+				io->bytes = 0;
+			}
+		}
+	}
+	rt->num_io = nio;
+	ret = partition(rt);
+out:
+	if (ret) {
+		if (rt)
+			rt->num_io = nio;
+		npu_runtime_free(rt);
+		if (!g->err[0] && w && w->err[0])
+			snprintf(g->err, sizeof(g->err), "%s", w->err);
+	} else {
+		*out = rt;
+	}
+	free(root);
+	free(vfirst);
+	free(vlast);
+	free(soff);
+	free(lt);
+	free(c.state);
+	free(c.fused_into);
+	free(c.origin);
+	free(c.order);
+	free(c.consumers);
+	work_free(c.w);
+	return ret;
+}

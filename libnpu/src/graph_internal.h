@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Graph internals shared by graph_build.c (values, nodes, support query),
+ * graph_compile.c (rewrites, arena plan, partition) and graph_run.c.
+ */
+#ifndef NPU_GRAPH_INTERNAL_H
+#define NPU_GRAPH_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+
+#include "npu_internal.h"
+#include "npu/graph.h"
+#include "vnpu/vnpu_hw_ops.h"
+
+#define GNODE_MAX_INPUTS	8
+
+/* Bit of gnode.flags, never public: W was packed from OIHW to OHWI. */
+#define GNODE_W_PACKED	(1u << 31)
+
+struct gvalue {
+	char *name;			/* never NULL ("" if unnamed) */
+	enum npu_dtype dtype;
+	uint32_t rank;
+	uint32_t dims[NPU_TENSOR_MAX_RANK];
+	uint32_t flags;			/* NPU_VALUE_* */
+	float scale;
+	int32_t zero_point;
+	void *data;			/* static values: owned copy */
+	uint64_t elems;
+	uint64_t bytes;
+	uint32_t producer;		/* node index or NPU_VALUE_NONE */
+	/* compile's working copy borrows the user graph's names and data */
+	bool name_borrowed, data_borrowed;
+	/*
+	 * Compile's layout plan: this 4-D [N,C,H,W] value is stored as
+	 * [N,H,W,C], because only layout-free ops and NCHW convolutions and
+	 * pools touch it.
+	 */
+	bool nhwc;
+};
+
+struct gnode {
+	char *name;
+	enum npu_node_kind kind;
+	uint32_t flags;
+	struct npu_op_params op;
+	float epsilon;
+	uint32_t num_inputs;
+	uint32_t in[GNODE_MAX_INPUTS];
+	uint32_t out;
+};
+
+struct npu_graph {
+	struct gvalue *v;
+	size_t nv, cap_v;
+	struct gnode *n;
+	size_t nn, cap_n;
+	char err[256];
+	char reason[256];		/* npu_graph_node_supported() */
+};
+
+__attribute__((format(printf, 2, 3)))
+int npu__graph_fail(struct npu_graph *g, const char *fmt, ...);
+
+/* Append a value/node without the public checks (compile's rewrites). */
+int npu__graph_push_value(struct npu_graph *g, const struct npu_value_desc *d,
+			  void *owned_data, uint32_t *id);
+
+/* "CONV2D", "RESHAPE", ... for a node. */
+const char *npu__node_op_name(const struct gnode *n);
+
+/*
+ * A tensor for value @v (NCHW-viewed as NHWC when @nchw and rank 4), bound
+ * at (@buf, @offset) or to @host.
+ */
+int npu__graph_tensor(const struct gvalue *v, bool nchw,
+		      struct npu_buffer *buf, uint64_t offset, void *host,
+		      struct npu_tensor **out);
+
+/*
+ * Create node @n's op over tensors for its values, each bound as @bind
+ * says (value index -> buffer + offset or host pointer).  The graph
+ * error says why on -EINVAL.
+ */
+struct gbind {
+	struct npu_buffer *buf;
+	uint64_t offset;
+	void *host;
+};
+int npu__graph_make_op(struct npu_graph *g, const struct gnode *n,
+		       const struct gbind *bind_in, const struct gbind *bind_out,
+		       struct npu_op **out);
+
+/* ---- Compiled runtime ---------------------------------------------- */
+
+struct rnode {
+	char *name;
+	const char *op;
+	enum npu_node_where where;
+	uint32_t fused_into;
+	uint32_t segment;
+	const char *cpu_reason;
+	uint64_t macs;
+	uint64_t cycles;
+	uint64_t time_ns;
+};
+
+/* One op in execution order; @node is the graph node it reports to. */
+struct rstep {
+	struct npu_op *op;
+	uint32_t node;
+	bool device;
+	struct npu_cmdbuf *prof_cb;	/* profiling: the op alone */
+	struct npu_fence *prof_fence;
+};
+
+struct rseg {
+	bool device;
+	size_t first, count;		/* steps */
+	struct npu_cmdbuf *cb;
+	struct npu_buffer **bufs;
+	size_t num_bufs;
+	struct npu_fence *fence;
+};
+
+/* An external input or output (or a constant output, @konst). */
+struct rio {
+	uint32_t id;
+	bool input;
+	uint64_t offset;		/* in the arena */
+	uint64_t bytes;
+	void *user;
+	const void *konst;
+};
+
+struct npu_runtime {
+	struct npu_context *ctx;	/* referenced; NULL: host only */
+	bool device;			/* device segments exist */
+	struct rnode *nodes;
+	size_t num_nodes;
+	struct rstep *steps;
+	size_t num_steps;
+	struct rseg *segs;
+	size_t num_segs, num_dev_segs;
+	struct npu_buffer *arena_buf, *static_buf;
+	void *arena_host, *static_host;	/* host-only mode */
+	uint64_t arena_bytes, static_bytes;
+	struct rio *io;
+	size_t num_io;
+	uint64_t *value_bytes;
+	size_t num_values;
+	bool profiling;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool thread_live;		/* started and not yet joined */
+	bool done;
+	int result;
+	struct npu_queue *q;
+};
+
+/* Where the arena is mapped (device or host). */
+int npu__runtime_arena(struct npu_runtime *rt, uint8_t **p);
+
+/* Multiply-accumulates of node @n (GEMM and CONV2D; 0 otherwise). */
+uint64_t npu__node_macs(const struct npu_graph *g, const struct gnode *n);
+
+#endif /* NPU_GRAPH_INTERNAL_H */

@@ -1,0 +1,776 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Graph compilation, the graph-to-graph part: constant folding, the
+ * rewrites (DIV by a constant, BATCHNORM), dead-node removal, epilogue
+ * fusion (bias, activation) and weight packing, all on compile's working
+ * copy of the graph.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_compile.h"
+
+/* Grow the per-node arrays of @c to cover every working node. */
+int npu__cstate_fit(struct cstate *c)
+{
+	size_t n = c->w->nn, cap;
+	uint8_t *st;
+	uint32_t *fi, *orig, *ord;
+
+	if (n <= c->cap_nodes)
+		return 0;
+	cap = n + 16;
+	st = realloc(c->state, cap);
+	if (!st)
+		return -ENOMEM;
+	c->state = st;
+	fi = realloc(c->fused_into, cap * 4);
+	if (!fi)
+		return -ENOMEM;
+	c->fused_into = fi;
+	orig = realloc(c->origin, cap * 4);
+	if (!orig)
+		return -ENOMEM;
+	c->origin = orig;
+	ord = realloc(c->order, cap * 4);
+	if (!ord)
+		return -ENOMEM;
+	c->order = ord;
+	c->cap_nodes = cap;
+	return 0;
+}
+
+int npu__add_node_raw(struct cstate *c, const struct gnode *tmpl,
+		      uint32_t origin, uint32_t *id)
+{
+	struct npu_graph *w = c->w;
+	int ret;
+
+	if (w->nn == w->cap_n) {
+		size_t cap = 2 * w->cap_n;
+		struct gnode *nn = realloc(w->n, cap * sizeof(*nn));
+
+		if (!nn)
+			return -ENOMEM;
+		w->n = nn;
+		w->cap_n = cap;
+	}
+	w->n[w->nn] = *tmpl;
+	w->n[w->nn].name = strdup(tmpl->name);
+	if (!w->n[w->nn].name)
+		return -ENOMEM;
+	*id = (uint32_t)w->nn++;
+	ret = npu__cstate_fit(c);
+	if (ret)
+		return ret;
+	c->state[*id] = N_ALIVE;
+	c->fused_into[*id] = NPU_VALUE_NONE;
+	c->origin[*id] = origin;
+	return 0;
+}
+
+/* A new value like @like (dtype, quantization) with @rank/@dims. */
+int npu__add_value_raw(struct cstate *c, const struct gvalue *like,
+		       uint32_t rank, const uint32_t *dims, void *data,
+		       uint32_t *id)
+{
+	struct npu_value_desc d = {
+		.name = like->name, .dtype = like->dtype, .rank = rank,
+		.scale = like->scale, .zero_point = like->zero_point,
+	};
+	uint32_t *cons;
+	int ret;
+
+	memcpy(d.dims, dims, 4ull * rank);
+	ret = npu__graph_push_value(c->w, &d, data, id);
+	if (ret)
+		return ret;
+	cons = realloc(c->consumers, c->w->nv * 4);
+	if (!cons)
+		return -ENOMEM;
+	c->consumers = cons;
+	cons[*id] = 0;
+	return 0;
+}
+
+void npu__count_consumers(struct cstate *c)
+{
+	struct npu_graph *w = c->w;
+	size_t i;
+	uint32_t k;
+
+	memset(c->consumers, 0, w->nv * 4);
+	for (i = 0; i < w->nn; i++) {
+		if (c->state[i] != N_ALIVE)
+			continue;
+		for (k = 0; k < w->n[i].num_inputs; k++)
+			if (w->n[i].in[k] != NPU_VALUE_NONE)
+				c->consumers[w->n[i].in[k]]++;
+	}
+}
+
+/* Insert working node @id into the order right after node @after. */
+static void order_insert_after(struct cstate *c, uint32_t after, uint32_t id)
+{
+	size_t i, pos = c->norder;
+
+	for (i = 0; i < c->norder; i++)
+		if (c->order[i] == after)
+			pos = i + 1;
+	memmove(&c->order[pos + 1], &c->order[pos], (c->norder - pos) * 4);
+	c->order[pos] = id;
+	c->norder++;
+}
+
+/* ---- Constant folding ---------------------------------------------------- */
+
+static bool all_static(const struct npu_graph *w, const struct gnode *n)
+{
+	uint32_t k;
+
+	for (k = 0; k < n->num_inputs; k++)
+		if (n->in[k] != NPU_VALUE_NONE && !w->v[n->in[k]].data)
+			return false;
+	return true;
+}
+
+static int fold_node(struct cstate *c, uint32_t id)
+{
+	struct npu_graph *w = c->w;
+	struct gnode *n = &w->n[id];
+	struct gvalue *vo = &w->v[n->out];
+	struct gbind bin[GNODE_MAX_INPUTS] = { 0 }, bout = { 0 };
+	struct npu_op *op = NULL;
+	void *data;
+	uint32_t k;
+	int ret;
+
+	if (n->kind == NPU_NODE_RESHAPE) {
+		const struct gvalue *vi = &w->v[n->in[0]];
+
+		if (vi->elems != vo->elems || vi->dtype != vo->dtype)
+			return npu__graph_fail(w, "node %s (RESHAPE): element count or dtype differs",
+					       n->name);
+		data = malloc(vo->bytes ? vo->bytes : 1);
+		if (!data)
+			return -ENOMEM;
+		memcpy(data, vi->data, vo->bytes);
+	} else if (n->kind == NPU_NODE_OP) {
+		data = calloc(1, vo->bytes ? vo->bytes : 1);
+		if (!data)
+			return -ENOMEM;
+		for (k = 0; k < n->num_inputs; k++)
+			if (n->in[k] != NPU_VALUE_NONE)
+				bin[k].host = w->v[n->in[k]].data;
+		bout.host = data;
+		ret = npu__graph_make_op(w, n, bin, &bout, &op);
+		if (!ret)
+			ret = npu_op_run_cpu(op);
+		npu_op_free(op);
+		if (ret) {
+			free(data);
+			return ret;
+		}
+	} else {
+		return 0;	/* rewritten into ops first, then folded */
+	}
+	vo->data = data;
+	vo->data_borrowed = false;
+	c->state[id] = N_FOLDED;
+	return 0;
+}
+
+int npu__fold_constants(struct cstate *c)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < c->norder; i++) {
+		uint32_t id = c->order[i];
+
+		if (c->state[id] != N_ALIVE || !all_static(c->w, &c->w->n[id]))
+			continue;
+		ret = fold_node(c, id);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- Rewrites ------------------------------------------------------------- */
+
+static bool is_f32_static(const struct gvalue *v)
+{
+	return v->data && v->dtype == NPU_DTYPE_FP32;
+}
+
+static int rewrite_div(struct cstate *c, uint32_t id)
+{
+	struct npu_graph *w = c->w;
+	struct gnode *n = &w->n[id];
+	const struct gvalue *b;
+	uint32_t nb;
+	float *r;
+	uint64_t i;
+	int ret;
+
+	if (n->num_inputs != 2 || n->in[1] == NPU_VALUE_NONE ||
+	    !is_f32_static(&w->v[n->in[1]]))
+		return npu__graph_fail(w, "node %s (DIV): the divisor must be an fp32 constant (no division op yet)",
+				       n->name);
+	b = &w->v[n->in[1]];
+	r = malloc(b->bytes ? b->bytes : 1);
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < b->elems; i++)
+		r[i] = 1.0f / ((const float *)b->data)[i];
+	ret = npu__add_value_raw(c, b, b->rank, b->dims, r, &nb);
+	if (ret) {
+		free(r);
+		return ret;
+	}
+	n = &w->n[id];
+	n->kind = NPU_NODE_OP;
+	memset(&n->op, 0, sizeof(n->op));
+	n->op.kind = NPU_OP_ELTWISE;
+	n->op.eltwise.kind = NPU_ELTWISE_MUL;
+	n->in[1] = nb;
+	return 0;
+}
+
+/* Per-channel factors of a BATCHNORM: y = x * s[c] + t[c]. */
+static int bn_factors(struct npu_graph *w, const struct gnode *n, uint32_t ch,
+		      float **s_out, float **t_out)
+{
+	const float *p[4];
+	float *s, *t;
+	uint32_t k;
+
+	if (n->num_inputs != 5)
+		return npu__graph_fail(w, "node %s (BATCHNORM): needs X, scale, bias, mean, var",
+				       n->name);
+	for (k = 1; k < 5; k++) {
+		const struct gvalue *v = n->in[k] == NPU_VALUE_NONE ? NULL : &w->v[n->in[k]];
+
+		if (!v || !is_f32_static(v) || v->elems != ch)
+			return npu__graph_fail(w, "node %s (BATCHNORM): scale, bias, mean and var must be fp32 constants of %u elements",
+					       n->name, ch);
+		p[k - 1] = v->data;
+	}
+	s = malloc(4ull * ch);
+	t = malloc(4ull * ch);
+	if (!s || !t) {
+		free(s);
+		free(t);
+		return -ENOMEM;
+	}
+	for (k = 0; k < ch; k++) {
+		s[k] = p[0][k] / sqrtf(p[3][k] + n->epsilon);
+		t[k] = p[1][k] - p[2][k] * s[k];
+	}
+	*s_out = s;
+	*t_out = t;
+	return 0;
+}
+
+static bool private_result(const struct cstate *c, uint32_t v)
+{
+	return c->consumers[v] == 1 && !(c->w->v[v].flags & NPU_VALUE_OUTPUT);
+}
+
+static void fuse(struct cstate *c, uint32_t into, uint32_t gone)
+{
+	struct npu_graph *w = c->w;
+
+	w->n[into].out = w->n[gone].out;
+	w->v[w->n[gone].out].producer = into;
+	c->state[gone] = N_FUSED;
+	c->fused_into[gone] = into;
+	npu__count_consumers(c);
+}
+
+static int rewrite_bn(struct cstate *c, uint32_t id)
+{
+	struct npu_graph *w = c->w;
+	struct gnode *n = &w->n[id], *p = NULL;
+	const struct gvalue *x = &w->v[n->in[0]];
+	uint32_t ch, pid = x->producer, k, dims[NPU_TENSOR_MAX_RANK];
+	float *s = NULL, *t = NULL;
+	int ret;
+
+	if (x->rank < 2 || x->dtype != NPU_DTYPE_FP32)
+		return npu__graph_fail(w, "node %s (BATCHNORM): X must be fp32 [N,C,...]", n->name);
+	ch = x->dims[1];
+	ret = bn_factors(w, n, ch, &s, &t);
+	if (ret)
+		return ret;
+	if (pid != NPU_VALUE_NONE && c->state[pid] == N_ALIVE)
+		p = &w->n[pid];
+	if (p && p->kind == NPU_NODE_OP && p->op.kind == NPU_OP_CONV2D &&
+	    (p->flags & NPU_NODE_NCHW) && p->op.act == NPU_ACT_NONE &&
+	    private_result(c, n->in[0]) && is_f32_static(&w->v[p->in[1]]) &&
+	    w->v[p->in[1]].dims[0] == ch &&
+	    (p->num_inputs < 3 || p->in[2] == NPU_VALUE_NONE ||
+	     is_f32_static(&w->v[p->in[2]]))) {
+		/* Fold into the convolution: W' = W * s[co], b' = b * s + t. */
+		const struct gvalue *wv = &w->v[p->in[1]];
+		const float *b0 = p->num_inputs >= 3 && p->in[2] != NPU_VALUE_NONE ?
+				  w->v[p->in[2]].data : NULL;
+		uint64_t per = wv->elems / ch, i;
+		float *nw = malloc(wv->bytes), *nbias = malloc(4ull * ch);
+		uint32_t wid, bid;
+
+		if (!nw || !nbias) {
+			ret = -ENOMEM;
+			goto fail_fold;
+		}
+		for (i = 0; i < wv->elems; i++)
+			nw[i] = ((const float *)wv->data)[i] * s[i / per];
+		for (k = 0; k < ch; k++)
+			nbias[k] = (b0 ? b0[k] : 0.0f) * s[k] + t[k];
+		ret = npu__add_value_raw(c, wv, wv->rank, wv->dims, nw, &wid);
+		if (ret)
+			goto fail_fold;
+		nw = NULL;
+		ret = npu__add_value_raw(c, &w->v[p->in[1]], 1, &ch, nbias, &bid);
+		if (ret)
+			goto fail_fold;
+		nbias = NULL;
+		p = &w->n[pid];
+		p->in[1] = wid;
+		p->in[2] = bid;
+		p->num_inputs = 3;
+		fuse(c, pid, id);
+fail_fold:
+		free(nw);
+		free(nbias);
+		free(s);
+		free(t);
+		return ret;
+	} else {
+		/* Alone: a multiply and an add with [1,C,1,...] constants. */
+		struct gnode add = { 0 };
+		uint32_t sid, tid, mid, aid;
+		struct gvalue xv = *x;
+
+		for (k = 0; k < x->rank; k++)
+			dims[k] = k == 1 ? ch : 1;
+		ret = npu__add_value_raw(c, &xv, x->rank, dims, s, &sid);
+		if (ret) {
+			free(s);
+			free(t);
+			return ret;
+		}
+		ret = npu__add_value_raw(c, &xv, xv.rank, dims, t, &tid);
+		if (ret) {
+			free(t);
+			return ret;
+		}
+		ret = npu__add_value_raw(c, &xv, xv.rank, xv.dims, NULL, &mid);
+		if (ret)
+			return ret;
+		n = &w->n[id];
+		add.name = n->name;
+		add.kind = NPU_NODE_OP;
+		add.op.kind = NPU_OP_ELTWISE;
+		add.op.eltwise.kind = NPU_ELTWISE_ADD;
+		add.num_inputs = 2;
+		add.in[0] = mid;
+		add.in[1] = tid;
+		add.in[2] = NPU_VALUE_NONE;
+		add.out = n->out;
+		for (k = 2; k < GNODE_MAX_INPUTS; k++)
+			add.in[k] = NPU_VALUE_NONE;
+		ret = npu__add_node_raw(c, &add, c->origin[id], &aid);
+		if (ret)
+			return ret;
+		n = &w->n[id];
+		w->v[add.out].producer = aid;
+		w->v[mid].producer = id;
+		n->kind = NPU_NODE_OP;
+		memset(&n->op, 0, sizeof(n->op));
+		n->op.kind = NPU_OP_ELTWISE;
+		n->op.eltwise.kind = NPU_ELTWISE_MUL;
+		n->num_inputs = 2;
+		n->in[1] = sid;
+		for (k = 2; k < GNODE_MAX_INPUTS; k++)
+			n->in[k] = NPU_VALUE_NONE;
+		n->out = mid;
+		order_insert_after(c, id, aid);
+		npu__count_consumers(c);
+		return 0;
+	}
+}
+
+int npu__rewrite_special(struct cstate *c)
+{
+	size_t i;
+	int ret;
+
+	npu__count_consumers(c);
+	for (i = 0; i < c->norder; i++) {
+		uint32_t id = c->order[i];
+
+		if (c->state[id] != N_ALIVE)
+			continue;
+		if (c->w->n[id].kind == NPU_NODE_DIV)
+			ret = rewrite_div(c, id);
+		else if (c->w->n[id].kind == NPU_NODE_BATCHNORM)
+			ret = rewrite_bn(c, id);
+		else
+			ret = 0;
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- Fusion --------------------------------------------------------------- */
+
+static bool is_float_plain(const struct gvalue *v)
+{
+	return v->dtype == NPU_DTYPE_FP32 && v->scale == 0.0f;
+}
+
+static bool same_shape(const struct gvalue *a, const struct gvalue *b)
+{
+	return a->rank == b->rank && !memcmp(a->dims, b->dims, 4ull * a->rank);
+}
+
+/*
+ * Channels of a bias @s added to the output @y of @p, or 0 when @s is not
+ * a per-channel vector along @p's channel axis.
+ */
+static uint32_t bias_channels(const struct gnode *p, const struct gvalue *y,
+			      const struct gvalue *s)
+{
+	uint32_t axis = y->rank - 1, k, ch;
+
+	if (p->op.kind == NPU_OP_CONV2D && (p->flags & NPU_NODE_NCHW))
+		axis = 1;
+	ch = y->dims[axis];
+	if (s->elems != ch || s->rank > y->rank)
+		return 0;
+	/* right-aligned broadcasting: the one non-1 dim must sit at @axis */
+	for (k = 0; k < s->rank; k++) {
+		uint32_t yaxis = y->rank - s->rank + k;
+
+		if (s->dims[k] != 1 && yaxis != axis)
+			return 0;
+	}
+	return ch;
+}
+
+int npu__fuse_epilogues(struct cstate *c)
+{
+	struct npu_graph *w = c->w;
+	size_t i;
+	int ret;
+
+	npu__count_consumers(c);
+	for (i = 0; i < c->norder; i++) {
+		uint32_t id = c->order[i], pid, k;
+		struct gnode *n = &w->n[id], *p;
+
+		if (c->state[id] != N_ALIVE || n->kind != NPU_NODE_OP)
+			continue;
+		if (n->op.kind == NPU_OP_ELTWISE && n->op.eltwise.kind == NPU_ELTWISE_ADD &&
+		    n->op.act == NPU_ACT_NONE && n->num_inputs == 2) {
+			for (k = 0; k < 2; k++) {
+				const struct gvalue *x = &w->v[n->in[k]], *s = &w->v[n->in[1 - k]];
+				uint32_t ch, bid;
+				void *copy;
+
+				pid = x->producer;
+				if (pid == NPU_VALUE_NONE || c->state[pid] != N_ALIVE)
+					continue;
+				p = &w->n[pid];
+				if (p->kind != NPU_NODE_OP || p->op.act != NPU_ACT_NONE ||
+				    (p->op.kind != NPU_OP_GEMM && p->op.kind != NPU_OP_CONV2D) ||
+				    (p->num_inputs >= 3 && p->in[2] != NPU_VALUE_NONE) ||
+				    !private_result(c, n->in[k]) || !is_f32_static(s) ||
+				    !is_float_plain(x) || !same_shape(x, &w->v[n->out]) ||
+				    !is_float_plain(&w->v[n->out]))
+					continue;
+				ch = bias_channels(p, x, s);
+				if (!ch)
+					continue;
+				copy = malloc(4ull * ch);
+				if (!copy)
+					return -ENOMEM;
+				memcpy(copy, s->data, 4ull * ch);
+				ret = npu__add_value_raw(c, s, 1, &ch, copy, &bid);
+				if (ret) {
+					free(copy);
+					return ret;
+				}
+				p = &w->n[pid];
+				p->in[2] = bid;
+				p->num_inputs = 3;
+				fuse(c, pid, id);
+				break;
+			}
+			continue;
+		}
+		if (n->op.kind == NPU_OP_ACTIVATION) {
+			enum npu_activation act = n->op.act;
+			const struct gvalue *x = &w->v[n->in[0]];
+
+			if (act == NPU_ACT_CLIP) {
+				if (n->op.clip.min == 0.0f && n->op.clip.max == 6.0f)
+					act = NPU_ACT_RELU6;
+				else if (n->op.clip.min == 0.0f && isinf(n->op.clip.max))
+					act = NPU_ACT_RELU;
+				else
+					continue;
+			}
+			pid = x->producer;
+			if (pid == NPU_VALUE_NONE || c->state[pid] != N_ALIVE)
+				continue;
+			p = &w->n[pid];
+			if (p->kind != NPU_NODE_OP || p->op.act != NPU_ACT_NONE ||
+			    (p->op.kind != NPU_OP_GEMM && p->op.kind != NPU_OP_CONV2D &&
+			     p->op.kind != NPU_OP_ELTWISE) ||
+			    !private_result(c, n->in[0]) || !is_float_plain(x) ||
+			    !is_float_plain(&w->v[n->out]) || !same_shape(x, &w->v[n->out]))
+				continue;
+			p->op.act = act;
+			p->op.act_alpha = act == NPU_ACT_LEAKY_RELU ? n->op.act_alpha : 0.0f;
+			fuse(c, pid, id);
+		}
+	}
+	return 0;
+}
+
+/* Drop nodes no output needs. */
+int npu__drop_dead(struct cstate *c)
+{
+	struct npu_graph *w = c->w;
+	uint8_t *need = calloc(w->nv ? w->nv : 1, 1);
+	size_t i;
+	uint32_t k;
+
+	if (!need)
+		return -ENOMEM;
+	for (i = 0; i < w->nv; i++)
+		if (w->v[i].flags & NPU_VALUE_OUTPUT)
+			need[i] = 1;
+	for (i = c->norder; i-- > 0;) {
+		uint32_t id = c->order[i];
+		struct gnode *n = &w->n[id];
+
+		if (c->state[id] != N_ALIVE)
+			continue;
+		if (!need[n->out]) {
+			c->state[id] = N_DEAD;
+			continue;
+		}
+		for (k = 0; k < n->num_inputs; k++)
+			if (n->in[k] != NPU_VALUE_NONE)
+				need[n->in[k]] = 1;
+	}
+	free(need);
+	npu__count_consumers(c);
+	return 0;
+}
+
+/* NCHW convolution weights, packed OIHW -> OHWI once. */
+int npu__pack_weights(struct cstate *c)
+{
+	struct npu_graph *w = c->w;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < c->norder; i++) {
+		uint32_t id = c->order[i], co, ci, kh, kw, o, a, y, x, wid;
+		struct gnode *n = &w->n[id];
+		const struct gvalue *wv;
+		uint32_t dims[4];
+		uint8_t *dst;
+		size_t es;
+
+		if (c->state[id] != N_ALIVE || n->kind != NPU_NODE_OP ||
+		    n->op.kind != NPU_OP_CONV2D || !(n->flags & NPU_NODE_NCHW) ||
+		    n->num_inputs < 2 || !w->v[n->in[1]].data || w->v[n->in[1]].rank != 4)
+			continue;
+		wv = &w->v[n->in[1]];
+		co = wv->dims[0];
+		ci = wv->dims[1];
+		kh = wv->dims[2];
+		kw = wv->dims[3];
+		es = npu_dtype_size(wv->dtype);
+		dst = malloc(wv->bytes);
+		if (!dst)
+			return -ENOMEM;
+		for (o = 0; o < co; o++)
+			for (a = 0; a < ci; a++)
+				for (y = 0; y < kh; y++)
+					for (x = 0; x < kw; x++)
+						memcpy(dst + es * ((((uint64_t)o * kh + y) * kw + x) * ci + a),
+						       (const uint8_t *)wv->data +
+						       es * ((((uint64_t)o * ci + a) * kh + y) * kw + x), es);
+		dims[0] = co;
+		dims[1] = kh;
+		dims[2] = kw;
+		dims[3] = ci;
+		ret = npu__add_value_raw(c, wv, 4, dims, dst, &wid);
+		if (ret) {
+			free(dst);
+			return ret;
+		}
+		n = &w->n[id];
+		n->in[1] = wid;
+		n->flags |= GNODE_W_PACKED;
+	}
+	return 0;
+}
+
+/* ---- Layout plan ---------------------------------------------------------- */
+
+/*
+ * NCHW convolutions and pools read and write NHWC views of NCHW memory,
+ * which the device engine takes only on its strided (slow) paths.  An
+ * internal 4-D value that nothing but such ops and layout-free ops
+ * (ELTWISE, ACTIVATION) touch is stored NHWC instead, densely; the
+ * layout-free ops then work on [N,H,W,C] shapes, with their static
+ * broadcast operands permuted to match.  Graph inputs and outputs, and
+ * values a RESHAPE or any other op sees, keep the graph's layout.
+ */
+enum { L_ROLE_NONE, L_ROLE_FREE, L_ROLE_GROUP };
+
+/* How node @n uses input @k (or its output for k == num_inputs). */
+static int layout_role(const struct gnode *n, uint32_t k)
+{
+	bool out = k == n->num_inputs;
+
+	if (n->kind != NPU_NODE_OP)
+		return L_ROLE_NONE;
+	switch (n->op.kind) {
+	case NPU_OP_CONV2D:
+	case NPU_OP_POOL2D:
+		if (!(n->flags & NPU_NODE_NCHW))
+			return L_ROLE_NONE;
+		return out || k == 0 ? L_ROLE_FREE : L_ROLE_NONE;
+	case NPU_OP_ELTWISE:
+	case NPU_OP_ACTIVATION:
+		return L_ROLE_GROUP;
+	default:
+		return L_ROLE_NONE;
+	}
+}
+
+static bool layout_candidate(const struct gvalue *v)
+{
+	return v->rank == 4 && !v->data && !(v->flags & (NPU_VALUE_INPUT | NPU_VALUE_OUTPUT));
+}
+
+/* A copy of static @s broadcast against 4-D values, permuted to NHWC. */
+static int permute_static(struct cstate *c, uint32_t sid, uint32_t *out)
+{
+	const struct gvalue *s = &c->w->v[sid];
+	uint32_t d[4] = { 1, 1, 1, 1 }, nd[4], n, ch, h, w, k;
+	size_t es = npu_dtype_size(s->dtype);
+	uint8_t *dst;
+	int ret;
+
+	for (k = 0; k < s->rank; k++)
+		d[4 - s->rank + k] = s->dims[k];
+	nd[0] = d[0];
+	nd[1] = d[2];
+	nd[2] = d[3];
+	nd[3] = d[1];
+	dst = malloc(s->bytes ? s->bytes : 1);
+	if (!dst)
+		return -ENOMEM;
+	for (n = 0; n < d[0]; n++)
+		for (ch = 0; ch < d[1]; ch++)
+			for (h = 0; h < d[2]; h++)
+				for (w = 0; w < d[3]; w++)
+					memcpy(dst + es * (((uint64_t)(n * d[2] + h) * d[3] + w) * d[1] + ch),
+					       (const uint8_t *)s->data +
+					       es * (((uint64_t)(n * d[1] + ch) * d[2] + h) * d[3] + w), es);
+	ret = npu__add_value_raw(c, s, 4, nd, dst, out);
+	if (ret)
+		free(dst);
+	return ret;
+}
+
+int npu__plan_layout(struct cstate *c)
+{
+	struct npu_graph *w = c->w;
+	uint8_t *bad = calloc(w->nv ? w->nv : 1, 1);
+	bool changed = true;
+	size_t i;
+	uint32_t k;
+	int ret = 0;
+
+	if (!bad)
+		return -ENOMEM;
+	for (i = 0; i < w->nv; i++)
+		bad[i] = !layout_candidate(&w->v[i]);
+	/* values some node needs in the graph's own layout */
+	for (i = 0; i < c->norder; i++) {
+		const struct gnode *n = &w->n[c->order[i]];
+
+		if (c->state[c->order[i]] != N_ALIVE)
+			continue;
+		for (k = 0; k <= n->num_inputs; k++) {
+			uint32_t v = k < n->num_inputs ? n->in[k] : n->out;
+
+			if (v != NPU_VALUE_NONE && layout_role(n, k) == L_ROLE_NONE)
+				bad[v] = 1;
+		}
+	}
+	/* layout-free ops keep one layout across all their runtime operands */
+	while (changed) {
+		changed = false;
+		for (i = 0; i < c->norder; i++) {
+			const struct gnode *n = &w->n[c->order[i]];
+			bool any_bad = false;
+
+			if (c->state[c->order[i]] != N_ALIVE || n->kind != NPU_NODE_OP ||
+			    layout_role(n, 0) != L_ROLE_GROUP)
+				continue;
+			for (k = 0; k <= n->num_inputs; k++) {
+				uint32_t v = k < n->num_inputs ? n->in[k] : n->out;
+
+				if (v == NPU_VALUE_NONE)
+					continue;
+				if (w->v[v].data ? w->v[v].rank > 4 : bad[v])
+					any_bad = true;
+			}
+			for (k = 0; any_bad && k <= n->num_inputs; k++) {
+				uint32_t v = k < n->num_inputs ? n->in[k] : n->out;
+
+				if (v != NPU_VALUE_NONE && !w->v[v].data && !bad[v]) {
+					bad[v] = 1;
+					changed = true;
+				}
+			}
+		}
+	}
+	for (i = 0; i < w->nv; i++)
+		w->v[i].nhwc = !bad[i];
+	/* static operands of layout-free ops on NHWC values, permuted */
+	for (i = 0; i < c->norder && !ret; i++) {
+		uint32_t id = c->order[i];
+		struct gnode *n = &w->n[id];
+
+		if (c->state[id] != N_ALIVE || n->kind != NPU_NODE_OP ||
+		    layout_role(n, 0) != L_ROLE_GROUP || !w->v[n->out].nhwc)
+			continue;
+		for (k = 0; k < n->num_inputs && !ret; k++) {
+			uint32_t v = n->in[k], nv;
+
+			if (v == NPU_VALUE_NONE || !w->v[v].data || w->v[v].elems == 1)
+				continue;
+			ret = permute_static(c, v, &nv);
+			if (!ret)
+				w->n[id].in[k] = nv;
+		}
+	}
+	free(bad);
+	return ret;
+}

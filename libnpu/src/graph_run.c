@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Running a compiled graph: bind, copy inputs in, run the segments, copy
+ * outputs out; per-node profile.
+ *
+ * How a run proceeds depends on what it holds:
+ *   - only device segments: they are all submitted from
+ *     npu_runtime_run_async(), each waiting on the previous one's fence;
+ *     npu_runtime_wait() waits on the last fence with the caller's
+ *     deadline;
+ *   - device and CPU segments: a worker thread submits device segments
+ *     and runs CPU segments once the fence before them has signalled;
+ *   - no queue (host only, or a forced CPU run): everything runs on the
+ *     caller's thread inside npu_runtime_run_async().
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "graph_internal.h"
+
+NPU_EXPORT const char *npu_node_where_name(enum npu_node_where w)
+{
+	switch (w) {
+	case NPU_WHERE_DEVICE: return "device";
+	case NPU_WHERE_CPU: return "cpu";
+	case NPU_WHERE_FOLDED: return "folded";
+	case NPU_WHERE_FUSED: return "fused";
+	case NPU_WHERE_ELIDED: return "elided";
+	}
+	return "unknown";
+}
+
+NPU_EXPORT int npu_runtime_setup(struct npu_runtime *rt, size_t count,
+				 const uint32_t *ids, void *const *data)
+{
+	size_t i, j;
+
+	if (!rt || (count && (!ids || !data)))
+		return -EINVAL;
+	/* All or nothing: check every id before binding any. */
+	for (i = 0; i < count; i++) {
+		for (j = 0; j < rt->num_io && rt->io[j].id != ids[i]; j++)
+			;
+		if (j == rt->num_io || !data[i])
+			return -EINVAL;
+	}
+	pthread_mutex_lock(&rt->lock);
+	if (rt->thread_live) {
+		pthread_mutex_unlock(&rt->lock);
+		return -EBUSY;
+	}
+	for (i = 0; i < count; i++)
+		for (j = 0; j < rt->num_io; j++)
+			if (rt->io[j].id == ids[i])
+				rt->io[j].user = data[i];
+	pthread_mutex_unlock(&rt->lock);
+	return 0;
+}
+
+NPU_EXPORT uint64_t npu_runtime_value_bytes(const struct npu_runtime *rt,
+					    uint32_t id)
+{
+	return rt && id < rt->num_values ? rt->value_bytes[id] : 0;
+}
+
+static int copy_outputs(struct npu_runtime *rt)
+{
+	uint8_t *arena;
+	size_t i;
+	int ret = npu__runtime_arena(rt, &arena);
+
+	if (ret)
+		return ret;
+	for (i = 0; i < rt->num_io; i++) {
+		const struct rio *io = &rt->io[i];
+
+		/* an input that is also an output is already in place */
+		if (!io->user || io->input)
+			continue;
+		memcpy(io->user, io->konst ? io->konst : arena + io->offset,
+		       io->bytes);
+	}
+	return 0;
+}
+
+static int run_cpu_step(struct npu_runtime *rt, struct rstep *st)
+{
+	int64_t t0 = npu_time_ns();
+	int ret = npu_op_run_cpu(st->op);
+
+	rt->nodes[st->node].time_ns += (uint64_t)(npu_time_ns() - t0);
+	return ret;
+}
+
+static int wait_fence(struct npu_fence *f)
+{
+	int ret = npu_fence_wait(f, NPU_TIMEOUT_INFINITE);
+
+	return ret ? ret : npu_fence_error(f);
+}
+
+/* Profiling: one job per device op, waited for, its status recorded. */
+static int run_profiled_step(struct npu_runtime *rt, struct rstep *st)
+{
+	struct npu_buffer *b[VNPU_OP_SLOTS + 1];
+	struct npu_job_status js;
+	size_t n;
+	int ret;
+
+	if (!st->prof_cb) {
+		ret = npu_cmdbuf_create(rt->ctx, npu_op_num_commands(st->op) *
+					sizeof(struct vnpu_cmd_compute), &st->prof_cb);
+		if (!ret)
+			ret = npu_op_encode(st->op, st->prof_cb);
+		if (ret) {
+			npu_cmdbuf_destroy(st->prof_cb);
+			st->prof_cb = NULL;
+			return ret;
+		}
+	}
+	npu_fence_free(st->prof_fence);
+	st->prof_fence = NULL;
+	n = npu_op_buffers(st->op, b, VNPU_OP_SLOTS + 1);
+	ret = npu_submit(rt->q, st->prof_cb, b, n, NULL, 0, &st->prof_fence);
+	if (!ret)
+		ret = wait_fence(st->prof_fence);
+	if (!ret && !npu_fence_status(st->prof_fence, &js)) {
+		rt->nodes[st->node].cycles += js.cycles;
+		rt->nodes[st->node].time_ns += js.duration_ns;
+	}
+	return ret;
+}
+
+/*
+ * Submit device segments, each waiting for the one before, and run CPU
+ * segments once the device work before them is done.  *@last receives
+ * the fence of a device segment at the end, not yet waited for.
+ */
+static int run_segments(struct npu_runtime *rt, struct npu_fence **last)
+{
+	struct npu_fence *prev = NULL;
+	size_t i, j;
+	int ret = 0;
+
+	for (i = 0; i < rt->num_segs && !ret; i++) {
+		struct rseg *s = &rt->segs[i];
+
+		if (s->device && rt->q && !rt->profiling) {
+			npu_fence_free(s->fence);
+			s->fence = NULL;
+			ret = npu_submit(rt->q, s->cb, s->bufs, s->num_bufs,
+					 prev ? &prev : NULL, prev ? 1 : 0, &s->fence);
+			prev = s->fence;
+			continue;
+		}
+		if (prev) {
+			ret = wait_fence(prev);
+			prev = NULL;
+			if (ret)
+				break;
+		}
+		for (j = 0; j < s->count && !ret; j++) {
+			struct rstep *st = &rt->steps[s->first + j];
+
+			if (s->device && rt->q)
+				ret = run_profiled_step(rt, st);
+			else
+				ret = run_cpu_step(rt, st);
+		}
+	}
+	*last = ret ? NULL : prev;
+	if (ret && prev)
+		npu_fence_wait(prev, NPU_TIMEOUT_INFINITE);
+	return ret;
+}
+
+static void *worker(void *arg)
+{
+	struct npu_runtime *rt = arg;
+	struct npu_fence *last = NULL;
+	int ret = run_segments(rt, &last);
+
+	if (!ret && last)
+		ret = wait_fence(last);
+	if (!ret)
+		ret = copy_outputs(rt);
+	pthread_mutex_lock(&rt->lock);
+	rt->result = ret;
+	rt->done = true;
+	pthread_cond_broadcast(&rt->cond);
+	pthread_mutex_unlock(&rt->lock);
+	return NULL;
+}
+
+/* A run in flight: thread_live; @pending is the fence of an inline run. */
+static struct npu_fence *pending_fence(struct npu_runtime *rt)
+{
+	size_t i;
+
+	for (i = rt->num_segs; i-- > 0;)
+		if (rt->segs[i].device)
+			return rt->segs[i].fence;
+	return NULL;
+}
+
+enum run_mode { RUN_SYNC, RUN_INLINE, RUN_THREAD };
+
+NPU_EXPORT int npu_runtime_run_async(struct npu_runtime *rt,
+				     struct npu_queue *q)
+{
+	enum run_mode mode = RUN_SYNC;
+	struct npu_fence *last = NULL;
+	uint8_t *arena;
+	size_t i;
+	int ret;
+
+	if (!rt)
+		return -EINVAL;
+	if (q && !rt->device)
+		q = NULL;	/* nothing for it to run */
+	pthread_mutex_lock(&rt->lock);
+	if (rt->thread_live) {
+		pthread_mutex_unlock(&rt->lock);
+		return -EBUSY;
+	}
+	pthread_mutex_unlock(&rt->lock);
+	for (i = 0; i < rt->num_io; i++)
+		if (!rt->io[i].user && rt->io[i].bytes)
+			return -EINVAL;
+	ret = npu__runtime_arena(rt, &arena);
+	if (ret)
+		return ret;
+	/*
+	 * The previous run has been waited for, so no job uses the arena
+	 * and writing the inputs into it is safe.
+	 */
+	for (i = 0; i < rt->num_io; i++)
+		if (rt->io[i].input && rt->io[i].bytes)
+			memcpy(arena + rt->io[i].offset, rt->io[i].user, rt->io[i].bytes);
+	for (i = 0; i < rt->num_nodes; i++) {
+		rt->nodes[i].cycles = 0;
+		rt->nodes[i].time_ns = 0;
+	}
+	rt->q = q;
+	if (q) {
+		mode = RUN_INLINE;
+		for (i = 0; i < rt->num_segs; i++)
+			if (!rt->segs[i].device)
+				mode = RUN_THREAD;
+		if (rt->profiling)
+			mode = RUN_THREAD;
+	}
+	rt->done = false;
+	rt->result = 0;
+	switch (mode) {
+	case RUN_SYNC:
+		ret = run_segments(rt, &last);
+		if (!ret)
+			ret = copy_outputs(rt);
+		rt->result = ret;
+		rt->done = true;
+		rt->thread_live = false;
+		return ret;
+	case RUN_INLINE:
+		ret = run_segments(rt, &last);
+		if (ret)
+			return ret;
+		rt->thread_live = true;
+		return 0;
+	case RUN_THREAD:
+		rt->thread_live = true;
+		ret = -pthread_create(&rt->thread, NULL, worker, rt);
+		if (ret)
+			rt->thread_live = false;
+		return ret;
+	}
+	return -EINVAL;
+}
+
+static bool has_thread(const struct npu_runtime *rt)
+{
+	size_t i;
+
+	if (rt->profiling)
+		return true;
+	for (i = 0; i < rt->num_segs; i++)
+		if (!rt->segs[i].device)
+			return true;
+	return false;
+}
+
+NPU_EXPORT int npu_runtime_wait(struct npu_runtime *rt, int64_t deadline_ns)
+{
+	struct timespec ts;
+	int ret = 0;
+
+	if (!rt)
+		return -EINVAL;
+	if (!rt->thread_live)
+		return rt->result;
+	if (!has_thread(rt) || !rt->q) {
+		struct npu_fence *f = pending_fence(rt);
+
+		ret = f ? npu_fence_wait(f, deadline_ns) : 0;
+		if (ret)
+			return ret;	/* -ETIME: still running */
+		ret = f ? npu_fence_error(f) : 0;
+		if (!ret)
+			ret = copy_outputs(rt);
+		rt->result = ret;
+		rt->thread_live = false;
+		return ret;
+	}
+	ts.tv_sec = deadline_ns / 1000000000;
+	ts.tv_nsec = deadline_ns % 1000000000;
+	pthread_mutex_lock(&rt->lock);
+	while (!rt->done && !ret)
+		ret = deadline_ns == NPU_TIMEOUT_INFINITE ?
+		      pthread_cond_wait(&rt->cond, &rt->lock) :
+		      pthread_cond_timedwait(&rt->cond, &rt->lock, &ts);
+	pthread_mutex_unlock(&rt->lock);
+	if (!rt->done)
+		return -ETIME;
+	pthread_join(rt->thread, NULL);
+	rt->thread_live = false;
+	return rt->result;
+}
+
+NPU_EXPORT int npu_runtime_run(struct npu_runtime *rt, struct npu_queue *q,
+			       int64_t deadline_ns)
+{
+	int ret = npu_runtime_run_async(rt, q);
+
+	return ret ? ret : npu_runtime_wait(rt, deadline_ns);
+}
+
+NPU_EXPORT size_t npu_runtime_num_nodes(const struct npu_runtime *rt)
+{
+	return rt ? rt->num_nodes : 0;
+}
+
+NPU_EXPORT size_t npu_runtime_num_segments(const struct npu_runtime *rt,
+					   size_t *device_segments)
+{
+	if (!rt)
+		return 0;
+	if (device_segments)
+		*device_segments = rt->num_dev_segs;
+	return rt->num_segs;
+}
+
+NPU_EXPORT uint64_t npu_runtime_arena_bytes(const struct npu_runtime *rt)
+{
+	return rt ? rt->arena_bytes : 0;
+}
+
+NPU_EXPORT uint64_t npu_runtime_static_bytes(const struct npu_runtime *rt)
+{
+	return rt ? rt->static_bytes : 0;
+}
+
+NPU_EXPORT int npu_runtime_set_profiling(struct npu_runtime *rt, bool on)
+{
+	if (!rt)
+		return -EINVAL;
+	if (rt->thread_live)
+		return -EBUSY;
+	rt->profiling = on;
+	return 0;
+}
+
+NPU_EXPORT int npu_runtime_node_profile(const struct npu_runtime *rt,
+					uint32_t node,
+					struct npu_node_profile *p)
+{
+	const struct rnode *n;
+
+	if (!rt || !p || node >= rt->num_nodes)
+		return -EINVAL;
+	n = &rt->nodes[node];
+	memset(p, 0, sizeof(*p));
+	p->name = n->name;
+	p->op = n->op;
+	p->where = n->where;
+	p->fused_into = n->fused_into;
+	p->segment = n->segment;
+	p->cpu_reason = n->cpu_reason;
+	p->macs = n->macs;
+	p->device_cycles = n->cycles;
+	p->time_ns = n->time_ns;
+	return 0;
+}

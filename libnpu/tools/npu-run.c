@@ -1,0 +1,660 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu-run: run an ONNX model on the NPU (or libnpu's CPU fallback).
+ *
+ *   npu-run MODEL.onnx [--input [NAME=]FILE]... [--shape NAME=DIMS]...
+ *           [--cpu] [--profile] [--iterations N] [--output-dir DIR]
+ *           [--expect [NAME=]FILE]... [--rtol R] [--atol A] [--device N]
+ *
+ * FILE is a .npy array or an ONNX TensorProto (.pb).  Without NAME= an
+ * input goes to the graph input the .pb names, else to the next graph
+ * input in order.  Dynamic dimensions take their size from --shape, else
+ * from the input file.  Documentation/npu-run.rst is the manual.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "npu/npu.h"
+#include "npu/onnx.h"
+#include "npy.h"
+
+#define MAX_FILES	64
+/* Exit status when the model cannot be imported or compiled. */
+#define EXIT_UNSUPPORTED	3
+
+struct tensor_file {
+	const char *name;	/* NULL: positional */
+	const char *path;
+	enum npu_dtype dtype;	/* 0 for int64 or other */
+	int npy_type;
+	uint32_t rank;
+	uint32_t dims[NPU_TENSOR_MAX_RANK];
+	void *data;
+	uint64_t bytes;
+	bool used;
+	char *pb_name;		/* the name a .pb carried, owned */
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: npu-run MODEL.onnx [options]\n"
+		"  --input [NAME=]FILE    input tensor (.npy or ONNX .pb); repeat per input\n"
+		"  --shape NAME=DIMS      bind a dynamic input shape, e.g. x=1x3x224x224\n"
+		"  --cpu                  run on libnpu's CPU fallback only\n"
+		"  --device N             device index (default 0)\n"
+		"  --profile              per-node table and the device/CPU split\n"
+		"  --iterations N         run N times; print latency median/min/p99\n"
+		"  --output-dir DIR       write each output as DIR/NAME.npy\n"
+		"  --expect [NAME=]FILE   compare an output with FILE; exit 1 on mismatch\n"
+		"  --rtol R, --atol A     comparison tolerance (default 1e-3, 1e-5)\n"
+		"  -q, --quiet            print only errors and the final verdict\n");
+}
+
+static int split_name(const char *arg, const char **name, const char **path, char **own)
+{
+	const char *eq = strchr(arg, '=');
+
+	*own = NULL;
+	if (!eq) {
+		*name = NULL;
+		*path = arg;
+		return 0;
+	}
+	*own = strndup(arg, (size_t)(eq - arg));
+	if (!*own)
+		return -ENOMEM;
+	*name = *own;
+	*path = eq + 1;
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+	size_t a = strlen(s), b = strlen(suf);
+
+	return a >= b && !strcmp(s + a - b, suf);
+}
+
+static enum npu_dtype npy_to_dtype(int t)
+{
+	switch (t) {
+	case NPY_F32: return NPU_DTYPE_FP32;
+	case NPY_F16: return NPU_DTYPE_FP16;
+	case NPY_I8: return NPU_DTYPE_INT8;
+	case NPY_U8: case NPY_BOOL: return NPU_DTYPE_UINT8;
+	case NPY_I32: return NPU_DTYPE_INT32;
+	}
+	return 0;
+}
+
+static int dtype_to_npy(enum npu_dtype d)
+{
+	switch (d) {
+	case NPU_DTYPE_FP32: return NPY_F32;
+	case NPU_DTYPE_FP16: return NPY_F16;
+	case NPU_DTYPE_INT8: return NPY_I8;
+	case NPU_DTYPE_UINT8: return NPY_U8;
+	case NPU_DTYPE_INT32: return NPY_I32;
+	default: return -1;
+	}
+}
+
+static int load_tensor_file(struct tensor_file *t)
+{
+	char err[256];
+	int ret, k;
+
+	if (ends_with(t->path, ".npy")) {
+		struct npy_array a;
+
+		ret = npy_load(t->path, &a);
+		if (ret) {
+			fprintf(stderr, "npu-run: %s: %s\n", t->path, strerror(-ret));
+			return ret;
+		}
+		if (a.rank > NPU_TENSOR_MAX_RANK) {
+			fprintf(stderr, "npu-run: %s: rank %d too large\n", t->path, a.rank);
+			npy_free(&a);
+			return -EINVAL;
+		}
+		t->dtype = npy_to_dtype(a.type);
+		t->npy_type = a.type;
+		t->rank = (uint32_t)a.rank;
+		for (k = 0; k < a.rank; k++) {
+			if (a.dims[k] < 1 || a.dims[k] > UINT32_MAX) {
+				fprintf(stderr, "npu-run: %s: empty or huge dimension\n", t->path);
+				npy_free(&a);
+				return -EINVAL;
+			}
+			t->dims[k] = (uint32_t)a.dims[k];
+		}
+		t->data = a.data;
+		t->bytes = a.bytes;
+		return 0;
+	}
+	{
+		struct npu_onnx_tensor ot;
+		size_t len;
+		void *buf;
+		FILE *f = fopen(t->path, "rb");
+		long n;
+
+		if (!f) {
+			fprintf(stderr, "npu-run: %s: %s\n", t->path, strerror(errno));
+			return -errno;
+		}
+		buf = NULL;
+		if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+		    (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+			len = (size_t)n;
+		} else {
+			fclose(f);
+			free(buf);
+			fprintf(stderr, "npu-run: %s: read error\n", t->path);
+			return -EIO;
+		}
+		fclose(f);
+		ret = npu_onnx_tensor_load(buf, len, &ot, err, sizeof(err));
+		free(buf);
+		if (ret) {
+			fprintf(stderr, "npu-run: %s: %s\n", t->path, err);
+			return ret;
+		}
+		if (!t->name && ot.name[0]) {
+			t->pb_name = strdup(ot.name);
+			t->name = t->pb_name;
+			if (!t->name) {
+				npu_onnx_tensor_free(&ot);
+				return -ENOMEM;
+			}
+		}
+		t->dtype = ot.dtype == NPU_ONNX_INT64 ? 0 : (enum npu_dtype)ot.dtype;
+		t->npy_type = ot.dtype == NPU_ONNX_INT64 ? NPY_I64 : dtype_to_npy(t->dtype);
+		t->rank = ot.rank;
+		memcpy(t->dims, ot.dims, sizeof(t->dims));
+		t->data = ot.data;
+		t->bytes = ot.bytes;
+		return 0;
+	}
+}
+
+static int parse_dims(const char *s, struct npu_onnx_shape *sh)
+{
+	char *end;
+
+	sh->rank = 0;
+	while (*s) {
+		long long v = strtoll(s, &end, 10);
+
+		if (end == s || v < 1 || v > UINT32_MAX || sh->rank == NPU_TENSOR_MAX_RANK)
+			return -EINVAL;
+		sh->dims[sh->rank++] = v;
+		s = end;
+		if (*s == 'x' || *s == ',')
+			s++;
+		else if (*s)
+			return -EINVAL;
+	}
+	return sh->rank ? 0 : -EINVAL;
+}
+
+static void fmt_shape(char *buf, size_t size, uint32_t rank, const uint32_t *dims)
+{
+	size_t n = 0;
+	uint32_t i;
+
+	n += (size_t)snprintf(buf + n, size - n, "[");
+	for (i = 0; i < rank && n < size; i++)
+		n += (size_t)snprintf(buf + n, size - n, "%s%u", i ? "," : "", dims[i]);
+	if (n < size)
+		snprintf(buf + n, size - n, "]");
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double elem(const void *p, enum npu_dtype d, uint64_t i)
+{
+	switch (d) {
+	case NPU_DTYPE_FP32: return ((const float *)p)[i];
+	case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
+	case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
+	case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
+	default: return NAN;
+	}
+}
+
+/* Keep only safe characters of a tensor name for a file name. */
+static void file_name(char *buf, size_t size, const char *dir, const char *name)
+{
+	size_t n = (size_t)snprintf(buf, size, "%s/", dir), i;
+
+	for (i = 0; name[i] && n + 5 < size; i++, n++) {
+		char ch = name[i];
+
+		buf[n] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			 (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' ? ch : '_';
+	}
+	snprintf(buf + n, size - n, ".npy");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "shape", required_argument, NULL, 's' },
+		{ "cpu", no_argument, NULL, 'c' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "profile", no_argument, NULL, 'p' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "output-dir", required_argument, NULL, 'o' },
+		{ "expect", required_argument, NULL, 'e' },
+		{ "rtol", required_argument, NULL, 'R' },
+		{ "atol", required_argument, NULL, 'A' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct tensor_file in[MAX_FILES] = { 0 }, ex[MAX_FILES] = { 0 };
+	struct npu_onnx_shape shapes[MAX_FILES];
+	char *owned[2 * MAX_FILES + MAX_FILES] = { 0 };
+	size_t nin = 0, nex = 0, nshapes = 0, nowned = 0, i, j;
+	const char *outdir = NULL, *model_path;
+	bool cpu = false, profile = false, quiet = false;
+	long iterations = 1, dev_index = 0;
+	double rtol = 1e-3, atol = 1e-5;
+	struct npu_onnx_options opts = { 0 };
+	struct npu_onnx_model *m = NULL;
+	struct npu_device *dev = NULL;
+	struct npu_context *ctx = NULL;
+	struct npu_queue *q = NULL;
+	struct npu_runtime *rt = NULL;
+	struct npu_graph *g;
+	void **outbuf = NULL;
+	int64_t *lat = NULL;
+	char err[512], sh[128];
+	int c, ret = 1, r;
+	size_t nio_in, nio_out;
+	bool mismatch = false;
+
+	while ((c = getopt_long(argc, argv, "qh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': case 'e': {
+			struct tensor_file *t = c == 'i' ? &in[nin] : &ex[nex];
+			char *own;
+
+			if ((c == 'i' ? nin : nex) == MAX_FILES) {
+				fprintf(stderr, "npu-run: too many files\n");
+				return 2;
+			}
+			if (split_name(optarg, &t->name, &t->path, &own))
+				return 2;
+			owned[nowned++] = own;
+			if (c == 'i')
+				nin++;
+			else
+				nex++;
+			break;
+		}
+		case 's': {
+			const char *eq = strchr(optarg, '=');
+			char *nm;
+
+			if (!eq || nshapes == MAX_FILES ||
+			    parse_dims(eq + 1, &shapes[nshapes])) {
+				fprintf(stderr, "npu-run: bad --shape '%s' (want NAME=1x3x224x224)\n",
+					optarg);
+				return 2;
+			}
+			nm = strndup(optarg, (size_t)(eq - optarg));
+			if (!nm)
+				return 2;
+			owned[nowned++] = nm;
+			shapes[nshapes++].name = nm;
+			break;
+		}
+		case 'c': cpu = true; break;
+		case 'd': dev_index = strtol(optarg, NULL, 10); break;
+		case 'p': profile = true; break;
+		case 'n':
+			iterations = strtol(optarg, NULL, 10);
+			if (iterations < 1 || iterations > 1000000) {
+				fprintf(stderr, "npu-run: --iterations must be 1..1000000\n");
+				return 2;
+			}
+			break;
+		case 'o': outdir = optarg; break;
+		case 'R': rtol = strtod(optarg, NULL); break;
+		case 'A': atol = strtod(optarg, NULL); break;
+		case 'q': quiet = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	model_path = argv[optind];
+	/* a file this reader cannot represent is like an unsupported model */
+	for (i = 0; i < nin; i++)
+		if (load_tensor_file(&in[i])) {
+			ret = EXIT_UNSUPPORTED;
+			goto out;
+		}
+	for (i = 0; i < nex; i++)
+		if (load_tensor_file(&ex[i])) {
+			ret = EXIT_UNSUPPORTED;
+			goto out;
+		}
+
+	/* Named inputs with no --shape bind dynamic dims from their file. */
+	for (i = 0; i < nin; i++) {
+		bool given = false;
+
+		if (!in[i].name)
+			continue;
+		for (j = 0; j < nshapes; j++)
+			given |= !strcmp(shapes[j].name, in[i].name);
+		if (given || nshapes == MAX_FILES)
+			continue;
+		shapes[nshapes].name = in[i].name;
+		shapes[nshapes].rank = in[i].rank;
+		for (j = 0; j < in[i].rank; j++)
+			shapes[nshapes].dims[j] = in[i].dims[j];
+		nshapes++;
+	}
+	opts.shapes = shapes;
+	opts.num_shapes = nshapes;
+	r = npu_onnx_load_file(model_path, &opts, &m, err, sizeof(err));
+	if (r) {
+		fprintf(stderr, "npu-run: %s: %s\n", model_path, err);
+		ret = EXIT_UNSUPPORTED;
+		goto out;
+	}
+	g = npu_onnx_graph(m);
+	nio_in = npu_onnx_num_inputs(m);
+	nio_out = npu_onnx_num_outputs(m);
+
+	if (!cpu) {
+		struct npu_device_info *list = NULL;
+		size_t count = 0;
+
+		if (!npu_device_list(&list, &count) && count) {
+			r = npu_device_open((uint32_t)dev_index, &dev);
+			if (!r)
+				r = npu_context_create(dev, &ctx);
+			if (!r)
+				r = npu_queue_create(ctx, 0, NPU_PRIORITY_NORMAL, &q);
+			if (r) {
+				fprintf(stderr, "npu-run: device %ld: %s\n", dev_index, npu_strerror(r));
+				npu_device_list_free(list);
+				goto out;
+			}
+		} else {
+			cpu = true;
+			if (!quiet)
+				printf("no NPU found: running on libnpu's CPU fallback\n");
+		}
+		npu_device_list_free(list);
+	}
+	r = npu_graph_compile(g, ctx, 0, &rt);
+	if (r) {
+		fprintf(stderr, "npu-run: %s: %s (%s)\n", model_path, npu_graph_error(g),
+			npu_strerror(r));
+		ret = EXIT_UNSUPPORTED;
+		goto out;
+	}
+
+	/* Bind inputs: by name, else in order. */
+	{
+		size_t next = 0;
+
+		for (i = 0; i < nio_in; i++) {
+			struct npu_onnx_io io;
+			struct tensor_file *t = NULL;
+			void *p;
+
+			npu_onnx_input(m, i, &io);
+			for (j = 0; j < nin && !t; j++)
+				if (in[j].name && !strcmp(in[j].name, io.name) && !in[j].used)
+					t = &in[j];
+			while (!t && next < nin) {
+				if (!in[next].used && (!in[next].name || !strcmp(in[next].name, io.name)))
+					t = &in[next];
+				next++;
+			}
+			if (!t) {
+				/* a named file for another input is taken in order too */
+				for (j = 0; j < nin && !t; j++)
+					if (!in[j].used)
+						t = &in[j];
+			}
+			if (!t) {
+				fprintf(stderr, "npu-run: no --input for model input '%s'\n", io.name);
+				goto out;
+			}
+			t->used = true;
+			fmt_shape(sh, sizeof(sh), io.rank, io.dims);
+			if (t->dtype != io.dtype || t->bytes != npu_runtime_value_bytes(rt, io.value)) {
+				char fs[128];
+
+				fmt_shape(fs, sizeof(fs), t->rank, t->dims);
+				fprintf(stderr, "npu-run: %s: %s of dtype %d does not fit input '%s' %s of dtype %d\n",
+					t->path, fs, (int)t->dtype, io.name, sh, (int)io.dtype);
+				goto out;
+			}
+			p = t->data;
+			r = npu_runtime_setup(rt, 1, &io.value, &p);
+			if (r) {
+				fprintf(stderr, "npu-run: setup: %s\n", npu_strerror(r));
+				goto out;
+			}
+		}
+	}
+	outbuf = calloc(nio_out ? nio_out : 1, sizeof(*outbuf));
+	lat = calloc((size_t)iterations, sizeof(*lat));
+	if (!outbuf || !lat)
+		goto out;
+	for (i = 0; i < nio_out; i++) {
+		struct npu_onnx_io io;
+
+		npu_onnx_output(m, i, &io);
+		outbuf[i] = calloc(1, npu_runtime_value_bytes(rt, io.value) + 1);
+		if (!outbuf[i])
+			goto out;
+		r = npu_runtime_setup(rt, 1, &io.value, &outbuf[i]);
+		if (r) {
+			fprintf(stderr, "npu-run: setup: %s\n", npu_strerror(r));
+			goto out;
+		}
+	}
+	for (i = 0; i < (size_t)iterations; i++) {
+		int64_t t0 = npu_time_ns();
+
+		r = npu_runtime_run(rt, q, npu_deadline_ns(600ll * 1000000000));
+		lat[i] = npu_time_ns() - t0;
+		if (r) {
+			fprintf(stderr, "npu-run: run: %s\n", npu_strerror(r));
+			goto out;
+		}
+	}
+	/*
+	 * The per-node profile comes from one more run, untimed: profiling
+	 * submits every device op as a job of its own.
+	 */
+	if (profile && q) {
+		npu_runtime_set_profiling(rt, true);
+		r = npu_runtime_run(rt, q, npu_deadline_ns(600ll * 1000000000));
+		if (r) {
+			fprintf(stderr, "npu-run: profiled run: %s\n", npu_strerror(r));
+			goto out;
+		}
+	}
+
+	if (!quiet) {
+		size_t nseg, ndev;
+
+		nseg = npu_runtime_num_segments(rt, &ndev);
+		printf("model %s: opset %lld, %zu nodes, %zu segments (%zu on the device), arena %llu bytes, weights %llu bytes, on %s\n",
+		       model_path, (long long)npu_onnx_opset(m), npu_runtime_num_nodes(rt), nseg, ndev,
+		       (unsigned long long)npu_runtime_arena_bytes(rt),
+		       (unsigned long long)npu_runtime_static_bytes(rt),
+		       q ? "the NPU" : "the CPU");
+	}
+	if (iterations > 1 || !quiet) {
+		qsort(lat, (size_t)iterations, sizeof(*lat), cmp_i64);
+		printf("latency: median %.3f ms, min %.3f ms, p99 %.3f ms over %ld run%s\n",
+		       lat[iterations / 2] / 1e6, lat[0] / 1e6,
+		       lat[(size_t)((iterations - 1) * 99 / 100)] / 1e6, iterations,
+		       iterations == 1 ? "" : "s");
+	}
+	if (profile) {
+		size_t n = npu_runtime_num_nodes(rt), ops = 0, dev_ops = 0;
+		uint64_t macs = 0, dev_macs = 0, dev_ns = 0, cpu_ns = 0, cycles = 0;
+
+		printf("%-4s %-28s %-11s %-7s %-4s %12s %10s %10s  %s\n", "#", "node", "op", "where",
+		       "seg", "MACs", "cycles", "time us", "note");
+		for (i = 0; i < n; i++) {
+			struct npu_node_profile p;
+			char note[96] = "";
+
+			npu_runtime_node_profile(rt, (uint32_t)i, &p);
+			if (p.where == NPU_WHERE_FUSED)
+				snprintf(note, sizeof(note), "into #%u", p.fused_into);
+			else if (p.where == NPU_WHERE_CPU && p.cpu_reason)
+				snprintf(note, sizeof(note), "%s", p.cpu_reason);
+			printf("%-4zu %-28.28s %-11s %-7s %-4s %12llu %10llu %10.1f  %s\n", i, p.name,
+			       p.op, npu_node_where_name(p.where),
+			       p.where == NPU_WHERE_DEVICE || p.where == NPU_WHERE_CPU ?
+			       (snprintf(sh, sizeof(sh), "%u", p.segment), sh) : "-",
+			       (unsigned long long)p.macs, (unsigned long long)p.device_cycles,
+			       p.time_ns / 1e3, note);
+			if (p.where == NPU_WHERE_DEVICE || p.where == NPU_WHERE_CPU) {
+				ops++;
+				macs += p.macs;
+				if (p.where == NPU_WHERE_DEVICE) {
+					dev_ops++;
+					dev_macs += p.macs;
+					dev_ns += p.time_ns;
+					cycles += p.device_cycles;
+				} else {
+					cpu_ns += p.time_ns;
+				}
+			}
+		}
+		printf("split: %zu of %zu nodes on the device, %.2f%% of %llu MACs\n", dev_ops, ops,
+		       macs ? 100.0 * (double)dev_macs / (double)macs : 100.0,
+		       (unsigned long long)macs);
+		printf("profiled run: device ops %.3f ms (%llu modelled cycles), CPU ops %.3f ms\n",
+		       dev_ns / 1e6, (unsigned long long)cycles, cpu_ns / 1e6);
+	}
+
+	for (i = 0; i < nio_out; i++) {
+		struct npu_onnx_io io;
+
+		npu_onnx_output(m, i, &io);
+		fmt_shape(sh, sizeof(sh), io.rank, io.dims);
+		if (!quiet)
+			printf("output %s: %s\n", io.name, sh);
+		if (outdir) {
+			struct npy_array a = { .rank = (int)io.rank, .data = outbuf[i],
+					       .bytes = npu_runtime_value_bytes(rt, io.value) };
+			char path[4096];
+			int t = dtype_to_npy(io.dtype);
+
+			if (t < 0) {
+				fprintf(stderr, "npu-run: output %s: no .npy type\n", io.name);
+				goto out;
+			}
+			a.type = (enum npy_type)t;
+			for (j = 0; j < io.rank; j++)
+				a.dims[j] = io.dims[j];
+			mkdir(outdir, 0777);
+			file_name(path, sizeof(path), outdir, io.name);
+			r = npy_save(path, &a);
+			if (r) {
+				fprintf(stderr, "npu-run: %s: %s\n", path, strerror(-r));
+				goto out;
+			}
+			if (!quiet)
+				printf("wrote %s\n", path);
+		}
+	}
+
+	/* --expect: by name, else in output order. */
+	for (i = 0; i < nex; i++) {
+		struct npu_onnx_io io;
+		uint64_t n, k, bad = 0;
+		double maxd = 0;
+		size_t o = i;
+
+		for (j = 0; ex[i].name && j < nio_out; j++) {
+			npu_onnx_output(m, j, &io);
+			if (!strcmp(io.name, ex[i].name))
+				o = j;
+		}
+		if (o >= nio_out) {
+			fprintf(stderr, "npu-run: --expect %s: no such output\n", ex[i].path);
+			goto out;
+		}
+		npu_onnx_output(m, o, &io);
+		if (ex[i].dtype != io.dtype ||
+		    ex[i].bytes != npu_runtime_value_bytes(rt, io.value)) {
+			fprintf(stderr, "npu-run: --expect %s: shape or dtype differs from output '%s'\n",
+				ex[i].path, io.name);
+			mismatch = true;
+			continue;
+		}
+		n = ex[i].bytes / npu_dtype_size(io.dtype);
+		for (k = 0; k < n; k++) {
+			double got = elem(outbuf[o], io.dtype, k), want = elem(ex[i].data, io.dtype, k);
+			double d = fabs(got - want);
+
+			if (isnan(want) && isnan(got))
+				continue;
+			if (!(d <= (io.dtype == NPU_DTYPE_FP32 ? atol + rtol * fabs(want) : 0.0)))
+				bad++;
+			if (d > maxd || isnan(d))
+				maxd = d;
+		}
+		printf("output %s: %s, max abs diff %g (%llu of %llu elements beyond tolerance)\n",
+		       io.name, bad ? "MISMATCH" : "matches", maxd, (unsigned long long)bad,
+		       (unsigned long long)n);
+		mismatch |= bad != 0;
+	}
+	ret = mismatch ? 1 : 0;
+out:
+	if (outbuf)
+		for (i = 0; i < nio_out; i++)
+			free(outbuf[i]);
+	free(outbuf);
+	free(lat);
+	npu_runtime_free(rt);
+	npu_onnx_free(m);
+	npu_queue_destroy(q);
+	npu_context_destroy(ctx);
+	npu_device_close(dev);
+	for (i = 0; i < nin; i++) {
+		free(in[i].data);
+		free(in[i].pb_name);
+	}
+	for (i = 0; i < nex; i++) {
+		free(ex[i].data);
+		free(ex[i].pb_name);
+	}
+	for (i = 0; i < nowned; i++)
+		free(owned[i]);
+	return ret;
+}

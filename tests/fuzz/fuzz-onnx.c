@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target for the ONNX importer (libnpu/onnx) and the graph
+ * compiler behind it: a model file is user input, so no byte sequence
+ * may crash, hang, leak or trip ASan/UBSan.
+ *
+ * For each input:
+ *  - npu_onnx_load() either fails with a message or returns a model whose
+ *    inputs and outputs are consistent with its graph;
+ *  - a model that loads is compiled for the CPU; a failure must come with
+ *    a message (npu_graph_error());
+ *  - a compiled runtime small enough (arena + weights below 16 MiB and
+ *    fewer than 2^24 multiply-accumulates) runs once over zeroed inputs,
+ *    and must succeed: whatever the compiler accepted, the reference ops
+ *    accept too.
+ * Dynamic dimensions are bound to 1, so any graph input is usable.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu/npu.h"
+#include "npu/onnx.h"
+
+#define RUN_BYTES_MAX	(16u << 20)
+#define RUN_MACS_MAX	(1u << 24)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void bug(const char *what, const char *msg)
+{
+	fprintf(stderr, "fuzz-onnx: BUG: %s: %s\n", what, msg);
+	abort();
+}
+
+static void run_small(struct npu_onnx_model *m, struct npu_runtime *rt)
+{
+	size_t n_in = npu_onnx_num_inputs(m), n_out = npu_onnx_num_outputs(m), i;
+	size_t total = n_in + n_out;
+	uint64_t bytes = npu_runtime_arena_bytes(rt) + npu_runtime_static_bytes(rt), macs = 0;
+	uint32_t *ids;
+	void **bufs;
+	int ret;
+
+	for (i = 0; i < npu_runtime_num_nodes(rt); i++) {
+		struct npu_node_profile p;
+
+		if (npu_runtime_node_profile(rt, (uint32_t)i, &p))
+			bug("profile", "a node index below num_nodes was refused");
+		macs += p.macs;
+	}
+	ids = calloc(total + 1, sizeof(*ids));
+	bufs = calloc(total + 1, sizeof(*bufs));
+	if (!ids || !bufs)
+		goto out;
+	for (i = 0; i < total; i++) {
+		struct npu_onnx_io io;
+
+		if (i < n_in ? npu_onnx_input(m, i, &io) : npu_onnx_output(m, i - n_in, &io))
+			bug("io", "an index below the count was refused");
+		ids[i] = io.value;
+		bytes += npu_runtime_value_bytes(rt, io.value);
+	}
+	if (bytes > RUN_BYTES_MAX || macs > RUN_MACS_MAX)
+		goto out;
+	for (i = 0; i < total; i++) {
+		bufs[i] = calloc(1, npu_runtime_value_bytes(rt, ids[i]) + 1);
+		if (!bufs[i])
+			goto out;
+	}
+	ret = npu_runtime_setup(rt, total, ids, bufs);
+	if (ret)
+		bug("setup", npu_strerror(ret));
+	ret = npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE);
+	if (ret)
+		bug("run of a compiled graph", npu_strerror(ret));
+out:
+	for (i = 0; bufs && i < total; i++)
+		free(bufs[i]);
+	free(bufs);
+	free(ids);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct npu_onnx_options opts = { .unbound_dims_are_one = 1 };
+	struct npu_onnx_model *m = NULL;
+	struct npu_runtime *rt = NULL;
+	char err[512];
+	int ret;
+
+	err[0] = 0;
+	ret = npu_onnx_load(data, size, &opts, &m, err, sizeof(err));
+	if (ret) {
+		if (m)
+			bug("load", "failed but returned a model");
+		if (!err[0] && ret != -ENOMEM)
+			bug("load", "failed without a message");
+		return 0;
+	}
+	ret = npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt);
+	if (ret) {
+		if (!npu_graph_error(npu_onnx_graph(m))[0] && ret != -ENOMEM)
+			bug("compile", "failed without a message");
+	} else {
+		run_small(m, rt);
+		npu_runtime_free(rt);
+	}
+	npu_onnx_free(m);
+	return 0;
+}

@@ -1,0 +1,50 @@
+#!/bin/sh
+# npu-run on the device: ONNX node tests (the copy tests/onnx puts into
+# ./onnx-data) imported, compiled for the NPU, run and compared with their
+# expected outputs; the ops must run on the device, as --profile shows.
+n=0
+fail=0
+tap() {	# tap OK DESCRIPTION
+	n=$((n + 1))
+	if [ "$1" = 1 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
+}
+if [ ! -d onnx-data ]; then
+	echo "1..0 # SKIP no onnx-data in the guest"
+	exit 0
+fi
+for t in test_conv_with_strides_padding test_basic_conv_with_padding \
+	 test_gemm_default_vector_bias test_gemm_transposeB test_matmul_3d \
+	 test_maxpool_2d_pads test_averagepool_2d_pads test_softmax_axis_1 \
+	 test_relu test_add_bcast test_sigmoid; do
+	d=onnx-data/$t
+	if [ ! -f "$d/model.onnx" ]; then
+		n=$((n + 1))
+		echo "ok $n - $t # SKIP not in onnx-data"
+		continue
+	fi
+	args=""
+	for f in "$d"/test_data_set_0/input_*.pb; do args="$args --input $f"; done
+	for f in "$d"/test_data_set_0/output_*.pb; do args="$args --expect $f"; done
+	# shellcheck disable=SC2086
+	out=$(./npu-run "$d/model.onnx" $args --profile 2>&1)
+	rc=$?
+	if [ $rc = 0 ] && echo "$out" | grep -q 'on the NPU' &&
+	   echo "$out" | grep -q '^split: \([1-9][0-9]*\) of \1 nodes on the device'; then
+		tap 1 "npu-run $t: matches, all nodes on the device"
+	else
+		tap 0 "npu-run $t (exit $rc)"
+	fi
+	echo "$out" | sed 's/^/# /'
+done
+out=$(./npu-run onnx-data/test_relu/model.onnx --input onnx-data/test_relu/test_data_set_0/input_0.pb \
+	--iterations 20 2>&1)
+echo "$out" | grep -q '^latency: median .* over 20 runs' && tap 1 "npu-run --iterations 20" ||
+	tap 0 "npu-run --iterations 20"
+echo "$out" | sed 's/^/# /'
+out=$(./npu-run onnx-data/test_relu/model.onnx --cpu \
+	--input onnx-data/test_relu/test_data_set_0/input_0.pb \
+	--expect onnx-data/test_relu/test_data_set_0/output_0.pb 2>&1)
+[ $? = 0 ] && echo "$out" | grep -q 'on the CPU' && tap 1 "npu-run --cpu in the guest" ||
+	tap 0 "npu-run --cpu in the guest"
+echo "1..$n"
+exit $fail

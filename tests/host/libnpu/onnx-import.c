@@ -1,0 +1,533 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ONNX importer against models built here with protobuf-c: a small
+ * Conv -> Relu -> Flatten -> Gemm network run end to end, dynamic
+ * dimensions, constant shape arithmetic, and hostile files (truncated,
+ * wrong types, cycles, dangling names, huge dims, unsupported ops), each
+ * of which must fail with a message naming the culprit.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "npu/npu.h"
+#include "npu/onnx.h"
+#include "onnx.pb-c.h"
+
+/* ---- Building models ------------------------------------------------------ */
+
+struct mb {
+	Onnx__ModelProto m;
+	Onnx__GraphProto g;
+	Onnx__OperatorSetIdProto os, *osp;
+	Onnx__NodeProto *nodes[16];
+	Onnx__TensorProto *inits[16];
+	Onnx__ValueInfoProto *ins[4], *outs[4];
+	void *heap[256];
+	size_t nheap;
+};
+
+static void *keep(struct mb *b, void *p)
+{
+	assert_non_null(p);
+	assert_true(b->nheap < 256);
+	b->heap[b->nheap++] = p;
+	return p;
+}
+
+static void mb_init(struct mb *b, int64_t opset)
+{
+	memset(b, 0, sizeof(*b));
+	onnx__model_proto__init(&b->m);
+	onnx__graph_proto__init(&b->g);
+	onnx__operator_set_id_proto__init(&b->os);
+	b->os.domain = "";
+	b->os.has_version = 1;
+	b->os.version = opset;
+	b->osp = &b->os;
+	b->m.n_opset_import = 1;
+	b->m.opset_import = &b->osp;
+	b->m.has_ir_version = 1;
+	b->m.ir_version = 8;
+	b->m.graph = &b->g;
+	b->g.node = b->nodes;
+	b->g.initializer = b->inits;
+	b->g.input = b->ins;
+	b->g.output = b->outs;
+}
+
+static void mb_free(struct mb *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nheap; i++)
+		free(b->heap[i]);
+}
+
+/* A tensor value info; dims < 0 are dynamic, named "N". */
+static Onnx__ValueInfoProto *vinfo(struct mb *b, const char *name, int elem,
+				   int rank, const int64_t *dims)
+{
+	Onnx__ValueInfoProto *v = keep(b, calloc(1, sizeof(*v)));
+	Onnx__TypeProto *t = keep(b, calloc(1, sizeof(*t)));
+	Onnx__TypeProto__Tensor *tt = keep(b, calloc(1, sizeof(*tt)));
+	Onnx__TensorShapeProto *sh = keep(b, calloc(1, sizeof(*sh)));
+	Onnx__TensorShapeProto__Dimension **dp = keep(b, calloc(8, sizeof(*dp)));
+	int i;
+
+	onnx__value_info_proto__init(v);
+	onnx__type_proto__init(t);
+	onnx__type_proto__tensor__init(tt);
+	onnx__tensor_shape_proto__init(sh);
+	for (i = 0; i < rank; i++) {
+		Onnx__TensorShapeProto__Dimension *d = keep(b, calloc(1, sizeof(*d)));
+
+		onnx__tensor_shape_proto__dimension__init(d);
+		if (dims[i] >= 0) {
+			d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+			d->dim_value = dims[i];
+		} else {
+			d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+			d->dim_param = "N";
+		}
+		dp[i] = d;
+	}
+	sh->n_dim = (size_t)rank;
+	sh->dim = dp;
+	tt->has_elem_type = 1;
+	tt->elem_type = elem;
+	tt->shape = sh;
+	t->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+	t->tensor_type = tt;
+	v->name = (char *)name;
+	v->type = t;
+	return v;
+}
+
+static void input(struct mb *b, const char *name, int rank, const int64_t *dims)
+{
+	b->ins[b->g.n_input++] = vinfo(b, name, 1, rank, dims);
+}
+
+static void output(struct mb *b, const char *name)
+{
+	b->outs[b->g.n_output++] = vinfo(b, name, 1, 0, NULL);
+}
+
+static void init_f(struct mb *b, const char *name, int rank, const int64_t *dims,
+		   const float *data, size_t n)
+{
+	Onnx__TensorProto *t = keep(b, calloc(1, sizeof(*t)));
+
+	onnx__tensor_proto__init(t);
+	t->name = (char *)name;
+	t->has_data_type = 1;
+	t->data_type = 1;
+	t->n_dims = (size_t)rank;
+	t->dims = keep(b, calloc((size_t)rank + 1, 8));
+	memcpy(t->dims, dims, 8ull * (size_t)rank);
+	t->n_float_data = n;
+	t->float_data = keep(b, calloc(n + 1, 4));
+	memcpy(t->float_data, data, 4 * n);
+	b->inits[b->g.n_initializer++] = t;
+}
+
+static void init_i64(struct mb *b, const char *name, const int64_t *data, size_t n)
+{
+	Onnx__TensorProto *t = keep(b, calloc(1, sizeof(*t)));
+
+	onnx__tensor_proto__init(t);
+	t->name = (char *)name;
+	t->has_data_type = 1;
+	t->data_type = 7;
+	t->n_dims = 1;
+	t->dims = keep(b, calloc(1, 8));
+	t->dims[0] = (int64_t)n;
+	t->n_int64_data = n;
+	t->int64_data = keep(b, calloc(n + 1, 8));
+	memcpy(t->int64_data, data, 8 * n);
+	b->inits[b->g.n_initializer++] = t;
+}
+
+/* A node; attributes: "name=i:VALUE" or "name=ints:a,b,c" or "name=f:VALUE". */
+static Onnx__NodeProto *nodef(struct mb *b, const char *op, const char *name,
+			      const char *ins, const char *outs, ...)
+{
+	Onnx__NodeProto *n = keep(b, calloc(1, sizeof(*n)));
+	Onnx__AttributeProto **attrs = keep(b, calloc(8, sizeof(*attrs)));
+	char **iv = keep(b, calloc(8, sizeof(char *))), **ov = keep(b, calloc(8, sizeof(char *)));
+	const char *a;
+	char *s;
+	va_list ap;
+
+	onnx__node_proto__init(n);
+	n->op_type = (char *)op;
+	n->name = (char *)name;
+	s = keep(b, strdup(ins));
+	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ","))
+		iv[n->n_input++] = strcmp(tok, "-") ? tok : "";
+	s = keep(b, strdup(outs));
+	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ","))
+		ov[n->n_output++] = tok;
+	n->input = iv;
+	n->output = ov;
+	va_start(ap, outs);
+	while ((a = va_arg(ap, const char *))) {
+		Onnx__AttributeProto *at = keep(b, calloc(1, sizeof(*at)));
+		char *spec = keep(b, strdup(a)), *eq = strchr(spec, '='), *colon;
+
+		onnx__attribute_proto__init(at);
+		*eq = 0;
+		at->name = spec;
+		colon = strchr(eq + 1, ':');
+		*colon = 0;
+		if (!strcmp(eq + 1, "i")) {
+			at->has_i = 1;
+			at->i = strtoll(colon + 1, NULL, 10);
+		} else if (!strcmp(eq + 1, "f")) {
+			at->has_f = 1;
+			at->f = strtof(colon + 1, NULL);
+		} else {
+			int64_t *v = keep(b, calloc(8, 8));
+
+			for (char *tok = strtok(colon + 1, ","); tok; tok = strtok(NULL, ","))
+				v[at->n_ints++] = strtoll(tok, NULL, 10);
+			at->ints = v;
+		}
+		attrs[n->n_attribute++] = at;
+	}
+	va_end(ap);
+	n->attribute = attrs;
+	b->nodes[b->g.n_node++] = n;
+	return n;
+}
+
+static uint8_t *pack(struct mb *b, size_t *len)
+{
+	uint8_t *buf;
+
+	*len = onnx__model_proto__get_packed_size(&b->m);
+	buf = malloc(*len + 1);
+	assert_non_null(buf);
+	onnx__model_proto__pack(&b->m, buf);
+	return buf;
+}
+
+/* Load @b; expect @want and, for errors, @msg inside the message. */
+static struct npu_onnx_model *load(struct mb *b, const struct npu_onnx_options *o,
+				   int want, const char *msg)
+{
+	struct npu_onnx_model *m = NULL;
+	char err[512];
+	size_t len;
+	uint8_t *buf = pack(b, &len);
+	int ret = npu_onnx_load(buf, len, o, &m, err, sizeof(err));
+
+	free(buf);
+	if (ret != want)
+		fail_msg("load returned %d, want %d: %s", ret, want, err);
+	if (msg && !strstr(err, msg))
+		fail_msg("message '%s' lacks '%s'", err, msg);
+	return m;
+}
+
+/* ---- Tests -------------------------------------------------------------------- */
+
+/* x[N,1,4,4] -> Conv(2 filters 3x3, pad 1) -> Relu -> Flatten -> Gemm(32->3) */
+static void build_net(struct mb *b, float *w, float *bias, float *fc, float *fcb)
+{
+	static const int64_t dx[4] = { -1, 1, 4, 4 }, dw[4] = { 2, 1, 3, 3 }, db[1] = { 2 },
+		dfc[2] = { 3, 32 }, dfb[1] = { 3 };
+
+	for (int i = 0; i < 18; i++)
+		w[i] = (float)((i * 7) % 11 - 5) / 8.0f;
+	bias[0] = 0.25f;
+	bias[1] = -0.5f;
+	for (int i = 0; i < 96; i++)
+		fc[i] = (float)((i * 5) % 13 - 6) / 16.0f;
+	for (int i = 0; i < 3; i++)
+		fcb[i] = (float)i - 1.0f;
+	input(b, "x", 4, dx);
+	init_f(b, "w", 4, dw, w, 18);
+	init_f(b, "b", 1, db, bias, 2);
+	init_f(b, "fc", 2, dfc, fc, 96);
+	init_f(b, "fcb", 1, dfb, fcb, 3);
+	nodef(b, "Conv", "conv", "x,w,b", "c", "pads=ints:1,1,1,1", "kernel_shape=ints:3,3",
+	      (const char *)NULL);
+	nodef(b, "Relu", "relu", "c", "r", (const char *)NULL);
+	nodef(b, "Flatten", "flat", "r", "f", (const char *)NULL);
+	nodef(b, "Gemm", "fc", "f,fc,fcb", "y", "transB=i:1", (const char *)NULL);
+	output(b, "y");
+}
+
+static void test_net(void **state)
+{
+	static const struct npu_onnx_shape sh = { .name = "x", .rank = 4, .dims = { 2, 1, 4, 4 } };
+	struct npu_onnx_options o = { .shapes = &sh, .num_shapes = 1 };
+	float w[18], bias[2], fc[96], fcb[3], x[32], y[6], want[6], r[2][32];
+	struct npu_onnx_model *m;
+	struct npu_onnx_io io;
+	struct npu_runtime *rt;
+	struct mb b;
+	int n, co, oy, ox, k;
+
+	(void)state;
+	mb_init(&b, 13);
+	build_net(&b, w, bias, fc, fcb);
+	/* dynamic N without a shape is an error naming the input */
+	m = load(&b, NULL, -EINVAL, "input 'x': dimension 0 is dynamic ('N')");
+	m = load(&b, &o, 0, NULL);
+	assert_int_equal(npu_onnx_num_inputs(m), 1);
+	assert_int_equal(npu_onnx_num_outputs(m), 1);
+	assert_int_equal(npu_onnx_output(m, 0, &io), 0);
+	assert_string_equal(io.name, "y");
+	assert_int_equal(io.rank, 2);
+	assert_int_equal(io.dims[0], 2);
+	assert_int_equal(io.dims[1], 3);
+	assert_int_equal(npu_onnx_opset(m), 13);
+
+	for (k = 0; k < 32; k++)
+		x[k] = (float)(k % 9) / 4.0f - 1.0f;
+	for (n = 0; n < 2; n++) {
+		for (co = 0; co < 2; co++)
+			for (oy = 0; oy < 4; oy++)
+				for (ox = 0; ox < 4; ox++) {
+					float a = bias[co];
+
+					for (k = 0; k < 9; k++) {
+						int iy = oy + k / 3 - 1, ix = ox + k % 3 - 1;
+
+						if (iy >= 0 && iy < 4 && ix >= 0 && ix < 4)
+							a += x[n * 16 + iy * 4 + ix] * w[co * 9 + k];
+					}
+					r[n][co * 16 + oy * 4 + ox] = a > 0 ? a : 0;
+				}
+		for (co = 0; co < 3; co++) {
+			float a = fcb[co];
+
+			for (k = 0; k < 32; k++)
+				a += r[n][k] * fc[co * 32 + k];
+			want[n * 3 + co] = a;
+		}
+	}
+	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
+	{
+		struct npu_onnx_io ii;
+
+		npu_onnx_input(m, 0, &ii);
+		assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ ii.value, io.value },
+						   (void *[]){ x, y }), 0);
+	}
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	for (k = 0; k < 6; k++)
+		assert_true(fabsf(y[k] - want[k]) < 1e-4f);
+	npu_runtime_free(rt);
+	npu_onnx_free(m);
+	mb_free(&b);
+}
+
+/* Shape -> Gather -> Unsqueeze -> Concat -> Reshape, all folded at import. */
+static void test_shape_arith(void **state)
+{
+	static const int64_t dx[3] = { 2, 3, 4 }, idx0[1] = { 0 }, minus1[1] = { -1 },
+		ax0[1] = { 0 };
+	struct npu_onnx_model *m;
+	struct npu_onnx_io io;
+	struct mb b;
+
+	(void)state;
+	mb_init(&b, 13);
+	input(&b, "x", 3, dx);
+	init_i64(&b, "i0", idx0, 1);
+	init_i64(&b, "m1", minus1, 1);
+	init_i64(&b, "axes", ax0, 1);
+	nodef(&b, "Shape", "shape", "x", "s", (const char *)NULL);
+	nodef(&b, "Gather", "g", "s,i0", "n", (const char *)NULL);
+	nodef(&b, "Concat", "cat", "n,m1", "newshape", "axis=i:0", (const char *)NULL);
+	nodef(&b, "Reshape", "rs", "x,newshape", "y", (const char *)NULL);
+	output(&b, "y");
+	m = load(&b, NULL, 0, NULL);
+	npu_onnx_output(m, 0, &io);
+	assert_int_equal(io.rank, 2);
+	assert_int_equal(io.dims[0], 2);
+	assert_int_equal(io.dims[1], 12);
+	npu_onnx_free(m);
+	mb_free(&b);
+}
+
+/* Gemm's alpha scales a private copy of B: a MatMul sharing B sees it unscaled. */
+static void test_gemm_alpha_shared(void **state)
+{
+	static const int64_t dx[2] = { 1, 2 }, dk[2] = { 2, 2 };
+	float x[2] = { 1, 2 }, y1[2], y2[2];
+	struct npu_onnx_model *m;
+	struct npu_onnx_io io[3];
+	struct npu_runtime *rt;
+	struct mb b;
+
+	(void)state;
+	mb_init(&b, 13);
+	input(&b, "x", 2, dx);
+	init_f(&b, "k", 2, dk, (float[]){ 1, 2, 3, 4 }, 4);
+	nodef(&b, "Gemm", "scaled", "x,k", "y1", "alpha=f:2", (const char *)NULL);
+	nodef(&b, "MatMul", "plain", "x,k", "y2", (const char *)NULL);
+	output(&b, "y1");
+	output(&b, "y2");
+	m = load(&b, NULL, 0, NULL);
+	npu_onnx_input(m, 0, &io[0]);
+	npu_onnx_output(m, 0, &io[1]);
+	npu_onnx_output(m, 1, &io[2]);
+	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
+	assert_int_equal(npu_runtime_setup(rt, 3, (uint32_t[]){ io[0].value, io[1].value,
+		io[2].value }, (void *[]){ x, y1, y2 }), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_true(y2[0] == 7 && y2[1] == 10);
+	assert_true(y1[0] == 14 && y1[1] == 20);
+	npu_runtime_free(rt);
+	npu_onnx_free(m);
+	mb_free(&b);
+}
+
+static void test_hostile(void **state)
+{
+	static const int64_t d2[2] = { 2, 3 }, huge[2] = { 1ll << 40, 3 };
+	struct npu_onnx_model *m = NULL;
+	char err[256];
+	uint8_t *buf;
+	size_t len, cut;
+	struct mb b;
+
+	(void)state;
+	/* truncation at every length: an error or (rarely) a valid prefix */
+	mb_init(&b, 13);
+	input(&b, "x", 2, d2);
+	nodef(&b, "Relu", "r", "x", "y", (const char *)NULL);
+	output(&b, "y");
+	buf = pack(&b, &len);
+	for (cut = 0; cut < len; cut++) {
+		int ret = npu_onnx_load(buf, cut, NULL, &m, err, sizeof(err));
+
+		assert_true(ret < 0);
+		assert_true(err[0] != 0);
+	}
+	assert_int_equal(npu_onnx_load(buf, len, NULL, &m, err, sizeof(err)), 0);
+	npu_onnx_free(m);
+	/* garbage bytes */
+	memset(buf, 0xff, len);
+	assert_int_equal(npu_onnx_load(buf, len, NULL, &m, err, sizeof(err)), -EBADMSG);
+	free(buf);
+	mb_free(&b);
+
+	/* an unsupported op names node and op */
+	mb_init(&b, 13);
+	input(&b, "x", 2, d2);
+	nodef(&b, "Transpose", "tr", "x", "y", (const char *)NULL);
+	output(&b, "y");
+	load(&b, NULL, -EINVAL, "node 'tr' (Transpose): op not supported");
+	mb_free(&b);
+
+	/* a cycle */
+	mb_init(&b, 13);
+	input(&b, "x", 2, d2);
+	nodef(&b, "Add", "a1", "x,q", "p", (const char *)NULL);
+	nodef(&b, "Relu", "a2", "p", "q", (const char *)NULL);
+	output(&b, "q");
+	load(&b, NULL, -ELOOP, "cycle");
+	mb_free(&b);
+
+	/* a dangling name */
+	mb_init(&b, 13);
+	input(&b, "x", 2, d2);
+	nodef(&b, "Add", "adder", "x,nowhere", "y", (const char *)NULL);
+	output(&b, "y");
+	load(&b, NULL, -EINVAL, "'nowhere'");
+	mb_free(&b);
+
+	/* a name defined twice */
+	mb_init(&b, 13);
+	input(&b, "x", 2, d2);
+	nodef(&b, "Relu", "r1", "x", "y", (const char *)NULL);
+	nodef(&b, "Relu", "r2", "x", "y", (const char *)NULL);
+	output(&b, "y");
+	load(&b, NULL, -EINVAL, "defined twice");
+	mb_free(&b);
+
+	/* a huge dimension, and an output nobody computes */
+	mb_init(&b, 13);
+	input(&b, "x", 2, huge);
+	nodef(&b, "Relu", "r", "x", "y", (const char *)NULL);
+	output(&b, "y");
+	load(&b, NULL, -EINVAL, "bad dimension");
+	mb_free(&b);
+	mb_init(&b, 13);
+	input(&b, "x", 2, d2);
+	output(&b, "nothing");
+	load(&b, NULL, -EINVAL, "'nothing'");
+	mb_free(&b);
+
+	/* a ConstantOfShape of 2^60 elements */
+	{
+		static const int64_t big[3] = { 1 << 20, 1 << 20, 1 << 20 };
+
+		mb_init(&b, 13);
+		input(&b, "x", 2, d2);
+		init_i64(&b, "shape", big, 3);
+		nodef(&b, "ConstantOfShape", "cos", "shape", "k", (const char *)NULL);
+		nodef(&b, "Add", "add", "x,k", "y", (const char *)NULL);
+		output(&b, "y");
+		load(&b, NULL, -EINVAL, "too large");
+		mb_free(&b);
+	}
+
+	/* wrong types: an initializer whose data does not match its dims */
+	{
+		static const int64_t d4[1] = { 4 };
+
+		mb_init(&b, 13);
+		input(&b, "x", 2, d2);
+		init_f(&b, "k", 1, d4, (float[]){ 1, 2, 3, 4 }, 3);
+		nodef(&b, "Add", "add", "x,k", "y", (const char *)NULL);
+		output(&b, "y");
+		load(&b, NULL, -EINVAL, "initializer 'k'");
+		mb_free(&b);
+	}
+
+	/* an opset out of range */
+	mb_init(&b, 3);
+	input(&b, "x", 2, d2);
+	nodef(&b, "Relu", "r", "x", "y", (const char *)NULL);
+	output(&b, "y");
+	load(&b, NULL, -ENOTSUP, "opset 3");
+	mb_free(&b);
+
+	/* an optional output is fine while nobody reads it */
+	mb_init(&b, 13);
+	input(&b, "x", 2, d2);
+	nodef(&b, "Dropout", "drop", "x", "y,mask", (const char *)NULL);
+	output(&b, "y");
+	npu_onnx_free(load(&b, NULL, 0, NULL));
+	output(&b, "mask");
+	load(&b, NULL, -EINVAL, "node 'drop' (Dropout): the mask output is not supported");
+	mb_free(&b);
+
+	assert_int_equal(npu_onnx_load(NULL, 0, NULL, NULL, NULL, 0), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_net),
+		cmocka_unit_test(test_shape_arith),
+		cmocka_unit_test(test_gemm_alpha_shared),
+		cmocka_unit_test(test_hostile),
+	};
+
+	return cmocka_run_group_tests_name("onnx-import", tests, NULL, NULL);
+}

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The graph API on the host (no device: everything on the CPU fallback):
+ * results against straightforward C written here, the compiler's folds,
+ * fusions and arena reuse as the profile reports them, rebinding without
+ * recompiling, and the errors for broken graphs.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "npu/npu.h"
+
+static uint32_t val(struct npu_graph *g, const char *name, enum npu_dtype dt,
+		    uint32_t rank, const uint32_t *dims, uint32_t flags,
+		    const void *data)
+{
+	struct npu_value_desc d = { .name = name, .dtype = dt, .rank = rank,
+				    .flags = flags, .data = data };
+	uint32_t id;
+
+	memcpy(d.dims, dims, 4ull * rank);
+	assert_int_equal(npu_graph_add_value(g, &d, &id), 0);
+	return id;
+}
+
+static uint32_t node(struct npu_graph *g, const char *name,
+		     const struct npu_op_params *p, uint32_t nin,
+		     const uint32_t *in, uint32_t out)
+{
+	struct npu_node_desc d = { .name = name, .kind = NPU_NODE_OP, .op = *p,
+				   .num_inputs = nin, .inputs = in, .output = out };
+	uint32_t id;
+
+	assert_int_equal(npu_graph_add_node(g, &d, &id), 0);
+	return id;
+}
+
+static float frand(unsigned int *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return (float)((*s >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static void fill(float *p, size_t n, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = frand(&seed);
+}
+
+static void assert_close(const float *got, const float *want, size_t n, float tol)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!(fabsf(got[i] - want[i]) <= tol * (1.0f + fabsf(want[i]))))
+			fail_msg("element %zu: got %g, want %g", i, got[i], want[i]);
+	}
+}
+
+static enum npu_node_where where(struct npu_runtime *rt, uint32_t n)
+{
+	struct npu_node_profile p;
+
+	assert_int_equal(npu_runtime_node_profile(rt, n, &p), 0);
+	return p.where;
+}
+
+/*
+ * MLP: x[2,8] -> MatMul W1[8,16] -> Add b1 -> Relu -> MatMul W2[16,4]
+ * -> Add b2 -> Softmax.  The Adds become GEMM biases, the Relu the first
+ * GEMM's activation.
+ */
+static void test_mlp(void **state)
+{
+	static const uint32_t dx[2] = { 2, 8 }, dw1[2] = { 8, 16 }, db1[1] = { 16 },
+		dh[2] = { 2, 16 }, dw2[2] = { 16, 4 }, db2[2] = { 1, 4 }, dy[2] = { 2, 4 };
+	float w1[128], b1[16], w2[64], b2[4], x[16], y[8], want[8], h[32];
+	struct npu_op_params gemm = { .kind = NPU_OP_GEMM },
+		add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
+		relu = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
+		smax = { .kind = NPU_OP_SOFTMAX, .softmax.axis = 1 };
+	uint32_t vx, vw1, vb1, vh0, vh1, vh2, vw2, vb2, vz0, vz1, vy, n[6];
+	struct npu_runtime *rt;
+	struct npu_graph *g;
+	size_t segs, dsegs;
+	int i, j, k;
+
+	(void)state;
+	fill(w1, 128, 1);
+	fill(b1, 16, 2);
+	fill(w2, 64, 3);
+	fill(b2, 4, 4);
+	fill(x, 16, 5);
+	for (i = 0; i < 2; i++) {
+		float s = 0, mx = -INFINITY;
+
+		for (j = 0; j < 16; j++) {
+			float a = b1[j];
+
+			for (k = 0; k < 8; k++)
+				a += x[i * 8 + k] * w1[k * 16 + j];
+			h[i * 16 + j] = a > 0 ? a : 0;
+		}
+		for (j = 0; j < 4; j++) {
+			float a = b2[j];
+
+			for (k = 0; k < 16; k++)
+				a += h[i * 16 + k] * w2[k * 4 + j];
+			want[i * 4 + j] = a;
+			mx = a > mx ? a : mx;
+		}
+		for (j = 0; j < 4; j++)
+			s += want[i * 4 + j] = expf(want[i * 4 + j] - mx);
+		for (j = 0; j < 4; j++)
+			want[i * 4 + j] /= s;
+	}
+
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 2, dx, NPU_VALUE_INPUT, NULL);
+	vw1 = val(g, "w1", NPU_DTYPE_FP32, 2, dw1, 0, w1);
+	vb1 = val(g, "b1", NPU_DTYPE_FP32, 1, db1, 0, b1);
+	vh0 = val(g, "h0", NPU_DTYPE_FP32, 2, dh, 0, NULL);
+	vh1 = val(g, "h1", NPU_DTYPE_FP32, 2, dh, 0, NULL);
+	vh2 = val(g, "h2", NPU_DTYPE_FP32, 2, dh, 0, NULL);
+	vw2 = val(g, "w2", NPU_DTYPE_FP32, 2, dw2, 0, w2);
+	vb2 = val(g, "b2", NPU_DTYPE_FP32, 2, db2, 0, b2);
+	vz0 = val(g, "z0", NPU_DTYPE_FP32, 2, dy, 0, NULL);
+	vz1 = val(g, "z1", NPU_DTYPE_FP32, 2, dy, 0, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 2, dy, NPU_VALUE_OUTPUT, NULL);
+	n[0] = node(g, "mm1", &gemm, 2, (uint32_t[]){ vx, vw1 }, vh0);
+	n[1] = node(g, "add1", &add, 2, (uint32_t[]){ vh0, vb1 }, vh1);
+	n[2] = node(g, "relu", &relu, 1, &vh1, vh2);
+	n[3] = node(g, "mm2", &gemm, 2, (uint32_t[]){ vh2, vw2 }, vz0);
+	n[4] = node(g, "add2", &add, 2, (uint32_t[]){ vb2, vz0 }, vz1);
+	n[5] = node(g, "softmax", &smax, 1, &vz1, vy);
+	/* a GEMM is device-capable from shapes alone */
+	assert_int_equal(npu_graph_node_supported(g, n[0], NULL, NULL), 1);
+
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	npu_graph_free(g);
+	assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
+					   (void *[]){ x, y }), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_close(y, want, 8, 1e-5f);
+
+	assert_int_equal(where(rt, n[0]), NPU_WHERE_CPU);
+	assert_int_equal(where(rt, n[1]), NPU_WHERE_FUSED);
+	assert_int_equal(where(rt, n[2]), NPU_WHERE_FUSED);
+	assert_int_equal(where(rt, n[4]), NPU_WHERE_FUSED);
+	assert_int_equal(where(rt, n[5]), NPU_WHERE_CPU);
+	{
+		struct npu_node_profile p;
+
+		npu_runtime_node_profile(rt, n[2], &p);
+		assert_int_equal(p.fused_into, n[0]);
+		npu_runtime_node_profile(rt, n[0], &p);
+		assert_int_equal(p.macs, 2 * 16 * 8);
+		assert_string_equal(p.op, "GEMM");
+	}
+	/* three ops left, one CPU segment */
+	segs = npu_runtime_num_segments(rt, &dsegs);
+	assert_int_equal(segs, 1);
+	assert_int_equal(dsegs, 0);
+	/* x and h0 are dead when z0 and y live: the arena reuses them */
+	assert_true(npu_runtime_arena_bytes(rt) < (16 + 32 + 8 + 8) * 4);
+	assert_int_equal(npu_runtime_static_bytes(rt) >= (128 + 16 + 64 + 4) * 4, 1);
+
+	/* rebinding: another input and output, same runtime */
+	{
+		float x2[16], y2[8];
+
+		memcpy(x2, x, sizeof(x2));
+		memset(y2, 0, sizeof(y2));
+		assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
+						   (void *[]){ x2, y2 }), 0);
+		assert_int_equal(npu_runtime_run_async(rt, NULL), 0);
+		assert_int_equal(npu_runtime_wait(rt, NPU_TIMEOUT_INFINITE), 0);
+		assert_close(y2, want, 8, 1e-5f);
+	}
+	/* an unknown id binds nothing */
+	assert_int_equal(npu_runtime_setup(rt, 1, (uint32_t[]){ vh0 }, (void *[]){ x }),
+			 -EINVAL);
+	npu_runtime_free(rt);
+}
+
+/*
+ * NCHW convolution with a BatchNormalization after it, folded into the
+ * weights and bias, and a RESHAPE that costs nothing.
+ */
+static void test_conv_bn(void **state)
+{
+	enum { N = 1, C = 3, H = 6, W = 5, CO = 4, K = 3 };
+	static const uint32_t dx[4] = { N, C, H, W }, dw[4] = { CO, C, K, K },
+		dc[1] = { CO }, dy[4] = { N, CO, H, W }, dr[2] = { CO, H * W };
+	float x[N * C * H * W], w[CO * C * K * K], sc[CO], bi[CO], mean[CO], var[CO];
+	float y[CO * H * W], want[CO * H * W];
+	struct npu_op_params conv = { .kind = NPU_OP_CONV2D,
+		.conv = { .stride = { 1, 1 }, .dilation = { 1, 1 }, .pad = { 1, 1, 1, 1 },
+			  .groups = 1 } };
+	struct npu_node_desc bn = { .name = "bn", .kind = NPU_NODE_BATCHNORM,
+				    .epsilon = 1e-5f, .num_inputs = 5 };
+	struct npu_node_desc rs = { .name = "flat", .kind = NPU_NODE_RESHAPE,
+				    .num_inputs = 1 };
+	uint32_t vx, vw, vs, vb, vm, vv, vc, vbn, vy, ncv, nbn, nrs, in[5];
+	struct npu_node_desc cd = { .name = "conv", .kind = NPU_NODE_OP,
+				    .flags = NPU_NODE_NCHW, .num_inputs = 2 };
+	struct npu_runtime *rt;
+	struct npu_graph *g;
+	int co, ci, oy, ox, ky, kx, i;
+
+	(void)state;
+	fill(x, sizeof(x) / 4, 11);
+	fill(w, sizeof(w) / 4, 12);
+	fill(sc, CO, 13);
+	fill(bi, CO, 14);
+	fill(mean, CO, 15);
+	fill(var, CO, 16);
+	for (i = 0; i < CO; i++)
+		var[i] = fabsf(var[i]) + 0.5f;
+	for (co = 0; co < CO; co++) {
+		float s = sc[co] / sqrtf(var[co] + 1e-5f);
+
+		for (oy = 0; oy < H; oy++) {
+			for (ox = 0; ox < W; ox++) {
+				float a = 0;
+
+				for (ci = 0; ci < C; ci++)
+					for (ky = 0; ky < K; ky++)
+						for (kx = 0; kx < K; kx++) {
+							int iy = oy + ky - 1, ix = ox + kx - 1;
+
+							if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+								continue;
+							a += x[(ci * H + iy) * W + ix] *
+							     w[((co * C + ci) * K + ky) * K + kx];
+						}
+				want[(co * H + oy) * W + ox] = (a - mean[co]) * s + bi[co];
+			}
+		}
+	}
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 4, dx, NPU_VALUE_INPUT, NULL);
+	vw = val(g, "w", NPU_DTYPE_FP32, 4, dw, 0, w);
+	vs = val(g, "scale", NPU_DTYPE_FP32, 1, dc, 0, sc);
+	vb = val(g, "bias", NPU_DTYPE_FP32, 1, dc, 0, bi);
+	vm = val(g, "mean", NPU_DTYPE_FP32, 1, dc, 0, mean);
+	vv = val(g, "var", NPU_DTYPE_FP32, 1, dc, 0, var);
+	vc = val(g, "c", NPU_DTYPE_FP32, 4, dy, 0, NULL);
+	vbn = val(g, "b", NPU_DTYPE_FP32, 4, dy, 0, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 2, dr, NPU_VALUE_OUTPUT, NULL);
+	cd.op = conv;
+	cd.inputs = (uint32_t[]){ vx, vw };
+	cd.output = vc;
+	assert_int_equal(npu_graph_add_node(g, &cd, &ncv), 0);
+	in[0] = vc; in[1] = vs; in[2] = vb; in[3] = vm; in[4] = vv;
+	bn.inputs = in;
+	bn.output = vbn;
+	assert_int_equal(npu_graph_add_node(g, &bn, &nbn), 0);
+	rs.inputs = &vbn;
+	rs.output = vy;
+	assert_int_equal(npu_graph_add_node(g, &rs, &nrs), 0);
+	assert_int_equal(npu_graph_node_supported(g, ncv, NULL, NULL), 1);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	npu_graph_free(g);
+	assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
+					   (void *[]){ x, y }), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_close(y, want, CO * H * W, 1e-4f);
+	assert_int_equal(where(rt, ncv), NPU_WHERE_CPU);
+	assert_int_equal(where(rt, nbn), NPU_WHERE_FUSED);
+	assert_int_equal(where(rt, nrs), NPU_WHERE_ELIDED);
+	npu_runtime_free(rt);
+}
+
+/* Constant subgraphs fold; a divide by a constant becomes a multiply. */
+static void test_fold_and_div(void **state)
+{
+	static const uint32_t d4[1] = { 4 };
+	float a[4] = { 1, 2, 3, 4 }, b[4] = { 10, 20, 30, 40 }, two[4] = { 2, 2, 2, 2 };
+	float x[4] = { 8, -6, 4, 2 }, y[4];
+	struct npu_op_params add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD };
+	struct npu_node_desc div = { .name = "div", .kind = NPU_NODE_DIV, .num_inputs = 2 };
+	uint32_t va, vb, vk, vx, vt, vy, vtwo, nk, nd, na;
+	struct npu_runtime *rt;
+	struct npu_graph *g;
+
+	(void)state;
+	assert_int_equal(npu_graph_create(&g), 0);
+	va = val(g, "a", NPU_DTYPE_FP32, 1, d4, 0, a);
+	vb = val(g, "b", NPU_DTYPE_FP32, 1, d4, 0, b);
+	vtwo = val(g, "two", NPU_DTYPE_FP32, 1, d4, 0, two);
+	vk = val(g, "k", NPU_DTYPE_FP32, 1, d4, 0, NULL);
+	vx = val(g, "x", NPU_DTYPE_FP32, 1, d4, NPU_VALUE_INPUT, NULL);
+	vt = val(g, "t", NPU_DTYPE_FP32, 1, d4, 0, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 1, d4, NPU_VALUE_OUTPUT, NULL);
+	nk = node(g, "k = a + b", &add, 2, (uint32_t[]){ va, vb }, vk);
+	div.inputs = (uint32_t[]){ vx, vtwo };
+	div.output = vt;
+	assert_int_equal(npu_graph_add_node(g, &div, &nd), 0);
+	na = node(g, "y = t + k", &add, 2, (uint32_t[]){ vt, vk }, vy);
+	assert_int_equal(npu_graph_node_supported(g, nd, NULL, NULL), 1);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	npu_graph_free(g);
+	assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
+					   (void *[]){ x, y }), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_close(y, (float[]){ 15, 19, 35, 45 }, 4, 0);
+	assert_int_equal(where(rt, nk), NPU_WHERE_FOLDED);
+	assert_int_equal(where(rt, nd), NPU_WHERE_CPU);
+	assert_int_equal(where(rt, na), NPU_WHERE_CPU);
+	npu_runtime_free(rt);
+}
+
+static void test_errors(void **state)
+{
+	static const uint32_t d2[2] = { 2, 3 }, d3[2] = { 4, 5 };
+	struct npu_op_params relu = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
+		gemm = { .kind = NPU_OP_GEMM };
+	struct npu_runtime *rt = NULL;
+	struct npu_graph *g;
+	uint32_t va, vb, vc, vx, vy, vs;
+	float k[6] = { 0 };
+
+	(void)state;
+	/* a cycle: a = relu(b), b = relu(a) */
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_INPUT, NULL);
+	va = val(g, "a", NPU_DTYPE_FP32, 2, d2, 0, NULL);
+	vb = val(g, "b", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_OUTPUT, NULL);
+	node(g, "first", &relu, 1, &vb, va);
+	node(g, "second", &relu, 1, &va, vb);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -ELOOP);
+	assert_non_null(strstr(npu_graph_error(g), "cycle"));
+	assert_null(rt);
+	/* a value written twice, a static output, an input written */
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){
+		.kind = NPU_NODE_OP, .op = relu, .num_inputs = 1, .inputs = &vx,
+		.output = va }, NULL), -EINVAL);
+	assert_non_null(strstr(npu_graph_error(g), "already written"));
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){
+		.kind = NPU_NODE_OP, .op = relu, .num_inputs = 1, .inputs = &va,
+		.output = vx }, NULL), -EINVAL);
+	assert_int_equal(npu_graph_add_value(g, &(struct npu_value_desc){
+		.dtype = NPU_DTYPE_FP32, .rank = 1, .dims = { 6 },
+		.flags = NPU_VALUE_OUTPUT, .data = k }, &vs), -EINVAL);
+	/* overflowing and empty shapes */
+	assert_int_equal(npu_graph_add_value(g, &(struct npu_value_desc){
+		.dtype = NPU_DTYPE_FP32, .rank = 4,
+		.dims = { UINT32_MAX, UINT32_MAX, UINT32_MAX, 4 } }, &vs), -EOVERFLOW);
+	assert_int_equal(npu_graph_add_value(g, &(struct npu_value_desc){
+		.dtype = NPU_DTYPE_FP32, .rank = 2, .dims = { 0, 4 } }, &vs), -EOVERFLOW);
+	npu_graph_free(g);
+
+	/* read but never written; and shapes the op set rejects */
+	assert_int_equal(npu_graph_create(&g), 0);
+	va = val(g, "ghost", NPU_DTYPE_FP32, 2, d2, 0, NULL);
+	vb = val(g, "out", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_OUTPUT, NULL);
+	node(g, "reader", &relu, 1, &va, vb);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -ENOENT);
+	assert_non_null(strstr(npu_graph_error(g), "ghost"));
+	npu_graph_free(g);
+
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_INPUT, NULL);
+	vc = val(g, "w", NPU_DTYPE_FP32, 2, d3, 0, (float[20]){ 0 });
+	vy = val(g, "y", NPU_DTYPE_FP32, 2, d3, NPU_VALUE_OUTPUT, NULL);
+	node(g, "bad-gemm", &gemm, 2, (uint32_t[]){ vx, vc }, vy);
+	assert_int_equal(npu_graph_node_supported(g, 0, NULL, NULL), -EINVAL);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -EINVAL);
+	assert_non_null(strstr(npu_graph_error(g), "bad-gemm"));
+	npu_graph_free(g);
+
+	/* a non-constant divisor has no op */
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_INPUT, NULL);
+	va = val(g, "d", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_INPUT, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_OUTPUT, NULL);
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){
+		.name = "divide", .kind = NPU_NODE_DIV, .num_inputs = 2,
+		.inputs = (uint32_t[]){ vx, va }, .output = vy }, NULL), 0);
+	{
+		const char *why = NULL;
+
+		assert_int_equal(npu_graph_node_supported(g, 0, NULL, &why), 0);
+		assert_non_null(why);
+	}
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -EINVAL);
+	assert_non_null(strstr(npu_graph_error(g), "divide"));
+	npu_graph_free(g);
+
+	/* NULLs */
+	assert_int_equal(npu_graph_create(NULL), -EINVAL);
+	assert_int_equal(npu_graph_compile(NULL, NULL, 0, &rt), -EINVAL);
+	assert_int_equal(npu_runtime_run(NULL, NULL, 0), -EINVAL);
+	npu_graph_free(NULL);
+	npu_runtime_free(NULL);
+	assert_string_equal(npu_node_where_name(NPU_WHERE_FUSED), "fused");
+}
+
+/* An unbound input is refused; dead nodes are dropped. */
+static void test_bind_and_dead(void **state)
+{
+	static const uint32_t d[1] = { 3 };
+	struct npu_op_params relu = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
+		sig = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_SIGMOID };
+	float x[3] = { -1, 0, 2 }, y[3];
+	uint32_t vx, vy, vd, nd;
+	struct npu_runtime *rt;
+	struct npu_graph *g;
+
+	(void)state;
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 1, d, NPU_VALUE_INPUT, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 1, d, NPU_VALUE_OUTPUT, NULL);
+	vd = val(g, "unused", NPU_DTYPE_FP32, 1, d, 0, NULL);
+	node(g, "relu", &relu, 1, &vx, vy);
+	nd = node(g, "dead", &sig, 1, &vx, vd);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	npu_graph_free(g);
+	assert_int_equal(where(rt, nd), NPU_WHERE_ELIDED);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), -EINVAL);
+	assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
+					   (void *[]){ x, y }), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_close(y, (float[]){ 0, 0, 2 }, 3, 0);
+	npu_runtime_free(rt);
+}
+
+/*
+ * The layout plan: values between NCHW convolutions and layout-free ops
+ * are stored NHWC (with per-channel constants permuted to match); the
+ * result must be what the plain NCHW plan gives.
+ */
+static void test_layout_plan(void **state)
+{
+	enum { C = 4, H = 5, W = 6 };
+	static const uint32_t dx[4] = { 1, C, H, W }, dw[4] = { C, C, 3, 3 },
+		dd[4] = { C, 1, 3, 3 }, dk[3] = { C, 1, 1 };
+	float x[C * H * W], w[C * C * 9], wd[C * 9], k[C], y1[C * H * W], y2[C * H * W];
+	struct npu_op_params conv = { .kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
+			.dilation = { 1, 1 }, .pad = { 1, 1, 1, 1 }, .groups = 1 } },
+		dwc = { .kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
+			.dilation = { 1, 1 }, .pad = { 1, 1, 1, 1 }, .groups = C } },
+		add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
+		mul = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL },
+		sig = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_SIGMOID };
+	uint32_t vx, vy, vw, vd, vk, t[5];
+	struct npu_runtime *rt[2];
+	struct npu_graph *g;
+	int i;
+
+	(void)state;
+	fill(x, sizeof(x) / 4, 51);
+	fill(w, sizeof(w) / 4, 52);
+	fill(wd, sizeof(wd) / 4, 53);
+	fill(k, C, 54);
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 4, dx, NPU_VALUE_INPUT, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 4, dx, NPU_VALUE_OUTPUT, NULL);
+	vw = val(g, "w", NPU_DTYPE_FP32, 4, dw, 0, w);
+	vd = val(g, "wd", NPU_DTYPE_FP32, 4, dd, 0, wd);
+	vk = val(g, "k", NPU_DTYPE_FP32, 3, dk, 0, k);
+	for (i = 0; i < 5; i++)
+		t[i] = val(g, "t", NPU_DTYPE_FP32, 4, dx, 0, NULL);
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = conv, .num_inputs = 2,
+		.inputs = (uint32_t[]){ vx, vw }, .output = t[0] }, NULL), 0);
+	node(g, "sigmoid", &sig, 1, &t[0], t[1]);
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = dwc, .num_inputs = 2,
+		.inputs = (uint32_t[]){ t[1], vd }, .output = t[2] }, NULL), 0);
+	node(g, "residual", &add, 2, (uint32_t[]){ t[2], t[1] }, t[3]);
+	node(g, "channel-scale", &mul, 2, (uint32_t[]){ vk, t[3] }, t[4]);
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = conv, .num_inputs = 2,
+		.inputs = (uint32_t[]){ t[4], vw }, .output = vy }, NULL), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt[0]), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, NPU_COMPILE_NCHW_ONLY, &rt[1]), 0);
+	npu_graph_free(g);
+	assert_int_equal(npu_runtime_setup(rt[0], 2, (uint32_t[]){ vx, vy },
+					   (void *[]){ x, y1 }), 0);
+	assert_int_equal(npu_runtime_setup(rt[1], 2, (uint32_t[]){ vx, vy },
+					   (void *[]){ x, y2 }), 0);
+	assert_int_equal(npu_runtime_run(rt[0], NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_int_equal(npu_runtime_run(rt[1], NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_close(y1, y2, C * H * W, 1e-6f);
+	npu_runtime_free(rt[0]);
+	npu_runtime_free(rt[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mlp),
+		cmocka_unit_test(test_conv_bn),
+		cmocka_unit_test(test_fold_and_div),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_bind_and_dead),
+		cmocka_unit_test(test_layout_plan),
+	};
+
+	return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
+}
