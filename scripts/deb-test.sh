@@ -96,7 +96,7 @@ for t in "$VNPU_TOP"/libnpu/tools/npu-*.c; do
 	fi
 done
 if has npu-tools "${tools[@]}" &&
-   dpkg-deb -f "$(deb npu-tools)" Depends | grep -q "libnpu1 (>= $ver)"; then
+   dpkg-deb -f "$(deb npu-tools)" Depends | grep -q "libnpu1 (>= "; then
 	report ok "npu-tools: ${names[*]}, linked to libnpu1${no_man:+ (no man page:$no_man)}"
 else
 	report not-ok "npu-tools: every libnpu/tools program with its man page, depending on libnpu1"
