@@ -623,7 +623,11 @@ static void check_output(const struct vnpu_cmd_compute *c,
 		if (values && memcmp(a, b, tv.esize)) {
 			float va = vnpu_ld(&tv, a, ch), vb = vnpu_ld(&tv, b, ch), t;
 
-			if (!tol)
+			/*
+			 * Which NaN a float op returns is unspecified (ops.rst,
+			 * "Tolerances"): vector code may commute an operation.
+			 */
+			if (!tol && !(!fz_is_q8(y->dtype) && isnan(va) && isnan(vb)))
 				bug("engine and reference differ at output byte %lld: "
 				    "%g vs %g (bits %02x.. vs %02x..)", (long long)off,
 				    va, vb, *a, *b);
@@ -1194,7 +1198,7 @@ static void mut_misc(struct vnpu_cmd_compute *c, uint64_t *r)
 		c->act_alpha = pick_f32(r);
 		break;
 	case 3:
-		c->hdr.opcode = (uint16_t)(fz_rnd(r, 8) ? VNPU_OP_GEMM + fz_rnd(r, 10) :
+		c->hdr.opcode = (uint16_t)(fz_rnd(r, 8) ? VNPU_OP_GEMM + fz_rnd(r, VNPU_OP_LAST - VNPU_OP_GEMM + 1) :
 					   fz_rnd(r, 0x10000));
 		break;
 	case 4:
@@ -1302,7 +1306,7 @@ static void mutate(struct fz_hdr *h, struct vnpu_cmd_compute *c, uint64_t *r)
 
 	switch (fz_rnd(r, 12)) {
 	case 0:
-		fz_gen(c, r, VNPU_OP_GEMM + fz_rnd(r, 10), fz_rnd(r, 4) == 0);
+		fz_gen(c, r, VNPU_OP_GEMM + fz_rnd(r, VNPU_OP_LAST - VNPU_OP_GEMM + 1), fz_rnd(r, 4) == 0);
 		break;
 	case 1:
 		mut_hdr(h, r);
