@@ -112,7 +112,7 @@ struct f32_out {
  * @ld): the ops of vnpu_act() in the same order, written out per
  * activation so each row loop vectorizes instead of calling per element.
  */
-static int f32_epilogue(unsigned int act, float alpha,
+static int f32_epilogue(unsigned int act, float alpha, float beta,
 			const struct vnpu_tv *bias, uint32_t ch0, float *y,
 			int ld, uint32_t m, uint32_t n, struct vnpu_run_ctx *rc)
 {
@@ -155,7 +155,7 @@ static int f32_epilogue(unsigned int act, float alpha,
 			break;
 		default:
 			for (j = 0; j < n; j++)
-				r[j] = vnpu_act(act, alpha, r[j]);
+				r[j] = vnpu_act_ab(act, alpha, beta, r[j]);
 			break;
 		}
 	}
@@ -182,7 +182,7 @@ static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
 	const float *pa, *pb;
 	bool tra, trb, direct;
 	int lda, ldb, ldc, ret = -ENOMEM;
-	float alpha;
+	float alpha, beta = vnpu_act_beta(c);
 
 	memcpy(&alpha, &c->act_alpha, 4);
 	pa = f32_operand(a, &tra, &lda, &ta, rc);
@@ -238,7 +238,7 @@ static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
 		goto out;
 	}
 	if (direct) {
-		ret = f32_epilogue(c->act, alpha, bias, o->ch0, cp, ldc, m, n, rc);
+		ret = f32_epilogue(c->act, alpha, beta, bias, o->ch0, cp, ldc, m, n, rc);
 		goto out;
 	}
 	for (i = 0; i < m; i++) {
@@ -254,7 +254,7 @@ static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
 				v += vnpu_ld(bias, bias->p + (int64_t)ch * bias->st[0] *
 					     bias->esize, 0);
 			vnpu_st(o->y, o->base + ((int64_t)i * o->sr + (int64_t)j * o->sc) *
-				o->y->esize, vnpu_act(c->act, alpha, v),
+				o->y->esize, vnpu_act_ab(c->act, alpha, beta, v),
 				o->y->quant == VNPU_QUANT_CHANNEL ? ch : 0, c->round);
 		}
 	}
@@ -997,6 +997,7 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 	int32_t *wq = NULL, *xq = NULL, *bq = NULL;
 	uint32_t *acc = NULL;
 	float *wf = NULL, *xf = NULL, *facc = NULL, *bf = NULL, alpha;
+	float beta = vnpu_act_beta(c);
 	struct vnpu_epi *epi = NULL;
 	/* Per channel: fmult, and out_zp/lo/hi, when all are ONNX requant. */
 	float *epi_fm = NULL;
@@ -1161,7 +1162,7 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 
 				if (bf)
 					v += bf[j];
-				vnpu_st(y, p, vnpu_act(c->act, alpha, v),
+				vnpu_st(y, p, vnpu_act_ab(c->act, alpha, beta, v),
 					y->quant == VNPU_QUANT_CHANNEL ? j : 0, c->round);
 			}
 		}
@@ -1222,6 +1223,11 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		      w->st[1] == (int64_t)w->dims[2] * w->dims[3]))
 			fast = false;
 	}
+	/* Its per-channel scratch (epilogues, accumulators) stays small. */
+	if (c->hdr.opcode == VNPU_OP_CONV_TRANSPOSE && t[3].dims[3] <= DW_MAX_CHANNELS)
+		return vnpu_eng_convt(c, info, t, rc);
+	if (c->hdr.opcode == VNPU_OP_REDUCE && t[0].dtype == VNPU_DT_FP32)
+		return vnpu_eng_reduce(c, t, rc);
 	if (fast && c->hdr.opcode == VNPU_OP_CONV2D && c->attr.conv.groups > 1 &&
 	    t[1].dims[3] == 1 && t[3].dims[3] <= DW_MAX_CHANNELS)
 		return eng_dwconv(c, info, t, rc);
@@ -1262,7 +1268,8 @@ uint64_t vnpu_engine_cycles(const struct vnpu_cmd_compute *c,
 
 	for (i = 0; i < VNPU_OP_SLOTS; i++)
 		bytes += info->span[i] + info->qbytes[i];
-	if (op == VNPU_OP_GEMM || op == VNPU_OP_CONV2D) {
+	if (op == VNPU_OP_GEMM || op == VNPU_OP_CONV2D ||
+	    op == VNPU_OP_CONV_TRANSPOSE) {
 		uint64_t rate = VNPU_MODEL_MACS_PER_CYCLE;
 		uint8_t dt = c->t[0].dtype;
 
@@ -1279,7 +1286,11 @@ uint64_t vnpu_engine_cycles(const struct vnpu_cmd_compute *c,
 			bytes += (passes - 1) * info->span[0];
 	} else {
 		bool sfu = op == VNPU_OP_SOFTMAX || op == VNPU_OP_LAYERNORM ||
-			   (c->act >= VNPU_ACT_SIGMOID && c->act <= VNPU_ACT_GELU);
+			   (c->act >= VNPU_ACT_SIGMOID && c->act <= VNPU_ACT_GELU) ||
+			   (c->act >= VNPU_ACT_SQRT && c->act <= VNPU_ACT_LOG) ||
+			   (op == VNPU_OP_ELTWISE &&
+			    (c->attr.eltwise.kind == VNPU_ELTWISE_DIV ||
+			     c->attr.eltwise.kind == VNPU_ELTWISE_POW));
 
 		compute = div_up(info->macs, sfu ? VNPU_MODEL_SFU_ELEMS_PER_CYCLE :
 				 VNPU_MODEL_VECTOR_ELEMS_PER_CYCLE);

@@ -37,6 +37,19 @@ int vnpu_eng_copy(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 int vnpu_eng_resize(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		    struct vnpu_run_ctx *rc);
 
+/* ---- CONV_TRANSPOSE and REDUCE (vnpu_engine_nn.c) --------------------- */
+
+/*
+ * Bound operands @t of a validated command; same results as the
+ * reference, bit for bit.  0, -ENOMEM or -ECANCELED.
+ */
+int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
+		   const struct vnpu_op_info *info, struct vnpu_tv *t,
+		   struct vnpu_run_ctx *rc);
+/* X must be fp32. */
+int vnpu_eng_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		    struct vnpu_run_ctx *rc);
+
 /* ---- int8 GEMM core (vnpu_engine_i8.c) -------------------------------- */
 
 /*

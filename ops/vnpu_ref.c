@@ -212,6 +212,19 @@ int32_t vnpu_qmul_apply(int32_t x, struct vnpu_qmul q)
 
 float vnpu_act(unsigned int act, float alpha, float x)
 {
+	return vnpu_act_ab(act, alpha, 0.0f, x);
+}
+
+float vnpu_act_beta(const struct vnpu_cmd_compute *c)
+{
+	return c->act == VNPU_ACT_HARD_SIGMOID ?
+	       f32_from_bits(c->attr.raw[VNPU_ACT_BETA_WORD]) : 0.0f;
+}
+
+float vnpu_act_ab(unsigned int act, float alpha, float beta, float x)
+{
+	float t;
+
 	switch (act) {
 	case VNPU_ACT_RELU:
 		return x > 0.0f ? x : 0.0f;
@@ -225,6 +238,26 @@ float vnpu_act(unsigned int act, float alpha, float x)
 		return tanhf(x);
 	case VNPU_ACT_GELU:
 		return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+	case VNPU_ACT_HARD_SIGMOID:
+		/* Written as a clamp so that NaN stays NaN. */
+		t = alpha * x + beta;
+		return t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+	case VNPU_ACT_HARD_SWISH:
+		/* ONNX's fixed alpha 1/6 as the binary32 nearest it. */
+		t = x * (1.0f / 6.0f) + 0.5f;
+		return x * (t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t);
+	case VNPU_ACT_SQRT:
+		return sqrtf(x);
+	case VNPU_ACT_RECIPROCAL:
+		return 1.0f / x;
+	case VNPU_ACT_EXP:
+		return expf(x);
+	case VNPU_ACT_LOG:
+		return logf(x);
+	case VNPU_ACT_ABS:
+		return fabsf(x);
+	case VNPU_ACT_NEG:
+		return -x;
 	default:
 		return x;
 	}
@@ -427,6 +460,7 @@ void vnpu_epi_init(struct vnpu_epi *e, const struct vnpu_cmd_compute *cmd,
 	e->act = cmd->act;
 	e->round = cmd->round;
 	e->alpha = f32_from_bits(cmd->act_alpha);
+	e->beta = vnpu_act_beta(cmd);
 	e->in_scale = sa * sb;
 	if (y->dtype == VNPU_DT_INT32) {
 		e->mode = VNPU_EPI_INT32;
@@ -467,7 +501,8 @@ void vnpu_epi_store(const struct vnpu_epi *e, const struct vnpu_tv *y,
 		memcpy(p, &acc, 4);
 		return;
 	case VNPU_EPI_FLOAT:
-		vnpu_st(y, p, vnpu_act(e->act, e->alpha, (float)acc * e->in_scale),
+		vnpu_st(y, p, vnpu_act_ab(e->act, e->alpha, e->beta,
+					  (float)acc * e->in_scale),
 			ych, e->round);
 		return;
 	}
@@ -704,6 +739,7 @@ static uint32_t op_slots(unsigned int op)
 	switch (op) {
 	case VNPU_OP_GEMM:
 	case VNPU_OP_CONV2D:
+	case VNPU_OP_CONV_TRANSPOSE:
 		return 0x0b | 0x400;
 	case VNPU_OP_ELTWISE:
 		return 0x0b;
@@ -1024,7 +1060,7 @@ static int check_eltwise_shapes(const struct chk *k)
 	const struct vnpu_tensor_desc *y = &c->t[3];
 	int i, off;
 
-	if (c->attr.eltwise.kind > VNPU_ELTWISE_MUL)
+	if (c->attr.eltwise.kind > VNPU_ELTWISE_POW)
 		return bad(k, OFF(attr.eltwise.kind));
 	if (!all_zero(c->attr.eltwise.reserved, sizeof(c->attr.eltwise.reserved)))
 		return bad(k, OFF(attr.eltwise.reserved) +
@@ -1049,6 +1085,9 @@ static int check_eltwise_shapes(const struct chk *k)
 
 /* Data-movement ops: their checks and reference (uses the helpers above). */
 #include "vnpu_ref_move.c"
+/* Ops whose code lives in their own files, #included at the end. */
+static int check_convt(const struct chk *k);
+static int check_reduce(const struct chk *k);
 
 static int check_ops(const struct chk *k)
 {
@@ -1058,27 +1097,31 @@ static int check_ops(const struct chk *k)
 	const struct vnpu_attr_layernorm *ln = &c->attr.layernorm;
 	unsigned int op = c->hdr.opcode;
 	bool fused = op == VNPU_OP_GEMM || op == VNPU_OP_CONV2D ||
-		     op == VNPU_OP_ELTWISE || op == VNPU_OP_ACTIVATION;
+		     op == VNPU_OP_ELTWISE || op == VNPU_OP_ACTIVATION ||
+		     op == VNPU_OP_CONV_TRANSPOSE;
 	uint64_t ext;
 	float f;
 	int i, off;
 
 	if ((!fused && c->act) ||
-	    (c->act == VNPU_ACT_CLIP && op != VNPU_OP_ACTIVATION))
+	    ((c->act == VNPU_ACT_CLIP || c->act >= VNPU_ACT_SQRT) &&
+	     op != VNPU_OP_ACTIVATION))
 		return bad(k, OFF(act));
 	if (op == VNPU_OP_COPY)
 		return check_copy(k);
 	if (op == VNPU_OP_RESIZE)
 		return check_resize(k);
 	/* Int32 operands only exist as GEMM/CONV2D biases and accumulators. */
-	if (op != VNPU_OP_GEMM && op != VNPU_OP_CONV2D)
+	if (op != VNPU_OP_GEMM && op != VNPU_OP_CONV2D &&
+	    op != VNPU_OP_CONV_TRANSPOSE)
 		for (i = 0; i < VNPU_OP_SLOTS; i++)
 			if (((info->present >> i) & 1) &&
 			    c->t[i].dtype == VNPU_DT_INT32)
 				return bad(k, TOFF(i, dtype));
 	/* Every per-channel axis must stay a channel of the output. */
 	if (op != VNPU_OP_GEMM && op != VNPU_OP_CONV2D && op != VNPU_OP_ELTWISE &&
-	    op != VNPU_OP_LAYERNORM) {
+	    op != VNPU_OP_LAYERNORM && op != VNPU_OP_CONV_TRANSPOSE &&
+	    op != VNPU_OP_REDUCE) {
 		if (op != VNPU_OP_POOL2D && (off = dims_differ(k, 0, 3)) >= 0)
 			return bad(k, (uint32_t)off);
 		if ((op == VNPU_OP_POOL2D || op == VNPU_OP_SOFTMAX) &&
@@ -1098,6 +1141,10 @@ static int check_ops(const struct chk *k)
 		return check_gemm(k);
 	case VNPU_OP_CONV2D:
 		return check_conv(k);
+	case VNPU_OP_CONV_TRANSPOSE:
+		return check_convt(k);
+	case VNPU_OP_REDUCE:
+		return check_reduce(k);
 	case VNPU_OP_POOL2D:
 		return check_pool(k);
 	case VNPU_OP_ELTWISE:
@@ -1262,11 +1309,25 @@ int vnpu_op_check_limits(const void *cmd, uint32_t size,
 	if (cc->reserved0)
 		return bad(&k, OFF(reserved0));
 	alpha = f32_from_bits(cc->act_alpha);
-	if (cc->act == VNPU_ACT_LEAKY_RELU ? !isfinite(alpha) : cc->act_alpha != 0)
+	if (cc->act == VNPU_ACT_LEAKY_RELU || cc->act == VNPU_ACT_HARD_SIGMOID ?
+	    !isfinite(alpha) : cc->act_alpha != 0)
 		return bad(&k, OFF(act_alpha));
 	ret = check_slots(&k, op_slots(cc->hdr.opcode), false);
-	if (!ret)
+	if (!ret && cc->act == VNPU_ACT_HARD_SIGMOID) {
+		/*
+		 * The op's own checks see the beta word as reserved (zero),
+		 * which it is for every other activation.
+		 */
+		struct vnpu_cmd_compute nobeta = *cc;
+		struct chk kb = { &nobeta, info, lim };
+
+		if (!isfinite(vnpu_act_beta(cc)))
+			return bad(&k, OFF(attr.raw[VNPU_ACT_BETA_WORD]));
+		nobeta.attr.raw[VNPU_ACT_BETA_WORD] = 0;
+		ret = check_ops(&kb);
+	} else if (!ret) {
 		ret = check_ops(&k);
+	}
 	if (!ret)
 		ret = check_totals(&k);
 	return ret;
@@ -1406,6 +1467,7 @@ static int ref_gemm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };
 	int32_t za = a->zp;
 	float alpha = f32_from_bits(c->act_alpha);
+	float beta = vnpu_act_beta(c);
 
 	do {
 		/* idx walks y; a and b broadcast over the batch dims only. */
@@ -1449,7 +1511,7 @@ static int ref_gemm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 						       vnpu_ld(b, pb + (kk * sbk + j * sbn) * b->esize, 0);
 					if (bias->p)
 						acc += vnpu_ld(bias, bias->p + j * bias->st[0] * bias->esize, 0);
-					vnpu_st(y, py, vnpu_act(c->act, alpha, acc),
+					vnpu_st(y, py, vnpu_act_ab(c->act, alpha, beta, acc),
 						chan_of(y, idx, r), c->round);
 				}
 			}
@@ -1468,6 +1530,7 @@ static int ref_conv(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	uint32_t cig = w->dims[3], cog = w->dims[0] / at->groups;
 	uint32_t idx[4] = { 0 };
 	float alpha = f32_from_bits(c->act_alpha);
+	float beta = vnpu_act_beta(c);
 
 	do {
 		uint32_t b = idx[0], oy = idx[1], ox = idx[2], co = idx[3];
@@ -1515,7 +1578,7 @@ static int ref_conv(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		} else {
 			if (bias->p)
 				facc += vnpu_ld(bias, bias->p + co * bias->st[0] * bias->esize, 0);
-			vnpu_st(y, tv_at(y, idx), vnpu_act(c->act, alpha, facc),
+			vnpu_st(y, tv_at(y, idx), vnpu_act_ab(c->act, alpha, beta, facc),
 				y->quant == VNPU_QUANT_CHANNEL ? co : 0, c->round);
 		}
 	} while (idx_next(idx, y->dims, 4));
@@ -1573,12 +1636,43 @@ static int ref_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	return 0;
 }
 
+float vnpu_pow(float a, float b)
+{
+	/* The exponents models use most, exact and cheap. */
+	if (b == 2.0f)
+		return a * a;
+	if (b == 0.5f)
+		return a == -INFINITY ? INFINITY : sqrtf(a) + 0.0f;
+	return powf(a, b);
+}
+
+static float eltwise_f(unsigned int kind, float a, float b)
+{
+	switch (kind) {
+	case VNPU_ELTWISE_ADD:
+		return a + b;
+	case VNPU_ELTWISE_SUB:
+		return a - b;
+	case VNPU_ELTWISE_MUL:
+		return a * b;
+	case VNPU_ELTWISE_DIV:
+		return a / b;
+	case VNPU_ELTWISE_MAX:
+		return isnan(a) || isnan(b) ? a + b : a > b ? a : b;
+	case VNPU_ELTWISE_MIN:
+		return isnan(a) || isnan(b) ? a + b : a < b ? a : b;
+	default:
+		return vnpu_pow(a, b);
+	}
+}
+
 static int ref_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
                        struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *a = &t[0], *b = &t[1], *y = &t[3];
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };
 	float alpha = f32_from_bits(c->act_alpha);
+	float beta = vnpu_act_beta(c);
 	int r = y->rank;
 
 	do {
@@ -1588,9 +1682,8 @@ static int ref_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			return -ECANCELED;
 		va = vnpu_ld(a, tv_at_bcast(a, idx, r), chan_of(a, idx, r));
 		vb = vnpu_ld(b, tv_at_bcast(b, idx, r), chan_of(b, idx, r));
-		v = c->attr.eltwise.kind == VNPU_ELTWISE_ADD ? va + vb :
-		    c->attr.eltwise.kind == VNPU_ELTWISE_SUB ? va - vb : va * vb;
-		vnpu_st(y, tv_at(y, idx), vnpu_act(c->act, alpha, v),
+		v = eltwise_f(c->attr.eltwise.kind, va, vb);
+		vnpu_st(y, tv_at(y, idx), vnpu_act_ab(c->act, alpha, beta, v),
 			chan_of(y, idx, r), c->round);
 	} while (idx_next(idx, y->dims, r));
 	return 0;
@@ -1603,6 +1696,7 @@ static int ref_unary(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	struct vnpu_tv *x = &t[0], *y = &t[3];
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };
 	float alpha = f32_from_bits(c->act_alpha);
+	float beta = vnpu_act_beta(c);
 	float lo = f32_from_bits(c->attr.activation.clip_min);
 	float hi = f32_from_bits(c->attr.activation.clip_max);
 	int r = y->rank;
@@ -1614,7 +1708,7 @@ static int ref_unary(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			return -ECANCELED;
 		v = vnpu_ld(x, tv_at(x, idx), chan_of(x, idx, r));
 		v = c->act == VNPU_ACT_CLIP ? vnpu_clip(lo, hi, v) :
-		    vnpu_act(c->act, alpha, v);
+		    vnpu_act_ab(c->act, alpha, beta, v);
 		vnpu_st(y, tv_at(y, idx), v, chan_of(y, idx, r), c->round);
 	} while (idx_next(idx, y->dims, r));
 	return 0;
@@ -1751,6 +1845,25 @@ static int ref_layernorm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 
 /* ---- CPU-only ops --------------------------------------------------------- */
 
+/*
+ * a^b modulo 2^32; a negative b gives the truncated 1 / a^|b|: 1 for
+ * a == 1, +-1 for a == -1, else 0 (and 0 for a == 0, not a trap).
+ */
+static uint32_t int_pow(int32_t a, int32_t b)
+{
+	uint32_t base = (uint32_t)a, v = 1;
+	int64_t e = b;
+
+	if (e < 0)
+		return a == 1 ? 1 : a == -1 ? (e % 2 ? (uint32_t)-1 : 1) : 0;
+	for (; e; e >>= 1) {
+		if (e & 1)
+			v *= base;
+		base *= base;
+	}
+	return v;
+}
+
 static int ref_int_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
                            struct vnpu_run_ctx *rc)
 {
@@ -1760,12 +1873,35 @@ static int ref_int_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 
 	do {
 		/* Unsigned arithmetic: wrapping is the defined result. */
-		uint32_t va = (uint32_t)ld_raw(a, tv_at_bcast(a, idx, r));
-		uint32_t vb = (uint32_t)ld_raw(b, tv_at_bcast(b, idx, r));
-		uint32_t v = c->attr.eltwise.kind == VNPU_ELTWISE_ADD ? va + vb :
-			     c->attr.eltwise.kind == VNPU_ELTWISE_SUB ? va - vb :
-			     va * vb;
+		int32_t sa = ld_raw(a, tv_at_bcast(a, idx, r));
+		int32_t sb = ld_raw(b, tv_at_bcast(b, idx, r));
+		uint32_t va = (uint32_t)sa, vb = (uint32_t)sb, v;
 		uint8_t *py = tv_at(y, idx);
+
+		switch (c->attr.eltwise.kind) {
+		case VNPU_ELTWISE_ADD:
+			v = va + vb;
+			break;
+		case VNPU_ELTWISE_SUB:
+			v = va - vb;
+			break;
+		case VNPU_ELTWISE_MUL:
+			v = va * vb;
+			break;
+		case VNPU_ELTWISE_DIV:
+			/* Truncating; x / 0 is 0 and INT32_MIN / -1 wraps. */
+			v = sb ? (uint32_t)(int64_t)((int64_t)sa / sb) : 0;
+			break;
+		case VNPU_ELTWISE_MAX:
+			v = (uint32_t)(sa > sb ? sa : sb);
+			break;
+		case VNPU_ELTWISE_MIN:
+			v = (uint32_t)(sa < sb ? sa : sb);
+			break;
+		default:
+			v = int_pow(sa, sb);
+			break;
+		}
 
 		if (vnpu_run_tick(rc, 1))
 			return -ECANCELED;
@@ -1838,6 +1974,11 @@ static int ref_pool3d(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	return 0;
 }
 
+static int ref_convt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		     bool quant, struct vnpu_run_ctx *rc);
+static int ref_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		      struct vnpu_run_ctx *rc);
+
 int vnpu_ref_run_ctx(const struct vnpu_cmd_compute *cmd,
 		     const struct vnpu_op_bind *bind, struct vnpu_run_ctx *rc)
 {
@@ -1863,6 +2004,10 @@ int vnpu_ref_run_ctx(const struct vnpu_cmd_compute *cmd,
 		return ref_gemm(&c, t, info.quantized, rc);
 	case VNPU_OP_CONV2D:
 		return ref_conv(&c, t, info.quantized, rc);
+	case VNPU_OP_CONV_TRANSPOSE:
+		return ref_convt(&c, t, info.quantized, rc);
+	case VNPU_OP_REDUCE:
+		return ref_reduce(&c, t, rc);
 	case VNPU_OP_POOL2D:
 		return ref_pool(&c, t, rc);
 	case VNPU_OP_ELTWISE:
@@ -1891,3 +2036,6 @@ int vnpu_ref_run(const struct vnpu_cmd_compute *cmd,
 {
 	return vnpu_ref_run_ctx(cmd, bind, NULL);
 }
+
+#include "vnpu_ref_convt.c"
+#include "vnpu_ref_reduce.c"

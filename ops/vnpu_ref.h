@@ -129,10 +129,12 @@ int vnpu_ref_run_ctx(const struct vnpu_cmd_compute *cmd,
  */
 #define VNPU_REF_OP_CPU_FIRST	0xf0
 /*
- * Wrapping integer ADD/SUB/MUL (attr.eltwise.kind) of unquantized tensors:
+ * Wrapping integer ELTWISE (attr.eltwise.kind) of unquantized tensors:
  * t0 A, t1 B, t3 Y, one dtype of INT8, UINT8, INT32, all VNPU_QUANT_NONE,
  * numpy broadcasting as ELTWISE.  Results are taken modulo 2^bits (ONNX's
  * integer Add/Sub/Mul), where ELTWISE would saturate a quantized value.
+ * DIV truncates (x / 0 is 0), MAX/MIN compare signed values of the dtype,
+ * POW is repeated multiplication modulo 2^32 (int_pow() in vnpu_ref.c).
  */
 #define VNPU_REF_OP_INT_ELTWISE	0xf0
 /*
@@ -205,8 +207,14 @@ void vnpu_st(const struct vnpu_tv *tv, uint8_t *p, float v, uint32_t ch,
 	     unsigned int round);
 
 float vnpu_act(unsigned int act, float alpha, float x);
+/* Any activation, HARD_SIGMOID's @beta included (ignored by the others). */
+float vnpu_act_ab(unsigned int act, float alpha, float beta, float x);
+/* HARD_SIGMOID's beta of a command (attr word VNPU_ACT_BETA_WORD), else 0. */
+float vnpu_act_beta(const struct vnpu_cmd_compute *c);
 /* VNPU_ACT_CLIP: min(max(@x, @lo), @hi), NaN staying NaN. */
 float vnpu_clip(float lo, float hi, float x);
+/* ELTWISE POW: powf(), with exponents 2 and 0.5 as a * a and sqrtf(a). */
+float vnpu_pow(float a, float b);
 /* Real value -> saturated integer in [lo, hi] with the @round rule. */
 int32_t vnpu_quantize_f(float v, float scale, int32_t zp, int32_t lo,
 			int32_t hi, unsigned int round);
@@ -243,7 +251,7 @@ int32_t vnpu_qmul_apply(int32_t x, struct vnpu_qmul q);
 struct vnpu_epi {
 	unsigned int mode;	/* VNPU_EPI_* */
 	unsigned int act, round;
-	float alpha;
+	float alpha, beta;
 	float in_scale;		/* sa * sb[n], binary32 */
 	float out_scale;
 	int32_t out_zp, lo, hi;	/* integer clamp incl. ReLU/ReLU6 */

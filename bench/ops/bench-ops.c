@@ -436,6 +436,108 @@ static void bench_resize(struct flat *f, const char *name, uint8_t dt,
 	       (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
 }
 
+/* Seconds per vnpu_ref_run() of @c over @f (the path without the engine). */
+static double time_ref(struct flat *f, const struct vnpu_cmd_compute *c)
+{
+	struct vnpu_cmd_compute cc;
+	struct vnpu_op_info info;
+	struct vnpu_op_bind b;
+	double t0 = now(), t;
+	int i, n = 0;
+
+	if (vnpu_op_check(c, sizeof(*c), &cc, &info))
+		exit(1);
+	memset(&b, 0, sizeof(b));
+	for (i = 0; i < VNPU_OP_SLOTS; i++)
+		if ((info.present >> i) & 1)
+			b.data[i] = f->mem + (c->t[i].va - BASE);
+	do {
+		if (vnpu_ref_run(&cc, &b))
+			exit(1);
+		n++;
+		t = now() - t0;
+	} while (t < 0.3);
+	return t / n;
+}
+
+/*
+ * ConvTranspose, the 2x upsampling of a detection neck (k2 s2) and a
+ * k4 s2 p1 one: rate, and speed-up over the reference.
+ */
+static void bench_convt(struct flat *f, uint32_t hw, uint32_t ci, uint32_t co,
+			uint32_t k, bool int8)
+{
+	uint32_t p = k > 2 ? 1 : 0, oh = (hw - 1) * 2 + k - 2 * p;
+	uint32_t dx[4] = { 1, hw, hw, ci }, dw[4] = { ci, k, k, co };
+	uint32_t dy[4] = { 1, oh, oh, co }, es = int8 ? 1 : 4;
+	struct vnpu_cmd_compute c;
+	uint64_t cycles;
+	double t, tr, flops = 2.0 * hw * hw * ci * k * k * co;
+	char name[64];
+
+	snprintf(name, sizeof(name), "convt %s %ux%ux%u->%u k%u s2",
+		 int8 ? "int8" : "fp32", hw, hw, ci, co, k);
+	if (!wanted(name))
+		return;
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_CONV_TRANSPOSE;
+	c.hdr.size = sizeof(c);
+	c.attr.convt = (struct vnpu_attr_conv_transpose){ 2, 2, 1, 1, p, p, p, p, 1,
+		0, 0, 0 };
+	c.t[0] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dx, f_alloc(f, (uint64_t)hw * hw * ci * es));
+	c.t[1] = td(int8 ? VNPU_DT_INT8 : VNPU_DT_FP32, 4, dw, f_alloc(f, (uint64_t)co * k * k * ci * es));
+	c.t[3] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dy, f_alloc(f, (uint64_t)oh * oh * co * es));
+	if (int8) {
+		q(&c.t[0], 0.02f, 128);
+		q(&c.t[1], 0.01f, 0);
+		q(&c.t[3], 0.5f, 0);
+	}
+	c.act = VNPU_ACT_RELU;
+	fill(f, c.t[0].va, (uint64_t)hw * hw * ci * es, !int8);
+	fill(f, c.t[1].va, (uint64_t)co * k * k * ci * es, !int8);
+	t = time_cmd(f, &c, &cycles);
+	tr = time_ref(f, &c);
+	printf("%-34s %8.1f G(FL)OP/s  %.3f ms  x%.1f vs reference  model %.3f ms\n",
+	       name, flops / t * 1e-9, t * 1e3, tr / t,
+	       (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
+}
+
+/* REDUCE fp32: GB/s of input read, and speed-up over the reference. */
+static void bench_reduce(struct flat *f, const char *what, int rank,
+			 const uint32_t *dims, uint32_t axes, uint32_t kind)
+{
+	uint32_t dy[VNPU_MAX_RANK];
+	struct vnpu_cmd_compute c;
+	uint64_t cycles, n = 1, ny = 1;
+	double t, tr;
+	char name[64];
+	int i;
+
+	snprintf(name, sizeof(name), "reduce %s", what);
+	if (!wanted(name))
+		return;
+	for (i = 0; i < rank; i++) {
+		dy[i] = (axes >> i) & 1 ? 1 : dims[i];
+		n *= dims[i];
+		ny *= dy[i];
+	}
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.opcode = VNPU_OP_REDUCE;
+	c.hdr.size = sizeof(c);
+	c.attr.reduce.kind = kind;
+	c.attr.reduce.axes = axes;
+	c.t[0] = td(VNPU_DT_FP32, rank, dims, f_alloc(f, 4 * n));
+	c.t[3] = td(VNPU_DT_FP32, rank, dy, f_alloc(f, 4 * ny));
+	fill(f, c.t[0].va, 4 * n, true);
+	t = time_cmd(f, &c, &cycles);
+	tr = time_ref(f, &c);
+	printf("%-34s %8.2f GB/s  %.3f ms  x%.1f vs reference  model %.3f ms\n",
+	       name, 4.0 * n / t * 1e-9, t * 1e3, tr / t,
+	       (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
+}
+
 /*
  * Abort latency: the longest stretch a command runs between two polls of
  * the abort flag is how long a reset can take to stop it.  Each case is
@@ -601,6 +703,15 @@ int main(int argc, char **argv)
 	engine_cfg.arena = vnpu_arena_new(512ull << 20);
 	if (!engine_cfg.arena)
 		return 1;
+	bench_convt(&f, 48, 96, 96, 2, false);
+	bench_convt(&f, 24, 64, 64, 4, false);
+	bench_convt(&f, 48, 96, 96, 2, true);
+	bench_reduce(&f, "mean fp32 last axis 1024x768", 2,
+		     (const uint32_t[]){ 1024, 768 }, 2, VNPU_REDUCE_MEAN);
+	bench_reduce(&f, "mean fp32 HxW 56x56x128", 4,
+		     (const uint32_t[]){ 1, 56, 56, 128 }, 6, VNPU_REDUCE_MEAN);
+	bench_reduce(&f, "max fp32 first axis 512x1024", 2,
+		     (const uint32_t[]){ 512, 1024 }, 1, VNPU_REDUCE_MAX);
 	openblas_set_num_threads(1);
 	printf("vnpu ops bench: engine 1 thread, int8 kernel %s, OpenBLAS %s\n",
 	       vnpu_i8_kernel_id(vnpu_i8_kernel_resolve(VNPU_I8_AUTO)),

@@ -34,7 +34,9 @@ enum vnpu_op {
 	VNPU_OP_REQUANTIZE	= 0x49,
 	VNPU_OP_COPY		= 0x4a,
 	VNPU_OP_RESIZE		= 0x4b,
-	VNPU_OP_LAST		= VNPU_OP_RESIZE,
+	VNPU_OP_CONV_TRANSPOSE	= 0x4c,
+	VNPU_OP_REDUCE		= 0x4d,
+	VNPU_OP_LAST		= VNPU_OP_REDUCE,
 };
 
 enum vnpu_dtype {
@@ -133,8 +135,25 @@ enum vnpu_act {
 	VNPU_ACT_TANH		= 5,
 	VNPU_ACT_GELU		= 6,	/* exact, erf based */
 	VNPU_ACT_CLIP		= 7,	/* ACTIVATION only: attr.activation bounds */
+	/* max(0, min(1, act_alpha * x + beta)), beta in attr word VNPU_ACT_BETA_WORD */
+	VNPU_ACT_HARD_SIGMOID	= 8,
+	VNPU_ACT_HARD_SWISH	= 9,	/* x * max(0, min(1, x / 6 + 1 / 2)) */
+	/* ACTIVATION only: the unary functions (no parameters). */
+	VNPU_ACT_SQRT		= 10,
+	VNPU_ACT_RECIPROCAL	= 11,
+	VNPU_ACT_EXP		= 12,
+	VNPU_ACT_LOG		= 13,
+	VNPU_ACT_ABS		= 14,
+	VNPU_ACT_NEG		= 15,
 	VNPU_ACT_COUNT,
 };
+
+/*
+ * VNPU_ACT_HARD_SIGMOID's beta: binary32 bits in the last attribute word
+ * (attr.raw[11]) of every op that takes an activation, which each op
+ * leaves reserved for it; zero with any other activation.
+ */
+#define VNPU_ACT_BETA_WORD	11
 
 /* How a real value becomes an integer; see ops.rst "Rounding". */
 #define VNPU_ROUND_ONNX		0	/* binary32 multiplier, half to even */
@@ -187,6 +206,10 @@ struct vnpu_attr_pool2d {
 #define VNPU_ELTWISE_ADD	0
 #define VNPU_ELTWISE_SUB	1
 #define VNPU_ELTWISE_MUL	2
+#define VNPU_ELTWISE_DIV	3	/* IEEE division: x / 0 is +-inf or NaN */
+#define VNPU_ELTWISE_MAX	4	/* NaN if either operand is NaN */
+#define VNPU_ELTWISE_MIN	5	/* NaN if either operand is NaN */
+#define VNPU_ELTWISE_POW	6	/* C powf(); exponent 2 and 0.5 exact */
 
 /** ELTWISE with numpy broadcasting: t0 A, t1 B, t3 Y. */
 struct vnpu_attr_eltwise {
@@ -297,13 +320,54 @@ struct vnpu_attr_resize {
 };
 
 /**
+ * CONV_TRANSPOSE NHWC (the gradient of CONV2D): t0 X [N,H,W,C],
+ * t1 W [CO,KH,KW,C/groups] (as CONV2D's, read transposed), t2 bias [CO]
+ * (optional), t3 Y [N,OH,OW,CO] with
+ * OH = (H - 1) * stride_h + (KH - 1) * dilation_h + 1 - pad_top -
+ *	pad_bottom + out_pad_h (likewise OW).
+ * Input pixel (iy, ix) adds W * x into output pixel
+ * (iy * stride_h - pad_top + ky * dilation_h, ...) where that lies inside
+ * Y; @out_pad_h/@out_pad_w only extend Y (each < stride or dilation).
+ * Dtypes, quantization and the fused epilogue are CONV2D's.
+ */
+struct vnpu_attr_conv_transpose {
+	__u32 stride_h, stride_w;
+	__u32 dilation_h, dilation_w;
+	__u32 pad_top, pad_left, pad_bottom, pad_right;
+	__u32 groups;
+	__u32 out_pad_h, out_pad_w;
+	__u32 reserved;
+};
+
+#define VNPU_REDUCE_SUM		0
+#define VNPU_REDUCE_MEAN	1
+#define VNPU_REDUCE_MAX		2	/* NaN wins */
+#define VNPU_REDUCE_MIN		3	/* NaN wins */
+#define VNPU_REDUCE_L2		4	/* sqrt(sum x^2) */
+#define VNPU_REDUCE_SUM_SQUARE	5	/* sum x^2 */
+
+/**
+ * REDUCE: t0 X, t3 Y.  Y has X's rank (keepdims; dropping dims is a
+ * reshape) with dims[i] == 1 for every bit i of @axes and X's extent
+ * otherwise.  Float sums accumulate in binary64.
+ * @kind: VNPU_REDUCE_*
+ * @axes: bit i reduces dimension i; non-zero, below 1 << rank
+ */
+struct vnpu_attr_reduce {
+	__u32 kind;
+	__u32 axes;
+	__u32 reserved[10];
+};
+
+/**
  * struct vnpu_cmd_compute - every compute command, 576 bytes.
  * @hdr: opcode VNPU_OP_*, flags 0, size sizeof(struct vnpu_cmd_compute)
  * @act: VNPU_ACT_* applied after the bias, before the output conversion;
  *	VNPU_ACT_CLIP is ACTIVATION's only (its bounds live in the attrs)
  * @round: VNPU_ROUND_*
  * @reserved0: must be zero
- * @act_alpha: binary32 bits of the leaky ReLU slope, else zero
+ * @act_alpha: binary32 bits of the leaky ReLU slope or of HARD_SIGMOID's
+ *	alpha, else zero
  * @attr: op attributes; bytes the op does not define must be zero
  * @t: operand slots; output is always t[3]
  */
@@ -323,6 +387,8 @@ struct vnpu_cmd_compute {
 		struct vnpu_attr_layernorm layernorm;
 		struct vnpu_attr_copy copy;
 		struct vnpu_attr_resize resize;
+		struct vnpu_attr_conv_transpose convt;
+		struct vnpu_attr_reduce reduce;
 		__u32 raw[12];
 	} attr;
 	struct vnpu_tensor_desc t[4];

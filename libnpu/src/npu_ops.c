@@ -28,7 +28,12 @@ _Static_assert(NPU_TENSOR_MAX_RANK == VNPU_MAX_RANK, "rank limit");
 _Static_assert((int)NPU_DTYPE_INT32 == VNPU_DT_INT32 &&
 	       (int)NPU_DTYPE_UINT8 == VNPU_DT_UINT8, "dtype values");
 _Static_assert((int)NPU_ACT_GELU == VNPU_ACT_GELU &&
-	       (int)NPU_ACT_CLIP == VNPU_ACT_CLIP, "activation values");
+	       (int)NPU_ACT_CLIP == VNPU_ACT_CLIP &&
+	       (int)NPU_ACT_HARD_SIGMOID == VNPU_ACT_HARD_SIGMOID &&
+	       (int)NPU_ACT_NEG == VNPU_ACT_NEG, "activation values");
+_Static_assert((int)NPU_ELTWISE_POW == VNPU_ELTWISE_POW &&
+	       (int)NPU_REDUCE_SUM_SQUARE == VNPU_REDUCE_SUM_SQUARE,
+	       "eltwise and reduce kinds");
 _Static_assert((int)NPU_COPY_BORDER_WRAP == VNPU_COPY_BORDER_WRAP,
 	       "copy border values");
 _Static_assert((int)NPU_RESIZE_CUBIC == VNPU_RESIZE_CUBIC &&
@@ -259,6 +264,8 @@ static uint16_t vnpu_opcode(enum npu_op_kind k)
 		[NPU_OP_POOL3D] = VNPU_REF_OP_POOL3D,
 		[NPU_OP_COPY] = VNPU_OP_COPY,
 		[NPU_OP_RESIZE] = VNPU_OP_RESIZE,
+		[NPU_OP_CONV_TRANSPOSE] = VNPU_OP_CONV_TRANSPOSE,
+		[NPU_OP_REDUCE] = VNPU_OP_REDUCE,
 	};
 
 	return (unsigned int)k < NPU_OP_KIND_COUNT ? map[k] : 0;
@@ -290,6 +297,10 @@ static int encode_pool3d(const struct npu_op_params *p,
 	memcpy(c->attr.raw, &at, sizeof(at));
 	return 0;
 }
+
+/* Bytes of npu_op_params' per-op union (its largest member). */
+#define PARAMS_UNION_BYTES	(offsetof(struct npu_op_params, clip) - \
+				 offsetof(struct npu_op_params, conv))
 
 /* Encode @p's attributes; -EINVAL for a field the op does not use. */
 static int encode_attrs(const struct npu_op_params *p,
@@ -342,6 +353,25 @@ static int encode_attrs(const struct npu_op_params *p,
 		c->attr.eltwise.kind = (uint32_t)p->eltwise.kind;
 		used = sizeof(p->eltwise);
 		break;
+	case NPU_OP_CONV_TRANSPOSE:
+		c->attr.convt.stride_h = p->conv_transpose.stride[0];
+		c->attr.convt.stride_w = p->conv_transpose.stride[1];
+		c->attr.convt.dilation_h = p->conv_transpose.dilation[0];
+		c->attr.convt.dilation_w = p->conv_transpose.dilation[1];
+		c->attr.convt.pad_top = p->conv_transpose.pad[0];
+		c->attr.convt.pad_left = p->conv_transpose.pad[1];
+		c->attr.convt.pad_bottom = p->conv_transpose.pad[2];
+		c->attr.convt.pad_right = p->conv_transpose.pad[3];
+		c->attr.convt.groups = p->conv_transpose.groups;
+		c->attr.convt.out_pad_h = p->conv_transpose.output_pad[0];
+		c->attr.convt.out_pad_w = p->conv_transpose.output_pad[1];
+		used = sizeof(p->conv_transpose);
+		break;
+	case NPU_OP_REDUCE:
+		c->attr.reduce.kind = (uint32_t)p->reduce.kind;
+		c->attr.reduce.axes = p->reduce.axes;
+		used = sizeof(p->reduce);
+		break;
 	case NPU_OP_SOFTMAX:
 		c->attr.softmax.axis = p->softmax.axis;
 		used = sizeof(p->softmax);
@@ -393,10 +423,17 @@ static int encode_attrs(const struct npu_op_params *p,
 	} else if (p->clip.min != 0.0f || p->clip.max != 0.0f) {
 		return -EINVAL;
 	}
+	if (p->act == NPU_ACT_HARD_SIGMOID) {
+		if (!isfinite(p->act_beta))
+			return -EINVAL;
+		c->attr.raw[VNPU_ACT_BETA_WORD] = bits_of(p->act_beta);
+	} else if (p->act_beta != 0.0f) {
+		return -EINVAL;
+	}
 	if (p->kind != NPU_OP_POOL2D && p->kind != NPU_OP_POOL3D &&
 	    p->kind != NPU_OP_RESIZE &&
 	    memcmp((const uint8_t *)&p->conv + used, (const uint8_t *)&z.conv + used,
-		   sizeof(z.conv) - used))
+		   PARAMS_UNION_BYTES - used))
 		return -EINVAL;
 	return 0;
 }
@@ -570,10 +607,11 @@ NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 
 	if (!params || !output || !out || num_inputs > 3 ||
 	    (num_inputs && !inputs) || !vnpu_opcode(params->kind) ||
-	    (unsigned int)params->act > NPU_ACT_CLIP ||
+	    (unsigned int)params->act > NPU_ACT_NEG ||
 	    (unsigned int)params->round > NPU_ROUND_TFLITE)
 		return -EINVAL;
-	if (params->act == NPU_ACT_LEAKY_RELU ? !isfinite(params->act_alpha) :
+	if (params->act == NPU_ACT_LEAKY_RELU ||
+	    params->act == NPU_ACT_HARD_SIGMOID ? !isfinite(params->act_alpha) :
 	    params->act_alpha != 0.0f)
 		return -EINVAL;
 	op = calloc(1, sizeof(*op));
@@ -583,7 +621,8 @@ NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 	op->full.hdr.size = sizeof(op->full);
 	op->full.act = (uint8_t)params->act;
 	op->full.round = (uint8_t)params->round;
-	if (params->act == NPU_ACT_LEAKY_RELU)
+	if (params->act == NPU_ACT_LEAKY_RELU ||
+	    params->act == NPU_ACT_HARD_SIGMOID)
 		op->full.act_alpha = bits_of(params->act_alpha);
 	ret = encode_attrs(params, &op->full);
 	if (ret)
@@ -639,7 +678,7 @@ NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 	}
 	switch (op->full.hdr.opcode) {
 	case VNPU_REF_OP_INT_ELTWISE:
-		op->reason = "wrapping integer arithmetic on unquantized tensors is not in the device op set";
+		op->reason = "wrapping integer arithmetic on unquantized tensors (ONNX's integer Add, Div, Max, Pow, ...) is not in the device op set";
 		break;
 	case VNPU_REF_OP_POOL3D:
 		op->reason = (info.present & 4) ?

@@ -123,6 +123,10 @@ static const char *limit_reason(unsigned int opcode, enum lim k)
 			return "GEMM K exceeds the device's REDUCTION limit (terms summed into one output element), and K cannot be split: no device command adds to a partial result";
 		if (opcode == VNPU_OP_CONV2D)
 			return "CONV2D KH*KW*C/groups exceeds the device's REDUCTION limit (terms summed into one output element), and the window cannot be split: no device command adds to a partial result";
+		if (opcode == VNPU_OP_CONV_TRANSPOSE)
+			return "CONV_TRANSPOSE KH*KW*C/groups exceeds the device's REDUCTION limit (terms summed into one output element), and the window cannot be split: no device command adds to a partial result";
+		if (opcode == VNPU_OP_REDUCE)
+			return "the reduced extent (product of the reduced dims) exceeds the device's REDUCTION limit, and no device command adds to a partial result";
 		return "the op exceeds the device's REDUCTION limit (terms summed into one output element), and it cannot be split into several commands";
 	case L_KERNEL_DIM:
 		return "the window exceeds the device's KERNEL_DIM limit (kernel height and width), and it cannot be split";

@@ -623,7 +623,11 @@ static void check_output(const struct vnpu_cmd_compute *c,
 		if (values && memcmp(a, b, tv.esize)) {
 			float va = vnpu_ld(&tv, a, ch), vb = vnpu_ld(&tv, b, ch), t;
 
-			if (!tol)
+			/*
+			 * Which NaN a float op returns is unspecified (ops.rst,
+			 * "Tolerances"): vector code may commute an operation.
+			 */
+			if (!tol && !(!fz_is_q8(y->dtype) && isnan(va) && isnan(vb)))
 				bug("engine and reference differ at output byte %lld: "
 				    "%g vs %g (bits %02x.. vs %02x..)", (long long)off,
 				    va, vb, *a, *b);

@@ -483,6 +483,57 @@ static inline void fz_fix_shapes(struct vnpu_cmd_compute *c, uint64_t *r)
 			y->dims[2] = 1;
 		break;
 	}
+	case VNPU_OP_CONV_TRANSPOSE: {
+		struct vnpu_attr_conv_transpose *at = &c->attr.convt;
+		uint64_t fh, fw;
+
+		fz_set_rank(a, 4);
+		fz_set_rank(b, 4);
+		fz_set_rank(y, 4);
+		for (i = 0; i < 4; i++)
+			if (!b->dims[i])
+				b->dims[i] = 1;
+		if (!at->groups || at->groups > 64 || a->dims[3] % at->groups)
+			at->groups = 1;
+		b->dims[0] = a->dims[3];
+		if (!at->stride_h)
+			at->stride_h = 1;
+		if (!at->stride_w)
+			at->stride_w = 1;
+		if (!at->dilation_h)
+			at->dilation_h = 1;
+		if (!at->dilation_w)
+			at->dilation_w = 1;
+		at->out_pad_h %= at->stride_h > at->dilation_h ? at->stride_h : at->dilation_h;
+		at->out_pad_w %= at->stride_w > at->dilation_w ? at->stride_w : at->dilation_w;
+		fh = (uint64_t)(a->dims[1] - 1) * at->stride_h +
+		     (uint64_t)(b->dims[1] - 1) * at->dilation_h + 1 + at->out_pad_h;
+		fw = (uint64_t)(a->dims[2] - 1) * at->stride_w +
+		     (uint64_t)(b->dims[2] - 1) * at->dilation_w + 1 + at->out_pad_w;
+		if ((uint64_t)at->pad_top + at->pad_bottom >= fh)
+			at->pad_top = at->pad_bottom = 0;
+		if ((uint64_t)at->pad_left + at->pad_right >= fw)
+			at->pad_left = at->pad_right = 0;
+		y->dims[0] = a->dims[0];
+		y->dims[1] = (uint32_t)(fh - at->pad_top - at->pad_bottom);
+		y->dims[2] = (uint32_t)(fw - at->pad_left - at->pad_right);
+		y->dims[3] = b->dims[3] * at->groups;
+		if (fz_present(bias)) {
+			fz_set_rank(bias, 1);
+			bias->dims[0] = y->dims[3];
+		}
+		if (b->quant == VNPU_QUANT_CHANNEL)
+			b->quant_axis = 3;
+		break;
+	}
+	case VNPU_OP_REDUCE:
+		fz_set_rank(y, a->rank);
+		c->attr.reduce.axes &= (1u << a->rank) - 1;
+		if (!c->attr.reduce.axes)
+			c->attr.reduce.axes = 1;
+		for (i = 0; i < a->rank; i++)
+			y->dims[i] = (c->attr.reduce.axes >> i) & 1 ? 1 : a->dims[i];
+		break;
 	case VNPU_OP_ELTWISE:
 		if (b->rank < 1 || b->rank > VNPU_MAX_RANK)
 			fz_set_rank(b, 1);
@@ -568,9 +619,16 @@ static inline void fz_tquant(struct vnpu_tensor_desc *d, uint64_t *r)
 
 static inline void fz_act(struct vnpu_cmd_compute *c, uint64_t *r, bool int_out)
 {
-	c->act = int_out ? 0 : (uint8_t)fz_rnd(r, VNPU_ACT_CLIP);
+	/* The fused activations: all below CLIP, HARD_SIGMOID, HARD_SWISH. */
+	uint32_t a = fz_rnd(r, VNPU_ACT_CLIP + 2);
+
+	c->act = int_out ? 0 : (uint8_t)(a < VNPU_ACT_CLIP ? a : a + 1);
 	if (c->act == VNPU_ACT_LEAKY_RELU)
 		c->act_alpha = fz_f2u(fz_rndf(r, 0.0f, 0.3f));
+	if (c->act == VNPU_ACT_HARD_SIGMOID) {
+		c->act_alpha = fz_f2u(fz_rndf(r, -1.0f, 1.0f));
+		c->attr.raw[VNPU_ACT_BETA_WORD] = fz_f2u(fz_rndf(r, -1.0f, 2.0f));
+	}
 	c->round = (uint8_t)fz_rnd(r, 2);
 }
 
@@ -763,9 +821,73 @@ static inline void fz_gen(struct vnpu_cmd_compute *c, uint64_t *r,
 		c->round = (uint8_t)fz_rnd(r, 2);
 		break;
 	}
+	case VNPU_OP_CONV_TRANSPOSE: {
+		struct vnpu_attr_conv_transpose *at = &c->attr.convt;
+		uint32_t g = 1 + fz_rnd(r, 3), cig = 1 + fz_rnd(r, big ? 32 : 6);
+
+		da[0] = 1 + fz_rnd(r, 2);
+		da[1] = 1 + fz_rnd(r, big ? 16 : 6);
+		da[2] = 1 + fz_rnd(r, big ? 16 : 6);
+		da[3] = g * cig;
+		db[0] = g * cig;
+		db[1] = 1 + fz_rnd(r, 4);
+		db[2] = 1 + fz_rnd(r, 4);
+		db[3] = 1 + fz_rnd(r, big ? 32 : 6);
+		at->groups = g;
+		at->stride_h = 1 + fz_rnd(r, 3);
+		at->stride_w = 1 + fz_rnd(r, 3);
+		at->dilation_h = 1 + fz_rnd(r, 2);
+		at->dilation_w = 1 + fz_rnd(r, 2);
+		at->pad_top = fz_rnd(r, 3);
+		at->pad_bottom = fz_rnd(r, 3);
+		at->pad_left = fz_rnd(r, 3);
+		at->pad_right = fz_rnd(r, 3);
+		at->out_pad_h = fz_rnd(r, at->stride_h);
+		at->out_pad_w = fz_rnd(r, at->stride_w);
+		if (quant) {
+			fz_desc(&c->t[0], fz_q8(r), 4, da);
+			fz_desc(&c->t[1], fz_q8(r), 4, db);
+			fz_tquant(&c->t[0], r);
+			if (g == 1 && fz_rnd(r, 2))
+				c->t[1].quant = VNPU_QUANT_CHANNEL;
+			else
+				fz_tquant(&c->t[1], r);
+			c->t[3].dtype = fz_rnd(r, 8) ? fz_q8(r) : VNPU_DT_INT32;
+			if (c->t[3].dtype != VNPU_DT_INT32)
+				fz_tquant(&c->t[3], r);
+			fz_act(c, r, c->t[3].dtype == VNPU_DT_INT32);
+			if (fz_rnd(r, 2))
+				fz_desc(&c->t[2], VNPU_DT_INT32, 1, &n1);
+		} else {
+			fz_desc(&c->t[0], fz_fdt(r), 4, da);
+			fz_desc(&c->t[1], fz_fdt(r), 4, db);
+			c->t[3].dtype = fz_fdt(r);
+			fz_act(c, r, false);
+			if (fz_rnd(r, 2))
+				fz_desc(&c->t[2], fz_fdt(r), 1, &n1);
+		}
+		c->t[3].rank = 4;
+		break;
+	}
+	case VNPU_OP_REDUCE:
+		rk = fz_shape(r, da, 7);
+		c->attr.reduce.kind = fz_rnd(r, VNPU_REDUCE_SUM_SQUARE + 1);
+		c->attr.reduce.axes = 1 + fz_rnd(r, (1u << rk) - 1);
+		if (fz_rnd(r, 4) == 0) {
+			fz_desc(&c->t[0], fz_q8(r), rk, da);
+			fz_tquant(&c->t[0], r);
+		} else {
+			fz_desc(&c->t[0], fz_fdt(r), rk, da);
+		}
+		c->t[3].dtype = fz_rnd(r, 4) ? fz_fdt(r) : fz_q8(r);
+		if (fz_is_q8(c->t[3].dtype))
+			fz_tquant(&c->t[3], r);
+		c->t[3].rank = (uint8_t)rk;
+		c->round = (uint8_t)fz_rnd(r, 2);
+		break;
 	case VNPU_OP_ELTWISE:
 		rk = fz_shape(r, da, 6);
-		c->attr.eltwise.kind = fz_rnd(r, 3);
+		c->attr.eltwise.kind = fz_rnd(r, VNPU_ELTWISE_POW + 1);
 		for (i = 0; i < 2; i++) {
 			int rr = 1 + (int)fz_rnd(r, (uint32_t)rk), j;
 
@@ -856,6 +978,12 @@ static inline void fz_gen(struct vnpu_cmd_compute *c, uint64_t *r,
 				c->act_alpha = 0;
 				c->attr.activation.clip_min = fz_f2u(lo);
 				c->attr.activation.clip_max = fz_f2u(lo + fz_rndf(r, 0.0f, 3.0f));
+				c->attr.raw[VNPU_ACT_BETA_WORD] = 0;
+			} else if (fz_rnd(r, 3) == 0) {
+				c->act = (uint8_t)(VNPU_ACT_SQRT +
+						   fz_rnd(r, VNPU_ACT_NEG - VNPU_ACT_SQRT + 1));
+				c->act_alpha = 0;
+				c->attr.raw[VNPU_ACT_BETA_WORD] = 0;
 			}
 			break;
 		case VNPU_OP_SOFTMAX:

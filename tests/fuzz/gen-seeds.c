@@ -297,9 +297,11 @@ static void cancel_seeds(void)
 	}
 }
 
-static const char *const op_names[] = {
+static const char *const op_names[VNPU_OP_LAST - VNPU_OP_GEMM + 1] = {
 	"gemm", "conv", "pool", "eltwise", "activation", "softmax", "layernorm",
 	"quantize", "dequantize", "requantize", "copy", "resize",
+	[VNPU_OP_CONV_TRANSPOSE - VNPU_OP_GEMM] = "convt",
+	[VNPU_OP_REDUCE - VNPU_OP_GEMM] = "reduce",
 };
 _Static_assert(sizeof(op_names) / sizeof(op_names[0]) ==
 	       VNPU_OP_LAST - VNPU_OP_GEMM + 1, "a seed name per opcode");
@@ -322,6 +324,8 @@ int main(int argc, char **argv)
 		bool mm = op == VNPU_OP_GEMM || op == VNPU_OP_CONV2D;
 		unsigned int n = mm ? 16 : 6;
 
+		if (!op_names[op - VNPU_OP_GEMM])
+			continue;	/* an opcode this tree does not define */
 		for (i = 0; i < n; i++) {
 			uint64_t r = 0x5eed0000ull + op * 1000 + i;
 			struct vnpu_cmd_compute c;

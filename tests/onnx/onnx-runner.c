@@ -36,15 +36,17 @@
 
 #define MAX_RANK	8
 #define MAX_OUTS	8	/* outputs of a node compared (Split) */
+/* Tensors of one node test: a 3-D ConvTranspose maps to dozens of ops. */
+#define MAX_TENSORS	256
 
 /*
  * ONNX TensorProto data types we read.  STRING tensors are read as the
  * doubles their strings spell (Cast's test data holds numbers), so they
  * compare by value, not by formatting.
  */
-enum { OT_FLOAT = 1, OT_UINT8 = 2, OT_INT8 = 3, OT_UINT16 = 4, OT_INT32 = 6,
-       OT_INT64 = 7, OT_STRING = 8, OT_FLOAT16 = 10, OT_DOUBLE = 11,
-       OT_BFLOAT16 = 16 };
+enum { OT_FLOAT = 1, OT_UINT8 = 2, OT_INT8 = 3, OT_UINT16 = 4, OT_INT16 = 5,
+       OT_INT32 = 6, OT_INT64 = 7, OT_STRING = 8, OT_FLOAT16 = 10, OT_DOUBLE = 11,
+       OT_UINT32 = 12, OT_UINT64 = 13, OT_BFLOAT16 = 16 };
 
 struct tens {
 	int dt;			/* OT_* */
@@ -53,6 +55,10 @@ struct tens {
 	size_t n;
 	void *data;		/* n elements of the type's size */
 };
+	"Div", "Max", "Min", "Pow", "Sqrt", "Reciprocal", "Exp", "Log", "Abs",
+	"Neg", "HardSigmoid", "HardSwish", "BatchNormalization", "ReduceMean",
+	"ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceSumSquare",
+	"ConvTranspose",
 
 static const char *const supported_ops[] = {
 	"Conv", "ConvInteger", "MatMul", "MatMulInteger", "Gemm", "QLinearConv",
@@ -79,12 +85,14 @@ static struct npu_queue *queue;
 
 /* Everything made for one node, freed together. */
 struct run {
-	struct npu_tensor *t[32];
-	struct npu_buffer *b[32];
-	void *host[32];		/* where results are copied back to */
-	int parent[32];		/* views: 1 + index of the tensor they view */
-	size_t bytes[32];
+	struct npu_tensor *t[MAX_TENSORS];
+	struct npu_buffer *b[MAX_TENSORS];
+	void *host[MAX_TENSORS];	/* where results are copied back to */
+	int parent[MAX_TENSORS];	/* views: 1 + index of the tensor they view */
+	size_t bytes[MAX_TENSORS];
 	int n;
+	void *scratch[MAX_TENSORS];	/* intermediate arrays, freed with the run */
+	int nscratch;
 	bool on_device, on_cpu;
 	char note[160];
 };
@@ -92,10 +100,10 @@ struct run {
 static size_t ot_size(int dt)
 {
 	switch (dt) {
-	case OT_FLOAT: case OT_INT32: return 4;
-	case OT_FLOAT16: case OT_BFLOAT16: case OT_UINT16: return 2;
+	case OT_FLOAT: case OT_INT32: case OT_UINT32: return 4;
+	case OT_FLOAT16: case OT_BFLOAT16: case OT_UINT16: case OT_INT16: return 2;
 	case OT_UINT8: case OT_INT8: return 1;
-	case OT_INT64: case OT_DOUBLE: case OT_STRING: return 8;
+	case OT_INT64: case OT_UINT64: case OT_DOUBLE: case OT_STRING: return 8;
 	}
 	return 0;
 }
@@ -127,7 +135,7 @@ static struct npu_tensor *mk(struct run *r, int dt, int rank,
 	void *map;
 	int i = r->n;
 
-	if (i == 32 || !npu_dt(dt) ||
+	if (i == MAX_TENSORS || !npu_dt(dt) ||
 	    npu_tensor_create(npu_dt(dt), (uint32_t)rank, dims, &t))
 		return NULL;
 	if (strides && npu_tensor_set_strides(t, strides))
@@ -182,6 +190,9 @@ static void run_free(struct run *r)
 		npu_buffer_free(r->b[i]);
 	}
 	r->n = 0;
+	for (i = 0; i < r->nscratch; i++)
+		free(r->scratch[i]);
+	r->nscratch = 0;
 }
 
 /* Run one op; the output's tensor is refreshed on the host afterwards. */
@@ -291,6 +302,19 @@ static int load_tensor(const char *path, struct tens *t)
 		}
 	} else if (t->dt == OT_INT64 && tp->n_int64_data == t->n) {
 		memcpy(t->data, tp->int64_data, t->n * 8);
+	} else if (t->dt == OT_DOUBLE && tp->n_double_data == t->n) {
+		memcpy(t->data, tp->double_data, t->n * 8);
+	} else if ((t->dt == OT_UINT64 || t->dt == OT_UINT32) &&
+		   tp->n_uint64_data == t->n) {
+		for (i = 0; i < t->n; i++) {
+			if (es == 8) {
+				memcpy((uint8_t *)t->data + 8 * i, &tp->uint64_data[i], 8);
+			} else {
+				uint32_t v = (uint32_t)tp->uint64_data[i];
+
+				memcpy((uint8_t *)t->data + 4 * i, &v, 4);
+			}
+		}
 	} else if (tp->n_int32_data == t->n) {
 		/* int32_data carries every narrower integer type, and fp16 bits */
 		for (i = 0; i < t->n; i++) {
@@ -342,6 +366,9 @@ static double tval(const struct tens *t, size_t i)
 	case OT_INT32: return ((const int32_t *)t->data)[i];
 	case OT_UINT16: return ((const uint16_t *)t->data)[i];
 	case OT_INT64: return (double)((const int64_t *)t->data)[i];
+	case OT_INT16: return ((const int16_t *)t->data)[i];
+	case OT_UINT32: return ((const uint32_t *)t->data)[i];
+	case OT_UINT64: return (double)((const uint64_t *)t->data)[i];
 	case OT_DOUBLE: case OT_STRING: return ((const double *)t->data)[i];
 	}
 	return NAN;
@@ -1731,6 +1758,530 @@ static int map_resize(struct ctxn *c)
 	return run_op(c->r, &p, tx, NULL, NULL, ty);
 }
 
+/* ---- Elementwise, unary, reductions, normalization, ConvTranspose ------- */
+
+/* A host array freed with the run. */
+static void *scratch(struct run *r, size_t n, size_t es)
+{
+	void *p;
+
+	if (r->nscratch == (int)(sizeof(r->scratch) / sizeof(r->scratch[0])))
+		return NULL;
+	p = calloc(n ? n : 1, es);
+	if (p)
+		r->scratch[r->nscratch++] = p;
+	return p;
+}
+
+static bool ot_is_int(int dt)
+{
+	return dt == OT_UINT8 || dt == OT_INT8 || dt == OT_UINT16 ||
+	       dt == OT_INT16 || dt == OT_INT32 || dt == OT_INT64 ||
+	       dt == OT_UINT32 || dt == OT_UINT64;
+}
+
+/*
+ * @t as a type of the op set: integers beyond it as INT32 and float64 as
+ * fp32, when every value converts exactly (else NULL: the caller skips).
+ * @to forces the target type (OT_FLOAT or OT_INT32), 0 picks it.
+ */
+static struct tens *legal(struct run *r, const struct tens *t, int to)
+{
+	struct tens *n;
+	size_t i;
+
+	if (!to) {
+		if (t->dt == OT_FLOAT || t->dt == OT_FLOAT16 || t->dt == OT_UINT8 ||
+		    t->dt == OT_INT8 || t->dt == OT_INT32)
+			return (struct tens *)t;
+		to = t->dt == OT_DOUBLE ? OT_FLOAT : OT_INT32;
+	}
+	if (t->dt == to)
+		return (struct tens *)t;
+	n = scratch(r, 1, sizeof(*n));
+	if (!n)
+		return NULL;
+	*n = *t;
+	n->dt = to;
+	n->data = scratch(r, t->n, 4);
+	if (!n->data)
+		return NULL;
+	for (i = 0; i < t->n; i++) {
+		double v = tval(t, i);
+
+		if (to == OT_FLOAT) {
+			float f = (float)v;
+
+			if ((double)f != v && !isnan(v))
+				return NULL;
+			((float *)n->data)[i] = f;
+		} else {
+			if (v != floor(v) || v < INT32_MIN || v > INT32_MAX)
+				return NULL;
+			((int32_t *)n->data)[i] = (int32_t)v;
+		}
+	}
+	return n;
+}
+
+/* Copy a legalized result back into @out's own type. */
+static void widen(const struct tens *from, struct tens *out)
+{
+	size_t i;
+
+	if (from->data == out->data)
+		return;
+	for (i = 0; i < out->n; i++) {
+		double v = tval(from, i);
+
+		switch (out->dt) {
+		case OT_INT16: ((int16_t *)out->data)[i] = (int16_t)v; break;
+		case OT_UINT16: ((uint16_t *)out->data)[i] = (uint16_t)v; break;
+		case OT_UINT32: ((uint32_t *)out->data)[i] = (uint32_t)v; break;
+		case OT_INT64: ((int64_t *)out->data)[i] = (int64_t)v; break;
+		case OT_UINT64: ((uint64_t *)out->data)[i] = (uint64_t)v; break;
+		case OT_DOUBLE: ((double *)out->data)[i] = v; break;
+		}
+	}
+}
+
+/* numpy broadcast shape of @a and @b into @d; rank returned, -1 if none. */
+static int bcast_shape(const struct tens *a, const struct tens *b, uint32_t *d)
+{
+	int ra = a->rank, rb = b->rank, r = ra > rb ? ra : rb, i;
+
+	for (i = 0; i < r; i++) {
+		uint32_t da = i - (r - ra) >= 0 ? a->dims[i - (r - ra)] : 1;
+		uint32_t db = i - (r - rb) >= 0 ? b->dims[i - (r - rb)] : 1;
+
+		if (da != db && da != 1 && db != 1)
+			return -1;
+		d[i] = da > db ? da : db;
+	}
+	return r;
+}
+
+/*
+ * Div, Max, Min, Pow (and variadic Max/Min as a chain of ELTWISE ops).
+ * Types outside the op set are legalized exactly or skipped; integer
+ * tensors run ONNX's integer arithmetic (the CPU-only integer ELTWISE).
+ */
+static int map_binary(struct ctxn *c, enum npu_eltwise_kind k)
+{
+	struct npu_op_params p = { .kind = NPU_OP_ELTWISE, .eltwise.kind = k };
+	struct run *r = c->r;
+	struct tens *acc, *out, *in[16];
+	int i, j, n = 0, ret = 0, outdt;
+
+	for (i = 0; i < c->nin; i++)
+		if (c->in[i])
+			in[n++] = c->in[i];
+	if (!n)
+		return -EINVAL;
+	out = legal(r, c->out, 0);
+	if (!out)
+		return skip(r, "values of a type outside the op set that do not convert exactly");
+	outdt = out->dt;
+	for (i = 0; i < n; i++) {
+		/* Pow's exponent takes the base's type when exact. */
+		in[i] = legal(r, in[i], in[i]->dt == outdt ? 0 : outdt);
+		if (!in[i])
+			return skip(r, "operand values that do not convert exactly to the result type");
+	}
+	if (n == 1)
+		in[n++] = in[0];	/* Max(x) = Min(x) = max(x, x) = x */
+	if (ot_is_int(outdt))
+		snprintf(r->note, sizeof(r->note), "integer %s", c->node->op_type);
+	acc = in[0];
+	for (i = 1; i < n && !ret; i++) {
+		struct tens *dst;
+
+		if (i == n - 1) {
+			dst = out;
+		} else {
+			dst = scratch(r, 1, sizeof(*dst));
+			if (!dst)
+				return -ENOMEM;
+			dst->dt = outdt;
+			dst->rank = bcast_shape(acc, in[i], dst->dims);
+			if (dst->rank < 0)
+				return -EINVAL;
+			for (dst->n = 1, j = 0; j < dst->rank; j++)
+				dst->n *= dst->dims[j];
+			dst->data = scratch(r, dst->n, ot_size(outdt));
+			if (!dst->data)
+				return -ENOMEM;
+		}
+		ret = run_op(r, &p, mkt(r, acc), mkt(r, in[i]), NULL, mkt(r, dst));
+		acc = dst;
+	}
+	if (!ret)
+		widen(out, c->out);
+	return ret;
+}
+
+static int map_hardsigmoid(struct ctxn *c)
+{
+	struct npu_op_params p = { .kind = NPU_OP_ACTIVATION,
+				   .act = NPU_ACT_HARD_SIGMOID };
+
+	if (!is_float(c->in[0]))
+		return skip(c->r, "HardSigmoid of a non-float tensor");
+	p.act_alpha = attr_f(c->node, "alpha", 0.2f);
+	p.act_beta = attr_f(c->node, "beta", 0.5f);
+	return run_op(c->r, &p, mkt(c->r, c->in[0]), NULL, NULL, mkt(c->r, c->out));
+}
+
+static int map_reduce(struct ctxn *c, enum npu_reduce_kind kind)
+{
+	struct npu_op_params p = { .kind = NPU_OP_REDUCE, .reduce.kind = kind };
+	struct tens *x = c->in[0], *ax = opt(c, 1);
+	const Onnx__AttributeProto *a = attr(c->node, "axes");
+	uint32_t yd[MAX_RANK];
+	int64_t v;
+	size_t i, nax = a ? a->n_ints : ax ? ax->n : 0;
+	int d;
+
+	if (!is_float(x))
+		return skip(c->r, "%s of a non-float tensor", c->node->op_type);
+	if (x->rank < 1 || x->rank > 6)
+		return skip(c->r, "rank %d", x->rank);
+	if (!nax && attr_i(c->node, "noop_with_empty_axes", 0)) {
+		struct npu_op_params id = { .kind = NPU_OP_ACTIVATION };
+
+		return run_op(c->r, &id, mkt(c->r, x), NULL, NULL, mkt(c->r, c->out));
+	}
+	for (i = 0; i < nax; i++) {
+		v = a ? a->ints[i] : (int64_t)tval(ax, i);
+		if (v < 0)
+			v += x->rank;
+		if (v < 0 || v >= x->rank)
+			return -EINVAL;
+		p.reduce.axes |= 1u << v;
+	}
+	if (!nax)
+		p.reduce.axes = (1u << x->rank) - 1;
+	/* keepdims 0 only drops the unit dims: the same dense data. */
+	for (d = 0; d < x->rank; d++)
+		yd[d] = (p.reduce.axes >> d) & 1 ? 1 : x->dims[d];
+	return run_op(c->r, &p, mkt(c->r, x), NULL, NULL,
+		      mk(c->r, c->out->dt, x->rank, yd, NULL, c->out->data,
+			 c->out->n * ot_size(c->out->dt)));
+}
+
+/* A float32 result array of @n elements viewed with @rank dims @d. */
+static struct tens *tmp_f32(struct run *r, int rank, const uint32_t *d)
+{
+	struct tens *t = scratch(r, 1, sizeof(*t));
+	int i;
+
+	if (!t)
+		return NULL;
+	t->dt = OT_FLOAT;
+	t->rank = rank;
+	t->n = 1;
+	for (i = 0; i < rank; i++) {
+		t->dims[i] = d[i];
+		t->n *= d[i];
+	}
+	t->data = scratch(r, t->n, 4);
+	return t->data ? t : NULL;
+}
+
+static int eltwise(struct run *r, enum npu_eltwise_kind k, struct tens *a,
+		   struct tens *b, struct tens *y)
+{
+	struct npu_op_params p = { .kind = NPU_OP_ELTWISE, .eltwise.kind = k };
+
+	return run_op(r, &p, mkt(r, a), mkt(r, b), NULL, mkt(r, y));
+}
+
+/*
+ * BatchNormalization as device ops: y = (x - mean) * (scale /
+ * sqrt(var + epsilon)) + B, per channel (dim 1) through broadcasting.
+ * In training mode mean and var are the batch statistics (REDUCE MEAN
+ * over every dim but the channel, population variance); only Y is
+ * compared, the running statistics are not produced.
+ */
+static int map_batchnorm(struct ctxn *c)
+{
+	struct run *r = c->r;
+	struct tens *x = c->in[0], par[4], *mean, *var, *d, *den, *kk, *t;
+	float eps = attr_f(c->node, "epsilon", 1e-5f);
+	bool train = attr_i(c->node, "training_mode", 0) != 0;
+	uint32_t pd[MAX_RANK];
+	struct tens epst = { .dt = OT_FLOAT, .rank = 1, .dims = { 1 }, .n = 1,
+			     .data = &eps };
+	int i, ret;
+
+	if (x->rank < 2 || c->nin < 5)
+		return -EINVAL;
+	for (i = 0; i < 5; i++)
+		if (!is_float(c->in[i]))
+			return skip(r, "BatchNormalization of non-float tensors");
+	/* [C] parameters as [C, 1, ...]: they broadcast along dim 1 of x. */
+	pd[0] = x->dims[1];
+	for (i = 1; i < x->rank - 1; i++)
+		pd[i] = 1;
+	for (i = 0; i < 4; i++) {
+		par[i] = *c->in[1 + i];
+		if (par[i].n != x->dims[1])
+			return -EINVAL;
+		par[i].rank = x->rank - 1;
+		memcpy(par[i].dims, pd, sizeof(pd));
+	}
+	mean = &par[2];
+	var = &par[3];
+	d = tmp_f32(r, x->rank, x->dims);
+	if (!d)
+		return -ENOMEM;
+	if (train) {
+		struct npu_op_params m = { .kind = NPU_OP_REDUCE,
+					   .reduce.kind = NPU_REDUCE_MEAN };
+		uint32_t sd[MAX_RANK];
+
+		for (i = 0; i < x->rank; i++)
+			sd[i] = i == 1 ? x->dims[1] : 1;
+		m.reduce.axes = ((1u << x->rank) - 1) & ~2u;
+		mean = tmp_f32(r, x->rank, sd);
+		var = tmp_f32(r, x->rank, sd);
+		t = tmp_f32(r, x->rank, x->dims);
+		if (!mean || !var || !t)
+			return -ENOMEM;
+		ret = run_op(r, &m, mkt(r, x), NULL, NULL, mkt(r, mean));
+		if (!ret)
+			ret = eltwise(r, NPU_ELTWISE_SUB, x, mean, d);
+		if (!ret)
+			ret = eltwise(r, NPU_ELTWISE_MUL, d, d, t);
+		if (!ret)
+			ret = run_op(r, &m, mkt(r, t), NULL, NULL, mkt(r, var));
+	} else {
+		ret = eltwise(r, NPU_ELTWISE_SUB, x, mean, d);
+	}
+	den = tmp_f32(r, var->rank, var->dims);
+	kk = tmp_f32(r, var->rank, var->dims);
+	if (!den || !kk)
+		return -ENOMEM;
+	if (!ret)
+		ret = eltwise(r, NPU_ELTWISE_ADD, var, &epst, den);
+	if (!ret) {
+		struct npu_op_params sq = { .kind = NPU_OP_ACTIVATION,
+					    .act = NPU_ACT_SQRT };
+		struct tens *s2 = tmp_f32(r, var->rank, var->dims);
+
+		if (!s2)
+			return -ENOMEM;
+		ret = run_op(r, &sq, mkt(r, den), NULL, NULL, mkt(r, s2));
+		den = s2;
+	}
+	if (!ret)
+		ret = eltwise(r, NPU_ELTWISE_DIV, &par[0], den, kk);
+	t = tmp_f32(r, x->rank, x->dims);
+	if (!t)
+		return -ENOMEM;
+	if (!ret)
+		ret = eltwise(r, NPU_ELTWISE_MUL, d, kk, t);
+	if (!ret)
+		ret = eltwise(r, NPU_ELTWISE_ADD, t, &par[1], c->out);
+	if (!ret && c->node->n_output > 1)
+		snprintf(r->note, sizeof(r->note), "Y compared; the running mean/var outputs are not produced");
+	return ret;
+}
+
+/* ConvTranspose attributes over three spatial dims d, h, w (unit ones first). */
+struct convt_win {
+	int64_t k[3], st[3], dl[3], pb[3], pe[3], op[3];
+};
+
+/*
+ * output_shape and auto_pad become pads as ONNX's reference computes
+ * them (floor division); a negative end pad is extra output_padding.
+ */
+static int convt_window(struct ctxn *c, const struct tens *x,
+			const struct tens *w, struct convt_win *cw)
+{
+	int n = x->rank - 2, o = 3 - n, i;
+	int64_t v[8], os[3];
+	bool given = attr_ints(c->node, "output_shape", v, 8) == (size_t)n;
+	bool same = attr_s(c->node, "auto_pad", "SAME_UPPER") ||
+		    attr_s(c->node, "auto_pad", "SAME_LOWER");
+	bool upper = !given && attr_s(c->node, "auto_pad", "SAME_UPPER");
+
+	for (i = 0; i < 3; i++) {
+		cw->k[i] = i < o ? 1 : w->dims[2 + i - o];
+		cw->st[i] = cw->dl[i] = 1;
+		cw->pb[i] = cw->pe[i] = cw->op[i] = 0;
+		os[i] = i < o ? 1 : given ? v[i - o] : 0;
+	}
+	if (attr_ints(c->node, "strides", v, 8) == (size_t)n)
+		for (i = 0; i < n; i++)
+			cw->st[o + i] = v[i];
+	if (attr_ints(c->node, "dilations", v, 8) == (size_t)n)
+		for (i = 0; i < n; i++)
+			cw->dl[o + i] = v[i];
+	if (attr_ints(c->node, "output_padding", v, 8) == (size_t)n)
+		for (i = 0; i < n; i++)
+			cw->op[o + i] = v[i];
+	if (attr_ints(c->node, "pads", v, 8) == (size_t)(2 * n))
+		for (i = 0; i < n; i++) {
+			cw->pb[o + i] = v[i];
+			cw->pe[o + i] = v[n + i];
+		}
+	for (i = o; i < 3 && (given || same); i++) {
+		int64_t in = x->dims[2 + i - o], tot, lo;
+
+		if (!given)
+			os[i] = in * cw->st[i];
+		tot = cw->st[i] * (in - 1) + cw->op[i] + (cw->k[i] - 1) * cw->dl[i] +
+		      1 - os[i];
+		lo = tot >= 0 ? tot / 2 : -((-tot + 1) / 2);
+		cw->pb[i] = upper ? lo : tot - lo;
+		cw->pe[i] = upper ? tot - lo : lo;
+	}
+	for (i = 0; i < 3; i++) {
+		if (cw->pe[i] < 0) {
+			cw->op[i] -= cw->pe[i];
+			cw->pe[i] = 0;
+		}
+		if (cw->pb[i] < 0)
+			return skip(c->r, "negative begin padding");
+	}
+	return 0;
+}
+
+/*
+ * One 2-D CONV_TRANSPOSE over depth slices: X slice @id (NHWC view of
+ * the N,C,(D,)H,W data), W slice @kd, into @out (an NHWC view).
+ */
+static int convt_2d(struct ctxn *c, const struct convt_win *cw, uint32_t id,
+		    uint32_t kd, struct tens *bias, struct npu_tensor *out)
+{
+	struct npu_op_params p = { .kind = NPU_OP_CONV_TRANSPOSE };
+	struct tens *x = c->in[0], *w = c->in[1];
+	bool three = x->rank == 5;
+	uint32_t d = three ? x->dims[2] : 1, h = x->rank >= 4 ? x->dims[x->rank - 2] : 1;
+	uint32_t wi = x->dims[x->rank - 1], ch = x->dims[1], co = c->out->dims[1];
+	uint32_t kh = (uint32_t)cw->k[1], kw = (uint32_t)cw->k[2], kdd = (uint32_t)cw->k[0];
+	uint32_t xd[4] = { x->dims[0], h, wi, ch }, wd[4];
+	uint64_t xs[4] = { (uint64_t)ch * d * h * wi, wi, 1, (uint64_t)d * h * wi }, ws[4];
+	struct npu_tensor *tb = NULL;
+	int i;
+
+	p.conv_transpose.groups = (uint32_t)attr_i(c->node, "group", 1);
+	for (i = 0; i < 2; i++) {
+		p.conv_transpose.stride[i] = (uint32_t)cw->st[1 + i];
+		p.conv_transpose.dilation[i] = (uint32_t)cw->dl[1 + i];
+		p.conv_transpose.output_pad[i] = (uint32_t)cw->op[1 + i];
+		p.conv_transpose.pad[i] = (uint32_t)cw->pb[1 + i];
+		p.conv_transpose.pad[2 + i] = (uint32_t)cw->pe[1 + i];
+	}
+	/* W [C, M/g, (kD,) (kH,) kW] as [C, KH, KW, M/g] at depth tap @kd. */
+	wd[0] = w->dims[0];
+	wd[1] = kh;
+	wd[2] = kw;
+	wd[3] = w->dims[1];
+	ws[0] = (uint64_t)w->dims[1] * kdd * kh * kw;
+	ws[1] = kw;
+	ws[2] = 1;
+	ws[3] = (uint64_t)kdd * kh * kw;
+	if (bias)
+		tb = mk(c->r, bias->dt, 1, &co, NULL, bias->data, bias->n * 4);
+	return run_op(c->r, &p,
+		      mk(c->r, x->dt, 4, xd, xs, (float *)x->data + (size_t)id * h * wi,
+			 (x->n - (size_t)id * h * wi) * 4),
+		      mk(c->r, w->dt, 4, wd, ws, (float *)w->data + (size_t)kd * kh * kw,
+			 (w->n - (size_t)kd * kh * kw) * 4),
+		      tb, out);
+}
+
+/*
+ * ConvTranspose: 1-D and 2-D as one CONV_TRANSPOSE (1-D over H = 1); 3-D
+ * as, per output depth, the sum of the 2-D ones of the depth taps that
+ * land there (ELTWISE ADD), the bias added once.  W [C, M/g, k...] is
+ * seen as the op's [C, KH, KW, M/g] through strides.
+ */
+static int map_convt(struct ctxn *c)
+{
+	struct tens *x = c->in[0], *w = c->in[1], *bias = opt(c, 2), *acc = NULL;
+	struct run *r = c->r;
+	struct convt_win cw;
+	uint32_t od, ohw, yd[4], m, dd;
+	uint64_t ys[4];
+	int ret;
+
+	if (x->rank < 3 || x->rank > 5)
+		return skip(r, "%d-D ConvTranspose", x->rank - 2);
+	if (!is_float(x) || !is_float(w) || (bias && !is_float(bias)))
+		return skip(r, "ConvTranspose of non-float tensors");
+	ret = convt_window(c, x, w, &cw);
+	if (ret)
+		return ret;
+	if (x->rank < 5)
+		return convt_2d(c, &cw, 0, 0, bias, mk_nhwc(r, c->out));
+	/* Output depth slices: NHWC views of Y [N, M, OD, OH, OW]. */
+	m = c->out->dims[1];
+	dd = c->out->dims[2];
+	ohw = c->out->dims[3] * c->out->dims[4];
+	yd[0] = c->out->dims[0];
+	yd[1] = c->out->dims[3];
+	yd[2] = c->out->dims[4];
+	yd[3] = m;
+	ys[0] = (uint64_t)m * dd * ohw;
+	ys[1] = c->out->dims[4];
+	ys[2] = 1;
+	ys[3] = (uint64_t)dd * ohw;
+	for (od = 0; od < dd && !ret; od++) {
+		float *yslice = (float *)c->out->data + (size_t)od * ohw;
+		size_t ybytes = (c->out->n - (size_t)od * ohw) * 4;
+		uint32_t kd, n = 0;
+
+		for (kd = 0; kd < cw.k[0] && !ret; kd++) {
+			int64_t v = (int64_t)od + cw.pb[0] - (int64_t)kd * cw.dl[0];
+			struct tens *t;
+
+			if (v < 0 || v % cw.st[0] || v / cw.st[0] >= x->dims[2])
+				continue;
+			t = tmp_f32(r, 4, yd);
+			if (!t)
+				return -ENOMEM;
+			ret = convt_2d(c, &cw, (uint32_t)(v / cw.st[0]), kd,
+				       n ? NULL : bias, mkt(r, t));
+			if (!ret && n) {
+				struct tens *s2 = tmp_f32(r, 4, yd);
+
+				if (!s2)
+					return -ENOMEM;
+				ret = eltwise(r, NPU_ELTWISE_ADD, acc, t, s2);
+				t = s2;
+			}
+			acc = t;
+			n++;
+		}
+		if (ret)
+			break;
+		if (!n) {
+			/* No tap lands here: the bias alone (or zeros). */
+			struct tens *z = tmp_f32(r, 4, yd), zb = { .dt = OT_FLOAT, .rank = 1,
+				.dims = { 1 }, .n = 1, .data = &(float){ 0.0f } };
+
+			if (!z)
+				return -ENOMEM;
+			acc = tmp_f32(r, 4, yd);
+			if (!acc)
+				return -ENOMEM;
+			ret = eltwise(r, NPU_ELTWISE_ADD, z, bias ? bias : &zb, acc);
+		}
+		/* The slice of Y takes the sum: one more device op (x + 0). */
+		if (!ret) {
+			struct npu_op_params id = { .kind = NPU_OP_ACTIVATION };
+
+			ret = run_op(r, &id, mkt(r, acc), NULL, NULL,
+				     mk(r, OT_FLOAT, 4, yd, ys, yslice, ybytes));
+		}
+	}
+	return ret;
+}
+
 static int map_node(struct ctxn *c)
 {
 	const char *op = c->node->op_type;
@@ -1758,6 +2309,26 @@ static int map_node(struct ctxn *c)
 	if (!strcmp(op, "GlobalAveragePool")) return map_pool(c, NPU_POOL_GLOBAL_AVG);
 	if (!strcmp(op, "QuantizeLinear")) return map_quant(c, true);
 	if (!strcmp(op, "DequantizeLinear")) return map_quant(c, false);
+	if (!strcmp(op, "Div")) return map_binary(c, NPU_ELTWISE_DIV);
+	if (!strcmp(op, "Max")) return map_binary(c, NPU_ELTWISE_MAX);
+	if (!strcmp(op, "Min")) return map_binary(c, NPU_ELTWISE_MIN);
+	if (!strcmp(op, "Pow")) return map_binary(c, NPU_ELTWISE_POW);
+	if (!strcmp(op, "Sqrt")) return map_act(c, NPU_ACT_SQRT, 0);
+	if (!strcmp(op, "Reciprocal")) return map_act(c, NPU_ACT_RECIPROCAL, 0);
+	if (!strcmp(op, "Exp")) return map_act(c, NPU_ACT_EXP, 0);
+	if (!strcmp(op, "Log")) return map_act(c, NPU_ACT_LOG, 0);
+	if (!strcmp(op, "Abs")) return map_act(c, NPU_ACT_ABS, 0);
+	if (!strcmp(op, "Neg")) return map_act(c, NPU_ACT_NEG, 0);
+	if (!strcmp(op, "HardSigmoid")) return map_hardsigmoid(c);
+	if (!strcmp(op, "HardSwish")) return map_act(c, NPU_ACT_HARD_SWISH, 0);
+	if (!strcmp(op, "BatchNormalization")) return map_batchnorm(c);
+	if (!strcmp(op, "ReduceMean")) return map_reduce(c, NPU_REDUCE_MEAN);
+	if (!strcmp(op, "ReduceSum")) return map_reduce(c, NPU_REDUCE_SUM);
+	if (!strcmp(op, "ReduceMax")) return map_reduce(c, NPU_REDUCE_MAX);
+	if (!strcmp(op, "ReduceMin")) return map_reduce(c, NPU_REDUCE_MIN);
+	if (!strcmp(op, "ReduceL2")) return map_reduce(c, NPU_REDUCE_L2);
+	if (!strcmp(op, "ReduceSumSquare")) return map_reduce(c, NPU_REDUCE_SUM_SQUARE);
+	if (!strcmp(op, "ConvTranspose")) return map_convt(c);
 	if (!strcmp(op, "Transpose")) return map_transpose(c);
 	if (!strcmp(op, "Concat")) return map_concat(c);
 	if (!strcmp(op, "Slice")) return map_slice(c);

@@ -1571,6 +1571,139 @@ static void test_command_limits(void)
     vt_stop(t);
 }
 
+/*
+ * CONV_TRANSPOSE, REDUCE, the new ELTWISE kinds and activations: each
+ * runs on the device with the expected result, and a malformed variant
+ * of each ends CMD_ERROR at its field.
+ */
+typedef void (*NnBreak)(struct vnpu_cmd_compute *c);
+
+static void nn_convt(struct vnpu_cmd_compute *c, uint64_t x, uint64_t w,
+                     uint64_t y)
+{
+    const uint32_t dx[4] = { 1, 2, 2, 1 }, dw[4] = { 1, 2, 2, 1 };
+    const uint32_t dy[4] = { 1, 4, 4, 1 };
+
+    c->attr.convt.stride_h = cpu_to_le32(2);
+    c->attr.convt.stride_w = cpu_to_le32(2);
+    c->attr.convt.dilation_h = cpu_to_le32(1);
+    c->attr.convt.dilation_w = cpu_to_le32(1);
+    c->attr.convt.groups = cpu_to_le32(1);
+    vt_td(&c->t[0], x, VNPU_DT_FP32, 4, dx, NULL);
+    vt_td(&c->t[1], w, VNPU_DT_FP32, 4, dw, NULL);
+    vt_td(&c->t[3], y, VNPU_DT_FP32, 4, dy, NULL);
+}
+
+static void nn_reduce(struct vnpu_cmd_compute *c, uint64_t x, uint64_t y)
+{
+    const uint32_t dx[2] = { 4, 4 }, dy[2] = { 4, 1 };
+
+    c->attr.reduce.kind = cpu_to_le32(VNPU_REDUCE_MAX);
+    c->attr.reduce.axes = cpu_to_le32(2);
+    vt_td(&c->t[0], x, VNPU_DT_FP32, 2, dx, NULL);
+    vt_td(&c->t[3], y, VNPU_DT_FP32, 2, dy, NULL);
+}
+
+static float vt_readf(VnpuT *t, uint64_t a)
+{
+    uint32_t u = qtest_readl(t->qts, a);
+    float f;
+
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static void vt_writef(VnpuT *t, uint64_t a, float f)
+{
+    uint32_t u;
+
+    memcpy(&u, &f, 4);
+    qtest_writel(t->qts, a, u);
+}
+
+static void test_nn_ops(void)
+{
+    VnpuT *t = vt_start(NULL);
+    uint64_t x = vt_alloc(t, 64), w = vt_alloc(t, 16), y = vt_alloc(t, 64);
+    uint64_t r = vt_alloc(t, 16);
+    struct vnpu_hw_completion c;
+    struct vnpu_cmd_compute *cc, good;
+    VtCmds b = { 0 };
+    unsigned i;
+
+    vt_device_setup(t);
+    for (i = 0; i < 16; i++) {
+        vt_writef(t, x + 4 * i, (float)i - 5.0f);
+    }
+    for (i = 0; i < 4; i++) {
+        vt_writef(t, w + 4 * i, (float)(1u << i));
+    }
+    /* X [2x2] through a 2x2 kernel at stride 2: a 4x4 of blocks. */
+    cc = vt_compute(&b, VNPU_OP_CONV_TRANSPOSE);
+    nn_convt(cc, x, w, y);
+    /* Row maxima of a 4x4, then y = min(x, 2) ^ 2 / 2 on the first row. */
+    cc = vt_compute(&b, VNPU_OP_REDUCE);
+    nn_reduce(cc, x, r);
+    vt_run(t, 0, 0, vt_put_cmds(t, &b), b.len, &c);
+    g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_OK);
+    for (i = 0; i < 16; i++) {
+        unsigned oy = i / 4, ox = i % 4;
+        float want = ((float)((oy / 2) * 2 + ox / 2) - 5.0f) *
+                     (float)(1u << ((oy % 2) * 2 + ox % 2));
+
+        g_assert_cmpfloat(vt_readf(t, y + 4 * i), ==, want);
+    }
+    for (i = 0; i < 4; i++) {
+        g_assert_cmpfloat(vt_readf(t, r + 4 * i), ==, (float)(4 * i + 3) - 5.0f);
+    }
+
+    /* Each malformed variant: CMD_ERROR at the field, nothing written. */
+    b = (VtCmds){ 0 };
+    cc = vt_compute(&b, VNPU_OP_CONV_TRANSPOSE);
+    nn_convt(cc, x, w, y);
+    good = *cc;
+    cc->attr.convt.out_pad_h = cpu_to_le32(2);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(attr.convt.out_pad_h));
+    *cc = good;
+    cc->attr.convt.reserved = cpu_to_le32(1);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(attr.convt.reserved));
+    *cc = good;
+    cc->t[3].dims[1] = cpu_to_le32(5);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[3].dims[1]));
+    *cc = good;
+    cc->act = VNPU_ACT_LOG;
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(act));
+    *cc = good;
+    cc->act = VNPU_ACT_HARD_SIGMOID;
+    cc->act_alpha = cpu_to_le32(0x7fc00000);    /* NaN */
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(act_alpha));
+    cc->act_alpha = cpu_to_le32(0x3e4ccccd);    /* 0.2 */
+    cc->attr.raw[VNPU_ACT_BETA_WORD] = cpu_to_le32(0x7f800000);  /* inf */
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(attr.raw[VNPU_ACT_BETA_WORD]));
+
+    b = (VtCmds){ 0 };
+    cc = vt_compute(&b, VNPU_OP_REDUCE);
+    nn_reduce(cc, x, r);
+    good = *cc;
+    cc->attr.reduce.axes = cpu_to_le32(4);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(attr.reduce.axes));
+    *cc = good;
+    cc->attr.reduce.kind = cpu_to_le32(9);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(attr.reduce.kind));
+    *cc = good;
+    cc->t[3].dims[0] = cpu_to_le32(1);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[3].dims[0]));
+    *cc = good;
+    cc->hdr.opcode = cpu_to_le16(VNPU_OP_ELTWISE);
+    cc->attr.reduce.axes = 0;
+    cc->attr.eltwise.kind = cpu_to_le32(VNPU_ELTWISE_POW + 1);
+    cc->t[1] = cc->t[0];
+    cc->t[3] = cc->t[0];
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(attr.eltwise.kind));
+    g_assert_cmphex(vt_rd(t, VNPU_REG_ERROR_STATUS), ==, 0);
+    vt_stop(t);
+}
+
 /* fp32 Y = A + B over @n elements, Y with @ydims/@ystrides. */
 static struct vnpu_cmd_compute *eltwise_add(VtCmds *b, uint64_t a, uint64_t bb,
                                             uint64_t y, unsigned rank,
@@ -2008,6 +2141,7 @@ int main(int argc, char **argv)
     qtest_add_func("/vnpu/malformed/broadcast-overflow",
                    test_compute_broadcast_overflow);
     qtest_add_func("/vnpu/malformed/self-overlap", test_self_overlap);
+    qtest_add_func("/vnpu/compute/nn-ops", test_nn_ops);
 #endif
     qtest_add_func("/vnpu/malformed/commands", test_bad_commands);
     qtest_add_func("/vnpu/malformed/descriptors", test_bad_descriptors);

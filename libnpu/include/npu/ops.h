@@ -161,6 +161,12 @@ enum npu_op_kind {
 	 * (params.resize), any dtype but INT32, no per-channel quantization.
 	 */
 	NPU_OP_RESIZE,
+	/*
+	 * in: X NHWC, W [C,KH,KW,CO/groups] (input channel first, as ONNX's
+	 * [C,CO/groups,KH,KW] seen through strides), bias (opt) [CO]
+	 */
+	NPU_OP_CONV_TRANSPOSE,
+	NPU_OP_REDUCE,		/* in: X; output keeps X's rank (keepdims) */
 	NPU_OP_KIND_COUNT,
 };
 
@@ -174,6 +180,16 @@ enum npu_activation {
 	NPU_ACT_TANH,
 	NPU_ACT_GELU,
 	NPU_ACT_CLIP,		/* ACTIVATION only: bounds in params.clip */
+	/* max(0, min(1, act_alpha * x + act_beta)) */
+	NPU_ACT_HARD_SIGMOID,
+	NPU_ACT_HARD_SWISH,	/* x * max(0, min(1, x / 6 + 1 / 2)) */
+	/* ACTIVATION only, no parameters: */
+	NPU_ACT_SQRT,
+	NPU_ACT_RECIPROCAL,
+	NPU_ACT_EXP,
+	NPU_ACT_LOG,
+	NPU_ACT_ABS,
+	NPU_ACT_NEG,
 };
 
 /* How real values become integers (Documentation/ops.rst "Rounding"). */
@@ -195,6 +211,19 @@ enum npu_eltwise_kind {
 	NPU_ELTWISE_ADD = 0,
 	NPU_ELTWISE_SUB = 1,
 	NPU_ELTWISE_MUL = 2,
+	NPU_ELTWISE_DIV = 3,
+	NPU_ELTWISE_MAX = 4,	/* NaN if either is NaN */
+	NPU_ELTWISE_MIN = 5,	/* NaN if either is NaN */
+	NPU_ELTWISE_POW = 6,
+};
+
+enum npu_reduce_kind {
+	NPU_REDUCE_SUM = 0,
+	NPU_REDUCE_MEAN = 1,
+	NPU_REDUCE_MAX = 2,
+	NPU_REDUCE_MIN = 3,
+	NPU_REDUCE_L2 = 4,
+	NPU_REDUCE_SUM_SQUARE = 5,
 };
 
 /* What NPU_OP_COPY writes where the output lies outside X. */
@@ -278,6 +307,18 @@ struct npu_op_params {
 			enum npu_eltwise_kind kind;
 		} eltwise;
 		struct {
+			uint32_t stride[2];	/* h, w; >= 1 */
+			uint32_t dilation[2];	/* h, w; >= 1 */
+			uint32_t pad[4];
+			uint32_t groups;	/* >= 1 */
+			/* h, w: each below its stride or dilation */
+			uint32_t output_pad[2];
+		} conv_transpose;
+		struct {
+			enum npu_reduce_kind kind;
+			uint32_t axes;		/* bit i reduces dim i */
+		} reduce;
+		struct {
 			uint32_t axis;
 		} softmax;
 		struct {
@@ -310,6 +351,8 @@ struct npu_op_params {
 	struct {
 		float min, max;
 	} clip;
+	/* NPU_ACT_HARD_SIGMOID's beta (finite), else zero. */
+	float act_beta;
 };
 
 struct npu_op;

@@ -221,7 +221,8 @@ static void run_case(const struct tcase *c)
 	uint64_t bad;
 	double maxerr;
 	int ret = 0;
-	bool mm = c->p.kind == NPU_OP_GEMM || c->p.kind == NPU_OP_CONV2D;
+	bool mm = c->p.kind == NPU_OP_GEMM || c->p.kind == NPU_OP_CONV2D ||
+		  c->p.kind == NPU_OP_CONV_TRANSPOSE;
 
 	memset(in, 0, sizeof(in));
 	memset(&out_dev, 0, sizeof(out_dev));
@@ -292,6 +293,9 @@ out:
 
 #define CONV(sh, sw, dh, dw, pt, pl, pb, pr, g) \
 	.conv = { .stride = { sh, sw }, .dilation = { dh, dw }, .pad = { pt, pl, pb, pr }, .groups = g }
+#define CONVT(sh, sw, dh, dw, pt, pl, pb, pr, g, oph, opw) \
+	.conv_transpose = { .stride = { sh, sw }, .dilation = { dh, dw }, \
+			    .pad = { pt, pl, pb, pr }, .groups = g, .output_pad = { oph, opw } }
 
 static const struct tcase cases[] = {
 	{ "gemm fp32 33x47x29 + bias, relu",
@@ -403,6 +407,72 @@ static const struct tcase cases[] = {
 	{ "requantize u8 per-channel -> i8",
 	  { .kind = NPU_OP_REQUANTIZE },
 	  { U8C(0.03f, 1, 10, 12), NONE, NONE, I8(0.05f, 0, 10, 12) } },
+	{ "conv_transpose fp32 4x4 stride 2 pad 1 + bias, hard swish",
+	  { .kind = NPU_OP_CONV_TRANSPOSE, .act = NPU_ACT_HARD_SWISH,
+	    CONVT(2, 2, 1, 1, 1, 1, 1, 1, 1, 0, 0) },
+	  { F32(2, 12, 10, 16), F32(16, 4, 4, 8), F32(8), F32(2, 24, 20, 8) } },
+	{ "conv_transpose fp32 groups 2 dilation 2 output padding, hard sigmoid",
+	  { .kind = NPU_OP_CONV_TRANSPOSE, .act = NPU_ACT_HARD_SIGMOID,
+	    .act_alpha = 0.2f, .act_beta = 0.5f, CONVT(3, 2, 2, 1, 0, 1, 2, 0, 2, 1, 1) },
+	  { F32(1, 5, 6, 6), F32(6, 3, 2, 5), NONE, F32(1, 16, 12, 10) } },
+	{ "conv_transpose u8 x i8 per-channel -> u8, int32 bias, relu",
+	  { .kind = NPU_OP_CONV_TRANSPOSE, .act = NPU_ACT_RELU,
+	    CONVT(2, 2, 1, 1, 0, 0, 0, 0, 1, 0, 0) },
+	  { U8(0.02f, 120, 1, 7, 7, 12), I8C(0.01f, 3, 12, 2, 2, 9), I32(9),
+	    U8(0.05f, 100, 1, 14, 14, 9) } },
+	{ "conv_transpose fp16 1-D (H = 1), stride 4",
+	  { .kind = NPU_OP_CONV_TRANSPOSE, CONVT(1, 4, 1, 1, 0, 0, 0, 0, 1, 0, 0) },
+	  { F16(1, 1, 20, 4), F16(4, 1, 8, 3), NONE, F32(1, 1, 84, 3) } },
+	{ "conv2d fp32 3x3 + bias, fused hard sigmoid",
+	  { .kind = NPU_OP_CONV2D, .act = NPU_ACT_HARD_SIGMOID, .act_alpha = 1.0f / 6,
+	    .act_beta = 0.5f, CONV(1, 1, 1, 1, 1, 1, 1, 1, 1) },
+	  { F32(1, 12, 12, 8), F32(16, 3, 3, 8), F32(16), F32(1, 12, 12, 16) } },
+	{ "gemm fp32 + bias, fused hard swish",
+	  { .kind = NPU_OP_GEMM, .act = NPU_ACT_HARD_SWISH },
+	  { F32(30, 40), F32(40, 20), F32(20), F32(30, 20) } },
+	{ "reduce mean fp32 over H, W (LayerNorm's mean)",
+	  { .kind = NPU_OP_REDUCE, .reduce = { .kind = NPU_REDUCE_MEAN, .axes = 6 } },
+	  { F32(2, 9, 11, 7), NONE, NONE, F32(2, 1, 1, 7) } },
+	{ "reduce sum fp32 last axis",
+	  { .kind = NPU_OP_REDUCE, .reduce = { .kind = NPU_REDUCE_SUM, .axes = 4 } },
+	  { F32(5, 6, 300), NONE, NONE, F32(5, 6, 1) } },
+	{ "reduce max u8 over axes 0 and 2",
+	  { .kind = NPU_OP_REDUCE, .reduce = { .kind = NPU_REDUCE_MAX, .axes = 5 } },
+	  { U8(0.1f, 3, 4, 5, 6), NONE, NONE, U8(0.1f, 3, 1, 5, 1) } },
+	{ "reduce l2 fp16 -> fp32, all axes",
+	  { .kind = NPU_OP_REDUCE, .reduce = { .kind = NPU_REDUCE_L2, .axes = 3 } },
+	  { F16(17, 19), NONE, NONE, F32(1, 1) } },
+	{ "reduce min fp32 first axis",
+	  { .kind = NPU_OP_REDUCE, .reduce = { .kind = NPU_REDUCE_MIN, .axes = 1 } },
+	  { F32(64, 3), NONE, NONE, F32(1, 3) } },
+	{ "eltwise div fp32 broadcast",
+	  { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_DIV },
+	  { F32(6, 7, 8), F32(8), NONE, F32(6, 7, 8) } },
+	{ "eltwise max u8 quantized",
+	  { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MAX },
+	  { U8(0.05f, 100, 9, 10), U8(0.07f, 30, 10), NONE, U8(0.1f, 128, 9, 10) } },
+	{ "eltwise min fp16",
+	  { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MIN },
+	  { F16(33, 2), F16(33, 1), NONE, F16(33, 2) } },
+	{ "eltwise pow fp32 (scalar exponent)",
+	  { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_POW },
+	  { F32(400), F32(1), NONE, F32(400) } },
+	{ "activation sqrt fp32", { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_SQRT },
+	  { F32(300), NONE, NONE, F32(300) } },
+	{ "activation reciprocal fp32", { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RECIPROCAL },
+	  { F32(300), NONE, NONE, F32(300) } },
+	{ "activation exp u8 -> fp32", { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_EXP },
+	  { U8(0.02f, 128, 300), NONE, NONE, F32(300) } },
+	{ "activation log fp32", { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_LOG },
+	  { F32(300), NONE, NONE, F32(300) } },
+	{ "activation abs i8", { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_ABS },
+	  { I8(0.05f, 0, 300), NONE, NONE, I8(0.05f, 0, 300) } },
+	{ "activation neg bf16", { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_NEG },
+	  { BF16(300), NONE, NONE, BF16(300) } },
+	{ "activation hard sigmoid fp32",
+	  { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_HARD_SIGMOID, .act_alpha = 0.5f,
+	    .act_beta = 0.6f },
+	  { F32(300), NONE, NONE, F32(300) } },
 	{ "copy fp32 -> fp16 into a constant border (pad)",
 	  { .kind = NPU_OP_COPY, .copy = { .border = NPU_COPY_BORDER_CONSTANT,
 					   .fill = -2.5f, .offset = { 1, 2, 0 } } },

@@ -868,6 +868,107 @@ static void test_copy_resize_api(void **state)
 	free(ctx);
 }
 
+/*
+ * CONV_TRANSPOSE, REDUCE and HARD_SIGMOID through the op API: parameter
+ * validation, one device command each (run here by the reference over
+ * the arena), and the CPU path giving the same bytes.
+ */
+static void test_convt_reduce_hsig(void **state)
+{
+	struct npu_context *ctx = fake_ctx();
+	struct npu_tensor *tx = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 3, 3, 2 });
+	struct npu_tensor *tw = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 2, 2, 2, 3 });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 6, 6, 3 });
+	struct npu_tensor *tr = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 6, 1, 1 });
+	const struct npu_tensor *in[2] = { tx, tw };
+	struct npu_op_params p = { .kind = NPU_OP_CONV_TRANSPOSE,
+				   .act = NPU_ACT_HARD_SIGMOID, .act_alpha = 0.25f,
+				   .act_beta = 0.5f,
+				   .conv_transpose = { .stride = { 2, 2 },
+						       .dilation = { 1, 1 },
+						       .groups = 1 } };
+	struct npu_op_params r = { .kind = NPU_OP_REDUCE,
+				   .reduce = { .kind = NPU_REDUCE_L2, .axes = 0xd } };
+	struct npu_buffer *bx, *bw, *by, *br;
+	struct npu_cmdbuf *cb;
+	struct npu_op *op, *rop;
+	float *dev = malloc(4 * 108), *devr = malloc(4 * 6);
+	int i;
+
+	(void)state;
+	arena_used = 0;
+	bx = fake_buf(ctx, 4 * 18);
+	bw = fake_buf(ctx, 4 * 24);
+	by = fake_buf(ctx, 4 * 108);
+	br = fake_buf(ctx, 4 * 6);
+	fill_f32(bx->map, 18, 3);
+	fill_f32(bw->map, 24, 4);
+	npu_tensor_bind_buffer(tx, bx, 0);
+	npu_tensor_bind_buffer(tw, bw, 0);
+	npu_tensor_bind_buffer(ty, by, 0);
+	npu_tensor_bind_buffer(tr, br, 0);
+	/* Fields of other ops and stray activation parameters are refused. */
+	p.conv_transpose.output_pad[0] = 2;	/* >= stride and dilation */
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.conv_transpose.output_pad[0] = 0;
+	p.act_beta = NAN;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.act_beta = 0.5f;
+	p.act = NPU_ACT_RELU;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.act = NPU_ACT_HARD_SIGMOID;
+	r.conv_transpose.groups = 1;
+	assert_int_equal(npu_op_create(&r, in, 1, tr, &rop), -EINVAL);
+	r.conv_transpose.groups = 0;
+	r.reduce.kind = NPU_REDUCE_L2;
+	r.reduce.axes = 0xd;
+	r.act = NPU_ACT_SQRT;	/* REDUCE takes no activation */
+	assert_int_equal(npu_op_create(&r, (const struct npu_tensor *[]){ ty }, 1, tr,
+				       &rop), -EINVAL);
+	r.act = NPU_ACT_NONE;
+
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), 0);
+	assert_int_equal(npu_op_supported(op, NULL), 1);
+	assert_int_equal(npu_op_num_commands(op), 1);
+	assert_int_equal(npu_op_create(&r, (const struct npu_tensor *[]){ ty }, 1, tr,
+				       &rop), 0);
+	assert_int_equal(npu_op_supported(rop, NULL), 1);
+	assert_int_equal(npu_cmdbuf_create(NULL, 4096, &cb), 0);
+	assert_int_equal(npu_op_encode(op, cb), 0);
+	assert_int_equal(exec_stream(cb, VNPU_OP_CONV_TRANSPOSE), 1);
+	npu_cmdbuf_destroy(cb);
+	assert_int_equal(npu_cmdbuf_create(NULL, 4096, &cb), 0);
+	assert_int_equal(npu_op_encode(rop, cb), 0);
+	assert_int_equal(exec_stream(cb, VNPU_OP_REDUCE), 1);
+	npu_cmdbuf_destroy(cb);
+	memcpy(dev, by->map, 4 * 108);
+	memcpy(devr, br->map, 4 * 6);
+	for (i = 0; i < 108; i++)
+		assert_true(dev[i] >= 0.0f && dev[i] <= 1.0f);
+	memset(by->map, 0, 4 * 108);
+	memset(br->map, 0, 4 * 6);
+	assert_int_equal(npu_op_run_cpu(op), 0);
+	assert_int_equal(npu_op_run_cpu(rop), 0);
+	assert_memory_equal(dev, by->map, 4 * 108);
+	assert_memory_equal(devr, br->map, 4 * 6);
+	/* L2 over N, W, C of a [0, 1] tensor: within sqrt(18) of zero. */
+	for (i = 0; i < 6; i++)
+		assert_true(devr[i] > 0.0f && devr[i] <= sqrtf(18.0f));
+	npu_op_free(op);
+	npu_op_free(rop);
+	npu_tensor_free(tx);
+	npu_tensor_free(tw);
+	npu_tensor_free(ty);
+	npu_tensor_free(tr);
+	free(dev);
+	free(devr);
+	free(bx);
+	free(bw);
+	free(by);
+	free(br);
+	free(ctx);
+}
+
 /* POOL3D with indices over an NCDHW tensor described through strides. */
 static void test_pool3d_cpu(void **state)
 {
@@ -945,6 +1046,7 @@ int main(void)
 		cmocka_unit_test(test_pool_dilation),
 		cmocka_unit_test(test_int_eltwise_cpu),
 		cmocka_unit_test(test_pool3d_cpu),
+		cmocka_unit_test(test_convt_reduce_hsig),
 		cmocka_unit_test(test_copy_resize_api),
 	};
 

@@ -250,12 +250,21 @@ static const uint8_t q8_dts[] = { VNPU_DT_INT8, VNPU_DT_UINT8 };
 
 static void pick_act(struct env *e, struct vnpu_cmd_compute *c, bool int_out)
 {
-	/* CLIP is not a fused activation: test_unary covers it. */
-	c->act = (uint8_t)rnd(&e->r, VNPU_ACT_CLIP);
+	/*
+	 * CLIP and the unary functions are not fused activations:
+	 * test_unary covers them.
+	 */
+	uint32_t a = rnd(&e->r, VNPU_ACT_CLIP + 2);
+
+	c->act = (uint8_t)(a < VNPU_ACT_CLIP ? a : a + 1);
 	if (int_out)
 		c->act = VNPU_ACT_NONE;
 	if (c->act == VNPU_ACT_LEAKY_RELU)
 		c->act_alpha = f2u(rndf(&e->r, 0.0f, 0.3f));
+	if (c->act == VNPU_ACT_HARD_SIGMOID) {
+		c->act_alpha = f2u(rndf(&e->r, 0.1f, 0.3f));
+		c->attr.raw[VNPU_ACT_BETA_WORD] = f2u(rndf(&e->r, 0.3f, 0.7f));
+	}
 	c->round = (uint8_t)rnd(&e->r, 2);
 }
 
@@ -526,7 +535,7 @@ static void test_eltwise(void **state)
 		int r = rnd_shape(e, dy, 6), j;
 
 		cmd_init(&c, VNPU_OP_ELTWISE);
-		c.attr.eltwise.kind = rnd(&e->r, 3);
+		c.attr.eltwise.kind = rnd(&e->r, VNPU_ELTWISE_POW + 1);
 		rnd_operand(e, &c.t[0], r, dy, true);
 		rnd_operand(e, &c.t[1], r, dy, true);
 		/* y is exactly the broadcast shape */
@@ -579,8 +588,14 @@ static void test_unary(void **state)
 					hi = lo;
 				c.act = VNPU_ACT_CLIP;
 				c.act_alpha = 0;
+				c.attr.raw[VNPU_ACT_BETA_WORD] = 0;
 				c.attr.activation.clip_min = f2u(lo);
 				c.attr.activation.clip_max = f2u(hi);
+			} else if (rnd(&e->r, 3) == 0) {
+				c.act = (uint8_t)(VNPU_ACT_SQRT +
+						  rnd(&e->r, VNPU_ACT_NEG - VNPU_ACT_SQRT + 1));
+				c.act_alpha = 0;
+				c.attr.raw[VNPU_ACT_BETA_WORD] = 0;
 			}
 			break;
 		case VNPU_OP_SOFTMAX:

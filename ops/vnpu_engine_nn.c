@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Engine paths for CONV_TRANSPOSE and REDUCE.
+ *
+ * Both keep the reference's order of summation for every output element,
+ * so they agree with it bit for bit (integer and float alike); the speed
+ * comes from what the reference spends per term: no index vectors, no
+ * per-element dtype dispatch, and CONV_TRANSPOSE accumulating all output
+ * channels of a pixel at once, a loop over contiguous weights that the
+ * compiler vectorizes (-ffp-contract=off keeps it from fusing a
+ * multiply-add the reference does not).
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "vnpu_engine.h"
+
+/* Advance @idx over @dims (row-major); false after the last one. */
+static bool next_index(uint32_t *idx, const uint32_t *dims, int n)
+{
+	int i;
+
+	for (i = n - 1; i >= 0; i--) {
+		if (++idx[i] < dims[i])
+			return true;
+		idx[i] = 0;
+	}
+	return false;
+}
+
+/* ---- CONV_TRANSPOSE ----------------------------------------------------- */
+
+struct convt_geo {
+	uint32_t n, h, w, c, oh, ow, co, kh, kw, cig, cog, groups;
+	uint32_t sh, sw, dh, dw, pt, pl;
+};
+
+/*
+ * The taps of one output coordinate: ky with oy + pad - ky * dil a
+ * non-negative multiple of the stride inside the input, in ky order.
+ */
+static uint32_t convt_taps(uint32_t o, uint32_t pad, uint32_t k, uint32_t dil,
+			   uint32_t stride, uint32_t in, uint32_t *kk,
+			   uint32_t *ii)
+{
+	uint32_t n = 0, t;
+
+	for (t = 0; t < k; t++) {
+		int64_t v = (int64_t)o + pad - (int64_t)t * dil;
+
+		if (v < 0 || v % stride || v / stride >= in)
+			continue;
+		kk[n] = t;
+		ii[n++] = (uint32_t)(v / stride);
+	}
+	return n;
+}
+
+/*
+ * One tap for one group: acc[mo] += x[k] * w[k * ws + mo] for k in input
+ * channel order, all output channels at once (per element the order of
+ * the reference).  Cloned per ISA: it is the whole inner loop.
+ */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void tap_f32(float *restrict acc, const float *restrict x,
+		    const float *restrict w, uint32_t cig, uint32_t cog,
+		    size_t ws)
+{
+	uint32_t k, mo;
+
+	for (k = 0; k < cig; k++) {
+		const float *wr = w + k * ws;
+		float xv = x[k];
+
+		for (mo = 0; mo < cog; mo++)
+			acc[mo] += xv * wr[mo];
+	}
+}
+
+/* tap_f32() on zero-point-corrected integers, modulo 2^32 like the reference. */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void tap_i32(uint32_t *restrict acc, const int32_t *restrict x,
+		    const int32_t *restrict w, uint32_t cig, uint32_t cog,
+		    size_t ws)
+{
+	uint32_t k, mo;
+
+	for (k = 0; k < cig; k++) {
+		const int32_t *wr = w + k * ws;
+		uint32_t xv = (uint32_t)x[k];
+
+		for (mo = 0; mo < cog; mo++)
+			acc[mo] += xv * (uint32_t)wr[mo];
+	}
+}
+
+int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
+		   const struct vnpu_op_info *info, struct vnpu_tv *t,
+		   struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_attr_conv_transpose *at = &c->attr.convt;
+	struct vnpu_tv *x = &t[0], *w = &t[1], *bias = &t[2], *y = &t[3];
+	bool quant = info->quantized;
+	struct convt_geo g = {
+		.n = x->dims[0], .h = x->dims[1], .w = x->dims[2], .c = x->dims[3],
+		.oh = y->dims[1], .ow = y->dims[2], .co = y->dims[3],
+		.kh = w->dims[1], .kw = w->dims[2], .cog = w->dims[3],
+		.groups = at->groups, .sh = at->stride_h, .sw = at->stride_w,
+		.dh = at->dilation_h, .dw = at->dilation_w,
+		.pt = at->pad_top, .pl = at->pad_left,
+	};
+	float alpha, beta = vnpu_act_beta(c);
+	uint32_t *tky = NULL, *tiy = NULL, *tkx = NULL, *tix = NULL;
+	float *wf = NULL, *xf = NULL, *facc = NULL, *bf = NULL;
+	int32_t *wi = NULL, *xi = NULL, *iacc = NULL, *bi = NULL;
+	struct vnpu_epi *epi = NULL;
+	uint32_t idx[4] = { 0 }, ci, co;
+	uint64_t wel = (uint64_t)g.c * g.kh * g.kw * g.cog;
+	int ret = -ENOMEM;
+
+	memcpy(&alpha, &c->act_alpha, 4);
+	g.cig = g.c / g.groups;
+	tky = vnpu_run_alloc(rc, 4ull * g.kh);
+	tiy = vnpu_run_alloc(rc, 4ull * g.kh);
+	tkx = vnpu_run_alloc(rc, 4ull * g.kw);
+	tix = vnpu_run_alloc(rc, 4ull * g.kw);
+	if (!tky || !tiy || !tkx || !tix)
+		goto out;
+	/* W packed dense [C][KH][KW][COg], in the accumulator's type. */
+	if (quant) {
+		wi = vnpu_run_alloc(rc, 4 * wel);
+		xi = vnpu_run_alloc(rc, 4ull * g.c);
+		iacc = vnpu_run_alloc(rc, 4ull * g.co);
+		epi = vnpu_run_alloc(rc, sizeof(*epi) * g.co);
+		if (!wi || !xi || !iacc || !epi)
+			goto out;
+	} else {
+		wf = vnpu_run_alloc(rc, 4 * wel);
+		xf = vnpu_run_alloc(rc, 4ull * g.c);
+		facc = vnpu_run_alloc(rc, 4ull * g.co);
+		if (!wf || !xf || !facc)
+			goto out;
+	}
+	for (ci = 0; ci < g.c; ci++) {
+		uint32_t wx[4] = { ci, 0, 0, 0 };
+
+		if (vnpu_run_tick(rc, (uint64_t)g.kh * g.kw * g.cog)) {
+			ret = -ECANCELED;
+			goto out;
+		}
+		for (wx[1] = 0; wx[1] < g.kh; wx[1]++)
+			for (wx[2] = 0; wx[2] < g.kw; wx[2]++)
+				for (wx[3] = 0; wx[3] < g.cog; wx[3]++) {
+					const uint8_t *p = w->p +
+						((int64_t)wx[0] * w->st[0] + (int64_t)wx[1] * w->st[1] +
+						 (int64_t)wx[2] * w->st[2] + (int64_t)wx[3] * w->st[3]) *
+						w->esize;
+					size_t o = (((size_t)ci * g.kh + wx[1]) * g.kw + wx[2]) * g.cog + wx[3];
+
+					if (quant) {
+						int32_t raw = w->dtype == VNPU_DT_INT8 ?
+							      (int8_t)*p : *p;
+
+						wi[o] = raw - vnpu_tv_zp(w, wx[3]);
+					} else {
+						wf[o] = vnpu_ld(w, p, 0);
+					}
+				}
+	}
+	if (bias->p) {
+		bf = quant ? NULL : vnpu_run_alloc(rc, 4ull * g.co);
+		bi = quant ? vnpu_run_alloc(rc, 4ull * g.co) : NULL;
+		if (!bf && !bi)
+			goto out;
+		for (co = 0; co < g.co; co++) {
+			const uint8_t *p = bias->p + (int64_t)co * bias->st[0] * bias->esize;
+
+			if (quant)
+				memcpy(&bi[co], p, 4);
+			else
+				bf[co] = vnpu_ld(bias, p, 0);
+		}
+	}
+	if (quant)
+		for (co = 0; co < g.co; co++)
+			vnpu_epi_init(&epi[co], c, x, w, y, co);
+	do {
+		uint32_t b = idx[0], oy = idx[1], ox = idx[2];
+		uint32_t ny = convt_taps(oy, g.pt, g.kh, g.dh, g.sh, g.h, tky, tiy);
+		uint32_t nx = convt_taps(ox, g.pl, g.kw, g.dw, g.sw, g.w, tkx, tix);
+		uint32_t a, bb, gi;
+
+		if (vnpu_run_tick(rc, g.co)) {
+			ret = -ECANCELED;
+			goto out;
+		}
+		if (quant)
+			memset(iacc, 0, 4ull * g.co);
+		else
+			memset(facc, 0, 4ull * g.co);
+		/* Per output element: ky, kx, ci order, as the reference. */
+		for (a = 0; a < ny; a++) {
+			for (bb = 0; bb < nx; bb++) {
+				const uint8_t *px = x->p +
+					((int64_t)b * x->st[0] + (int64_t)tiy[a] * x->st[1] +
+					 (int64_t)tix[bb] * x->st[2]) * x->esize;
+
+				/* One tap: at most W's elements of work. */
+				if (vnpu_run_tick(rc, (uint64_t)g.c * g.cog)) {
+					ret = -ECANCELED;
+					goto out;
+				}
+				for (ci = 0; ci < g.c; ci++) {
+					const uint8_t *p = px + (int64_t)ci * x->st[3] * x->esize;
+
+					if (!quant && x->dtype == VNPU_DT_FP32)
+						memcpy(&xf[ci], p, 4);
+					else if (quant)
+						xi[ci] = (x->dtype == VNPU_DT_INT8 ?
+							  (int8_t)*p : *p) - x->zp;
+					else
+						xf[ci] = vnpu_ld(x, p, 0);
+				}
+				for (gi = 0; gi < g.groups; gi++) {
+					uint32_t cin = gi * g.cig;
+					size_t wo = (((size_t)cin * g.kh + tky[a]) * g.kw +
+						     tkx[bb]) * g.cog;
+					size_t ws = (size_t)g.kh * g.kw * g.cog;
+
+					if (quant)
+						tap_i32((uint32_t *)iacc + (size_t)gi * g.cog,
+							xi + cin, wi + wo, g.cig, g.cog, ws);
+					else
+						tap_f32(facc + (size_t)gi * g.cog, xf + cin,
+							wf + wo, g.cig, g.cog, ws);
+				}
+			}
+		}
+		for (co = 0; co < g.co; co++) {
+			uint8_t *py;
+
+			idx[3] = co;
+			py = y->p + ((int64_t)idx[0] * y->st[0] + (int64_t)idx[1] * y->st[1] +
+				     (int64_t)idx[2] * y->st[2] + (int64_t)co * y->st[3]) *
+				    y->esize;
+			if (quant) {
+				uint32_t acc = (uint32_t)iacc[co];
+
+				if (bi)
+					acc += (uint32_t)bi[co];
+				vnpu_epi_store(&epi[co], y, py, (int32_t)acc, co);
+			} else {
+				float v = facc[co];
+
+				if (bf)
+					v += bf[co];
+				vnpu_st(y, py, vnpu_act_ab(c->act, alpha, beta, v),
+					y->quant == VNPU_QUANT_CHANNEL ? co : 0, c->round);
+			}
+		}
+		idx[3] = 0;
+	} while (next_index(idx, y->dims, 3));
+	ret = 0;
+out:
+	vnpu_run_free(rc, bi);
+	vnpu_run_free(rc, bf);
+	vnpu_run_free(rc, epi);
+	vnpu_run_free(rc, iacc);
+	vnpu_run_free(rc, xi);
+	vnpu_run_free(rc, wi);
+	vnpu_run_free(rc, facc);
+	vnpu_run_free(rc, xf);
+	vnpu_run_free(rc, wf);
+	vnpu_run_free(rc, tix);
+	vnpu_run_free(rc, tkx);
+	vnpu_run_free(rc, tiy);
+	vnpu_run_free(rc, tky);
+	return ret;
+}
+
+/* ---- REDUCE -------------------------------------------------------------- */
+
+/* Widest kept innermost dim reduce_rows() takes (its scratch: 12 B each). */
+#define REDUCE_ROW_MAX	(1u << 16)
+
+/*
+ * X's innermost dim kept and contiguous (NHWC means over H, W; maxima
+ * over a batch): one row of outputs at a time, every reduced element
+ * folded into all of them in one contiguous loop.  Each output still
+ * takes its terms in the reference's row-major order.
+ */
+static int reduce_rows(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		       struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_attr_reduce *at = &c->attr.reduce;
+	struct vnpu_tv *x = &t[0], *y = &t[3];
+	const float *xp = (const float *)(void *)x->p;
+	int r = x->rank, nr = 0, no = 0, i;
+	uint32_t n = x->dims[r - 1], rd[VNPU_MAX_RANK], od[VNPU_MAX_RANK], j;
+	int64_t rs[VNPU_MAX_RANK], os[VNPU_MAX_RANK], ys[VNPU_MAX_RANK];
+	uint32_t oi[VNPU_MAX_RANK] = { 0 };
+	bool minmax = at->kind == VNPU_REDUCE_MAX || at->kind == VNPU_REDUCE_MIN;
+	bool sq = at->kind == VNPU_REDUCE_L2 || at->kind == VNPU_REDUCE_SUM_SQUARE;
+	bool ismax = at->kind == VNPU_REDUCE_MAX;
+	double *acc = vnpu_run_alloc(rc, 8ull * n);
+	float *m = vnpu_run_alloc(rc, 4ull * n);
+	uint64_t cnt = 1;
+	int ret = 0;
+
+	if (!acc || !m) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < r - 1; i++) {
+		if ((at->axes >> i) & 1) {
+			rd[nr] = x->dims[i];
+			rs[nr++] = x->st[i];
+			cnt *= x->dims[i];
+		} else {
+			od[no] = x->dims[i];
+			ys[no] = y->st[i];
+			os[no++] = x->st[i];
+		}
+	}
+	do {
+		uint32_t ri[VNPU_MAX_RANK] = { 0 };
+		int64_t base = 0, ybase = 0;
+		bool first = true;
+
+		for (i = 0; i < no; i++) {
+			base += (int64_t)oi[i] * os[i];
+			ybase += (int64_t)oi[i] * ys[i];
+		}
+		memset(acc, 0, 8ull * n);
+		do {
+			int64_t off = base;
+			const float *p;
+
+			/* One row of X between polls: at most 2^16 elements. */
+			if (vnpu_run_tick(rc, n)) {
+				ret = -ECANCELED;
+				goto out;
+			}
+			for (i = 0; i < nr; i++)
+				off += (int64_t)ri[i] * rs[i];
+			p = xp + off;
+			if (!minmax && !sq) {
+				for (j = 0; j < n; j++)
+					acc[j] += p[j];
+			} else if (!minmax) {
+				for (j = 0; j < n; j++)
+					acc[j] += (double)p[j] * p[j];
+			} else if (first) {
+				memcpy(m, p, 4ull * n);
+			} else {
+				for (j = 0; j < n; j++)
+					if (!isnan(m[j]) &&
+					    (isnan(p[j]) || (ismax ? p[j] > m[j] : p[j] < m[j])))
+						m[j] = p[j];
+			}
+			first = false;
+		} while (next_index(ri, rd, nr));
+		for (j = 0; j < n; j++) {
+			double v = acc[j];
+
+			if (at->kind == VNPU_REDUCE_MEAN)
+				v /= (double)cnt;
+			else if (at->kind == VNPU_REDUCE_L2)
+				v = sqrt(v);
+			vnpu_st(y, y->p + (ybase + (int64_t)j * y->st[r - 1]) * y->esize,
+				minmax ? m[j] : (float)v, 0, c->round);
+		}
+		if (vnpu_run_tick(rc, n)) {
+			ret = -ECANCELED;
+			goto out;
+		}
+	} while (next_index(oi, od, no));
+out:
+	vnpu_run_free(rc, m);
+	vnpu_run_free(rc, acc);
+	return ret;
+}
+
+/*
+ * fp32 X: the reference's row-major walk of the reduced dims with element
+ * offsets instead of index vectors and loads, the innermost reduced dim
+ * as a plain strided loop.
+ */
+int vnpu_eng_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		    struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_attr_reduce *at = &c->attr.reduce;
+	struct vnpu_tv *x = &t[0], *y = &t[3];
+	const float *xp = (const float *)(void *)x->p;
+	uint32_t rd[VNPU_MAX_RANK], od[VNPU_MAX_RANK];
+	int64_t rs[VNPU_MAX_RANK], os[VNPU_MAX_RANK], ys[VNPU_MAX_RANK];
+	uint32_t oi[VNPU_MAX_RANK] = { 0 };
+	int nr = 0, no = 0, i;
+	uint64_t cnt = 1;
+	bool minmax = at->kind == VNPU_REDUCE_MAX || at->kind == VNPU_REDUCE_MIN;
+	bool sq = at->kind == VNPU_REDUCE_L2 || at->kind == VNPU_REDUCE_SUM_SQUARE;
+	bool ismax = at->kind == VNPU_REDUCE_MAX;
+
+	if (!((at->axes >> (x->rank - 1)) & 1) && x->st[x->rank - 1] == 1 &&
+	    x->dims[x->rank - 1] <= REDUCE_ROW_MAX)
+		return reduce_rows(c, t, rc);
+	for (i = 0; i < x->rank; i++) {
+		if ((at->axes >> i) & 1) {
+			rd[nr] = x->dims[i];
+			rs[nr++] = x->st[i];
+			cnt *= x->dims[i];
+		} else {
+			od[no] = x->dims[i];
+			ys[no] = y->st[i];
+			os[no++] = x->st[i];
+		}
+	}
+	do {
+		uint32_t ri[VNPU_MAX_RANK] = { 0 };
+		int64_t base = 0, ybase = 0, inner = rs[nr - 1];
+		uint32_t n = rd[nr - 1], j;
+		double acc = 0.0;
+		float m = 0.0f;
+		bool first = true;
+
+		if (vnpu_run_tick(rc, cnt + 1))
+			return -ECANCELED;
+		for (i = 0; i < no; i++) {
+			base += (int64_t)oi[i] * os[i];
+			ybase += (int64_t)oi[i] * ys[i];
+		}
+		do {
+			int64_t off = base;
+			const float *p;
+
+			for (i = 0; i < nr - 1; i++)
+				off += (int64_t)ri[i] * rs[i];
+			p = xp + off;
+			if (!minmax && !sq) {
+				for (j = 0; j < n; j++)
+					acc += p[(int64_t)j * inner];
+			} else if (!minmax) {
+				for (j = 0; j < n; j++) {
+					double v = p[(int64_t)j * inner];
+
+					acc += v * v;
+				}
+			} else {
+				for (j = 0; j < n; j++) {
+					float v = p[(int64_t)j * inner];
+
+					if (first) {
+						m = v;
+						first = false;
+					} else if (!isnan(m) &&
+						   (isnan(v) || (ismax ? v > m : v < m))) {
+						m = v;
+					}
+				}
+			}
+		} while (next_index(ri, rd, nr - 1));
+		if (at->kind == VNPU_REDUCE_MEAN)
+			acc /= (double)cnt;
+		else if (at->kind == VNPU_REDUCE_L2)
+			acc = sqrt(acc);
+		vnpu_st(y, y->p + ybase * y->esize, minmax ? m : (float)acc, 0,
+			c->round);
+	} while (next_index(oi, od, no));
+	return 0;
+}

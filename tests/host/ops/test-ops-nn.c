@@ -1,0 +1,713 @@
+// SPDX-License-Identifier: MIT
+/*
+ * CONV_TRANSPOSE, REDUCE, the ELTWISE kinds DIV/MAX/MIN/POW and the
+ * activations HARD_SIGMOID..NEG:
+ *
+ * - known values worked out by hand (and the IEEE special cases);
+ * - thousands of random shapes where both the reference and the engine
+ *   (vnpu_compute_exec() over a flat memory) must equal an independent
+ *   implementation written here the other way round (CONV_TRANSPOSE as
+ *   a scatter, REDUCE as a loop over X): with small integer values in
+ *   fp32 every sum is exact, so they must agree bit for bit whatever the
+ *   order; quantized and fp16 cases compare engine with reference;
+ * - malformed commands, each refused at the byte offset of its field.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "ops-test-util.h"
+
+#define MEM_SIZE	(16u << 20)
+
+static struct flat f;
+static uint64_t rs = 0x243f6a8885a308d3ull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rs ^= rs << 13;
+	rs ^= rs >> 7;
+	rs ^= rs << 17;
+	return n ? (uint32_t)((rs >> 16) % n) : 0;
+}
+
+/* Small integers: fp32 sums of up to 2^16 of their products are exact. */
+static float small_int(void)
+{
+	return (float)((int)rnd(9) - 4);
+}
+
+static float rd32(uint64_t va, uint64_t i)
+{
+	float v;
+
+	memcpy(&v, (uint8_t *)flat_host(&f, va) + 4 * i, 4);
+	return v;
+}
+
+static void wr32(uint64_t va, uint64_t i, float v)
+{
+	memcpy((uint8_t *)flat_host(&f, va) + 4 * i, &v, 4);
+}
+
+static uint64_t alloc_f32(uint64_t n, bool fill)
+{
+	uint64_t va = flat_alloc(&f, 4 * n), i;
+
+	assert_true(va != 0);
+	for (i = 0; i < n; i++)
+		wr32(va, i, fill ? small_int() : NAN);
+	return va;
+}
+
+/* Run @c through the reference and through the engine; 0 from both. */
+static void run_both(struct vnpu_cmd_compute *c, uint64_t yva, uint64_t n,
+		     float *ref, float *eng)
+{
+	uint64_t cycles = 0, i;
+
+	assert_int_equal(flat_ref(&f, c), 0);
+	for (i = 0; i < n; i++) {
+		ref[i] = rd32(yva, i);
+		wr32(yva, i, NAN);
+	}
+	assert_int_equal(flat_exec(&f, c, sizeof(*c), &cycles), 0);
+	assert_true(cycles > 0);
+	for (i = 0; i < n; i++)
+		eng[i] = rd32(yva, i);
+}
+
+/* ---- Known values ---------------------------------------------------------- */
+
+static void run_ref(struct vnpu_cmd_compute *c, void *a, void *b, void *bias,
+		    void *y)
+{
+	struct vnpu_op_bind bind = { { a, b, bias, y }, { NULL } };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (c->t[i].dtype)
+			c->t[i].va = 0x1000 * (i + 1);
+	assert_int_equal(vnpu_ref_run(c, &bind), 0);
+}
+
+static void test_convt_known(void **state)
+{
+	static const uint32_t dx[4] = { 1, 2, 2, 1 }, dw[4] = { 1, 2, 2, 1 };
+	uint32_t dy[4] = { 1, 4, 4, 1 };
+	float x[4] = { 1, 2, 3, 4 }, w[4] = { 1, 10, 100, 1000 }, y[64];
+	float bias = 0.5f;
+	struct vnpu_cmd_compute c;
+	int i, j;
+
+	(void)state;
+	/* Stride 2, 2x2 kernel: every input pixel paints its own block. */
+	cmd_init(&c, VNPU_OP_CONV_TRANSPOSE);
+	c.attr.convt.stride_h = c.attr.convt.stride_w = 2;
+	c.attr.convt.dilation_h = c.attr.convt.dilation_w = 1;
+	c.attr.convt.groups = 1;
+	c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+	c.t[1] = tdesc(VNPU_DT_FP32, 4, dw);
+	c.t[2] = tdesc(VNPU_DT_FP32, 1, (const uint32_t[]){ 1 });
+	c.t[3] = tdesc(VNPU_DT_FP32, 4, dy);
+	run_ref(&c, x, w, &bias, y);
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 4; j++)
+			assert_true(y[i * 4 + j] == x[(i / 2) * 2 + j / 2] *
+				    w[(i % 2) * 2 + j % 2] + 0.5f);
+	/* Stride 1: overlaps add up; y[1][1] collects all four taps. */
+	c.attr.convt.stride_h = c.attr.convt.stride_w = 1;
+	c.t[3].dims[1] = c.t[3].dims[2] = 3;
+	memset(&c.t[2], 0, sizeof(c.t[2]));
+	run_ref(&c, x, w, NULL, y);
+	assert_true(y[0] == 1 && y[2] == 20 && y[4] == 1 * 1000 + 2 * 100 + 3 * 10 + 4);
+	/* Padding crops, output padding extends at the end only. */
+	c.attr.convt.pad_top = c.attr.convt.pad_left = 1;
+	c.attr.convt.pad_bottom = c.attr.convt.pad_right = 1;
+	c.t[3].dims[1] = c.t[3].dims[2] = 1;
+	run_ref(&c, x, w, NULL, y);
+	assert_true(y[0] == 1234);
+	memset(&c.attr.convt, 0, sizeof(c.attr.convt));
+	c.attr.convt.stride_h = 2;
+	c.attr.convt.stride_w = 1;
+	c.attr.convt.dilation_h = c.attr.convt.dilation_w = 1;
+	c.attr.convt.groups = 1;
+	c.attr.convt.out_pad_h = 1;
+	c.t[3].dims[1] = 5;	/* (2 - 1) * 2 + (2 - 1) + 1 + 1 */
+	c.t[3].dims[2] = 3;
+	run_ref(&c, x, w, NULL, y);
+	assert_true(y[0] == 1 && y[3] == 100 && y[6] == 3 && y[11] == 4000 &&
+		    y[12] == 0 && y[14] == 0);
+}
+
+static void test_reduce_known(void **state)
+{
+	static const uint32_t dx[3] = { 2, 3, 2 };
+	float x[12], y[12];
+	struct vnpu_cmd_compute c;
+	int i;
+
+	(void)state;
+	for (i = 0; i < 12; i++)
+		x[i] = (float)(i - 5);
+	cmd_init(&c, VNPU_OP_REDUCE);
+	c.t[0] = tdesc(VNPU_DT_FP32, 3, dx);
+	c.t[3] = tdesc(VNPU_DT_FP32, 3, (const uint32_t[]){ 2, 1, 2 });
+	c.attr.reduce.axes = 2;
+	c.attr.reduce.kind = VNPU_REDUCE_SUM;
+	run_ref(&c, x, NULL, NULL, y);
+	assert_true(y[0] == -5 - 3 - 1 && y[3] == 2 + 4 + 6);
+	c.attr.reduce.kind = VNPU_REDUCE_MEAN;
+	run_ref(&c, x, NULL, NULL, y);
+	assert_true(y[0] == -3.0f && y[3] == 4.0f);
+	c.attr.reduce.kind = VNPU_REDUCE_MAX;
+	run_ref(&c, x, NULL, NULL, y);
+	assert_true(y[0] == -1 && y[1] == 0);
+	c.attr.reduce.kind = VNPU_REDUCE_MIN;
+	run_ref(&c, x, NULL, NULL, y);
+	assert_true(y[0] == -5 && y[3] == 2);
+	c.attr.reduce.kind = VNPU_REDUCE_SUM_SQUARE;
+	run_ref(&c, x, NULL, NULL, y);
+	assert_true(y[0] == 25 + 9 + 1);
+	c.attr.reduce.kind = VNPU_REDUCE_L2;
+	run_ref(&c, x, NULL, NULL, y);
+	assert_true(y[0] == sqrtf(35.0f));
+	/* Everything at once, and NaN winning over max/min. */
+	c.attr.reduce.axes = 7;
+	c.t[3].dims[0] = c.t[3].dims[2] = 1;
+	c.attr.reduce.kind = VNPU_REDUCE_SUM;
+	run_ref(&c, x, NULL, NULL, y);
+	assert_true(y[0] == 6);
+	x[7] = NAN;
+	c.attr.reduce.kind = VNPU_REDUCE_MAX;
+	run_ref(&c, x, NULL, NULL, y);
+	assert_true(isnan(y[0]));
+	c.attr.reduce.kind = VNPU_REDUCE_MIN;
+	run_ref(&c, x, NULL, NULL, y);
+	assert_true(isnan(y[0]));
+}
+
+static float eltwise1(unsigned int kind, float a, float b)
+{
+	struct vnpu_cmd_compute c;
+	uint32_t one = 1;
+	float y;
+
+	cmd_init(&c, VNPU_OP_ELTWISE);
+	c.attr.eltwise.kind = kind;
+	c.t[0] = tdesc(VNPU_DT_FP32, 1, &one);
+	c.t[1] = tdesc(VNPU_DT_FP32, 1, &one);
+	c.t[3] = tdesc(VNPU_DT_FP32, 1, &one);
+	run_ref(&c, &a, &b, NULL, &y);
+	return y;
+}
+
+static float act1(unsigned int act, float alpha, float beta, float x)
+{
+	struct vnpu_cmd_compute c;
+	uint32_t one = 1;
+	float y;
+
+	cmd_init(&c, VNPU_OP_ACTIVATION);
+	c.act = (uint8_t)act;
+	if (act == VNPU_ACT_HARD_SIGMOID) {
+		c.act_alpha = f2u(alpha);
+		c.attr.raw[VNPU_ACT_BETA_WORD] = f2u(beta);
+	}
+	c.t[0] = tdesc(VNPU_DT_FP32, 1, &one);
+	c.t[3] = tdesc(VNPU_DT_FP32, 1, &one);
+	run_ref(&c, &x, NULL, NULL, &y);
+	return y;
+}
+
+static void test_eltwise_act_known(void **state)
+{
+	(void)state;
+	assert_true(eltwise1(VNPU_ELTWISE_DIV, 1.0f, 4.0f) == 0.25f);
+	assert_true(eltwise1(VNPU_ELTWISE_DIV, -1.0f, 0.0f) == -INFINITY);
+	assert_true(isnan(eltwise1(VNPU_ELTWISE_DIV, 0.0f, 0.0f)));
+	assert_true(eltwise1(VNPU_ELTWISE_MAX, -1.0f, 2.0f) == 2.0f);
+	assert_true(eltwise1(VNPU_ELTWISE_MIN, -1.0f, 2.0f) == -1.0f);
+	assert_true(isnan(eltwise1(VNPU_ELTWISE_MAX, NAN, 2.0f)));
+	assert_true(isnan(eltwise1(VNPU_ELTWISE_MIN, 2.0f, NAN)));
+	assert_true(eltwise1(VNPU_ELTWISE_POW, 3.0f, 2.0f) == 9.0f);
+	assert_true(eltwise1(VNPU_ELTWISE_POW, 1.1f, 2.0f) == 1.1f * 1.1f);
+	assert_true(eltwise1(VNPU_ELTWISE_POW, 2.0f, 0.5f) == sqrtf(2.0f));
+	assert_true(eltwise1(VNPU_ELTWISE_POW, -INFINITY, 0.5f) == INFINITY);
+	assert_true(!signbit(eltwise1(VNPU_ELTWISE_POW, -0.0f, 0.5f)));
+	assert_true(isnan(eltwise1(VNPU_ELTWISE_POW, -4.0f, 0.5f)));
+	assert_true(eltwise1(VNPU_ELTWISE_POW, 2.0f, -1.0f) == 0.5f);
+	assert_true(eltwise1(VNPU_ELTWISE_POW, 0.0f, 0.0f) == 1.0f);
+
+	assert_true(act1(VNPU_ACT_HARD_SIGMOID, 0.5f, 0.6f, 0.5f) == 0.85f);
+	assert_true(act1(VNPU_ACT_HARD_SIGMOID, 0.5f, 0.6f, 3.0f) == 1.0f);
+	assert_true(act1(VNPU_ACT_HARD_SIGMOID, 0.5f, 0.6f, -3.0f) == 0.0f);
+	assert_true(isnan(act1(VNPU_ACT_HARD_SIGMOID, 0.2f, 0.5f, NAN)));
+	assert_true(act1(VNPU_ACT_HARD_SWISH, 0, 0, 3.0f) == 3.0f);
+	assert_true(act1(VNPU_ACT_HARD_SWISH, 0, 0, -3.0f) == 0.0f);
+	assert_true(act1(VNPU_ACT_HARD_SWISH, 0, 0, 0.0f) == 0.0f);
+	assert_true(act1(VNPU_ACT_SQRT, 0, 0, 16.0f) == 4.0f);
+	assert_true(isnan(act1(VNPU_ACT_SQRT, 0, 0, -1.0f)));
+	assert_true(act1(VNPU_ACT_RECIPROCAL, 0, 0, 4.0f) == 0.25f);
+	assert_true(act1(VNPU_ACT_RECIPROCAL, 0, 0, -0.0f) == -INFINITY);
+	assert_true(act1(VNPU_ACT_EXP, 0, 0, 0.0f) == 1.0f);
+	assert_true(act1(VNPU_ACT_LOG, 0, 0, 1.0f) == 0.0f);
+	assert_true(act1(VNPU_ACT_LOG, 0, 0, 0.0f) == -INFINITY);
+	assert_true(act1(VNPU_ACT_ABS, 0, 0, -2.5f) == 2.5f);
+	assert_true(act1(VNPU_ACT_NEG, 0, 0, 2.5f) == -2.5f);
+}
+
+/* ---- Random shapes against independent implementations --------------------- */
+
+static void one_convt(bool check_exact)
+{
+	struct vnpu_cmd_compute c;
+	struct vnpu_attr_conv_transpose *at = &c.attr.convt;
+	uint32_t nb = 1 + rnd(2), h = 1 + rnd(6), w = 1 + rnd(6), g = 1 + rnd(3);
+	uint32_t cig = 1 + rnd(4), cog = 1 + rnd(5), kh = 1 + rnd(4), kw = 1 + rnd(4);
+	uint32_t ch = g * cig, co = g * cog, b, iy, ix, ci, ky, kx, mo;
+	uint64_t full_h, full_w, ny, i;
+	uint32_t dx[4], dw[4], dy[4], oh, ow;
+	uint64_t xva, wva, bva = 0, yva;
+	float *want, *ref, *eng;
+
+	cmd_init(&c, VNPU_OP_CONV_TRANSPOSE);
+	at->groups = g;
+	at->stride_h = 1 + rnd(3);
+	at->stride_w = 1 + rnd(3);
+	at->dilation_h = 1 + rnd(2);
+	at->dilation_w = 1 + rnd(2);
+	at->out_pad_h = rnd(at->stride_h > at->dilation_h ? at->stride_h : at->dilation_h);
+	at->out_pad_w = rnd(at->stride_w > at->dilation_w ? at->stride_w : at->dilation_w);
+	full_h = (uint64_t)(h - 1) * at->stride_h + (kh - 1) * at->dilation_h + 1 + at->out_pad_h;
+	full_w = (uint64_t)(w - 1) * at->stride_w + (kw - 1) * at->dilation_w + 1 + at->out_pad_w;
+	at->pad_top = rnd((uint32_t)full_h);
+	at->pad_bottom = rnd((uint32_t)(full_h - at->pad_top));
+	at->pad_left = rnd((uint32_t)full_w);
+	at->pad_right = rnd((uint32_t)(full_w - at->pad_left));
+	oh = (uint32_t)(full_h - at->pad_top - at->pad_bottom);
+	ow = (uint32_t)(full_w - at->pad_left - at->pad_right);
+	dx[0] = nb; dx[1] = h; dx[2] = w; dx[3] = ch;
+	dw[0] = ch; dw[1] = kh; dw[2] = kw; dw[3] = cog;
+	dy[0] = nb; dy[1] = oh; dy[2] = ow; dy[3] = co;
+	ny = (uint64_t)nb * oh * ow * co;
+	flat_reset(&f);
+	c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+	c.t[1] = tdesc(VNPU_DT_FP32, 4, dw);
+	c.t[3] = tdesc(VNPU_DT_FP32, 4, dy);
+	xva = c.t[0].va = alloc_f32((uint64_t)nb * h * w * ch, true);
+	wva = c.t[1].va = alloc_f32((uint64_t)ch * kh * kw * cog, true);
+	if (rnd(2)) {
+		c.t[2] = tdesc(VNPU_DT_FP32, 1, &co);
+		bva = c.t[2].va = alloc_f32(co, true);
+	}
+	if (!check_exact) {
+		/* Engine against reference only: an activation and fp16 output. */
+		c.act = (uint8_t)(rnd(2) ? VNPU_ACT_HARD_SWISH : VNPU_ACT_HARD_SIGMOID);
+		if (c.act == VNPU_ACT_HARD_SIGMOID) {
+			c.act_alpha = f2u(0.2f);
+			c.attr.raw[VNPU_ACT_BETA_WORD] = f2u(0.5f);
+		}
+	}
+	yva = c.t[3].va = alloc_f32(ny, false);
+	want = calloc(ny, 4);
+	ref = calloc(ny, 4);
+	eng = calloc(ny, 4);
+	assert_non_null(want);
+	assert_non_null(ref);
+	assert_non_null(eng);
+	/* The scatter: each input pixel adds W * x into the output it hits. */
+	for (b = 0; b < nb; b++)
+		for (iy = 0; iy < h; iy++)
+			for (ix = 0; ix < w; ix++)
+				for (ci = 0; ci < ch; ci++)
+					for (ky = 0; ky < kh; ky++)
+						for (kx = 0; kx < kw; kx++)
+							for (mo = 0; mo < cog; mo++) {
+								int64_t oy = (int64_t)iy * at->stride_h - at->pad_top + (int64_t)ky * at->dilation_h;
+								int64_t ox = (int64_t)ix * at->stride_w - at->pad_left + (int64_t)kx * at->dilation_w;
+								uint32_t oc = ci / cig * cog + mo;
+
+								if (oy < 0 || oy >= oh || ox < 0 || ox >= ow)
+									continue;
+								want[(((uint64_t)b * oh + oy) * ow + ox) * co + oc] +=
+									rd32(xva, (((uint64_t)b * h + iy) * w + ix) * ch + ci) *
+									rd32(wva, (((uint64_t)ci * kh + ky) * kw + kx) * cog + mo);
+							}
+	if (bva)
+		for (i = 0; i < ny; i++)
+			want[i] += rd32(bva, i % co);
+	run_both(&c, yva, ny, ref, eng);
+	for (i = 0; i < ny; i++) {
+		if (memcmp(&ref[i], &eng[i], 4)) {
+			fprintf(stderr, "convt engine %g != ref %g at %llu\n", eng[i], ref[i],
+				(unsigned long long)i);
+			fail();
+		}
+		if (check_exact && want[i] != ref[i]) {
+			fprintf(stderr, "convt ref %g != scatter %g at %llu\n", ref[i], want[i],
+				(unsigned long long)i);
+			fail();
+		}
+	}
+	free(want);
+	free(ref);
+	free(eng);
+}
+
+static void test_convt_random(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < 1500; i++)
+		one_convt(i % 4 != 3);
+}
+
+/* Quantized CONV_TRANSPOSE: the engine must equal the reference byte for byte. */
+static void test_convt_int8(void **state)
+{
+	int it;
+
+	(void)state;
+	for (it = 0; it < 400; it++) {
+		struct vnpu_cmd_compute c, cc;
+		struct vnpu_op_info info;
+		uint32_t g = 1 + rnd(2), cig = 1 + rnd(5), cog = 1 + rnd(6);
+		uint32_t dx[4] = { 1 + rnd(2), 1 + rnd(5), 1 + rnd(5), g * cig };
+		uint32_t dw[4] = { g * cig, 1 + rnd(3), 1 + rnd(3), cog };
+		uint32_t dy[4], co = g * cog;
+		uint8_t *snap;
+		uint64_t i, n, cycles;
+
+		cmd_init(&c, VNPU_OP_CONV_TRANSPOSE);
+		c.attr.convt.groups = g;
+		c.attr.convt.stride_h = 1 + rnd(2);
+		c.attr.convt.stride_w = 1 + rnd(2);
+		c.attr.convt.dilation_h = c.attr.convt.dilation_w = 1;
+		dy[0] = dx[0];
+		dy[1] = (dx[1] - 1) * c.attr.convt.stride_h + dw[1];
+		dy[2] = (dx[2] - 1) * c.attr.convt.stride_w + dw[2];
+		dy[3] = co;
+		flat_reset(&f);
+		c.t[0] = tdesc(rnd(2) ? VNPU_DT_INT8 : VNPU_DT_UINT8, 4, dx);
+		c.t[1] = tdesc(rnd(2) ? VNPU_DT_INT8 : VNPU_DT_UINT8, 4, dw);
+		c.t[3] = tdesc(rnd(4) ? VNPU_DT_INT8 : VNPU_DT_INT32, 4, dy);
+		tquant(&c.t[0], 0.02f, c.t[0].dtype == VNPU_DT_INT8 ? -3 : 120);
+		tquant(&c.t[1], 0.01f, c.t[1].dtype == VNPU_DT_INT8 ? 2 : 128);
+		if (c.t[3].dtype == VNPU_DT_INT8) {
+			tquant(&c.t[3], 0.05f + 0.01f * (float)rnd(10), (int32_t)rnd(20) - 10);
+			c.act = (uint8_t)rnd(3);	/* none, relu, relu6 */
+		}
+		if (rnd(2)) {
+			c.t[2] = tdesc(VNPU_DT_INT32, 1, &co);
+			c.t[2].va = flat_alloc(&f, 4ull * co);
+			for (i = 0; i < co; i++) {
+				int32_t v = (int32_t)rnd(2001) - 1000;
+
+				memcpy((uint8_t *)flat_host(&f, c.t[2].va) + 4 * i, &v, 4);
+			}
+		}
+		for (i = 0; i < 4; i++) {
+			if (i == 2)
+				continue;
+			n = vnpu_dtype_size(c.t[i].dtype);
+			n *= (uint64_t)c.t[i].dims[0] * c.t[i].dims[1] * c.t[i].dims[2] * c.t[i].dims[3];
+			c.t[i].va = flat_alloc(&f, n);
+			for (; n--;)
+				((uint8_t *)flat_host(&f, c.t[i].va))[n] = (uint8_t)rnd(256);
+		}
+		assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), 0);
+		assert_true(info.quantized);
+		n = info.span[3];
+		snap = malloc(n);
+		assert_int_equal(flat_ref(&f, &c), 0);
+		memcpy(snap, flat_host(&f, c.t[3].va), n);
+		memset(flat_host(&f, c.t[3].va), 0x5a, n);
+		assert_int_equal(flat_exec(&f, &c, sizeof(c), &cycles), 0);
+		assert_memory_equal(snap, flat_host(&f, c.t[3].va), n);
+		free(snap);
+	}
+}
+
+static void test_reduce_random(void **state)
+{
+	int it;
+
+	(void)state;
+	for (it = 0; it < 2000; it++) {
+		struct vnpu_cmd_compute c;
+		uint32_t dx[VNPU_MAX_RANK], dy[VNPU_MAX_RANK], idx[VNPU_MAX_RANK] = { 0 };
+		int r = 1 + (int)rnd(5), d;
+		uint64_t nx = 1, ny = 1, i, xva, yva;
+		double *sum;
+		float *mx, *mn, *ref, *eng;
+		uint64_t *cnt;
+		unsigned int kind = rnd(6);
+		bool strided = rnd(3) == 0;
+
+		cmd_init(&c, VNPU_OP_REDUCE);
+		c.attr.reduce.kind = kind;
+		while (!c.attr.reduce.axes)
+			c.attr.reduce.axes = rnd(1u << r);
+		for (d = 0; d < r; d++) {
+			dx[d] = 1 + rnd(5);
+			dy[d] = (c.attr.reduce.axes >> d) & 1 ? 1 : dx[d];
+			nx *= dx[d];
+			ny *= dy[d];
+		}
+		flat_reset(&f);
+		c.t[0] = tdesc(VNPU_DT_FP32, r, dx);
+		c.t[3] = tdesc(VNPU_DT_FP32, r, dy);
+		xva = c.t[0].va = alloc_f32(2 * nx, true);
+		if (strided) {
+			/* X transposed in memory: reversed dims order, padded. */
+			uint64_t st = 2;
+
+			c.t[0].flags = VNPU_TENSOR_STRIDED;
+			for (d = 0; d < r; d++) {
+				c.t[0].strides[d] = st;
+				st *= dx[d];
+			}
+		}
+		if (rnd(20) == 0 && (kind == VNPU_REDUCE_MAX || kind == VNPU_REDUCE_MIN))
+			wr32(xva, 0, NAN);
+		yva = c.t[3].va = alloc_f32(ny, false);
+		sum = calloc(ny, sizeof(*sum));
+		mx = malloc(4 * ny);
+		mn = malloc(4 * ny);
+		cnt = calloc(ny, sizeof(*cnt));
+		ref = malloc(4 * ny);
+		eng = malloc(4 * ny);
+		/* The other way round: walk X once, fold into the output it feeds. */
+		for (i = 0; i < nx; i++) {
+			uint64_t yo = 0, xo = 0, ys = 1;
+			float v;
+
+			for (d = r - 1; d >= 0; d--) {
+				xo += idx[d] * (strided ? c.t[0].strides[d] : 0);
+				if (!((c.attr.reduce.axes >> d) & 1)) {
+					yo += idx[d] * ys;
+					ys *= dx[d];
+				}
+			}
+			if (!strided) {
+				for (xo = 0, d = 0; d < r; d++)
+					xo = xo * dx[d] + idx[d];
+			}
+			v = rd32(xva, xo);
+			sum[yo] += kind == VNPU_REDUCE_L2 || kind == VNPU_REDUCE_SUM_SQUARE ?
+				   (double)v * v : v;
+			/* NaN wins; once there it stays. */
+			if (!cnt[yo]) {
+				mx[yo] = mn[yo] = v;
+			} else {
+				if (!isnan(mx[yo]) && (isnan(v) || v > mx[yo]))
+					mx[yo] = v;
+				if (!isnan(mn[yo]) && (isnan(v) || v < mn[yo]))
+					mn[yo] = v;
+			}
+			cnt[yo]++;
+			for (d = r - 1; d >= 0; d--) {
+				if (++idx[d] < dx[d])
+					break;
+				idx[d] = 0;
+			}
+		}
+		run_both(&c, yva, ny, ref, eng);
+		for (i = 0; i < ny; i++) {
+			float w = kind == VNPU_REDUCE_MAX ? mx[i] :
+				  kind == VNPU_REDUCE_MIN ? mn[i] :
+				  kind == VNPU_REDUCE_MEAN ? (float)(sum[i] / (double)cnt[i]) :
+				  kind == VNPU_REDUCE_L2 ? (float)sqrt(sum[i]) : (float)sum[i];
+
+			if (memcmp(&ref[i], &eng[i], 4) ||
+			    (memcmp(&w, &ref[i], 4) && !(isnan(w) && isnan(ref[i])))) {
+				fprintf(stderr, "reduce kind %u axes %#x: want %g ref %g eng %g\n",
+					kind, c.attr.reduce.axes, w, ref[i], eng[i]);
+				fail();
+			}
+		}
+		free(sum);
+		free(mx);
+		free(mn);
+		free(cnt);
+		free(ref);
+		free(eng);
+	}
+}
+
+/* ---- Malformed commands ------------------------------------------------------- */
+
+static void good_convt(struct vnpu_cmd_compute *c)
+{
+	static const uint32_t dx[4] = { 1, 3, 3, 4 }, dw[4] = { 4, 3, 3, 2 };
+	static const uint32_t dy[4] = { 1, 7, 7, 4 };
+
+	flat_reset(&f);
+	cmd_init(c, VNPU_OP_CONV_TRANSPOSE);
+	c->attr.convt.stride_h = c->attr.convt.stride_w = 2;
+	c->attr.convt.dilation_h = c->attr.convt.dilation_w = 1;
+	c->attr.convt.groups = 2;
+	c->t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+	c->t[1] = tdesc(VNPU_DT_FP32, 4, dw);
+	c->t[3] = tdesc(VNPU_DT_FP32, 4, dy);
+	c->t[0].va = flat_alloc(&f, 4 * 36);
+	c->t[1].va = flat_alloc(&f, 4 * 72);
+	c->t[3].va = flat_alloc(&f, 4 * 196);
+}
+
+static void good_reduce(struct vnpu_cmd_compute *c)
+{
+	static const uint32_t dx[3] = { 2, 3, 4 }, dy[3] = { 2, 1, 1 };
+
+	flat_reset(&f);
+	cmd_init(c, VNPU_OP_REDUCE);
+	c->attr.reduce.kind = VNPU_REDUCE_MEAN;
+	c->attr.reduce.axes = 6;
+	c->t[0] = tdesc(VNPU_DT_FP32, 3, dx);
+	c->t[3] = tdesc(VNPU_DT_FP32, 3, dy);
+	c->t[0].va = flat_alloc(&f, 4 * 24);
+	c->t[3].va = flat_alloc(&f, 4 * 2);
+}
+
+static void good_act(struct vnpu_cmd_compute *c)
+{
+	static const uint32_t d[2] = { 3, 5 };
+
+	flat_reset(&f);
+	cmd_init(c, VNPU_OP_ACTIVATION);
+	c->act = VNPU_ACT_HARD_SIGMOID;
+	c->act_alpha = f2u(0.2f);
+	c->attr.raw[VNPU_ACT_BETA_WORD] = f2u(0.5f);
+	c->t[0] = tdesc(VNPU_DT_FP32, 2, d);
+	c->t[3] = tdesc(VNPU_DT_FP32, 2, d);
+	c->t[0].va = flat_alloc(&f, 4 * 15);
+	c->t[3].va = flat_alloc(&f, 4 * 15);
+}
+
+/* @c must be refused at byte @off by the checker, the engine and the reference. */
+static void refused(const struct vnpu_cmd_compute *c, uint32_t off, const char *what)
+{
+	struct vnpu_cmd_compute cc;
+	struct vnpu_op_info info;
+	uint64_t cycles = 1;
+
+	if (vnpu_op_check(c, sizeof(*c), &cc, &info) != -EINVAL || info.err_off != off) {
+		fprintf(stderr, "%s: err_off %u, want %u\n", what, info.err_off, off);
+		fail();
+	}
+	assert_int_equal(flat_exec(&f, c, sizeof(*c), &cycles), -EINVAL);
+	assert_int_equal(flat_engine.res.err_off, off);
+	assert_int_equal(flat_ref(&f, c), -EINVAL);
+}
+
+#define BAD(good, stmt, field) do { \
+		struct vnpu_cmd_compute c; \
+		uint64_t cyc; \
+		good(&c); \
+		assert_int_equal(flat_exec(&f, &c, sizeof(c), &cyc), 0); \
+		stmt; \
+		refused(&c, VNPU_CMD_OFF(field), #stmt); \
+	} while (0)
+#define BADT(good, stmt, slot, field) do { \
+		struct vnpu_cmd_compute c; \
+		good(&c); \
+		stmt; \
+		refused(&c, VNPU_CMD_TENSOR_OFF(slot, field), #stmt); \
+	} while (0)
+
+static void test_malformed(void **state)
+{
+	(void)state;
+	BAD(good_convt, c.attr.convt.reserved = 1, attr.convt.reserved);
+	BAD(good_convt, c.attr.convt.stride_h = 0, attr.convt.stride_h);
+	BAD(good_convt, c.attr.convt.dilation_w = 0, attr.convt.dilation_w);
+	BAD(good_convt, c.attr.convt.pad_left = 70000, attr.convt.pad_left);
+	BAD(good_convt, c.attr.convt.out_pad_h = 2, attr.convt.out_pad_h);
+	BAD(good_convt, c.attr.convt.out_pad_w = 5, attr.convt.out_pad_w);
+	BAD(good_convt, c.attr.convt.groups = 3, attr.convt.groups);
+	BAD(good_convt, c.attr.convt.groups = 0, attr.convt.groups);
+	BAD(good_convt, c.attr.convt.pad_top = 7; c.attr.convt.pad_bottom = 7,
+	    t[3].dims[1]);
+	BAD(good_convt, c.act = VNPU_ACT_SQRT, act);
+	BAD(good_convt, c.act = VNPU_ACT_CLIP, act);
+	BADT(good_convt, c.t[1].dims[0] = 3, 1, dims[0]);
+	BADT(good_convt, c.t[3].dims[3] = 5, 3, dims[3]);
+	BADT(good_convt, c.t[3].dims[1] = 8, 3, dims[1]);
+	BADT(good_convt, c.t[1].dims[1] = 2000, 1, dims[1]);
+	BADT(good_convt, c.t[0].rank = 3; c.t[0].dims[3] = 0, 0, rank);
+	BADT(good_convt, c.t[2] = tdesc(VNPU_DT_FP32, 1, (const uint32_t[]){ 3 });
+	     c.t[2].va = 0x100000, 2, dims[0]);
+	/* Per-channel weight scales need groups == 1. */
+	BADT(good_convt, c.t[0].dtype = VNPU_DT_INT8; tquant(&c.t[0], 1, 0);
+	     c.t[1].dtype = VNPU_DT_INT8; c.t[1].quant = VNPU_QUANT_CHANNEL;
+	     c.t[1].quant_axis = 3; c.t[1].quant_va = 0x100000, 1, quant);
+
+	BAD(good_reduce, c.attr.reduce.kind = 6, attr.reduce.kind);
+	BAD(good_reduce, c.attr.reduce.axes = 0, attr.reduce.axes);
+	BAD(good_reduce, c.attr.reduce.axes = 8, attr.reduce.axes);
+	BAD(good_reduce, c.attr.reduce.reserved[3] = 1, attr.reduce.reserved[3]);
+	BAD(good_reduce, c.act = VNPU_ACT_RELU, act);
+	BADT(good_reduce, c.t[3].dims[1] = 3, 3, dims[1]);
+	BADT(good_reduce, c.t[3].dims[0] = 1, 3, dims[0]);
+	BADT(good_reduce, c.t[3].rank = 2; c.t[3].dims[2] = 0, 3, rank);
+	BADT(good_reduce, c.t[0].dtype = VNPU_DT_INT32, 0, dtype);
+	BADT(good_reduce, c.t[0].dtype = VNPU_DT_INT8; c.t[0].quant = VNPU_QUANT_CHANNEL;
+	     c.t[0].quant_va = 0x100000, 0, quant);
+
+	BAD(good_act, c.act_alpha = f2u(INFINITY), act_alpha);
+	BAD(good_act, c.attr.raw[VNPU_ACT_BETA_WORD] = f2u(NAN),
+	    attr.raw[VNPU_ACT_BETA_WORD]);
+	BAD(good_act, c.attr.raw[3] = 1, attr.raw[3]);
+	BAD(good_act, c.act = VNPU_ACT_HARD_SWISH, act_alpha);
+	{
+		struct vnpu_cmd_compute c;
+
+		/* A stray beta: 0.5f's first non-zero byte is its top one. */
+		good_act(&c);
+		c.act = VNPU_ACT_HARD_SWISH;
+		c.act_alpha = 0;
+		refused(&c, VNPU_CMD_OFF(attr.raw[VNPU_ACT_BETA_WORD]) + 3, "stray beta");
+	}
+	BAD(good_act, c.act = VNPU_ACT_COUNT, act);
+	BAD(good_act, c.hdr.opcode = VNPU_OP_SOFTMAX, act);
+	BAD(good_act, c.hdr.opcode = VNPU_OP_ELTWISE; c.act = VNPU_ACT_EXP;
+	    c.act_alpha = 0; c.attr.raw[VNPU_ACT_BETA_WORD] = 0; c.t[1] = c.t[0], act);
+	BAD(good_act, c.hdr.opcode = VNPU_OP_ELTWISE; c.act = 0; c.act_alpha = 0;
+	    c.attr.raw[VNPU_ACT_BETA_WORD] = 0; c.t[1] = c.t[0];
+	    c.attr.eltwise.kind = VNPU_ELTWISE_POW + 1, attr.eltwise.kind);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	flat_init(&f, MEM_SIZE);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	free(f.mem);
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_convt_known),
+		cmocka_unit_test(test_reduce_known),
+		cmocka_unit_test(test_eltwise_act_known),
+		cmocka_unit_test(test_convt_random),
+		cmocka_unit_test(test_convt_int8),
+		cmocka_unit_test(test_reduce_random),
+		cmocka_unit_test(test_malformed),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
