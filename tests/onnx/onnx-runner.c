@@ -55,10 +55,6 @@ struct tens {
 	size_t n;
 	void *data;		/* n elements of the type's size */
 };
-	"Div", "Max", "Min", "Pow", "Sqrt", "Reciprocal", "Exp", "Log", "Abs",
-	"Neg", "HardSigmoid", "HardSwish", "BatchNormalization", "ReduceMean",
-	"ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceSumSquare",
-	"ConvTranspose",
 
 static const char *const supported_ops[] = {
 	"Conv", "ConvInteger", "MatMul", "MatMulInteger", "Gemm", "QLinearConv",
@@ -68,6 +64,10 @@ static const char *const supported_ops[] = {
 	"Transpose", "Concat", "Slice", "Split", "Pad", "Expand", "Tile",
 	"DepthToSpace", "SpaceToDepth", "Cast", "Reshape", "Squeeze", "Unsqueeze",
 	"Flatten", "Resize",
+	"Div", "Max", "Min", "Pow", "Sqrt", "Reciprocal", "Exp", "Log", "Abs",
+	"Neg", "HardSigmoid", "HardSwish", "BatchNormalization", "ReduceMean",
+	"ReduceSum", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceSumSquare",
+	"ConvTranspose",
 };
 #define NUM_OPS (sizeof(supported_ops) / sizeof(supported_ops[0]))
 
