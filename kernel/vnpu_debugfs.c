@@ -51,6 +51,11 @@ static int vnpu_state_show(struct seq_file *m, void *unused)
 
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return 0;
+	/* Registers read all ones in D3hot: wake the device up. */
+	if (vnpu_rpm_get(vdev) < 0) {
+		drm_dev_exit(idx);
+		return 0;
+	}
 	drm_printf(&p, "status: %#x irq_status: %#x error_status: %#x\n",
 		   vnpu_read(vdev, VNPU_REG_STATUS),
 		   vnpu_read(vdev, VNPU_REG_IRQ_STATUS),
@@ -63,6 +68,7 @@ static int vnpu_state_show(struct seq_file *m, void *unused)
 			   vnpu_qread(q, VNPU_QREG_HEAD),
 			   vnpu_qread(q, VNPU_QREG_TAIL), q->seqno);
 	}
+	vnpu_rpm_put(vdev);
 	drm_dev_exit(idx);
 	return 0;
 }
@@ -71,7 +77,7 @@ DEFINE_SHOW_ATTRIBUTE(vnpu_state);
 /* Each knob arms the next N jobs with one kind of device fault. */
 static int vnpu_inject_set(struct vnpu_device *vdev, u32 reg, u64 val)
 {
-	int idx;
+	int idx, ret;
 
 	if (val > U32_MAX)
 		return -EINVAL;
@@ -79,22 +85,31 @@ static int vnpu_inject_set(struct vnpu_device *vdev, u32 reg, u64 val)
 		return -EOPNOTSUPP;
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return -ENODEV;
-	vnpu_write(vdev, reg, val);
+	/* The injection counters survive D3hot; the registers need D0. */
+	ret = vnpu_rpm_get(vdev);
+	if (!ret) {
+		vnpu_write(vdev, reg, val);
+		vnpu_rpm_put(vdev);
+	}
 	drm_dev_exit(idx);
-	return 0;
+	return ret;
 }
 
 static int vnpu_inject_get(struct vnpu_device *vdev, u32 reg, u64 *val)
 {
-	int idx;
+	int idx, ret;
 
 	if (!(vdev->caps & VNPU_CAP_FAULT_INJECT))
 		return -EOPNOTSUPP;
 	if (!drm_dev_enter(&vdev->drm, &idx))
 		return -ENODEV;
-	*val = vnpu_read(vdev, reg);
+	ret = vnpu_rpm_get(vdev);
+	if (!ret) {
+		*val = vnpu_read(vdev, reg);
+		vnpu_rpm_put(vdev);
+	}
 	drm_dev_exit(idx);
-	return 0;
+	return ret;
 }
 
 #define VNPU_INJECT_ATTR(name, reg)					\
@@ -300,9 +315,15 @@ static int vnpu_raw_rtt_show(struct seq_file *m, void *unused)
 		ret = -ENOMEM;
 		goto out_unlock;
 	}
-	ret = vnpu_raw_ctx_init(&rc, vdev);
+	/* Keeps the device in D0 while probes are on the ring. */
+	ret = vnpu_rpm_get(vdev);
 	if (ret)
 		goto out_free;
+	ret = vnpu_raw_ctx_init(&rc, vdev);
+	if (ret) {
+		vnpu_rpm_put(vdev);
+		goto out_free;
+	}
 
 	for (i = 0; i < n; i++) {
 		if (fatal_signal_pending(current)) {
@@ -317,6 +338,7 @@ static int vnpu_raw_rtt_show(struct seq_file *m, void *unused)
 		total += ns[i];
 	}
 	vnpu_raw_ctx_fini(&rc);
+	vnpu_rpm_put(vdev);
 	if (ret)
 		goto out_free;
 

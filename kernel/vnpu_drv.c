@@ -9,6 +9,7 @@
 #include <linux/iopoll.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/pm_runtime.h>
 #include <linux/uaccess.h>
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
@@ -55,6 +56,11 @@ MODULE_PARM_DESC(timeout_ms,
 /* TCG runs the guest an order of magnitude slower than silicon would. */
 #define VNPU_EMULATED_TIMEOUT_SCALE	10
 #define VNPU_READY_TIMEOUT_US		(3 * USEC_PER_SEC)
+/*
+ * Idle time before runtime suspend, scaled like the job timeout: long
+ * enough that back-to-back jobs do not pay a D3hot round trip each.
+ */
+#define VNPU_AUTOSUSPEND_MS		100
 
 static void vnpu_queue_hw_init(struct vnpu_queue *q)
 {
@@ -160,6 +166,214 @@ void vnpu_hw_stop(struct vnpu_device *vdev)
 	vnpu_write(vdev, VNPU_REG_CONTROL, VNPU_CONTROL_SOFT_RESET);
 	vnpu_irq_sync(vdev);
 }
+
+/*
+ * Power management
+ *
+ * The device keeps no state in D3hot.  Everything it needs lives in
+ * system memory (context table, page tables, rings), so powering it up is
+ * vnpu_hw_start() on empty rings, the same bring-up as probe and reset.
+ *
+ * Runtime PM: every job holds a reference from SUBMIT until it is
+ * released (&vnpu_device.pm_jobs), so the device is in D0 whenever a job
+ * exists, queued or running; debugfs takes one around register accesses.
+ * Once userspace allowed runtime PM (power/control = auto), after
+ * VNPU_AUTOSUSPEND_MS without a reference the device is quiesced and the
+ * PCI core puts it in D3hot; the next SUBMIT resumes it.
+ *
+ * System sleep: userspace is frozen, so no job is submitted any more; the
+ * ones submitted get the job timeout to finish, after which the suspend is
+ * refused with -EBUSY rather than dropping them.  Resume reprograms the
+ * device and jobs continue with the next SUBMIT.
+ *
+ * Locking: vnpu_power_down() and vnpu_power_up() hold
+ * &vnpu_device.reset_lock (no reset or raw probe runs meanwhile) and
+ * &vnpu_device.mmu_lock (no TLB invalidation touches the device while
+ * &vnpu_device.powered_down changes).
+ */
+
+/**
+ * vnpu_rpm_get() - keep the device in D0, resuming it if needed
+ * @vdev: device
+ *
+ * Sleeps; not for the fence signalling paths.
+ *
+ * Return: 0 or a negative errno from the resume.
+ */
+int vnpu_rpm_get(struct vnpu_device *vdev)
+{
+	int ret = pm_runtime_resume_and_get(vdev->drm.dev);
+
+	if (ret < 0)
+		drm_err_ratelimited(&vdev->drm, "cannot resume the device: %d\n",
+				    ret);
+	return ret;
+}
+
+/**
+ * vnpu_rpm_put() - drop a vnpu_rpm_get() reference
+ * @vdev: device
+ *
+ * The device suspends once it stayed idle for the autosuspend delay.
+ */
+void vnpu_rpm_put(struct vnpu_device *vdev)
+{
+	pm_runtime_mark_last_busy(vdev->drm.dev);
+	pm_runtime_put_autosuspend(vdev->drm.dev);
+}
+
+/**
+ * vnpu_job_rpm_get() - a runtime PM reference for a new job
+ * @vdev: device; the caller is inside drm_dev_enter()
+ *
+ * Return: 0 or a negative errno from the resume.
+ */
+int vnpu_job_rpm_get(struct vnpu_device *vdev)
+{
+	int ret = vnpu_rpm_get(vdev);
+
+	if (!ret)
+		atomic_inc(&vdev->pm_jobs);
+	return ret;
+}
+
+/**
+ * vnpu_job_rpm_put() - drop a job's runtime PM reference
+ * @vdev: device
+ *
+ * A job can outlive the PCI binding; remove() then dropped its reference
+ * already, since the PCI core rebalances the usage count at unbind.
+ */
+void vnpu_job_rpm_put(struct vnpu_device *vdev)
+{
+	int idx;
+
+	if (!drm_dev_enter(&vdev->drm, &idx))
+		return;
+	atomic_dec(&vdev->pm_jobs);
+	vnpu_rpm_put(vdev);
+	drm_dev_exit(idx);
+}
+
+/* Forget the ring positions: a powered-down device restarts at slot 0. */
+static void vnpu_queue_ring_reset(struct vnpu_queue *q)
+{
+	spin_lock_irq(&q->lock);
+	q->head = 0;
+	q->tail = 0;
+	memset(q->ring, 0, VNPU_RING_ENTRIES * sizeof(*q->ring));
+	memset(q->compl, 0, VNPU_RING_ENTRIES * sizeof(*q->compl));
+	spin_unlock_irq(&q->lock);
+}
+
+static bool vnpu_queue_empty(struct vnpu_queue *q)
+{
+	bool empty;
+
+	spin_lock_irq(&q->lock);
+	empty = q->head == q->tail;
+	spin_unlock_irq(&q->lock);
+	return empty;
+}
+
+/*
+ * Quiesce an idle device before D3hot.  -EBUSY if anything is still on a
+ * ring (a raw probe, or a job a system suspend did not wait out).
+ */
+static int vnpu_power_down(struct vnpu_device *vdev)
+{
+	unsigned int i;
+	int ret = 0;
+
+	mutex_lock(&vdev->reset_lock);
+	for (i = 0; i < vdev->num_queues; i++)
+		if (!vnpu_queue_empty(&vdev->queues[i]))
+			ret = -EBUSY;
+	if (!ret) {
+		mutex_lock(&vdev->mmu_lock);
+		vnpu_hw_stop(vdev);
+		vdev->powered_down = true;
+		mutex_unlock(&vdev->mmu_lock);
+	}
+	mutex_unlock(&vdev->reset_lock);
+	return ret;
+}
+
+/*
+ * Program the device from scratch after D3hot.  A device that does not
+ * come back is lost, as after a failed reset: its jobs end DEVICE_LOST.
+ */
+static void vnpu_power_up(struct vnpu_device *vdev)
+{
+	unsigned long flags;
+	unsigned int i;
+	int ret;
+
+	mutex_lock(&vdev->reset_lock);
+	mutex_lock(&vdev->mmu_lock);
+	vdev->powered_down = false;
+	for (i = 0; i < vdev->num_queues; i++)
+		vnpu_queue_ring_reset(&vdev->queues[i]);
+	ret = vdev->lost ? -ENODEV : vnpu_hw_start(vdev);
+	if (!ret) {
+		for (i = 0; i < vdev->num_queues; i++) {
+			struct vnpu_queue *q = &vdev->queues[i];
+
+			spin_lock_irqsave(&q->lock, flags);
+			q->stopped = false;
+			spin_unlock_irqrestore(&q->lock, flags);
+		}
+	} else if (!vdev->lost) {
+		drm_err(&vdev->drm, "device did not come back from D3hot (%d): lost\n",
+			ret);
+		WRITE_ONCE(vdev->lost, true);
+		vnpu_write(vdev, VNPU_REG_IRQ_MASK, 0);
+		vnpu_irq_sync(vdev);
+	}
+	mutex_unlock(&vdev->mmu_lock);
+	mutex_unlock(&vdev->reset_lock);
+}
+
+static int vnpu_pm_runtime_suspend(struct device *dev)
+{
+	struct vnpu_device *vdev = pci_get_drvdata(to_pci_dev(dev));
+
+	return vnpu_power_down(vdev);
+}
+
+static int vnpu_pm_runtime_resume(struct device *dev)
+{
+	struct vnpu_device *vdev = pci_get_drvdata(to_pci_dev(dev));
+
+	vnpu_power_up(vdev);
+	return 0;
+}
+
+static int vnpu_pm_suspend(struct device *dev)
+{
+	struct vnpu_device *vdev = pci_get_drvdata(to_pci_dev(dev));
+
+	if (!wait_event_timeout(vdev->jobs_wq, !atomic_read(&vdev->live_jobs),
+				msecs_to_jiffies(vdev->timeout_ms))) {
+		drm_err(&vdev->drm, "%d jobs did not finish, refusing to suspend\n",
+			atomic_read(&vdev->live_jobs));
+		return -EBUSY;
+	}
+	return vnpu_power_down(vdev);
+}
+
+static int vnpu_pm_resume(struct device *dev)
+{
+	struct vnpu_device *vdev = pci_get_drvdata(to_pci_dev(dev));
+
+	vnpu_power_up(vdev);
+	return 0;
+}
+
+static const struct dev_pm_ops vnpu_pm_ops = {
+	SYSTEM_SLEEP_PM_OPS(vnpu_pm_suspend, vnpu_pm_resume)
+	RUNTIME_PM_OPS(vnpu_pm_runtime_suspend, vnpu_pm_runtime_resume, NULL)
+};
 
 static void vnpu_file_priv_release(struct kref *kref)
 {
@@ -400,7 +614,7 @@ static const struct drm_driver vnpu_drm_driver = {
 	.open = vnpu_open,
 	.postclose = vnpu_postclose,
 	.gem_create_object = vnpu_gem_create_object,
-	.gem_prime_import_sg_table = drm_gem_shmem_prime_import_sg_table,
+	.gem_prime_import_sg_table = vnpu_gem_prime_import_sg_table,
 	.show_fdinfo = vnpu_show_fdinfo,
 	.ioctls = vnpu_ioctls,
 	.num_ioctls = ARRAY_SIZE(vnpu_ioctls),
@@ -411,6 +625,10 @@ static const struct drm_driver vnpu_drm_driver = {
 	.minor = DRIVER_MINOR,
 };
 
+/*
+ * Called by remove() once every queue is stopped and emptied, or by the
+ * DRM device's release if probe failed.
+ */
 static void vnpu_rings_free(struct drm_device *drm, void *data)
 {
 	struct vnpu_device *vdev = to_vnpu_device(drm);
@@ -427,13 +645,17 @@ static void vnpu_rings_free(struct drm_device *drm, void *data)
 			dma_free_coherent(drm->dev,
 					  VNPU_RING_ENTRIES * sizeof(*q->compl),
 					  q->compl, q->compl_dma);
+		q->ring = NULL;
+		q->compl = NULL;
 	}
 }
 
 /*
- * The rings live as long as the DRM device: run_job and the completion
- * path may touch them until the last job is freed, which can be after the
- * PCI binding is gone.
+ * The rings go at unbind, although the DRM device may live on in open
+ * files: after remove() run_job refuses jobs (drm_dev_enter()), the
+ * queues are stopped so no completion path reads them, and a reset can
+ * no longer start.  The queue state itself (locks, names) stays with the
+ * DRM device.
  */
 static int vnpu_rings_init(struct vnpu_device *vdev)
 {
@@ -547,6 +769,11 @@ static int vnpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drmm_mutex_init(&vdev->drm, &vdev->sched_lock);
 	if (ret)
 		return ret;
+	ret = drmm_mutex_init(&vdev->drm, &vdev->bo_lock);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&vdev->bo_list);
+	INIT_LIST_HEAD(&vdev->as_list);
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
@@ -589,6 +816,20 @@ static int vnpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 	vnpu_debugfs_init(vdev);
 
+	/*
+	 * The PCI core holds a usage reference across probe: drop it, so
+	 * the device autosuspends when idle once runtime PM is allowed.
+	 * That is left to the PCI default and to userspace policy
+	 * (power/control), as for most PCI drivers.  remove() takes the
+	 * reference back.
+	 */
+	pm_runtime_set_autosuspend_delay(dev, vdev->platform == VNPU_PLATFORM_EMULATED ?
+					 VNPU_AUTOSUSPEND_MS * VNPU_EMULATED_TIMEOUT_SCALE :
+					 VNPU_AUTOSUSPEND_MS);
+	pm_runtime_use_autosuspend(dev);
+	pm_runtime_mark_last_busy(dev);
+	pm_runtime_put_autosuspend(dev);
+
 	drm_info(&vdev->drm, "vnpu %u.%u, %u queues, %u engines, %s, timeout %u ms\n",
 		 vdev->hw_version >> 16, vdev->hw_version & 0xffff,
 		 vdev->num_queues, vdev->num_engines,
@@ -600,14 +841,53 @@ static int vnpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 static void vnpu_remove(struct pci_dev *pdev)
 {
 	struct vnpu_device *vdev = pci_get_drvdata(pdev);
+	struct device *dev = &pdev->dev;
+	int jobs;
 
-	/* From here on no ioctl, run_job or timeout handler touches BAR0. */
+	/*
+	 * The PCI core resumed the device for us.  From here on no ioctl,
+	 * run_job or timeout handler touches BAR0, and no job takes or
+	 * drops a runtime PM reference.
+	 */
 	drm_dev_unplug(&vdev->drm);
+
+	/* The jobs outliving the binding give their references back now. */
+	for (jobs = atomic_xchg(&vdev->pm_jobs, 0); jobs > 0; jobs--)
+		pm_runtime_put_noidle(dev);
+	/* Undo the end of probe. */
+	pm_runtime_get_noresume(dev);
+	pm_runtime_dont_use_autosuspend(dev);
 
 	mutex_lock(&vdev->reset_lock);
 	vnpu_hw_stop(vdev);
 	/* Nothing on the hardware will complete now; tell the waiters. */
 	vnpu_job_fail_all(vdev, -ENODEV);
+	mutex_unlock(&vdev->reset_lock);
+
+	/*
+	 * No DMA memory of this device may outlive the binding, whoever
+	 * still holds the DRM device: BO mappings, page tables, the
+	 * context table, the rings.
+	 */
+	vnpu_gem_unbind(vdev);
+	vnpu_mmu_unbind(vdev);
+	vnpu_rings_free(&vdev->drm, NULL);
+}
+
+/*
+ * Reboot or kexec: stop all DMA, so the next kernel does not find the
+ * device writing to memory it reuses.  The binding stays, so jobs end
+ * DEVICE_LOST rather than waiting for a device that is not coming back.
+ */
+static void vnpu_shutdown(struct pci_dev *pdev)
+{
+	struct vnpu_device *vdev = pci_get_drvdata(pdev);
+
+	mutex_lock(&vdev->reset_lock);
+	WRITE_ONCE(vdev->lost, true);
+	vnpu_hw_stop(vdev);
+	vnpu_job_fail_all(vdev, -ENODEV);
+	pci_clear_master(pdev);
 	mutex_unlock(&vdev->reset_lock);
 }
 
@@ -622,9 +902,13 @@ static struct pci_driver vnpu_pci_driver = {
 	.id_table = vnpu_pci_ids,
 	.probe = vnpu_probe,
 	.remove = vnpu_remove,
+	.shutdown = vnpu_shutdown,
+	.driver.pm = pm_ptr(&vnpu_pm_ops),
 };
 module_pci_driver(vnpu_pci_driver);
 
 MODULE_DESCRIPTION(DRIVER_DESC);
 MODULE_AUTHOR("The vnpu authors");
 MODULE_LICENSE("GPL");
+/* dma_buf_unmap_attachment(), for imports at unbind */
+MODULE_IMPORT_NS(DMA_BUF);

@@ -170,6 +170,20 @@ struct vnpu_queue {
  *	suffices for it; protects @raw_count and @raw_next
  * @raw_count: round trips one read of debugfs raw_rtt measures
  * @raw_next: sequence counter of raw probes
+ * @num_irqs: entries of @irqs in use: %VNPU_MSIX_NUM_VECTORS with MSI-X,
+ *	1 with the MSI or INTx fallback
+ * @powered_down: the device was quiesced for a runtime or system suspend
+ *	and is or may be in D3hot, where it keeps no state; no register may
+ *	be touched until vnpu_power_up().  Written under both @reset_lock
+ *	and @mmu_lock, so either is enough to read it.
+ * @pm_jobs: jobs holding a runtime PM reference, from SUBMIT until they
+ *	are released; remove() drops the references of those that outlive
+ *	the binding.  Changed only inside drm_dev_enter().
+ * @as_list: every live &struct vnpu_as, so remove() can free their page
+ *	tables; protected by @mmu_lock
+ * @bo_lock: protects @bo_list
+ * @bo_list: every &struct vnpu_bo, so remove() can unmap their pages
+ *	from the device
  */
 struct vnpu_device {
 	struct drm_device drm;
@@ -209,6 +223,12 @@ struct vnpu_device {
 	struct mutex raw_lock; /* raw probe; see above */
 	u32 raw_count;
 	u64 raw_next;
+	unsigned int num_irqs;
+	bool powered_down;
+	atomic_t pm_jobs;
+	struct list_head as_list;
+	struct mutex bo_lock; /* bo_list */
+	struct list_head bo_list;
 };
 
 #define to_vnpu_device(d) container_of(d, struct vnpu_device, drm)
@@ -223,6 +243,9 @@ struct vnpu_device {
  * @pt: page tables
  * @freed: page tables @pt let go of, freed only once a TLB invalidation
  *	completed (&struct vnpu_pt_freed)
+ * @link: entry in &vnpu_device.as_list
+ * @unbound: the device was unbound and @pt freed with it; nothing maps or
+ *	unmaps any more.  Set under @lock, only by vnpu_mmu_unbind().
  */
 struct vnpu_as {
 	struct kref refcount;
@@ -232,6 +255,8 @@ struct vnpu_as {
 	struct drm_mm mm;
 	struct vnpu_pt pt;
 	struct list_head freed;
+	struct list_head link;
+	bool unbound;
 };
 
 /**
@@ -297,12 +322,14 @@ struct vnpu_file_priv {
  * @lock: protects @mappings
  * @mappings: &struct vnpu_mapping in every address space it is mapped in
  * @readonly: the device may only read it
+ * @dev_link: entry in &vnpu_device.bo_list
  */
 struct vnpu_bo {
 	struct drm_gem_shmem_object base;
 	struct mutex lock; /* mappings list */
 	struct list_head mappings;
 	bool readonly;
+	struct list_head dev_link;
 };
 
 #define to_vnpu_bo(obj) container_of(to_drm_gem_shmem_obj(obj), struct vnpu_bo, base)
@@ -360,6 +387,8 @@ struct vnpu_fence {
  * @done: the hardware fence is signalled; protected by &vnpu_queue.lock
  * @ring_error: its queue halted on a ring or completion DMA error while
  *	it was at the head, so a reset ends it DMA_ERROR without blame
+ * @pm_ref: the job holds a runtime PM reference (see
+ *	&vnpu_device.pm_jobs)
  */
 struct vnpu_job {
 	struct drm_sched_job base;
@@ -382,6 +411,7 @@ struct vnpu_job {
 	struct llist_node release;
 	bool done;
 	bool ring_error;
+	bool pm_ref;
 };
 
 static inline u32 vnpu_read(struct vnpu_device *vdev, u32 reg)
@@ -411,6 +441,10 @@ void vnpu_hw_stop(struct vnpu_device *vdev);
 void vnpu_file_priv_put(struct vnpu_file_priv *fpriv);
 struct vnpu_as *vnpu_file_as(struct vnpu_file_priv *fpriv);
 int vnpu_file_records(struct vnpu_file_priv *fpriv);
+int vnpu_rpm_get(struct vnpu_device *vdev);
+void vnpu_rpm_put(struct vnpu_device *vdev);
+int vnpu_job_rpm_get(struct vnpu_device *vdev);
+void vnpu_job_rpm_put(struct vnpu_device *vdev);
 
 /* vnpu_gem.c */
 struct drm_gem_object *vnpu_gem_create_object(struct drm_device *dev,
@@ -421,11 +455,17 @@ int vnpu_ioctl_bo_create(struct drm_device *dev, void *data,
 			 struct drm_file *file);
 int vnpu_ioctl_bo_info(struct drm_device *dev, void *data,
 		       struct drm_file *file);
+void vnpu_gem_unbind(struct vnpu_device *vdev);
+struct drm_gem_object *
+vnpu_gem_prime_import_sg_table(struct drm_device *dev,
+			       struct dma_buf_attachment *attach,
+			       struct sg_table *sgt);
 
 /* vnpu_mmu.c */
 int vnpu_mmu_init(struct vnpu_device *vdev);
 void vnpu_mmu_hw_init(struct vnpu_device *vdev);
 void vnpu_mmu_leak_bo(struct vnpu_device *vdev, struct drm_gem_object *obj);
+void vnpu_mmu_unbind(struct vnpu_device *vdev);
 struct vnpu_as *vnpu_as_create(struct vnpu_device *vdev);
 void vnpu_as_put(struct vnpu_as *as);
 struct vnpu_as *vnpu_as_get(struct vnpu_as *as);

@@ -9,6 +9,7 @@
  */
 
 #include <linux/dma-buf.h>
+#include <linux/dma-resv.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_shmem_helper.h>
@@ -117,10 +118,61 @@ static void vnpu_gem_close(struct drm_gem_object *obj, struct drm_file *file)
 		vnpu_mapping_put(found);
 }
 
+/* The BO is complete: from here on remove() must know about it. */
+static void vnpu_bo_track(struct vnpu_device *vdev, struct vnpu_bo *bo)
+{
+	mutex_lock(&vdev->bo_lock);
+	list_add_tail(&bo->dev_link, &vdev->bo_list);
+	mutex_unlock(&vdev->bo_lock);
+}
+
+/**
+ * vnpu_gem_unbind() - take every BO's pages away from a device being removed
+ * @vdev: device in remove(), already quiesced
+ *
+ * The shmem helper keeps each BO's pages DMA-mapped for the device until
+ * the BO is freed, and a file still open after the unbind can keep a BO
+ * for as long as it likes: unmap them now, while the device is still
+ * bound.  The pages stay (an mmap keeps working); a BO freed later finds
+ * no scatter table and only drops its pages.  An import's mapping belongs
+ * to the exporter, which is asked to unmap it.
+ */
+void vnpu_gem_unbind(struct vnpu_device *vdev)
+{
+	struct vnpu_bo *bo;
+
+	mutex_lock(&vdev->bo_lock);
+	list_for_each_entry(bo, &vdev->bo_list, dev_link) {
+		struct drm_gem_object *obj = &bo->base.base;
+		struct sg_table *sgt;
+
+		/* The helper creates and frees the table under the resv. */
+		dma_resv_lock(obj->resv, NULL);
+		sgt = bo->base.sgt;
+		bo->base.sgt = NULL;
+		if (sgt && obj->import_attach) {
+			dma_buf_unmap_attachment(obj->import_attach, sgt,
+						 DMA_BIDIRECTIONAL);
+		} else if (sgt) {
+			dma_unmap_sgtable(vdev->drm.dev, sgt, DMA_BIDIRECTIONAL, 0);
+			sg_free_table(sgt);
+			kfree(sgt);
+		}
+		dma_resv_unlock(obj->resv);
+	}
+	mutex_unlock(&vdev->bo_lock);
+}
+
 static void vnpu_gem_free(struct drm_gem_object *obj)
 {
+	struct vnpu_device *vdev = to_vnpu_device(obj->dev);
 	struct vnpu_bo *bo = to_vnpu_bo(obj);
 	struct vnpu_mapping *map, *tmp;
+
+	/* First, so vnpu_gem_unbind() never sees a BO being freed. */
+	mutex_lock(&vdev->bo_lock);
+	list_del_init(&bo->dev_link);
+	mutex_unlock(&vdev->bo_lock);
 
 	/*
 	 * Normally the last handle's close emptied the list.  A mapping can
@@ -176,8 +228,31 @@ struct drm_gem_object *vnpu_gem_create_object(struct drm_device *dev,
 		return ERR_PTR(-ENOMEM);
 	mutex_init(&bo->lock);
 	INIT_LIST_HEAD(&bo->mappings);
+	/* Listed only once complete: the helper's error paths just kfree(). */
+	INIT_LIST_HEAD(&bo->dev_link);
 	bo->base.base.funcs = &vnpu_gem_funcs;
 	return &bo->base.base;
+}
+
+/**
+ * vnpu_gem_prime_import_sg_table() - &drm_driver.gem_prime_import_sg_table
+ * @dev: DRM device
+ * @attach: the foreign dma-buf's attachment to this device
+ * @sgt: its pages, mapped for this device
+ *
+ * Return: the new GEM object or an ERR_PTR.
+ */
+struct drm_gem_object *
+vnpu_gem_prime_import_sg_table(struct drm_device *dev,
+			       struct dma_buf_attachment *attach,
+			       struct sg_table *sgt)
+{
+	struct drm_gem_object *obj;
+
+	obj = drm_gem_shmem_prime_import_sg_table(dev, attach, sgt);
+	if (!IS_ERR(obj))
+		vnpu_bo_track(to_vnpu_device(dev), to_vnpu_bo(obj));
+	return obj;
 }
 
 /**
@@ -225,6 +300,7 @@ int vnpu_ioctl_bo_create(struct drm_device *dev, void *data,
 	}
 	bo = container_of(shmem, struct vnpu_bo, base);
 	bo->readonly = args->flags & DRM_VNPU_BO_DEVICE_READONLY;
+	vnpu_bo_track(to_vnpu_device(dev), bo);
 
 	map = vnpu_bo_map(bo, as);
 	if (IS_ERR(map)) {

@@ -5,6 +5,11 @@
  * MSI-X: one vector per queue for completions, one for MMU faults and
  * device errors.  Per-job fault details arrive in the completion record;
  * the error vector only logs and acknowledges the device-wide state.
+ *
+ * Without MSI-X (a platform or a "pci=nomsi" kernel that has none, or a
+ * device with it hidden) one MSI or legacy INTx interrupt does everything:
+ * its handler reads IRQ_STATUS to find the sources.  INTx may be shared, so
+ * that handler claims only interrupts the device raised.
  */
 
 #include <linux/interrupt.h>
@@ -23,15 +28,11 @@ static irqreturn_t vnpu_queue_irq(int irq, void *arg)
 	return IRQ_HANDLED;
 }
 
-static irqreturn_t vnpu_error_irq(int irq, void *arg)
+/* Acknowledge and handle the device-wide sources in @status. */
+static void vnpu_handle_errors(struct vnpu_device *vdev, u32 status)
 {
-	struct vnpu_device *vdev = arg;
-	u32 status = vnpu_read(vdev, VNPU_REG_IRQ_STATUS);
 	unsigned int i;
 
-	status &= VNPU_IRQ_MMU_FAULT | VNPU_IRQ_ERROR;
-	if (!status)
-		return IRQ_NONE;
 	vnpu_write(vdev, VNPU_REG_IRQ_STATUS, status);
 
 	if (status & VNPU_IRQ_MMU_FAULT) {
@@ -65,12 +66,84 @@ static irqreturn_t vnpu_error_irq(int irq, void *arg)
 				drm_sched_fault(&q->sched);
 		}
 	}
+}
+
+static irqreturn_t vnpu_error_irq(int irq, void *arg)
+{
+	struct vnpu_device *vdev = arg;
+	u32 status = vnpu_read(vdev, VNPU_REG_IRQ_STATUS);
+
+	/* All ones: in D3hot or gone, see vnpu_single_irq(). */
+	if (status == U32_MAX)
+		return IRQ_NONE;
+	status &= VNPU_IRQ_MMU_FAULT | VNPU_IRQ_ERROR;
+	if (!status)
+		return IRQ_NONE;
+	vnpu_handle_errors(vdev, status);
 	return IRQ_HANDLED;
 }
 
+/*
+ * The single MSI or INTx interrupt.  All ones is what a device in D3hot
+ * or gone from the bus returns: never ours, and acknowledging it would
+ * write to a device that is not listening.
+ */
+static irqreturn_t vnpu_single_irq(int irq, void *arg)
+{
+	struct vnpu_device *vdev = arg;
+	u32 status = vnpu_read(vdev, VNPU_REG_IRQ_STATUS);
+	unsigned int i;
+
+	if (status == U32_MAX)
+		return IRQ_NONE;
+	status &= GENMASK(vdev->num_queues - 1, 0) | VNPU_IRQ_MMU_FAULT |
+		  VNPU_IRQ_ERROR;
+	if (!status)
+		return IRQ_NONE;
+
+	/* Ack before scanning, as the per-queue vectors do. */
+	vnpu_write(vdev, VNPU_REG_IRQ_STATUS,
+		   status & GENMASK(vdev->num_queues - 1, 0));
+	for (i = 0; i < vdev->num_queues; i++)
+		if (status & VNPU_IRQ_QUEUE(i))
+			vnpu_queue_complete(&vdev->queues[i]);
+	if (status & (VNPU_IRQ_MMU_FAULT | VNPU_IRQ_ERROR))
+		vnpu_handle_errors(vdev, status &
+				   (VNPU_IRQ_MMU_FAULT | VNPU_IRQ_ERROR));
+	return IRQ_HANDLED;
+}
+
+/* One MSI, or the INTx line, which may be shared with other devices. */
+static int vnpu_irq_init_single(struct vnpu_device *vdev)
+{
+	struct pci_dev *pdev = vdev->pdev;
+	struct device *dev = &pdev->dev;
+	char *name;
+	int ret;
+
+	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_INTX);
+	if (ret < 0)
+		return ret;
+	vdev->irqs[0] = pci_irq_vector(pdev, 0);
+	if (vdev->irqs[0] < 0)
+		return vdev->irqs[0];
+	vdev->num_irqs = 1;
+
+	name = devm_kasprintf(dev, GFP_KERNEL, "vnpu-%s", pci_name(pdev));
+	if (!name)
+		return -ENOMEM;
+	drm_info(&vdev->drm, "no MSI-X, using one %s interrupt\n",
+		 pdev->msi_enabled ? "MSI" : "INTx");
+	return devm_request_irq(dev, vdev->irqs[0], vnpu_single_irq,
+				pdev->msi_enabled ? 0 : IRQF_SHARED, name, vdev);
+}
+
 /**
- * vnpu_irq_init() - allocate MSI-X vectors and install the handlers
+ * vnpu_irq_init() - allocate interrupt vectors and install the handlers
  * @vdev: device
+ *
+ * MSI-X with one vector per source when the device and platform have it,
+ * else a single MSI or INTx interrupt.
  *
  * Return: 0 or a negative errno.
  */
@@ -85,7 +158,8 @@ int vnpu_irq_init(struct vnpu_device *vdev)
 	ret = pci_alloc_irq_vectors(pdev, VNPU_MSIX_NUM_VECTORS,
 				    VNPU_MSIX_NUM_VECTORS, PCI_IRQ_MSIX);
 	if (ret < 0)
-		return ret;
+		return vnpu_irq_init_single(vdev);
+	vdev->num_irqs = VNPU_MSIX_NUM_VECTORS;
 	for (i = 0; i < VNPU_MSIX_NUM_VECTORS; i++) {
 		vdev->irqs[i] = pci_irq_vector(pdev, i);
 		if (vdev->irqs[i] < 0)
@@ -126,6 +200,6 @@ void vnpu_irq_sync(struct vnpu_device *vdev)
 {
 	unsigned int i;
 
-	for (i = 0; i < VNPU_MSIX_NUM_VECTORS; i++)
+	for (i = 0; i < vdev->num_irqs; i++)
 		synchronize_irq(vdev->irqs[i]);
 }

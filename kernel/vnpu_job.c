@@ -9,6 +9,7 @@
  * the completion interrupt signals the hardware fence.
  */
 
+#include <linux/bsearch.h>
 #include <linux/capability.h>
 #include <linux/dma-fence-array.h>
 #include <linux/dma-fence-chain.h>
@@ -730,6 +731,8 @@ static void vnpu_job_release(struct vnpu_job *job)
 	kfree(job->hw_fence_mem);
 	if (job->fpriv)
 		vnpu_file_priv_put(job->fpriv);
+	if (job->pm_ref)
+		vnpu_job_rpm_put(vdev);
 	kfree(job);
 	if (atomic_dec_and_test(&vdev->live_jobs))
 		wake_up_all(&vdev->jobs_wq);
@@ -779,11 +782,15 @@ static void vnpu_sched_fini(struct drm_device *drm, void *data)
 
 	/*
 	 * Files are closed, and remove() failed whatever was on the
-	 * hardware; let the scheduler free those jobs before it goes.
+	 * hardware; let the scheduler free those jobs before it goes.  A
+	 * job still alive references its scheduler, which lives in this
+	 * structure: wait for it however long it takes, never free under
+	 * it.  The periodic wake-ups keep the hung-task detector quiet and
+	 * say what is being waited for.
 	 */
-	if (!wait_event_timeout(vdev->jobs_wq, !atomic_read(&vdev->live_jobs),
-				msecs_to_jiffies(10 * MSEC_PER_SEC)))
-		drm_err(drm, "%d jobs still alive at teardown\n",
+	while (!wait_event_timeout(vdev->jobs_wq, !atomic_read(&vdev->live_jobs),
+				   msecs_to_jiffies(10 * MSEC_PER_SEC)))
+		drm_err(drm, "%d jobs still alive at teardown, waiting\n",
 			atomic_read(&vdev->live_jobs));
 	/* The last release may still be returning from the worker. */
 	flush_work(&vdev->release_work);
@@ -1014,35 +1021,83 @@ static void vnpu_submit_dedup_bos(struct vnpu_job *job)
 	job->bo_count = n;
 }
 
+/*
+ * A GEM_CLOSE of one of @handles that ran after the lookup dropped this
+ * file's mapping of the BO, and vnpu_bo_map() then made a new one, at
+ * another VA than the caller's commands use.  DRM clears a handle before
+ * it calls &drm_gem_object_funcs.close, so a second lookup tells: the
+ * SUBMIT fails as if the handle had been closed first.  A close after
+ * this check leaves the mapping the job holds, and its VA, alone.
+ */
+static int vnpu_submit_bos_recheck(struct vnpu_job *job, struct drm_file *file,
+				   const u32 *handles, u32 count)
+{
+	struct drm_gem_object *obj;
+	bool held;
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		obj = drm_gem_object_lookup(file, handles[i]);
+		held = obj && bsearch(&obj, job->bos, job->bo_count,
+				      sizeof(*job->bos), vnpu_obj_cmp);
+		drm_gem_object_put(obj);
+		if (!held)
+			return -ENOENT;
+	}
+	return 0;
+}
+
 static int vnpu_submit_bos(struct vnpu_job *job, struct drm_file *file,
 			   const struct drm_vnpu_submit *args,
 			   struct vnpu_as *as)
 {
+	u32 *handles;
 	u32 i;
 	int ret;
 
 	if (!args->bo_count)
 		return 0;
+	handles = kvmalloc_array(args->bo_count, sizeof(*handles), GFP_KERNEL);
+	job->bos = kvcalloc(args->bo_count, sizeof(*job->bos), GFP_KERNEL);
+	if (!handles || !job->bos) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if (copy_from_user(handles, u64_to_user_ptr(args->bo_handles),
+			   array_size(args->bo_count, sizeof(*handles)))) {
+		ret = -EFAULT;
+		goto out;
+	}
 	job->bo_count = args->bo_count;
-	ret = drm_gem_objects_lookup(file, u64_to_user_ptr(args->bo_handles),
-				     args->bo_count, &job->bos);
-	if (ret)
-		return ret;
+	for (i = 0; i < args->bo_count; i++) {
+		job->bos[i] = drm_gem_object_lookup(file, handles[i]);
+		if (!job->bos[i]) {
+			ret = -ENOENT;
+			goto out;
+		}
+	}
 	vnpu_submit_dedup_bos(job);
 
 	job->maps = kvcalloc(job->bo_count, sizeof(*job->maps), GFP_KERNEL);
-	if (!job->maps)
-		return -ENOMEM;
+	if (!job->maps) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < job->bo_count; i++) {
 		struct vnpu_mapping *map;
 
 		/* Also maps an import that was never passed to BO_INFO. */
 		map = vnpu_bo_map(to_vnpu_bo(job->bos[i]), as);
-		if (IS_ERR(map))
-			return PTR_ERR(map);
+		if (IS_ERR(map)) {
+			ret = PTR_ERR(map);
+			goto out;
+		}
 		job->maps[i] = map;
 	}
-	return 0;
+	ret = vnpu_submit_bos_recheck(job, file, handles, args->bo_count);
+out:
+	kvfree(handles);
+	return ret;
 }
 
 /* Record the job before it can run, so no outcome is ever lost. */
@@ -1173,6 +1228,11 @@ int vnpu_ioctl_submit(struct drm_device *dev, void *data,
 	}
 	atomic_inc(&vdev->live_jobs);
 	job->vdev = vdev;
+	/* The device stays in D0 while the job exists; see vnpu_drv.c. */
+	ret = vnpu_job_rpm_get(vdev);
+	if (ret)
+		goto out_job;
+	job->pm_ref = true;
 	job->q = &vdev->queues[args->queue];
 	job->cmd_va = args->cmd_va;
 	job->cmd_size = args->cmd_size;

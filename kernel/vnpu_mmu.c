@@ -55,6 +55,11 @@ static void vnpu_pt_dma_free(void *priv, __le64 *table, u64 dma)
 	struct vnpu_as *as = priv;
 	struct vnpu_pt_freed *f;
 
+	/* vnpu_mmu_unbind(): the device is stopped and caches nothing. */
+	if (as->unbound) {
+		dma_free_coherent(as->vdev->drm.dev, VNPU_PAGE_SIZE, table, dma);
+		return;
+	}
 	f = kmalloc(sizeof(*f), GFP_KERNEL);
 	if (!f) {
 		/* Cannot track it until the invalidation: keep it. */
@@ -95,8 +100,11 @@ static void vnpu_ctx_table_free(struct drm_device *drm, void *data)
 {
 	struct vnpu_device *vdev = to_vnpu_device(drm);
 
-	dma_free_coherent(drm->dev, VNPU_PAGE_SIZE, vdev->ctx_table,
-			  vdev->ctx_table_dma);
+	/* Already gone if the device was unbound; see vnpu_mmu_unbind(). */
+	if (vdev->ctx_table)
+		dma_free_coherent(drm->dev, VNPU_PAGE_SIZE, vdev->ctx_table,
+				  vdev->ctx_table_dma);
+	vdev->ctx_table = NULL;
 	ida_destroy(&vdev->ctx_ida);
 }
 
@@ -104,8 +112,8 @@ static void vnpu_ctx_table_free(struct drm_device *drm, void *data)
  * vnpu_mmu_init() - allocate the context table
  * @vdev: device
  *
- * The table lives as long as the DRM device, not the PCI binding, because
- * address spaces of files still open after an unplug are torn down later.
+ * The table is freed at unbind (vnpu_mmu_unbind()), or with the DRM device
+ * if probe fails.
  *
  * Return: 0 or -ENOMEM.
  */
@@ -143,7 +151,9 @@ void vnpu_mmu_hw_init(struct vnpu_device *vdev)
  * until it dropped every cached translation of @ctx.  Caller holds
  * vdev->mmu_lock, so invalidation sequence numbers are not interleaved and
  * a reset (which holds it around the MMU re-initialisation) is not under
- * way.  On a device that is gone nothing fetches any more: success.
+ * way.  On a device that is gone nothing fetches any more: success.  A
+ * powered-down device caches nothing, and vnpu_power_up() invalidates
+ * everything before it fetches again: success too.
  *
  * Return: 0, or -ETIMEDOUT when the device did not confirm in time; the
  * caller must then not free memory the old translations reached.
@@ -154,7 +164,7 @@ static int vnpu_tlb_invalidate(struct vnpu_device *vdev, u32 ctx)
 	int idx, ret;
 
 	lockdep_assert_held(&vdev->mmu_lock);
-	if (!drm_dev_enter(&vdev->drm, &idx))
+	if (vdev->powered_down || !drm_dev_enter(&vdev->drm, &idx))
 		return 0;
 
 	/* The coherent stores must land before the device re-walks. */
@@ -234,6 +244,7 @@ struct vnpu_as *vnpu_as_create(struct vnpu_device *vdev)
 	WRITE_ONCE(vdev->ctx_table[as->ctx_id].pt_root,
 		   cpu_to_le64(vnpu_pt_root_dma(&as->pt) | VNPU_CTX_VALID));
 	vnpu_tlb_invalidate(vdev, as->ctx_id);
+	list_add_tail(&as->link, &vdev->as_list);
 	mutex_unlock(&vdev->mmu_lock);
 	return as;
 
@@ -258,12 +269,18 @@ static void vnpu_as_release(struct kref *kref)
 	 * tables are freed so a stale descriptor cannot walk freed memory.
 	 */
 	mutex_lock(&vdev->mmu_lock);
-	WRITE_ONCE(vdev->ctx_table[as->ctx_id].pt_root, 0);
+	list_del(&as->link);
+	/* No context table any more once the device was unbound. */
+	if (vdev->ctx_table)
+		WRITE_ONCE(vdev->ctx_table[as->ctx_id].pt_root, 0);
 	ret = vnpu_tlb_invalidate(vdev, as->ctx_id);
 	mutex_unlock(&vdev->mmu_lock);
 
-	vnpu_pt_fini(&as->pt);
-	vnpu_as_free_tables(as, !ret);
+	/* After an unbind, vnpu_mmu_unbind() freed the tables. */
+	if (!as->unbound) {
+		vnpu_pt_fini(&as->pt);
+		vnpu_as_free_tables(as, !ret);
+	}
 	drm_mm_takedown(&as->mm);
 	/*
 	 * The device may still translate for this context id: never hand it
@@ -315,6 +332,10 @@ int vnpu_as_map_sgt(struct vnpu_as *as, struct drm_mm_node *node,
 	int ret, inval;
 
 	mutex_lock(&as->lock);
+	if (as->unbound) {
+		ret = -ENODEV;
+		goto out;
+	}
 	ret = vnpu_va_alloc(&as->mm, node, size);
 	if (ret)
 		goto out;
@@ -375,6 +396,12 @@ int vnpu_as_unmap(struct vnpu_as *as, struct drm_mm_node *node, u64 size)
 	int ret;
 
 	mutex_lock(&as->lock);
+	if (as->unbound) {
+		/* No tables and no device: nothing can reach the pages. */
+		drm_mm_remove_node(node);
+		mutex_unlock(&as->lock);
+		return 0;
+	}
 	vnpu_pt_unmap(&as->pt, node->start, size);
 	drm_mm_remove_node(node);
 	mutex_lock(&vdev->mmu_lock);
@@ -383,4 +410,52 @@ int vnpu_as_unmap(struct vnpu_as *as, struct drm_mm_node *node, u64 size)
 	vnpu_as_free_tables(as, !ret);
 	mutex_unlock(&as->lock);
 	return ret;
+}
+
+/**
+ * vnpu_mmu_unbind() - free the device's translation tables at unbind
+ * @vdev: device in remove(), already stopped
+ *
+ * Files still open keep their address spaces (a later unmap or close must
+ * find them), but no DMA memory may outlive the binding: every space's
+ * page tables and the context table are freed now, and the spaces are
+ * marked so they never touch either again.  A space whose last reference
+ * is already gone frees its own tables.  Tables leaked after a TLB
+ * invalidation timeout stay leaked.
+ *
+ * Takes &vnpu_device.mmu_lock and each &vnpu_as.lock, never both at once
+ * (the unmap path nests them the other way round).
+ */
+void vnpu_mmu_unbind(struct vnpu_device *vdev)
+{
+	struct vnpu_as *as, *found;
+
+	for (;;) {
+		found = NULL;
+		mutex_lock(&vdev->mmu_lock);
+		list_for_each_entry(as, &vdev->as_list, link) {
+			if (!READ_ONCE(as->unbound) &&
+			    kref_get_unless_zero(&as->refcount)) {
+				found = as;
+				break;
+			}
+		}
+		mutex_unlock(&vdev->mmu_lock);
+		if (!found)
+			break;
+
+		mutex_lock(&found->lock);
+		WRITE_ONCE(found->unbound, true);
+		vnpu_pt_fini(&found->pt);
+		vnpu_as_free_tables(found, true);
+		mutex_unlock(&found->lock);
+		vnpu_as_put(found);
+	}
+
+	mutex_lock(&vdev->mmu_lock);
+	if (vdev->ctx_table)
+		dma_free_coherent(vdev->drm.dev, VNPU_PAGE_SIZE, vdev->ctx_table,
+				  vdev->ctx_table_dma);
+	vdev->ctx_table = NULL;
+	mutex_unlock(&vdev->mmu_lock);
 }

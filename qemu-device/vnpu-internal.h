@@ -129,6 +129,7 @@ struct VnpuState {
     char *i8_kernel_name;
     enum vnpu_i8_kernel i8_kernel;
     bool fault_inject;
+    bool msix;                  /* has the MSI-X capability and BAR */
     uint32_t inject_hang;
     uint32_t inject_dma_error;
     uint32_t inject_lost_irq;

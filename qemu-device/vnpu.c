@@ -26,6 +26,20 @@
 #include "trace.h"
 
 #define VNPU_PCIE_CAP_OFFSET    0x80
+/* After the PCIe capability (0x80..0xbb); MSI-X takes the first free slot. */
+#define VNPU_PM_CAP_OFFSET      0xc8
+
+/*
+ * The power state lives in the PM capability's PMCSR, in config space, so
+ * it migrates with it and needs no field of its own.
+ */
+static bool vnpu_powered_down(VnpuState *s)
+{
+    PCIDevice *pdev = PCI_DEVICE(s);
+
+    return (pci_get_word(pdev->config + VNPU_PM_CAP_OFFSET + PCI_PM_CTRL) &
+            PCI_PM_CTRL_STATE_MASK) != 0;
+}
 
 uint64_t vnpu_now_ns(void)
 {
@@ -108,7 +122,7 @@ static void vnpu_irq_bh(void *opaque)
     level = (s->irq_status & s->irq_mask) != 0;
     qemu_mutex_unlock(&s->lock);
 
-    if (msix_enabled(pdev)) {
+    if (s->msix && msix_enabled(pdev)) {
         for (v = 0; v < VNPU_MSIX_NUM_VECTORS; v++) {
             if (vecs & (1u << v)) {
                 trace_vnpu_irq(v);
@@ -289,6 +303,12 @@ static uint64_t vnpu_mmio_read(void *opaque, hwaddr addr, unsigned size)
     VnpuState *s = opaque;
     uint64_t v = 0;
 
+    if (vnpu_powered_down(s)) {
+        /* As a powered-down function: no decode, all ones. */
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vnpu: read of 0x%" HWADDR_PRIx " in D3hot\n", addr);
+        return UINT32_MAX;
+    }
     qemu_mutex_lock(&s->lock);
     if (addr >= VNPU_REG_QUEUE_BASE &&
         addr < VNPU_REG_QUEUE(VNPU_NUM_QUEUES, 0)) {
@@ -593,6 +613,12 @@ static void vnpu_mmio_write(void *opaque, hwaddr addr, uint64_t val64,
     uint32_t inval_ctx = 0;
 
     trace_vnpu_mmio_write(addr, val64);
+    if (vnpu_powered_down(s)) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "vnpu: write of 0x%" HWADDR_PRIx " in D3hot dropped\n",
+                      addr);
+        return;
+    }
     qemu_mutex_lock(&s->lock);
     if (addr >= VNPU_REG_QUEUE_BASE &&
         addr < VNPU_REG_QUEUE(VNPU_NUM_QUEUES, 0)) {
@@ -772,12 +798,22 @@ static void vnpu_realize(PCIDevice *pdev, Error **errp)
                           "vnpu-regs", VNPU_BAR_REGS_SIZE);
     pci_register_bar(pdev, VNPU_BAR_REGS, PCI_BASE_ADDRESS_SPACE_MEMORY,
                      &s->mmio);
-    if (msix_init_exclusive_bar(pdev, VNPU_MSIX_NUM_VECTORS, VNPU_BAR_MSIX,
+    if (pci_add_capability(pdev, PCI_CAP_ID_PM, VNPU_PM_CAP_OFFSET,
+                           PCI_PM_SIZEOF, errp) < 0) {
+        pcie_cap_exit(pdev);
+        return;
+    }
+    /* D0 and D3hot only; NoSoftReset clear: D3hot loses the device state. */
+    pci_set_word(pdev->config + VNPU_PM_CAP_OFFSET + PCI_PM_PMC, 0x3);
+    pci_set_word(pdev->wmask + VNPU_PM_CAP_OFFSET + PCI_PM_CTRL,
+                 PCI_PM_CTRL_STATE_MASK);
+    if (s->msix &&
+        msix_init_exclusive_bar(pdev, VNPU_MSIX_NUM_VECTORS, VNPU_BAR_MSIX,
                                 errp)) {
         pcie_cap_exit(pdev);
         return;
     }
-    for (v = 0; v < VNPU_MSIX_NUM_VECTORS; v++) {
+    for (v = 0; s->msix && v < VNPU_MSIX_NUM_VECTORS; v++) {
         msix_vector_use(pdev, v);
     }
 
@@ -797,8 +833,10 @@ static void vnpu_realize(PCIDevice *pdev, Error **errp)
         qemu_cond_destroy(&s->abort_cond);
         qemu_cond_destroy(&s->work_cond);
         qemu_mutex_destroy(&s->lock);
-        msix_unuse_all_vectors(pdev);
-        msix_uninit_exclusive_bar(pdev);
+        if (s->msix) {
+            msix_unuse_all_vectors(pdev);
+            msix_uninit_exclusive_bar(pdev);
+        }
         pcie_cap_exit(pdev);
         return;
     }
@@ -821,8 +859,10 @@ static void vnpu_exit(PCIDevice *pdev)
     trace_vnpu_unrealize(get_clock() - t0);
     qemu_bh_delete(s->irq_bh);
     s->irq_bh = NULL;
-    msix_unuse_all_vectors(pdev);
-    msix_uninit_exclusive_bar(pdev);
+    if (s->msix) {
+        msix_unuse_all_vectors(pdev);
+        msix_uninit_exclusive_bar(pdev);
+    }
     pcie_cap_exit(pdev);
 }
 
@@ -843,11 +883,26 @@ static void vnpu_instance_finalize(Object *obj)
     qemu_mutex_destroy(&s->lock);
 }
 
+/*
+ * Entering D3hot powers the engines down: every job is abandoned and the
+ * register file returns to its reset values, as after D3hot -> D0 on a
+ * function without NoSoftReset.  The driver must reprogram everything on
+ * the way back to D0.
+ */
 static void vnpu_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                               int len)
 {
+    VnpuState *s = VNPU(pdev);
+    bool was_down = vnpu_powered_down(s);
+
     pci_default_write_config(pdev, addr, val, len);
     pcie_cap_flr_write_config(pdev, addr, val, len);
+    if (vnpu_powered_down(s) != was_down) {
+        trace_vnpu_power(was_down ? 0 : 3);
+        if (!was_down) {
+            vnpu_do_reset(s, "d3hot");
+        }
+    }
 }
 
 /*
@@ -909,6 +964,8 @@ static Property vnpu_properties[] = {
                        VNPU_SCRATCH_MB_DEFAULT),
     DEFINE_PROP_STRING("i8-kernel", VnpuState, i8_kernel_name),
     DEFINE_PROP_BOOL("x-fault-inject", VnpuState, fault_inject, false),
+    /* Off: no MSI-X capability, so drivers fall back to INTx. */
+    DEFINE_PROP_BOOL("x-msix", VnpuState, msix, true),
     DEFINE_PROP_END_OF_LIST(),
 };
 

@@ -812,6 +812,88 @@ static void test_flr(void)
     vt_stop(t);
 }
 
+/*
+ * D3hot through the PM capability: the function stops decoding (all ones,
+ * writes dropped) and comes back to D0 with every register at its reset
+ * value, so a driver must reprogram it; then it runs jobs again.
+ */
+static void test_power_d3hot(void)
+{
+    VnpuT *t = vt_start(NULL);
+    uint8_t pm = qpci_find_capability(t->dev, PCI_CAP_ID_PM, 0);
+    struct vnpu_hw_completion c;
+    VtCmds b = { 0 };
+    uint64_t cmd, marker = vt_alloc(t, 8);
+
+    g_assert(pm);
+    /* D3hot supported, no D1/D2, no PME. */
+    g_assert_cmphex(qpci_config_readw(t->dev, pm + PCI_PM_PMC) &
+                    (PCI_PM_CAP_D1 | PCI_PM_CAP_D2 | PCI_PM_CAP_PME_MASK), ==, 0);
+    vt_device_setup(t);
+    vt_mmu_setup(t);
+    vt_wr(t, VNPU_REG_MMU_CONTROL, 0);
+    vt_write_value(&b, marker, 9);
+    cmd = vt_put_cmds(t, &b);
+    vt_wr(t, VNPU_REG_SCRATCH, 0x77);
+
+    qpci_config_writew(t->dev, pm + PCI_PM_CTRL, 3);
+    g_assert_cmphex(qpci_config_readw(t->dev, pm + PCI_PM_CTRL) &
+                    PCI_PM_CTRL_STATE_MASK, ==, 3);
+    g_assert_cmphex(vt_rd(t, VNPU_REG_ID), ==, UINT32_MAX);
+    g_assert_cmphex(vt_rd(t, VNPU_REG_SCRATCH), ==, UINT32_MAX);
+    vt_wr(t, VNPU_REG_SCRATCH, 0x99);   /* dropped */
+
+    qpci_config_writew(t->dev, pm + PCI_PM_CTRL, 0);
+    g_assert_cmphex(vt_rd(t, VNPU_REG_ID), ==, VNPU_HW_ID_VALUE);
+    check_reset_values(t);
+
+    vt_device_setup(t);
+    vt_run(t, 0, 0, cmd, b.len, &c);
+    g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_OK);
+    g_assert_cmpuint(qtest_readq(t->qts, marker), ==, 9);
+    vt_stop(t);
+}
+
+/*
+ * x-msix=off: no MSI-X capability and no MSI-X BAR, so a driver falls
+ * back to INTx; completions still latch in IRQ_STATUS for it to read.
+ */
+static void test_no_msix(void)
+{
+    VnpuT *t = g_new0(VnpuT, 1);
+    struct vnpu_hw_completion c;
+    VtCmds b = { 0 };
+    uint64_t cmd;
+
+    t->qts = qtest_initf("%s -M pc -nodefaults "
+                         "-device vnpu,id=vnpu0,addr=%02x.0,x-msix=off",
+                         vt_firmware_args(), VT_SLOT);
+    pc_alloc_init(&t->alloc, t->qts, ALLOC_NO_FLAGS);
+    t->bus = qpci_new_pc(t->qts, &t->alloc);
+    t->dev = qpci_device_find(t->bus, QPCI_DEVFN(VT_SLOT, 0));
+    g_assert(t->dev);
+    qpci_device_enable(t->dev);
+    t->bar = qpci_iomap(t->dev, VNPU_BAR_REGS, NULL);
+
+    g_assert_cmpuint(qpci_find_capability(t->dev, PCI_CAP_ID_MSIX, 0), ==, 0);
+    g_assert_cmphex(qpci_config_readl(t->dev, PCI_BASE_ADDRESS_0 +
+                                      4 * VNPU_BAR_MSIX), ==, 0);
+    g_assert_cmpuint(qpci_config_readb(t->dev, PCI_INTERRUPT_PIN), ==, 1);
+    /* The PM capability is there either way. */
+    g_assert(qpci_find_capability(t->dev, PCI_CAP_ID_PM, 0));
+
+    vt_device_setup(t);
+    vt_nop(&b);
+    cmd = vt_put_cmds(t, &b);
+    vt_run(t, 1, 0, cmd, b.len, &c);
+    g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_OK);
+    g_assert_cmphex(vt_rd(t, VNPU_REG_IRQ_STATUS) & VNPU_IRQ_QUEUE(1), ==,
+                    VNPU_IRQ_QUEUE(1));
+    vt_wr(t, VNPU_REG_IRQ_STATUS, VNPU_IRQ_QUEUE(1));
+    g_assert_cmphex(vt_rd(t, VNPU_REG_IRQ_STATUS), ==, 0);
+    vt_stop(t);
+}
+
 static void test_inject_hang(void)
 {
     VnpuT *t = vt_start("x-fault-inject=on");
@@ -2148,6 +2230,8 @@ int main(int argc, char **argv)
     qtest_add_func("/vnpu/malformed/rings-and-registers", test_ring_errors);
     qtest_add_func("/vnpu/reset/soft", test_soft_reset);
     qtest_add_func("/vnpu/reset/flr", test_flr);
+    qtest_add_func("/vnpu/power/d3hot", test_power_d3hot);
+    qtest_add_func("/vnpu/irq/no-msix", test_no_msix);
 #ifdef VT_HAVE_OPS
     qtest_add_func("/vnpu/reset/soft-longest-command", test_reset_soft_long);
     qtest_add_func("/vnpu/reset/flr-longest-command", test_reset_flr_long);
