@@ -259,8 +259,7 @@ void vnpu_job_rpm_put(struct vnpu_device *vdev)
 static void vnpu_queue_ring_reset(struct vnpu_queue *q)
 {
 	spin_lock_irq(&q->lock);
-	q->head = 0;
-	q->tail = 0;
+	vnpu_track_clear(&q->track);
 	memset(q->ring, 0, VNPU_RING_ENTRIES * sizeof(*q->ring));
 	memset(q->compl, 0, VNPU_RING_ENTRIES * sizeof(*q->compl));
 	spin_unlock_irq(&q->lock);
@@ -271,7 +270,7 @@ static bool vnpu_queue_empty(struct vnpu_queue *q)
 	bool empty;
 
 	spin_lock_irq(&q->lock);
-	empty = q->head == q->tail;
+	empty = !vnpu_track_used(&q->track);
 	spin_unlock_irq(&q->lock);
 	return empty;
 }
