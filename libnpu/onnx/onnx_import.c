@@ -418,6 +418,54 @@ int oi_emit(struct nctx *c, const struct npu_node_desc *tmpl, const uint32_t *in
 
 /* ---- Model ------------------------------------------------------------------------ */
 
+/* A graph input the caller fixed (npu_onnx_options.constants). */
+static int bind_constant(struct imp *im, const char *name,
+			 const struct npu_onnx_tensor *t)
+{
+	size_t es = t->dtype == NPU_ONNX_INT64 ? 8 : npu_dtype_size((enum npu_dtype)t->dtype);
+	uint64_t n = 1, k;
+	struct sym *s;
+	uint32_t i;
+	int ret;
+
+	if (t->rank > NPU_TENSOR_MAX_RANK)
+		return oi_fail(im, "constant input '%s': rank %u", name, t->rank);
+	for (i = 0; i < t->rank; i++)
+		n *= t->dims[i];
+	if (!es || n > MAX_CONST_ELEMS || n * es != t->bytes || (n && !t->data))
+		return oi_fail(im, "constant input '%s': %" PRIu64 " bytes do not hold its %" PRIu64 " elements",
+			       name, t->bytes, n);
+	ret = oi_add_sym(im, name, &s);
+	if (ret)
+		return ret;
+	if (t->dtype == NPU_ONNX_INT64)
+		ret = ctensor_vec_i(t->data, n, &s->c);
+	else if (t->dtype == NPU_DTYPE_FP32)
+		ret = ctensor_vec_f(t->data, n, &s->c);
+	else if (t->dtype == NPU_DTYPE_INT32) {
+		int64_t *v = malloc(n ? 8 * n : 1);
+
+		if (!v)
+			return oi_nomem(im);
+		for (k = 0; k < n; k++)
+			v[k] = ((const int32_t *)t->data)[k];
+		ret = ctensor_vec_i(v, n, &s->c);
+		if (!ret)
+			s->c.dt = OT_INT32;
+		free(v);
+	} else {
+		return oi_fail(im, "constant input '%s': only int64, int32 and float are supported",
+			       name);
+	}
+	if (ret)
+		return oi_nomem(im);
+	s->c.rank = t->rank;
+	for (i = 0; i < t->rank; i++)
+		s->c.dims[i] = t->dims[i];
+	s->is_const = true;
+	return 0;
+}
+
 static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 {
 	const Onnx__TypeProto__Tensor *tt;
@@ -431,6 +479,9 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 		return oi_fail(im, "a graph input without a name");
 	if (oi_lookup(im, vi->name))
 		return 0;	/* an initializer: a constant, not an input */
+	for (i = 0; im->opts && i < im->opts->num_constants; i++)
+		if (!strcmp(im->opts->constants[i].name, vi->name))
+			return bind_constant(im, vi->name, &im->opts->constants[i]);
 	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ||
 	    !vi->type->tensor_type)
 		return oi_fail(im, "input '%s' is not a tensor", vi->name);

@@ -99,6 +99,16 @@ int oi_op_layernorm(struct nctx *c);
 int oi_op_batchnorm(struct nctx *c);
 int oi_op_minmax(struct nctx *c, bool is_max);
 int oi_op_hard(struct nctx *c, bool swish);
+int oi_op_transpose(struct nctx *c);
+int oi_op_concat(struct nctx *c);
+int oi_op_slice(struct nctx *c);
+int oi_op_split(struct nctx *c);
+int oi_op_pad(struct nctx *c);
+int oi_op_expand(struct nctx *c);
+int oi_op_tile(struct nctx *c);
+int oi_op_space_depth(struct nctx *c, bool to_space);
+int oi_op_cast(struct nctx *c);
+int oi_op_resize(struct nctx *c);
 int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
 
 #endif /* NPU_ONNX_IMPORT_H */

@@ -438,5 +438,26 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	if ((!strcmp(t, "Gather") || !strcmp(t, "Concat") || !strcmp(t, "Cast") ||
 	     !strcmp(t, "Slice")) && all_inputs_const(&c))
 		return op_const(&c);
+	/* data movement on graph values: COPY and RESIZE */
+	if (!strcmp(t, "Transpose"))
+		return oi_op_transpose(&c);
+	if (!strcmp(t, "Concat"))
+		return oi_op_concat(&c);
+	if (!strcmp(t, "Slice"))
+		return oi_op_slice(&c);
+	if (!strcmp(t, "Split"))
+		return oi_op_split(&c);
+	if (!strcmp(t, "Pad"))
+		return oi_op_pad(&c);
+	if (!strcmp(t, "Expand"))
+		return oi_op_expand(&c);
+	if (!strcmp(t, "Tile"))
+		return oi_op_tile(&c);
+	if (!strcmp(t, "DepthToSpace") || !strcmp(t, "SpaceToDepth"))
+		return oi_op_space_depth(&c, t[0] == 'D');
+	if (!strcmp(t, "Cast"))
+		return oi_op_cast(&c);
+	if (!strcmp(t, "Resize"))
+		return oi_op_resize(&c);
 	return oi_fail(im, "op not supported by libnpu yet");
 }

@@ -196,6 +196,14 @@ NPU_EXPORT int npu_graph_add_node(struct npu_graph *g,
 	n->flags = d->flags;
 	n->op = d->op;
 	n->epsilon = d->epsilon;
+	if (d->kind == NPU_NODE_TRANSPOSE)
+		memcpy(n->perm, d->transpose.perm, sizeof(n->perm));
+	if (d->kind == NPU_NODE_CONCAT)
+		n->axis = d->concat.axis;
+	if (d->kind == NPU_NODE_SLICE) {
+		memcpy(n->perm, d->slice.start, sizeof(n->perm));
+		memcpy(n->step, d->slice.step, sizeof(n->step));
+	}
 	n->num_inputs = d->num_inputs;
 	for (i = 0; i < GNODE_MAX_INPUTS; i++)
 		n->in[i] = i < d->num_inputs ? d->inputs[i] : NPU_VALUE_NONE;
@@ -251,6 +259,7 @@ const char *npu__node_op_name(const struct gnode *n)
 		[NPU_OP_LAYERNORM] = "LAYERNORM", [NPU_OP_QUANTIZE] = "QUANTIZE",
 		[NPU_OP_DEQUANTIZE] = "DEQUANTIZE",
 		[NPU_OP_REQUANTIZE] = "REQUANTIZE", [NPU_OP_POOL3D] = "POOL3D",
+		[NPU_OP_COPY] = "COPY", [NPU_OP_RESIZE] = "RESIZE",
 	};
 
 	switch (n->kind) {
@@ -264,6 +273,12 @@ const char *npu__node_op_name(const struct gnode *n)
 		return "BATCHNORM";
 	case NPU_NODE_DIV:
 		return "DIV";
+	case NPU_NODE_TRANSPOSE:
+		return "TRANSPOSE";
+	case NPU_NODE_CONCAT:
+		return "CONCAT";
+	case NPU_NODE_SLICE:
+		return "SLICE";
 	default:
 		return "?";
 	}
@@ -351,7 +366,8 @@ int npu__graph_make_op(struct npu_graph *g, const struct gnode *n,
 	struct npu_tensor *in[GNODE_MAX_INPUTS] = { 0 }, *y = NULL;
 	const struct gvalue *vo = &g->v[n->out];
 	bool nchw = (n->flags & NPU_NODE_NCHW) &&
-		    (n->op.kind == NPU_OP_CONV2D || n->op.kind == NPU_OP_POOL2D);
+		    (n->op.kind == NPU_OP_CONV2D || n->op.kind == NPU_OP_POOL2D ||
+		     n->op.kind == NPU_OP_RESIZE);
 	uint32_t i, nin = n->num_inputs;
 	int ret = 0;
 
@@ -467,8 +483,9 @@ NPU_EXPORT int npu_graph_node_supported(struct npu_graph *g, uint32_t id,
 	struct gbind bind[GNODE_MAX_INPUTS], bout;
 	struct query_dev *q;
 	struct gnode *n;
-	struct npu_op *op = NULL;
+	struct npu_op *ops[GNODE_MAX_OPS] = { 0 };
 	const char *why = NULL;
+	size_t nops = 0;
 	uint32_t i;
 	int ret;
 
@@ -510,16 +527,18 @@ NPU_EXPORT int npu_graph_node_supported(struct npu_graph *g, uint32_t id,
 	for (i = 0; i < GNODE_MAX_INPUTS; i++)
 		bind[i] = (struct gbind){ .buf = &q->buf };
 	bout = (struct gbind){ .buf = &q->buf };
-	ret = npu__graph_make_op(g, n, bind, &bout, &op);
-	if (!ret) {
-		ret = npu_op_supported(op, &why);
+	ret = npu__graph_make_ops(g, n, bind, &bout, ops, &nops);
+	/* a node of several ops is the device's if all of them are */
+	for (i = 0; !ret && i < nops; i++) {
+		ret = npu_op_supported(ops[i], &why);
 		if (ret == 0 && why) {
 			snprintf(g->reason, sizeof(g->reason), "%s", why);
 			if (reason)
 				*reason = g->reason;
 		}
-		npu_op_free(op);
 	}
+	for (i = 0; i < nops; i++)
+		npu_op_free(ops[i]);
 	pthread_mutex_destroy(&q->buf.map_lock);
 	pthread_mutex_destroy(&q->ctx.lock);
 	free(q);

@@ -437,12 +437,12 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 					goto out;
 				}
 				root[n->out] = root[n->in[0]];
-			} else if (n->kind != NPU_NODE_OP) {
+			} else if (!npu__node_has_ops(n)) {
 				ret = npu__graph_fail(g, "node %s (%s): cannot be compiled", n->name,
 						      npu__node_op_name(n));
 				goto out;
 			} else {
-				nsteps++;
+				nsteps += n->kind == NPU_NODE_CONCAT ? n->num_inputs : 1;
 			}
 			for (k = 0; k < n->num_inputs; k++) {
 				uint32_t v = n->in[k];
@@ -450,7 +450,7 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 				if (v == NPU_VALUE_NONE)
 					continue;
 				if (w->v[v].data) {
-					if (n->kind == NPU_NODE_OP && soff[v] == UINT64_MAX) {
+					if (npu__node_has_ops(n) && soff[v] == UINT64_MAX) {
 						static_end = npu__align_up(static_end, ARENA_ALIGN);
 						soff[v] = static_end;
 						static_end += w->v[v].bytes;
@@ -530,11 +530,11 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 		uint32_t id = c.order[i], k;
 		struct gnode *n = &w->n[id];
 		struct gbind bin[GNODE_MAX_INPUTS] = { 0 }, bout = { 0 };
-		struct rstep *st;
+		struct npu_op *ops[GNODE_MAX_OPS] = { 0 };
+		size_t nops = 0, j;
 		struct rnode *rn;
-		const char *why = NULL;
 
-		if (c.state[id] != N_ALIVE || n->kind != NPU_NODE_OP)
+		if (c.state[id] != N_ALIVE || !npu__node_has_ops(n))
 			continue;
 		for (k = 0; k <= n->num_inputs; k++) {
 			uint32_t v = k < n->num_inputs ? n->in[k] : n->out;
@@ -552,21 +552,28 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 				b->host = rt->arena_host ? (uint8_t *)rt->arena_host + soff[root[v]] : NULL;
 			}
 		}
-		st = &rt->steps[rt->num_steps];
-		ret = npu__graph_make_op(w, n, bin, &bout, &st->op);
+		ret = npu__graph_make_ops(w, n, bin, &bout, ops, &nops);
 		if (ret) {
 			snprintf(g->err, sizeof(g->err), "%s", w->err);
 			goto out;
 		}
-		rt->num_steps++;
-		st->node = c.origin[id];
-		rn = &rt->nodes[st->node];
-		st->device = rt->device && npu_op_supported(st->op, &why) == 1;
-		/* a node rewritten into several ops is on the device if all are */
-		if (c.origin[id] == id || !st->device) {
-			rn->where = st->device ? NPU_WHERE_DEVICE : NPU_WHERE_CPU;
-			rn->cpu_reason = st->device ? NULL :
-					 !rt->device ? "compiled for the CPU" : why;
+		rn = &rt->nodes[c.origin[id]];
+		for (j = 0; j < nops; j++) {
+			struct rstep *st = &rt->steps[rt->num_steps++];
+			const char *why = NULL;
+
+			st->op = ops[j];
+			st->node = c.origin[id];
+			st->device = rt->device && npu_op_supported(st->op, &why) == 1;
+			/*
+			 * A node rewritten into several ops (or a CONCAT, one
+			 * per input) is on the device if all of them are.
+			 */
+			if ((c.origin[id] == id && j == 0) || !st->device) {
+				rn->where = st->device ? NPU_WHERE_DEVICE : NPU_WHERE_CPU;
+				rn->cpu_reason = st->device ? NULL :
+						 !rt->device ? "compiled for the CPU" : why;
+			}
 		}
 		rn->macs += npu__node_macs(w, n);
 	}

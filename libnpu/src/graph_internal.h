@@ -46,6 +46,9 @@ struct gnode {
 	uint32_t flags;
 	struct npu_op_params op;
 	float epsilon;
+	uint32_t perm[NPU_TENSOR_MAX_RANK];	/* TRANSPOSE */
+	uint32_t axis;				/* CONCAT */
+	int32_t step[NPU_TENSOR_MAX_RANK];	/* SLICE; its start is perm */
 	uint32_t num_inputs;
 	uint32_t in[GNODE_MAX_INPUTS];
 	uint32_t out;
@@ -91,6 +94,26 @@ struct gbind {
 int npu__graph_make_op(struct npu_graph *g, const struct gnode *n,
 		       const struct gbind *bind_in, const struct gbind *bind_out,
 		       struct npu_op **out);
+
+/*
+ * The ops node @n runs as (COPY, TRANSPOSE, CONCAT, SLICE and every other OP
+ * node): at most @max into @ops, *@count of them; on failure none are
+ * left.  CONCAT is one op per input, everything else one.
+ */
+#define GNODE_MAX_OPS	GNODE_MAX_INPUTS
+int npu__graph_make_ops(struct npu_graph *g, const struct gnode *n,
+			const struct gbind *bind_in, const struct gbind *bind_out,
+			struct npu_op **ops, size_t *count);
+
+/* Nodes that become ops (OP, TRANSPOSE, CONCAT, SLICE). */
+static inline bool npu__node_has_ops(const struct gnode *n)
+{
+	return n->kind == NPU_NODE_OP || n->kind == NPU_NODE_TRANSPOSE ||
+	       n->kind == NPU_NODE_CONCAT || n->kind == NPU_NODE_SLICE;
+}
+
+/* Data movement that sees its values through views of any layout. */
+bool npu__node_is_move(const struct gnode *n);
 
 /* ---- Compiled runtime ---------------------------------------------- */
 

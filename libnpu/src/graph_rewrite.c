@@ -142,7 +142,6 @@ static int fold_node(struct cstate *c, uint32_t id)
 	struct gnode *n = &w->n[id];
 	struct gvalue *vo = &w->v[n->out];
 	struct gbind bin[GNODE_MAX_INPUTS] = { 0 }, bout = { 0 };
-	struct npu_op *op = NULL;
 	void *data;
 	uint32_t k;
 	int ret;
@@ -157,7 +156,10 @@ static int fold_node(struct cstate *c, uint32_t id)
 		if (!data)
 			return -ENOMEM;
 		memcpy(data, vi->data, vo->bytes);
-	} else if (n->kind == NPU_NODE_OP) {
+	} else if (npu__node_has_ops(n)) {
+		struct npu_op *ops[GNODE_MAX_OPS] = { 0 };
+		size_t nops = 0, j;
+
 		data = calloc(1, vo->bytes ? vo->bytes : 1);
 		if (!data)
 			return -ENOMEM;
@@ -165,10 +167,11 @@ static int fold_node(struct cstate *c, uint32_t id)
 			if (n->in[k] != NPU_VALUE_NONE)
 				bin[k].host = w->v[n->in[k]].data;
 		bout.host = data;
-		ret = npu__graph_make_op(w, n, bin, &bout, &op);
-		if (!ret)
-			ret = npu_op_run_cpu(op);
-		npu_op_free(op);
+		ret = npu__graph_make_ops(w, n, bin, &bout, ops, &nops);
+		for (j = 0; !ret && j < nops; j++)
+			ret = npu_op_run_cpu(ops[j]);
+		for (j = 0; j < nops; j++)
+			npu_op_free(ops[j]);
 		if (ret) {
 			free(data);
 			return ret;
@@ -645,11 +648,15 @@ static int layout_role(const struct gnode *n, uint32_t k)
 {
 	bool out = k == n->num_inputs;
 
+	/* views of any storage: the rest of the graph decides */
+	if (npu__node_is_move(n))
+		return L_ROLE_FREE;
 	if (n->kind != NPU_NODE_OP)
 		return L_ROLE_NONE;
 	switch (n->op.kind) {
 	case NPU_OP_CONV2D:
 	case NPU_OP_POOL2D:
+	case NPU_OP_RESIZE:
 		if (!(n->flags & NPU_NODE_NCHW))
 			return L_ROLE_NONE;
 		return out || k == 0 ? L_ROLE_FREE : L_ROLE_NONE;

@@ -224,10 +224,94 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static float half_value(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	float v = e == 0 ? ldexpf((float)m, -24) :
+		  e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 0x400), e - 25);
+
+	return h & 0x8000 ? -v : v;
+}
+
+static float bf16_value(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* binary32 to binary16, to nearest even (tensor files widen halves) */
+static uint16_t half_bits(float f)
+{
+	uint32_t u, sign, mant;
+	int e;
+
+	memcpy(&u, &f, 4);
+	sign = (u >> 16) & 0x8000;
+	e = (int)((u >> 23) & 0xff) - 127 + 15;
+	mant = u & 0x7fffff;
+	if (((u >> 23) & 0xff) == 0xff)
+		return (uint16_t)(sign | 0x7c00 | (mant ? 0x200 : 0));
+	if (e >= 31)
+		return (uint16_t)(sign | 0x7c00);
+	if (e <= 0) {
+		uint32_t shift = (uint32_t)(14 - e), full = mant | 0x800000, r;
+
+		if (shift > 24)
+			return (uint16_t)sign;
+		r = full >> shift;
+		if ((full & ((1u << shift) - 1)) > (1u << (shift - 1)) ||
+		    ((full & ((1u << shift) - 1)) == (1u << (shift - 1)) && (r & 1)))
+			r++;
+		return (uint16_t)(sign | r);
+	}
+	{
+		uint32_t r = ((uint32_t)e << 10) | (mant >> 13), rest = mant & 0x1fff;
+
+		if (rest > 0x1000 || (rest == 0x1000 && (r & 1)))
+			r++;
+		return (uint16_t)(sign | r);
+	}
+}
+
+static uint16_t bf16_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)((u >> 16) | 0x40);
+	return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+/*
+ * A .pb file's halves arrive widened to fp32: store them as the model's
+ * FP16 or BF16 again, in place.
+ */
+static void narrow(struct tensor_file *t, enum npu_dtype want)
+{
+	uint64_t n = t->bytes / 4, k;
+	uint16_t *h = t->data;
+
+	if (t->dtype != NPU_DTYPE_FP32 || (want != NPU_DTYPE_FP16 && want != NPU_DTYPE_BF16))
+		return;
+	for (k = 0; k < n; k++) {
+		float f = ((const float *)t->data)[k];
+
+		h[k] = want == NPU_DTYPE_FP16 ? half_bits(f) : bf16_bits(f);
+	}
+	t->bytes = n * 2;
+	t->dtype = want;
+}
+
 static double elem(const void *p, enum npu_dtype d, uint64_t i)
 {
 	switch (d) {
 	case NPU_DTYPE_FP32: return ((const float *)p)[i];
+	case NPU_DTYPE_FP16: return half_value(((const uint16_t *)p)[i]);
+	case NPU_DTYPE_BF16: return bf16_value(((const uint16_t *)p)[i]);
 	case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
 	case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
 	case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
@@ -268,6 +352,8 @@ int main(int argc, char **argv)
 	};
 	struct tensor_file in[MAX_FILES] = { 0 }, ex[MAX_FILES] = { 0 };
 	struct npu_onnx_shape shapes[MAX_FILES];
+	struct npu_onnx_tensor consts[MAX_FILES];
+	size_t nconst = 0;
 	char *owned[2 * MAX_FILES + MAX_FILES] = { 0 };
 	size_t nin = 0, nex = 0, nshapes = 0, nowned = 0, i, j;
 	const char *outdir = NULL, *model_path;
@@ -375,6 +461,27 @@ int main(int argc, char **argv)
 			shapes[nshapes].dims[j] = in[i].dims[j];
 		nshapes++;
 	}
+	/*
+	 * Named int64 tensors (Slice's starts, Pad's pads, ...) have no
+	 * device dtype: they become constants of the model, like initializers.
+	 */
+	for (i = 0; i < nin; i++) {
+		struct npu_onnx_tensor *k = &consts[nconst];
+
+		if (in[i].npy_type != NPY_I64 || !in[i].name)
+			continue;
+		memset(k, 0, sizeof(*k));
+		snprintf(k->name, sizeof(k->name), "%s", in[i].name);
+		k->dtype = NPU_ONNX_INT64;
+		k->rank = in[i].rank;
+		memcpy(k->dims, in[i].dims, sizeof(k->dims));
+		k->data = in[i].data;
+		k->bytes = in[i].bytes;
+		in[i].used = true;
+		nconst++;
+	}
+	opts.constants = consts;
+	opts.num_constants = nconst;
 	opts.shapes = shapes;
 	opts.num_shapes = nshapes;
 	r = npu_onnx_load_file(model_path, &opts, &m, err, sizeof(err));
@@ -446,6 +553,7 @@ int main(int argc, char **argv)
 				goto out;
 			}
 			t->used = true;
+			narrow(t, io.dtype);
 			fmt_shape(sh, sizeof(sh), io.rank, io.dims);
 			if (t->dtype != io.dtype || t->bytes != npu_runtime_value_bytes(rt, io.value)) {
 				char fs[128];
@@ -610,6 +718,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		npu_onnx_output(m, o, &io);
+		narrow(&ex[i], io.dtype);
 		if (ex[i].dtype != io.dtype ||
 		    ex[i].bytes != npu_runtime_value_bytes(rt, io.value)) {
 			fprintf(stderr, "npu-run: --expect %s: shape or dtype differs from output '%s'\n",
@@ -624,7 +733,8 @@ int main(int argc, char **argv)
 
 			if (isnan(want) && isnan(got))
 				continue;
-			if (!(d <= (io.dtype == NPU_DTYPE_FP32 ? atol + rtol * fabs(want) : 0.0)))
+			if (!(d <= (io.dtype == NPU_DTYPE_FP32 || io.dtype == NPU_DTYPE_FP16 ||
+				    io.dtype == NPU_DTYPE_BF16 ? atol + rtol * fabs(want) : 0.0)))
 				bad++;
 			if (d > maxd || isnan(d))
 				maxd = d;

@@ -22,7 +22,16 @@
  *   exist in graphs, because the compiler removes or rewrites them:
  *   RESHAPE (the same elements under another shape: no work at all),
  *   BATCHNORM (folded into the convolution before it, else turned into a
- *   multiply and an add) and DIV (by a static divisor: a multiply).
+ *   multiply and an add), DIV (by a static divisor: a multiply), and
+ *   TRANSPOSE, CONCAT and SLICE (COPY ops over strided views of their
+ *   values).
+ *
+ *   Data movement is NPU_OP_COPY: an OP node with params.copy reads a
+ *   dense X of the output's rank, so Pad (any border), Slice with unit
+ *   steps (negative offsets crop), Expand (EDGE border over dims of 1),
+ *   Tile (WRAP) and Cast are one node each; Transpose and Concat are the
+ *   node kinds above.  NPU_OP_RESIZE with NPU_NODE_NCHW resizes H and W
+ *   of NCHW values.
  *
  *   npu_graph_compile() turns a graph into an npu_runtime:
  *
@@ -53,10 +62,12 @@
  *
  * Layout
  *
- *   Values are dense, row-major.  CONV2D and POOL2D nodes are NHWC as in
- *   ops.h, unless the node has NPU_NODE_NCHW: then X and Y are [N,C,H,W]
- *   and W is [CO, C/groups, KH, KW] (ONNX's layout); the compiler makes
- *   strided NHWC views of them, so no transpose runs.
+ *   Values are dense, row-major.  CONV2D, POOL2D and RESIZE nodes are
+ *   NHWC as in ops.h, unless the node has NPU_NODE_NCHW: then X and Y are
+ *   [N,C,H,W] and W is [CO, C/groups, KH, KW] (ONNX's layout); the
+ *   compiler makes strided NHWC views of them, so no transpose runs.
+ *   COPY, TRANSPOSE, CONCAT and SLICE see their values through views, so
+ *   the compiler may store their operands NHWC like a convolution's.
  *
  * Thread safety
  *
@@ -118,10 +129,31 @@ enum npu_node_kind {
 	 */
 	NPU_NODE_BATCHNORM,
 	NPU_NODE_DIV,		/* in: A, B (static); numpy broadcasting */
+	/*
+	 * in: X; output dim d is X's dim transpose.perm[d] (a permutation
+	 * of 0..rank-1).  One COPY of a strided view of X.
+	 */
+	NPU_NODE_TRANSPOSE,
+	/*
+	 * in: X0, X1, ... (up to 8, one dtype, equal dims but concat.axis);
+	 * the output joins them along concat.axis: one COPY per input into
+	 * its slice of the output.
+	 */
+	NPU_NODE_CONCAT,
+	/*
+	 * in: X of the output's rank; output element i along dim d is X's
+	 * element slice.start[d] + i * slice.step[d] (step != 0, negative
+	 * reads backwards; every element read must lie in X).  One COPY of a
+	 * strided view of X: Slice with any steps.
+	 */
+	NPU_NODE_SLICE,
 	NPU_NODE_KIND_COUNT,
 };
 
-/* CONV2D/POOL2D: values are NCHW, W is [CO, C/groups, KH, KW]. */
+/*
+ * CONV2D/POOL2D/RESIZE: values are NCHW (CONV2D's W [CO, C/groups, KH,
+ * KW]).
+ */
 #define NPU_NODE_NCHW		(1u << 0)
 
 struct npu_node_desc {
@@ -130,6 +162,18 @@ struct npu_node_desc {
 	uint32_t flags;			/* NPU_NODE_* */
 	struct npu_op_params op;	/* NPU_NODE_OP */
 	float epsilon;			/* NPU_NODE_BATCHNORM */
+	union {
+		struct {
+			uint32_t perm[NPU_TENSOR_MAX_RANK];
+		} transpose;		/* NPU_NODE_TRANSPOSE */
+		struct {
+			uint32_t axis;
+		} concat;		/* NPU_NODE_CONCAT */
+		struct {
+			uint32_t start[NPU_TENSOR_MAX_RANK];
+			int32_t step[NPU_TENSOR_MAX_RANK];
+		} slice;		/* NPU_NODE_SLICE */
+	};
 	uint32_t num_inputs;		/* at most 8 */
 	const uint32_t *inputs;		/* value ids; NPU_VALUE_NONE if absent */
 	uint32_t output;

@@ -41,12 +41,22 @@ struct npu_onnx_shape {
 	int64_t dims[NPU_TENSOR_MAX_RANK];
 };
 
+struct npu_onnx_tensor;
+
 /* Load options; zero-initialise. */
 struct npu_onnx_options {
 	const struct npu_onnx_shape *shapes;
 	size_t num_shapes;
 	/* Dynamic dimensions nobody bound become 1 instead of an error. */
 	int unbound_dims_are_one;
+	/*
+	 * Graph inputs fixed at load: the input named constants[i].name
+	 * becomes a constant like an initializer (its data is copied), so
+	 * shape-like inputs (Slice's starts, Pad's pads, Resize's sizes, all
+	 * int64, which no device op reads) can be given as files.
+	 */
+	const struct npu_onnx_tensor *constants;
+	size_t num_constants;
 };
 
 /*

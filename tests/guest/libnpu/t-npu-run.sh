@@ -2,6 +2,7 @@
 # npu-run on the device: ONNX node tests (the copy tests/onnx puts into
 # ./onnx-data) imported, compiled for the NPU, run and compared with their
 # expected outputs; the ops must run on the device, as --profile shows.
+# Data movement (Transpose ... Resize) runs as COPY and RESIZE commands.
 n=0
 fail=0
 tap() {	# tap OK DESCRIPTION
@@ -15,7 +16,12 @@ fi
 for t in test_conv_with_strides_padding test_basic_conv_with_padding \
 	 test_gemm_default_vector_bias test_gemm_transposeB test_matmul_3d \
 	 test_maxpool_2d_pads test_averagepool_2d_pads test_softmax_axis_1 \
-	 test_relu test_add_bcast test_sigmoid; do
+	 test_relu test_add_bcast test_sigmoid \
+	 test_transpose_all_permutations_3 test_concat_3d_axis_1 test_slice test_slice_neg_steps \
+	 test_split_variable_parts_2d test_edge_pad test_reflect_pad test_expand_dim_changed \
+	 test_tile test_depthtospace_crd_mode test_spacetodepth test_cast_FLOAT_to_FLOAT16 \
+	 test_resize_upsample_sizes_nearest test_resize_downsample_sizes_linear_pytorch_half_pixel \
+	 test_resize_upsample_sizes_cubic; do
 	d=onnx-data/$t
 	if [ ! -f "$d/model.onnx" ]; then
 		n=$((n + 1))

@@ -17,6 +17,12 @@
 #      reads back, --iterations and --profile print their reports, bad
 #      arguments exit 2.
 #   3. Documentation/graph.rst's example program runs and checks itself.
+#   4. The real models (Documentation/models.rst; `make models` puts them
+#      in $VNPU_CACHE/models) run through npu-run on the CPU fallback and
+#      vnpu-models holds the outputs against onnxruntime's (its tolerance,
+#      and for BlazeFace the face found).  A model the importer refuses
+#      (exit 3: an op libnpu has no op for yet) is a SKIP naming the node
+#      and op; BlazeFace and PP-OCR cls may not be refused.
 set -uo pipefail
 NPU_RUN=@NPU_RUN@
 # the same tool without sanitizers, to sort out unsupported models quickly
@@ -50,7 +56,23 @@ test_mul_bcast test_mul_example test_mul_uint8 test_relu test_sigmoid
 test_sigmoid_example test_softmax_axis_0 test_softmax_axis_1 test_softmax_axis_2
 test_softmax_default_axis test_softmax_example test_softmax_large_number
 test_softmax_negative_axis test_sub test_sub_bcast test_sub_example test_sub_uint8
-test_tanh test_tanh_example test_unsqueeze_axis_3 test_hardswish test_hardswish_expanded"
+test_tanh test_tanh_example test_unsqueeze_axis_3 test_hardswish test_hardswish_expanded
+test_transpose_default test_transpose_all_permutations_0 test_transpose_all_permutations_1
+test_transpose_all_permutations_2 test_transpose_all_permutations_3
+test_transpose_all_permutations_4 test_transpose_all_permutations_5
+test_concat_1d_axis_0 test_concat_2d_axis_1 test_concat_3d_axis_2 test_concat_3d_axis_negative_3
+test_slice test_slice_default_axes test_slice_default_steps test_slice_end_out_of_bounds
+test_slice_neg test_slice_negative_axes test_slice_neg_steps test_split_equal_parts_1d test_split_equal_parts_2d
+test_split_equal_parts_default_axis test_split_variable_parts_1d test_split_variable_parts_2d
+test_split_variable_parts_default_axis test_edge_pad test_reflect_pad test_expand_dim_changed
+test_expand_dim_unchanged test_tile test_tile_precomputed test_depthtospace_crd_mode
+test_depthtospace_dcr_mode test_depthtospace_example test_spacetodepth test_spacetodepth_example
+test_cast_FLOAT16_to_FLOAT test_cast_FLOAT_to_FLOAT16 test_resize_downsample_sizes_cubic
+test_resize_downsample_sizes_linear_pytorch_half_pixel test_resize_downsample_sizes_nearest
+test_resize_upsample_sizes_cubic test_resize_upsample_sizes_nearest
+test_resize_upsample_sizes_nearest_ceil_half_pixel
+test_resize_upsample_sizes_nearest_floor_align_corners
+test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric"
 
 n=0
 fails=0
@@ -156,6 +178,63 @@ if out=$("$GRAPH_EXAMPLE" 2>&1); then
 else
 	notok "Documentation/graph.rst example"
 	sed 's/^/#   /' <<<"$out"
+fi
+
+# 4. Real models
+MODELS=${VNPU_MODELS:-${VNPU_CACHE:-$HOME/.cache/vnpu}/models}
+VNPU_MODELS_TOOL=${VNPU_MODELS_TOOL:-${VNPU_BUILD:-${VNPU_CACHE:-$HOME/.cache/vnpu}/build}/tests/models/bin/vnpu-models}
+if [ -d "$MODELS/ref" ] && [ -x "$VNPU_MODELS_TOOL" ]; then
+	for spec in blazeface-front:blazeface/face_detection_front_128x128_barracuda:128 \
+		    blazeface-back:blazeface/face_detection_back_256x256_barracuda:256 \
+		    ppocr-cls:ppocr/ch_ppocr_mobile_v2.0_cls_infer: \
+		    ppocr-det:ppocr/ch_PP-OCRv4_det_infer: \
+		    ppocr-rec:ppocr/ch_PP-OCRv4_rec_infer:; do
+		name=${spec%%:*}
+		rest=${spec#*:}
+		model=$MODELS/${rest%%:*}.onnx
+		size=${rest#*:}
+		ref=$MODELS/ref/$name
+		out=$scratch/$name
+		args=()
+		for f in "$ref"/in/*.npy; do
+			args+=(--input "$(basename "$f" .npy)=$f")
+		done
+		# BlazeFace sanitized; PP-OCR's GMACs on the reference ops would
+		# take minutes under ASan, so it runs the unsanitized build.
+		run=$NPU_RUN
+		[ "${name#ppocr}" != "$name" ] && run=$NPU_RUN_FAST
+		log=$("$run" "$model" "${args[@]}" --output-dir "$out" --quiet 2>&1)
+		rc=$?
+		if [ $rc = 3 ] && [ "${name#ppocr-}" != cls ] && [ "${name#blazeface}" = "$name" ]; then
+			skip "model $name" "$(tail -1 <<<"$log" | sed 's/^npu-run: [^:]*: //' | cut -c1-160)"
+			continue
+		fi
+		if [ $rc != 0 ]; then
+			notok "model $name: npu-run (exit $rc)"
+			sed 's/^/#   /' <<<"$log" | head -20
+			continue
+		fi
+		good=1
+		if [ -n "$size" ]; then
+			chk=$("$VNPU_MODELS_TOOL" blazeface-check "$MODELS/images/astronaut.png" "$size" \
+				"$out" "$ref/out" 2>&1) || good=0
+		else
+			chk=
+			for f in "$ref"/out/*.npy; do
+				chk+=$("$VNPU_MODELS_TOOL" compare "$out/$(basename "$f")" "$f" 2>&1) ||
+					good=0
+				chk+=$'\n'
+			done
+		fi
+		if [ $good = 1 ]; then
+			ok "model $name on the CPU fallback matches onnxruntime"
+		else
+			notok "model $name on the CPU fallback against onnxruntime"
+		fi
+		sed 's/^/#   /' <<<"$chk"
+	done
+else
+	skip "real models" "no $MODELS/ref or $VNPU_MODELS_TOOL (make models)"
 fi
 
 echo "1..$n"

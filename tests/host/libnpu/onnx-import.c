@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -395,6 +396,105 @@ static void test_gemm_alpha_shared(void **state)
 	mb_free(&b);
 }
 
+/*
+ * Data movement: each op once with the output shape its constant
+ * attributes and inputs imply, and once with something it must refuse,
+ * saying why.  (Values are checked by npu-run's node tests.)
+ */
+struct move_case {
+	const char *op, *ins, *outs;
+	const char *attr;		/* one attribute spec or NULL */
+	const char *k1, *k2;		/* int64 initializers "a", "b": "v,v,..." */
+	int want_rank;			/* output 0; 0: an error */
+	int64_t want[6];
+	const char *msg;
+};
+
+static size_t parse_i64s(const char *s, int64_t *v)
+{
+	size_t n = 0;
+	char *dup = strdup(s), *tok;
+
+	assert_non_null(dup);
+	for (tok = strtok(dup, ","); tok && n < 8; tok = strtok(NULL, ","))
+		v[n++] = strtoll(tok, NULL, 0);
+	free(dup);
+	return n;
+}
+
+static void test_data_movement(void **state)
+{
+	static const struct move_case cases[] = {
+		{ "Transpose", "x", "y", "perm=ints:0,2,3,1", NULL, NULL, 4, { 2, 4, 4, 3 }, NULL },
+		{ "Transpose", "x", "y", "perm=ints:0,0,1,2", NULL, NULL, 0, { 0 }, "no permutation" },
+		{ "Concat", "x,x", "y", "axis=i:1", NULL, NULL, 4, { 2, 6, 4, 4 }, NULL },
+		{ "Concat", "x,a", "y", "axis=i:1", "1,2", NULL, 0, { 0 }, "cannot be an operand" },
+		{ "Slice", "x,a,b,k", "y", NULL, "1", "100", 4, { 2, 3, 3, 4 }, NULL },
+		{ "Slice", "x,a,b,k,s", "y", NULL, "0", "4", 4, { 2, 3, 2, 4 }, NULL },
+		{ "Slice", "x,a,b,k,z", "y", NULL, "0", "4", 0, { 0 }, "bad step 0" },
+		{ "Slice", "x,a,b,k", "y", NULL, "9", "100", 0, { 0 }, "empty" },
+		{ "Pad", "x,a", "y", NULL, "0,0,1,-1,0,0,2,0", NULL, 4, { 2, 3, 7, 3 }, NULL },
+		{ "Pad", "x,a", "y", NULL, "0,0,-4,0,0,0,2,0", NULL, 0, { 0 }, "cropped away" },
+		{ "Pad", "x,a", "y", NULL, "0,0,0x10000000000,0,0,0,0,0", NULL, 0, { 0 },
+		  "no valid dimension" },
+		{ "Pad", "x,a", "y", NULL, "1,2", NULL, 0, { 0 }, "2 pads for rank 4" },
+		{ "Expand", "x,a", "y", NULL, "3,1,1,1,1", NULL, 5, { 3, 2, 3, 4, 4 }, NULL },
+		{ "Expand", "x,a", "y", NULL, "5", NULL, 0, { 0 }, "do not broadcast" },
+		{ "Tile", "x,a", "y", NULL, "1,2,1,3", NULL, 4, { 2, 6, 4, 12 }, NULL },
+		{ "Tile", "x,a", "y", NULL, "1,0x10000000000,1,1", NULL, 0, { 0 }, "bad repeat" },
+		{ "SpaceToDepth", "x", "y", "blocksize=i:2", NULL, NULL, 4, { 2, 12, 2, 2 }, NULL },
+		{ "SpaceToDepth", "x", "y", "blocksize=i:3", NULL, NULL, 0, { 0 }, "multiples" },
+		{ "DepthToSpace", "x", "y", "blocksize=i:2", NULL, NULL, 0, { 0 }, "blocksize^2" },
+		{ "Resize", "x,-,-,a", "y", NULL, "2,3,8,6", NULL, 4, { 2, 3, 8, 6 }, NULL },
+		{ "Resize", "x,-,-,a", "y", NULL, "4,3,8,6", NULL, 0, { 0 }, "resizing N or C" },
+		{ "Resize", "x", "y", NULL, NULL, NULL, 0, { 0 }, "exactly one of scales and sizes" },
+		{ "Split", "x,a", "y,z", "axis=i:2", "1,3", NULL, 4, { 2, 3, 1, 4 }, NULL },
+		{ "Split", "x,a", "y,z", "axis=i:2", "1,4", NULL, 0, { 0 }, "does not fit" },
+		{ "Cast", "x", "y", "to=i:10", NULL, NULL, 4, { 2, 3, 4, 4 }, NULL },
+		{ "Cast", "x", "y", "to=i:7", NULL, NULL, 0, { 0 }, "not supported" },
+	};
+	static const int64_t dx[4] = { 2, 3, 4, 4 };
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct move_case *c = &cases[i];
+		struct npu_onnx_model *m;
+		struct npu_onnx_io io;
+		int64_t v[8];
+		struct mb b;
+		int k;
+
+		mb_init(&b, 13);
+		input(&b, "x", 4, dx);
+		if (c->k1)
+			init_i64(&b, "a", v, parse_i64s(c->k1, v));
+		if (c->k2)
+			init_i64(&b, "b", v, parse_i64s(c->k2, v));
+		if (!strcmp(c->op, "Slice")) {
+			init_i64(&b, "k", (const int64_t[]){ 2 }, 1);
+			init_i64(&b, "s", (const int64_t[]){ 2 }, 1);
+			init_i64(&b, "z", (const int64_t[]){ 0 }, 1);
+		}
+		nodef(&b, c->op, "mv", c->ins, c->outs, c->attr, (const char *)NULL);
+		output(&b, "y");
+		if (strchr(c->outs, ','))
+			output(&b, "z");
+		m = load(&b, NULL, c->want_rank ? 0 : -EINVAL, c->msg);
+		if (c->want_rank) {
+			assert_int_equal(npu_onnx_output(m, 0, &io), 0);
+			if ((int)io.rank != c->want_rank)
+				fail_msg("%s: rank %u, want %d", c->op, io.rank, c->want_rank);
+			for (k = 0; k < c->want_rank; k++)
+				if (io.dims[k] != c->want[k])
+					fail_msg("%s: dim %d is %u, want %lld", c->op, k, io.dims[k],
+						 (long long)c->want[k]);
+			npu_onnx_free(m);
+		}
+		mb_free(&b);
+	}
+}
+
 static void test_hostile(void **state)
 {
 	static const int64_t d2[2] = { 2, 3 }, huge[2] = { 1ll << 40, 3 };
@@ -428,9 +528,9 @@ static void test_hostile(void **state)
 	/* an unsupported op names node and op */
 	mb_init(&b, 13);
 	input(&b, "x", 2, d2);
-	nodef(&b, "Transpose", "tr", "x", "y", (const char *)NULL);
+	nodef(&b, "NonZero", "nz", "x", "y", (const char *)NULL);
 	output(&b, "y");
-	load(&b, NULL, -EINVAL, "node 'tr' (Transpose): op not supported");
+	load(&b, NULL, -EINVAL, "node 'nz' (NonZero): op not supported");
 	mb_free(&b);
 
 	/* a cycle */
@@ -526,6 +626,7 @@ int main(void)
 		cmocka_unit_test(test_net),
 		cmocka_unit_test(test_shape_arith),
 		cmocka_unit_test(test_gemm_alpha_shared),
+		cmocka_unit_test(test_data_movement),
 		cmocka_unit_test(test_hostile),
 	};
 

@@ -498,6 +498,195 @@ static void test_layout_plan(void **state)
 	npu_runtime_free(rt[1]);
 }
 
+/*
+ * Data movement, as BlazeFace's exporter writes it: an NHWC input
+ * transposed to NCHW, a 1x1 convolution, channels appended from a
+ * constant (CONCAT), a constant-bordered pad and a crop (COPY), and the
+ * transpose back.  Both layout plans must give what C computes here: with
+ * the NHWC plan the moves work on views of NHWC storage.
+ */
+static void test_data_movement(void **state)
+{
+	enum { H = 5, W = 7, C = 3, E = 2, CO = C + E };
+	static const uint32_t dx[4] = { 1, H, W, C }, dt[4] = { 1, C, H, W },
+		dw[4] = { C, C, 1, 1 }, dk[4] = { 1, E, H, W }, dc[4] = { 1, CO, H, W },
+		dp[4] = { 1, CO, H + 2, W + 2 }, dy[4] = { 1, H, W, CO };
+	float x[H * W * C], w[C * C], k[E * H * W], y[2][H * W * CO], want[H * W * CO];
+	struct npu_op_params conv = { .kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
+			.dilation = { 1, 1 }, .groups = 1 } },
+		pad = { .kind = NPU_OP_COPY, .copy = { .border = NPU_COPY_BORDER_CONSTANT,
+			.fill = 0.5f, .offset = { 0, 0, 1, 1 } } },
+		crop = { .kind = NPU_OP_COPY };
+	struct npu_node_desc tr = { .kind = NPU_NODE_TRANSPOSE, .num_inputs = 1,
+				    .transpose.perm = { 0, 3, 1, 2 } };
+	uint32_t vx, vy, vw, vk, t[5];
+	struct npu_runtime *rt[2];
+	struct npu_graph *g;
+	int i, h, x0, c, j;
+
+	(void)state;
+	fill(x, sizeof(x) / 4, 61);
+	fill(w, sizeof(w) / 4, 62);
+	fill(k, sizeof(k) / 4, 63);
+	/* y[h][w][c]: the padded map's top-left H x W window */
+	for (h = 0; h < H; h++)
+		for (x0 = 0; x0 < W; x0++)
+			for (c = 0; c < CO; c++) {
+				float v = 0.5f;
+
+				if (h && x0 && c < C) {
+					v = 0.0f;
+					for (j = 0; j < C; j++)
+						v += w[c * C + j] * x[((h - 1) * W + x0 - 1) * C + j];
+				} else if (h && x0) {
+					v = k[((c - C) * H + h - 1) * W + x0 - 1];
+				}
+				want[(h * W + x0) * CO + c] = v;
+			}
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 4, dx, NPU_VALUE_INPUT, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 4, dy, NPU_VALUE_OUTPUT, NULL);
+	vw = val(g, "w", NPU_DTYPE_FP32, 4, dw, 0, w);
+	vk = val(g, "k", NPU_DTYPE_FP32, 4, dk, 0, k);
+	t[0] = val(g, "t0", NPU_DTYPE_FP32, 4, dt, 0, NULL);
+	t[1] = val(g, "t1", NPU_DTYPE_FP32, 4, dt, 0, NULL);
+	t[2] = val(g, "t2", NPU_DTYPE_FP32, 4, dc, 0, NULL);
+	t[3] = val(g, "t3", NPU_DTYPE_FP32, 4, dp, 0, NULL);
+	t[4] = val(g, "t4", NPU_DTYPE_FP32, 4, dc, 0, NULL);
+	tr.inputs = &vx;
+	tr.output = t[0];
+	assert_int_equal(npu_graph_add_node(g, &tr, NULL), 0);
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = conv, .num_inputs = 2,
+		.inputs = (uint32_t[]){ t[0], vw }, .output = t[1] }, NULL), 0);
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){
+		.kind = NPU_NODE_CONCAT, .concat.axis = 1, .num_inputs = 2,
+		.inputs = (uint32_t[]){ t[1], vk }, .output = t[2] }, NULL), 0);
+	node(g, "pad", &pad, 1, &t[2], t[3]);
+	node(g, "crop", &crop, 1, &t[3], t[4]);
+	memcpy(tr.transpose.perm, (uint32_t[]){ 0, 2, 3, 1 }, 16);
+	tr.inputs = &t[4];
+	tr.output = vy;
+	assert_int_equal(npu_graph_add_node(g, &tr, NULL), 0);
+	for (i = 0; i < 6; i++)
+		assert_int_equal(npu_graph_node_supported(g, (uint32_t)i, NULL, NULL), 1);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt[0]), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, NPU_COMPILE_NCHW_ONLY, &rt[1]), 0);
+	npu_graph_free(g);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(npu_runtime_setup(rt[i], 2, (uint32_t[]){ vx, vy },
+						   (void *[]){ x, y[i] }), 0);
+		assert_int_equal(npu_runtime_run(rt[i], NULL, NPU_TIMEOUT_INFINITE), 0);
+		assert_close(y[i], want, H * W * CO, 1e-6f);
+		assert_int_equal(where(rt[i], 2), NPU_WHERE_CPU);
+		npu_runtime_free(rt[i]);
+	}
+}
+
+/*
+ * SLICE with negative and non-unit steps, of a value the NHWC plan stores
+ * NHWC (a convolution's result): y[c][h][w] = t[C-1-c][h][1+2w].
+ */
+static void test_slice_steps(void **state)
+{
+	enum { H = 3, W = 7, C = 4, WO = 3 };
+	static const uint32_t dx[4] = { 1, C, H, W }, dw[4] = { C, C, 1, 1 },
+		dy[4] = { 1, C, H, WO };
+	float x[C * H * W], w[C * C], y[2][C * H * WO], want[C * H * WO];
+	struct npu_op_params conv = { .kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
+			.dilation = { 1, 1 }, .groups = 1 } };
+	struct npu_node_desc sl = { .kind = NPU_NODE_SLICE, .num_inputs = 1,
+				    .slice = { .start = { 0, C - 1, 0, 1 },
+					       .step = { 1, -1, 1, 2 } } };
+	uint32_t vx, vy, vw, t;
+	struct npu_runtime *rt[2];
+	struct npu_graph *g;
+	int i, c, h, x0, j;
+
+	(void)state;
+	fill(x, sizeof(x) / 4, 71);
+	fill(w, sizeof(w) / 4, 72);
+	for (c = 0; c < C; c++)
+		for (h = 0; h < H; h++)
+			for (x0 = 0; x0 < WO; x0++) {
+				float v = 0.0f;
+
+				for (j = 0; j < C; j++)
+					v += w[(C - 1 - c) * C + j] * x[(j * H + h) * W + 1 + 2 * x0];
+				want[(c * H + h) * WO + x0] = v;
+			}
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 4, dx, NPU_VALUE_INPUT, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 4, dy, NPU_VALUE_OUTPUT, NULL);
+	vw = val(g, "w", NPU_DTYPE_FP32, 4, dw, 0, w);
+	t = val(g, "t", NPU_DTYPE_FP32, 4, dx, 0, NULL);
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = conv, .num_inputs = 2,
+		.inputs = (uint32_t[]){ vx, vw }, .output = t }, NULL), 0);
+	sl.inputs = &t;
+	sl.output = vy;
+	assert_int_equal(npu_graph_add_node(g, &sl, NULL), 0);
+	assert_int_equal(npu_graph_node_supported(g, 1, NULL, NULL), 1);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt[0]), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, NPU_COMPILE_NCHW_ONLY, &rt[1]), 0);
+	npu_graph_free(g);
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(npu_runtime_setup(rt[i], 2, (uint32_t[]){ vx, vy },
+						   (void *[]){ x, y[i] }), 0);
+		assert_int_equal(npu_runtime_run(rt[i], NULL, NPU_TIMEOUT_INFINITE), 0);
+		assert_close(y[i], want, C * H * WO, 1e-6f);
+		npu_runtime_free(rt[i]);
+	}
+}
+
+/* Data-movement nodes whose shapes do not fit are refused at compile. */
+static void test_data_movement_errors(void **state)
+{
+	static const uint32_t d23[2] = { 2, 3 }, d32[2] = { 3, 2 }, d33[2] = { 3, 3 },
+		d25[2] = { 2, 5 };
+	struct npu_node_desc n = { .kind = NPU_NODE_TRANSPOSE, .num_inputs = 1 };
+	struct npu_runtime *rt = NULL;
+	struct npu_graph *g;
+	uint32_t a, b, y;
+
+	(void)state;
+	/* perm repeats an axis */
+	assert_int_equal(npu_graph_create(&g), 0);
+	a = val(g, "a", NPU_DTYPE_FP32, 2, d23, NPU_VALUE_INPUT, NULL);
+	y = val(g, "y", NPU_DTYPE_FP32, 2, d32, NPU_VALUE_OUTPUT, NULL);
+	n.inputs = &a;
+	n.output = y;
+	n.transpose.perm[0] = 1;
+	n.transpose.perm[1] = 1;
+	assert_int_equal(npu_graph_add_node(g, &n, NULL), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -EINVAL);
+	assert_non_null(strstr(npu_graph_error(g), "TRANSPOSE"));
+	assert_int_equal(npu_graph_node_supported(g, 0, NULL, NULL), -EINVAL);
+	npu_graph_free(g);
+	/* concatenated dims do not add up, or another dim differs */
+	assert_int_equal(npu_graph_create(&g), 0);
+	a = val(g, "a", NPU_DTYPE_FP32, 2, d23, NPU_VALUE_INPUT, NULL);
+	b = val(g, "b", NPU_DTYPE_FP32, 2, d33, NPU_VALUE_INPUT, NULL);
+	y = val(g, "y", NPU_DTYPE_FP32, 2, d25, NPU_VALUE_OUTPUT, NULL);
+	n = (struct npu_node_desc){ .kind = NPU_NODE_CONCAT, .num_inputs = 2,
+				    .inputs = (uint32_t[]){ a, b }, .output = y,
+				    .concat.axis = 1 };
+	assert_int_equal(npu_graph_add_node(g, &n, NULL), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -EINVAL);
+	assert_non_null(strstr(npu_graph_error(g), "CONCAT"));
+	npu_graph_free(g);
+	/* a slice reading past X's end */
+	assert_int_equal(npu_graph_create(&g), 0);
+	a = val(g, "a", NPU_DTYPE_FP32, 2, d23, NPU_VALUE_INPUT, NULL);
+	y = val(g, "y", NPU_DTYPE_FP32, 2, d23, NPU_VALUE_OUTPUT, NULL);
+	n = (struct npu_node_desc){ .kind = NPU_NODE_SLICE, .num_inputs = 1, .inputs = &a,
+				    .output = y, .slice = { .start = { 0, 1 }, .step = { 1, 1 } } };
+	assert_int_equal(npu_graph_add_node(g, &n, NULL), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -EINVAL);
+	assert_non_null(strstr(npu_graph_error(g), "reads outside X"));
+	npu_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -507,6 +696,9 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_bind_and_dead),
 		cmocka_unit_test(test_layout_plan),
+		cmocka_unit_test(test_data_movement),
+		cmocka_unit_test(test_slice_steps),
+		cmocka_unit_test(test_data_movement_errors),
 	};
 
 	return cmocka_run_group_tests_name("graph", tests, NULL, NULL);
