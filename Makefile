@@ -43,7 +43,7 @@ Q := @
 .PHONY: all deps qemu kernel module libnpu guest-bin initramfs \
 	check check-host check-fuzz check-qtest check-kunit check-guest check-static \
 	check-dkms check-deb \
-	check-debug debug-kernel debug-module debug-initramfs models \
+	check-debug debug-kernel debug-module debug-initramfs models models-initramfs \
 	check-summary demo shell bench fuzz onnx-report clean-results help
 
 all: qemu module initramfs
@@ -82,9 +82,33 @@ initramfs: module guest-bin
 		--init tests/guest/init.sh \
 		-o $(GUEST)/initramfs.cpio.gz
 
-GUEST_RUN = krel=$$($(S)/kernel.sh) && $(S)/guest-run.py --qemu $(QEMU) \
-	--kernel $(VNPU_CACHE)/kernel/$$krel/root/boot/vmlinuz-$$krel \
-	--initrd $(GUEST)/initramfs.cpio.gz
+# The real models and their references (make models), as a data archive
+# for the guest's /models.  Only the boots that run them (check-guest, demo)
+# get it, put in front of the base initramfs in one initrd: the kernel
+# unpacks concatenated archives in turn.  It is uncompressed (the weights
+# barely compress; the guest unpacks it as fast either way) and rebuilt only
+# when something under $(MODELS_DIR) changed (Documentation/platform.rst).
+MODELS_DIR := $(VNPU_CACHE)/models
+MODELS_DATA := $(GUEST)/models-data.cpio
+MODELS_INITRD := $(GUEST)/initramfs-models.img
+MODELS_DATA_DIRS := blazeface ppocr images ref
+# check-guest needs the models unless VNPU_TESTS picks no t-model-* test.
+GUEST_WANTS_MODELS := $(if $(VNPU_TESTS),$(filter t-model-%,$(VNPU_TESTS)),yes)
+
+models-initramfs: models initramfs
+	$(Q)if [ ! -f $(MODELS_DATA) ] || [ $(S)/mkinitramfs.py -nt $(MODELS_DATA) ] || \
+	    [ -n "$$(find $(addprefix $(MODELS_DIR)/,$(MODELS_DATA_DIRS)) -newer $(MODELS_DATA) | head -n 1)" ]; then \
+		$(S)/mkinitramfs.py --compress none \
+			$(foreach d,$(MODELS_DATA_DIRS),--data models/$(d)=$(MODELS_DIR)/$(d)) \
+			-o $(MODELS_DATA); \
+	fi
+	$(Q)cat $(MODELS_DATA) $(GUEST)/initramfs.cpio.gz > $(MODELS_INITRD).tmp && \
+		mv $(MODELS_INITRD).tmp $(MODELS_INITRD)
+
+GUEST_BOOT = krel=$$($(S)/kernel.sh) && $(S)/guest-run.py --qemu $(QEMU) \
+	--kernel $(VNPU_CACHE)/kernel/$$krel/root/boot/vmlinuz-$$krel
+GUEST_RUN = $(GUEST_BOOT) --initrd $(GUEST)/initramfs.cpio.gz
+GUEST_RUN_MODELS = $(GUEST_BOOT) --initrd $(MODELS_INITRD)
 
 ## check: every test layer; ends with one "N passed, N failed" line
 # One line per layer says where a long run is (step counter, elapsed
@@ -148,9 +172,10 @@ check-kunit: deps
 	$(Q)$(S)/kunit.sh $(RESULTS)/kunit.tap
 
 ## check-guest: boot Debian's 6.12 kernel with vnpu.ko and run the guest tests
-check-guest: qemu initramfs
+check-guest: qemu initramfs $(if $(GUEST_WANTS_MODELS),models-initramfs)
 	$(Q)mkdir -p $(RESULTS)
-	$(Q)$(GUEST_RUN) --log $(GUEST)/console-check.log --results $(RESULTS)/guest.tap \
+	$(Q)$(if $(GUEST_WANTS_MODELS),$(GUEST_RUN_MODELS),$(GUEST_RUN)) \
+		--log $(GUEST)/console-check.log --results $(RESULTS)/guest.tap \
 		--timeout $(GUEST_TIMEOUT) $(if $(VNPU_TESTS),--tests $(VNPU_TESTS))
 
 ## check-debug: the guest suite on a debug kernel built from linux-source-6.12
@@ -204,9 +229,13 @@ check-deb: kernel
 	$(Q)mkdir -p $(RESULTS)
 	$(Q)$(S)/deb-test.sh $(RESULTS)/deb.tap
 
-## demo: boot the guest and show the stack running
-demo: qemu initramfs
-	$(Q)$(GUEST_RUN) --mode demo --log $(GUEST)/console-demo.log --timeout 600
+## demo: boot the guest and show the stack running: the MLP self-check,
+## then BlazeFace and PP-OCR on real images; the annotated images land in
+## $(VNPU_BUILD)/demo
+demo: qemu models-initramfs
+	$(Q)rm -rf $(VNPU_BUILD)/demo
+	$(Q)$(GUEST_RUN_MODELS) --mode demo --log $(GUEST)/console-demo.log --timeout 1200 \
+		--out-dir $(VNPU_BUILD)/demo
 
 ## shell: boot the same guest to an interactive shell (poweroff -f to leave)
 shell: qemu initramfs

@@ -2,7 +2,7 @@
 # Guest init (busybox).  The kernel command line selects what to do:
 #   vnpu.mode=test   run every /tests/t-* (or those in vnpu.tests=a,b) as TAP
 #   vnpu.mode=bench  run every /tests/b-*
-#   vnpu.mode=demo   run /tests/demo
+#   vnpu.mode=demo   run /tests/demo (framed by VNPU-DEMO-BEGIN/END rc=N)
 #   vnpu.mode=shell  interactive shell
 # Each test's output is framed by VNPU-TEST-BEGIN/END lines that the host
 # harness (scripts/guest-run.py) parses; the guest then powers off.
@@ -71,7 +71,10 @@ test|bench)
 	echo "VNPU-ALL-DONE"
 	;;
 demo)
-	/tests/demo
+	# The harness shows what is between the markers and fails on rc != 0.
+	echo "VNPU-DEMO-BEGIN"
+	/tests/demo 2>&1
+	echo "VNPU-DEMO-END rc=$?"
 	echo "VNPU-ALL-DONE"
 	;;
 shell)

@@ -1,0 +1,120 @@
+# SPDX-License-Identifier: MIT
+# Shared by the real-model guest tests (t-model-*) and the demo
+# (models-demo); sourced, busybox sh.  The model data is at $MODELS (the
+# archive `make check-guest` and `make demo` append to the initramfs, laid
+# out like $VNPU_CACHE/models: Documentation/models.rst).
+
+MODELS=${VNPU_MODELS:-/models}
+BIN=${VNPU_TESTS_DIR:-/tests}
+NPU_RUN=$BIN/npu-run
+VNPU_MODELS_TOOL=$BIN/vnpu-models
+# The one list of the models expected to pass on the device today; the
+# others run too, their failures reported as TAP TODO (known failures).
+EXPECTED=$BIN/models-expected-pass
+# npu-run's timed runs per model; the latency reported is their median.
+ITERATIONS=${VNPU_MODEL_ITERATIONS:-3}
+
+model_file() {
+	case $1 in
+	blazeface-front) echo "$MODELS/blazeface/face_detection_front_128x128_barracuda.onnx" ;;
+	blazeface-back) echo "$MODELS/blazeface/face_detection_back_256x256_barracuda.onnx" ;;
+	ppocr-det) echo "$MODELS/ppocr/ch_PP-OCRv4_det_infer.onnx" ;;
+	ppocr-cls) echo "$MODELS/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx" ;;
+	ppocr-rec) echo "$MODELS/ppocr/ch_PP-OCRv4_rec_infer.onnx" ;;
+	*) return 1 ;;
+	esac
+}
+
+# The graph input's name, and the reference input file (ref.js's naming).
+model_input() {
+	case $1 in
+	blazeface-*) echo "input:0" ;;
+	ppocr-*) echo x ;;
+	esac
+}
+
+model_ref_input() {
+	case $1 in
+	blazeface-*) echo "$MODELS/ref/$1/in/input_0.npy" ;;
+	ppocr-*) echo "$MODELS/ref/$1/in/x.npy" ;;
+	esac
+}
+
+# The output the per-model comparison reads (BlazeFace: all four, by
+# blazeface-check).
+model_ref_output() {
+	case $1 in
+	ppocr-det) echo sigmoid_0.tmp_0.npy ;;
+	ppocr-cls) echo softmax_0.tmp_0.npy ;;
+	ppocr-rec) echo softmax_11.tmp_0.npy ;;
+	esac
+}
+
+blazeface_size() {
+	case $1 in
+	blazeface-front) echo 128 ;;
+	blazeface-back) echo 256 ;;
+	esac
+}
+
+model_expected() {
+	[ -f "$EXPECTED" ] && sed 's/#.*//; s/[[:space:]]//g' "$EXPECTED" | grep -qx "$1"
+}
+
+# run_model NAME INPUT.npy OUTDIR: the model on the device with npu-run,
+# timed (ITERATIONS runs) and profiled.  Sets
+#   RUN_RC      npu-run's exit status (0 ran, 3 cannot be imported or
+#               compiled yet, anything else failed)
+#   RUN_LOG     its whole output
+#   RUN_WHY     why it failed: npu-run's last error line
+#   RUN_DEV RUN_NODES  nodes on the device, of all nodes that run
+#   RUN_MACS_PCT RUN_MACS  share of the MACs on the device, all MACs
+#   RUN_MS      median latency in ms
+run_model() {
+	RUN_DEV='' RUN_NODES='' RUN_MACS_PCT='' RUN_MACS='' RUN_MS='' RUN_WHY=''
+	rm -rf "$3"
+	RUN_LOG=$("$NPU_RUN" "$(model_file "$1")" --input "$(model_input "$1")=$2" \
+		--iterations "$ITERATIONS" --profile --output-dir "$3" 2>&1)
+	RUN_RC=$?
+	# shellcheck disable=SC2046
+	set -- $(echo "$RUN_LOG" | sed -n \
+		's/^split: \([0-9]*\) of \([0-9]*\) nodes on the device, \([0-9.]*\)% of \([0-9]*\) MACs$/\1 \2 \3 \4/p')
+	RUN_DEV=$1 RUN_NODES=$2 RUN_MACS_PCT=$3 RUN_MACS=$4
+	RUN_MS=$(echo "$RUN_LOG" | sed -n 's/^latency: median \([0-9.]*\) ms.*/\1/p')
+	if [ "$RUN_RC" = 0 ] && ! echo "$RUN_LOG" | grep -q '^model .*, on the NPU$'; then
+		RUN_RC=1
+		RUN_WHY="did not run on the NPU (no device?)"
+	elif [ "$RUN_RC" != 0 ]; then
+		RUN_WHY=$(echo "$RUN_LOG" | grep '^npu-run: ' | tail -n 1)
+		[ -n "$RUN_WHY" ] || RUN_WHY="npu-run exited with status $RUN_RC"
+	fi
+	[ "$RUN_RC" = 0 ]
+}
+
+# Why the model did not run, without npu-run's prefix and the model's path.
+run_reason() {
+	echo "$RUN_WHY" | sed "s|^npu-run: ||; s|^$(model_file "$1"): ||"
+}
+
+# One line on how a run went: where it ran and how fast.
+run_summary() {
+	echo "$RUN_DEV of $RUN_NODES nodes on the device ($RUN_MACS_PCT% of $RUN_MACS MACs), median $RUN_MS ms over $ITERATIONS runs"
+}
+
+# max abs diff from a vnpu-models *-check or compare output (its last one).
+max_abs_diff() {
+	echo "$1" | sed -n 's/.*max abs diff \([^ ]*\).*/\1/p' | tail -n 1
+}
+
+# larger of two max abs diffs (as awk reads numbers, inf included)
+max_of() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || a + 0 >= b + 0) print a; else print b }'
+}
+
+# send_file PATH: hand a file to the host over the console
+# (scripts/guest-run.py --out-dir decodes it).
+send_file() {
+	echo "VNPU-FILE-BEGIN ${1##*/} $(wc -c < "$1") $(sha256sum "$1" | cut -d' ' -f1)"
+	base64 "$1"
+	echo "VNPU-FILE-END ${1##*/}"
+}
