@@ -2,8 +2,9 @@
 /*
  * The device's fast compute engine: GEMM and convolution through packed,
  * cache-blocked kernels (OpenBLAS sgemm for fp32, our own VNNI kernel for
- * int8), everything else through the reference implementation, which is
- * memory bound for those ops anyway.  See Documentation/ops.rst for the
+ * int8), the per-element ops through vnpu_engine_elt.c, most others
+ * through the reference implementation, which is memory bound for those
+ * ops anyway.  See Documentation/ops.rst for the
  * measurements behind these choices.
  */
 #include <errno.h>
@@ -116,16 +117,18 @@ static int f32_epilogue(unsigned int act, float alpha, float beta,
 			const struct vnpu_tv *bias, uint32_t ch0, float *y,
 			int ld, uint32_t m, uint32_t n, struct vnpu_run_ctx *rc)
 {
-	float *bv = NULL;
+	float *bv = NULL, *sv = NULL, one;
 	uint32_t i, j;
 
 	if (bias->p) {
-		bv = vnpu_run_alloc(rc, sizeof(float) * n);
+		/* Shifts (or the bias), then scales for a [2, N] operand. */
+		bv = vnpu_run_alloc(rc, sizeof(float) * n * (bias->rank == 2 ? 2 : 1));
 		if (!bv)
 			return -ENOMEM;
+		if (bias->rank == 2)
+			sv = bv + n;
 		for (j = 0; j < n; j++)
-			bv[j] = vnpu_ld(bias, bias->p + (int64_t)(ch0 + j) *
-					bias->st[0] * bias->esize, 0);
+			vnpu_bias_at(bias, ch0 + j, sv ? &sv[j] : &one, &bv[j]);
 	}
 	for (i = 0; i < m; i++) {
 		float *r = y + (size_t)i * ld;
@@ -135,7 +138,10 @@ static int f32_epilogue(unsigned int act, float alpha, float beta,
 			return -ECANCELED;
 		}
 		/* No "+ 0.0f" without a bias: it would turn -0 into +0. */
-		if (bv)
+		if (sv)
+			for (j = 0; j < n; j++)
+				r[j] = r[j] * sv[j] + bv[j];
+		else if (bv)
 			for (j = 0; j < n; j++)
 				r[j] += bv[j];
 		switch (act) {
@@ -250,9 +256,7 @@ static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
 			float v = cp[(size_t)i * ldc + j];
 			uint32_t ch = o->ch0 + j;
 
-			if (bias->p)
-				v += vnpu_ld(bias, bias->p + (int64_t)ch * bias->st[0] *
-					     bias->esize, 0);
+			v = vnpu_bias_apply(bias, ch, v);
 			vnpu_st(o->y, o->base + ((int64_t)i * o->sr + (int64_t)j * o->sc) *
 				o->y->esize, vnpu_act_ab(c->act, alpha, beta, v),
 				o->y->quant == VNPU_QUANT_CHANNEL ? ch : 0, c->round);
@@ -996,7 +1000,7 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 	int64_t *xoff = vnpu_run_alloc(rc, sizeof(int64_t) * co);
 	int32_t *wq = NULL, *xq = NULL, *bq = NULL;
 	uint32_t *acc = NULL;
-	float *wf = NULL, *xf = NULL, *facc = NULL, *bf = NULL, alpha;
+	float *wf = NULL, *xf = NULL, *facc = NULL, *bf = NULL, *sf = NULL, alpha;
 	float beta = vnpu_act_beta(c);
 	struct vnpu_epi *epi = NULL;
 	/* Per channel: fmult, and out_zp/lo/hi, when all are ONNX requant. */
@@ -1032,9 +1036,12 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 		if (!wf || !xf || !facc)
 			goto out;
 		if (bias->p) {
-			bf = vnpu_run_alloc(rc, sizeof(float) * co);
+			/* Shifts (or the bias), then scales for a [2, CO] operand. */
+			bf = vnpu_run_alloc(rc, sizeof(float) * co * (bias->rank == 2 ? 2 : 1));
 			if (!bf)
 				goto out;
+			if (bias->rank == 2)
+				sf = bf + co;
 		}
 	}
 	for (j = 0; j < co; j++) {
@@ -1066,7 +1073,9 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 			if (epi[j].mode != VNPU_EPI_REQUANT || epi[j].round != VNPU_ROUND_ONNX)
 				fastq = false;
 		} else if (bias->p) {
-			bf[j] = vnpu_ld(bias, bias->p + (int64_t)j * bias->st[0] * bias->esize, 0);
+			float one;
+
+			vnpu_bias_at(bias, j, sf ? &sf[j] : &one, &bf[j]);
 		}
 	}
 	for (b = 0; b < y->dims[0]; b++)
@@ -1160,7 +1169,9 @@ static int eng_dwconv(const struct vnpu_cmd_compute *c,
 			} else {
 				float v = facc[j];
 
-				if (bf)
+				if (sf)
+					v = v * sf[j] + bf[j];
+				else if (bf)
 					v += bf[j];
 				vnpu_st(y, p, vnpu_act_ab(c->act, alpha, beta, v),
 					y->quant == VNPU_QUANT_CHANNEL ? j : 0, c->round);
@@ -1211,6 +1222,8 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 	}
 	if (c->hdr.opcode == VNPU_OP_COPY)
 		return vnpu_eng_copy(c, t, rc);
+	if (vnpu_eng_elt_ok(c, info))
+		return vnpu_eng_elt(c, t, rc);
 	/* Tap tables for every output row and column, unless absurdly many. */
 	if (c->hdr.opcode == VNPU_OP_RESIZE &&
 	    (uint64_t)t[3].dims[1] + t[3].dims[2] <= VNPU_RESIZE_TAP_TABLE_MAX)

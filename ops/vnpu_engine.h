@@ -50,6 +50,18 @@ int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
 int vnpu_eng_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		    struct vnpu_run_ctx *rc);
 
+/* ---- ELTWISE and the per-element ops (vnpu_engine_elt.c) ------------- */
+
+/*
+ * vnpu_eng_elt() takes @c: ELTWISE, ACTIVATION, QUANTIZE or DEQUANTIZE
+ * without per-channel quantized operands.
+ */
+bool vnpu_eng_elt_ok(const struct vnpu_cmd_compute *c,
+		     const struct vnpu_op_info *info);
+/* Same results as the reference, bit for bit.  0 or -ECANCELED. */
+int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		 struct vnpu_run_ctx *rc);
+
 /* ---- int8 GEMM core (vnpu_engine_i8.c) -------------------------------- */
 
 /*

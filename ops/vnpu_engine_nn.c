@@ -112,7 +112,7 @@ int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
 	};
 	float alpha, beta = vnpu_act_beta(c);
 	uint32_t *tky = NULL, *tiy = NULL, *tkx = NULL, *tix = NULL;
-	float *wf = NULL, *xf = NULL, *facc = NULL, *bf = NULL;
+	float *wf = NULL, *xf = NULL, *facc = NULL, *bf = NULL, *sf = NULL;
 	int32_t *wi = NULL, *xi = NULL, *iacc = NULL, *bi = NULL;
 	struct vnpu_epi *epi = NULL;
 	uint32_t idx[4] = { 0 }, ci, co;
@@ -169,17 +169,22 @@ int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
 				}
 	}
 	if (bias->p) {
-		bf = quant ? NULL : vnpu_run_alloc(rc, 4ull * g.co);
+		/* Float: shifts (or the bias), then scales for [2, CO]. */
+		bf = quant ? NULL : vnpu_run_alloc(rc, 4ull * g.co *
+						   (bias->rank == 2 ? 2 : 1));
 		bi = quant ? vnpu_run_alloc(rc, 4ull * g.co) : NULL;
 		if (!bf && !bi)
 			goto out;
+		if (bf && bias->rank == 2)
+			sf = bf + g.co;
 		for (co = 0; co < g.co; co++) {
 			const uint8_t *p = bias->p + (int64_t)co * bias->st[0] * bias->esize;
+			float one;
 
 			if (quant)
 				memcpy(&bi[co], p, 4);
 			else
-				bf[co] = vnpu_ld(bias, p, 0);
+				vnpu_bias_at(bias, co, sf ? &sf[co] : &one, &bf[co]);
 		}
 	}
 	if (quant)
@@ -253,7 +258,9 @@ int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
 			} else {
 				float v = facc[co];
 
-				if (bf)
+				if (sf)
+					v = v * sf[co] + bf[co];
+				else if (bf)
 					v += bf[co];
 				vnpu_st(y, py, vnpu_act_ab(c->act, alpha, beta, v),
 					y->quant == VNPU_QUANT_CHANNEL ? co : 0, c->round);

@@ -515,6 +515,35 @@ void vnpu_epi_store(const struct vnpu_epi *e, const struct vnpu_tv *y,
 	}
 }
 
+bool vnpu_bias_at(const struct vnpu_tv *bias, uint32_t n, float *scale,
+		  float *shift)
+{
+	const uint8_t *p;
+
+	if (bias->rank == 1) {
+		*scale = 1.0f;
+		*shift = vnpu_ld(bias, bias->p + (int64_t)n * bias->st[0] *
+				 bias->esize, 0);
+		return false;
+	}
+	p = bias->p + (int64_t)n * bias->st[1] * bias->esize;
+	*scale = vnpu_ld(bias, p, 0);
+	*shift = vnpu_ld(bias, p + bias->st[0] * bias->esize, 0);
+	return true;
+}
+
+float vnpu_bias_apply(const struct vnpu_tv *bias, uint32_t n, float acc)
+{
+	float scale, shift;
+
+	if (!bias->p)
+		return acc;
+	/* A plain bias adds, with no multiply by 1 (the same result). */
+	if (vnpu_bias_at(bias, n, &scale, &shift))
+		return acc * scale + shift;
+	return acc + shift;
+}
+
 /* ---- Validation -------------------------------------------------------- */
 
 const struct vnpu_op_limits vnpu_op_limits_device = {
@@ -743,6 +772,8 @@ static uint32_t op_slots(unsigned int op)
 		return 0x0b | 0x400;
 	case VNPU_OP_ELTWISE:
 		return 0x0b;
+	case VNPU_OP_ACTIVATION:
+		return 0x09 | 0x200;
 	case VNPU_OP_LAYERNORM:
 		return 0x09 | 0x600;
 	default:
@@ -777,6 +808,16 @@ static int check_bias(const struct chk *k, uint32_t n)
 
 	if (!(k->info->present & 4))
 		return 0;
+	if (b->rank == 2 && !quant) {
+		/* [2, N]: a per-channel scale and shift in place of a bias. */
+		if (b->dims[0] != 2)
+			return bad(k, DIM_OFF(2, 0));
+		if (b->dims[1] != n || n > k->lim->channels)
+			return bad(k, DIM_OFF(2, 1));
+		if (!dt_is_float(b->dtype))
+			return bad(k, TOFF(2, dtype));
+		return 0;
+	}
 	if (b->rank != 1)
 		return bad(k, TOFF(2, rank));
 	if (b->dims[0] != n)
@@ -1083,6 +1124,33 @@ static int check_eltwise_shapes(const struct chk *k)
 	return 0;
 }
 
+/*
+ * ACTIVATION's optional t1, P [2, ...]: the scale P[0] and shift P[1],
+ * float, each broadcasting to X numpy-style and at most CHANNELS
+ * elements (a per-channel affine: BatchNormalization in one command).
+ */
+static int check_affine(const struct chk *k)
+{
+	const struct vnpu_tensor_desc *p = &k->c->t[1], *x = &k->c->t[0];
+	uint64_t n = 1;
+	int i, lead = x->rank - (p->rank - 1);
+
+	if (!dt_is_float(p->dtype))
+		return bad(k, TOFF(1, dtype));
+	if (p->rank < 2 || lead < 0)
+		return bad(k, TOFF(1, rank));
+	if (p->dims[0] != 2)
+		return bad(k, DIM_OFF(1, 0));
+	for (i = 1; i < p->rank; i++) {
+		if (p->dims[i] != 1 && p->dims[i] != x->dims[lead + i - 1])
+			return bad(k, DIM_OFF(1, i));
+		n *= p->dims[i];	/* <= P's element count, checked */
+	}
+	if (n > k->lim->channels)
+		return bad(k, TOFF(1, dims));
+	return 0;
+}
+
 /* Data-movement ops: their checks and reference (uses the helpers above). */
 #include "vnpu_ref_move.c"
 /* Ops whose code lives in their own files, #included at the end. */
@@ -1160,6 +1228,8 @@ static int check_ops(const struct chk *k)
 		}
 		return 0;
 	case VNPU_OP_ACTIVATION:
+		if ((info->present & 2) && (i = check_affine(k)))
+			return i;
 		if (c->act == VNPU_ACT_CLIP) {
 			float lo = f32_from_bits(c->attr.activation.clip_min);
 			float hi = f32_from_bits(c->attr.activation.clip_max);
@@ -1509,8 +1579,7 @@ static int ref_gemm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 					for (kk = 0; kk < k; kk++)
 						acc += vnpu_ld(a, pa + (i * sam + kk * sak) * a->esize, 0) *
 						       vnpu_ld(b, pb + (kk * sbk + j * sbn) * b->esize, 0);
-					if (bias->p)
-						acc += vnpu_ld(bias, bias->p + j * bias->st[0] * bias->esize, 0);
+					acc = vnpu_bias_apply(bias, j, acc);
 					vnpu_st(y, py, vnpu_act_ab(c->act, alpha, beta, acc),
 						chan_of(y, idx, r), c->round);
 				}
@@ -1576,8 +1645,7 @@ static int ref_conv(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			vnpu_epi_init(&e, c, x, w, y, co);
 			vnpu_epi_store(&e, y, tv_at(y, idx), (int32_t)acc, co);
 		} else {
-			if (bias->p)
-				facc += vnpu_ld(bias, bias->p + co * bias->st[0] * bias->esize, 0);
+			facc = vnpu_bias_apply(bias, co, facc);
 			vnpu_st(y, tv_at(y, idx), vnpu_act_ab(c->act, alpha, beta, facc),
 				y->quant == VNPU_QUANT_CHANNEL ? co : 0, c->round);
 		}
@@ -1689,24 +1757,52 @@ static int ref_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	return 0;
 }
 
-/* ACTIVATION, QUANTIZE, DEQUANTIZE: y = act(real(x)), converted. */
+void vnpu_affine_views(const struct vnpu_tv *p, struct vnpu_tv *scale,
+		       struct vnpu_tv *shift)
+{
+	int i;
+
+	*scale = *p;
+	scale->rank = (uint8_t)(p->rank - 1);
+	for (i = 0; i < scale->rank; i++) {
+		scale->dims[i] = p->dims[i + 1];
+		scale->st[i] = p->st[i + 1];
+	}
+	for (; i < VNPU_MAX_RANK; i++) {
+		scale->dims[i] = 0;
+		scale->st[i] = 0;
+	}
+	*shift = *scale;
+	shift->p = p->p + p->st[0] * p->esize;
+}
+
+/*
+ * ACTIVATION, QUANTIZE, DEQUANTIZE: y = act(real(x)), converted; with
+ * ACTIVATION's P, y = act(real(x) * scale + shift).
+ */
 static int ref_unary(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
                      struct vnpu_run_ctx *rc)
 {
-	struct vnpu_tv *x = &t[0], *y = &t[3];
+	struct vnpu_tv *x = &t[0], *y = &t[3], sc, sh;
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };
 	float alpha = f32_from_bits(c->act_alpha);
 	float beta = vnpu_act_beta(c);
 	float lo = f32_from_bits(c->attr.activation.clip_min);
 	float hi = f32_from_bits(c->attr.activation.clip_max);
+	bool affine = t[1].p != NULL;
 	int r = y->rank;
 
+	if (affine)
+		vnpu_affine_views(&t[1], &sc, &sh);
 	do {
 		float v;
 
 		if (vnpu_run_tick(rc, 1))
 			return -ECANCELED;
 		v = vnpu_ld(x, tv_at(x, idx), chan_of(x, idx, r));
+		if (affine)
+			v = v * vnpu_ld(&sc, tv_at_bcast(&sc, idx, r), 0) +
+			    vnpu_ld(&sh, tv_at_bcast(&sh, idx, r), 0);
 		v = c->act == VNPU_ACT_CLIP ? vnpu_clip(lo, hi, v) :
 		    vnpu_act_ab(c->act, alpha, beta, v);
 		vnpu_st(y, tv_at(y, idx), v, chan_of(y, idx, r), c->round);

@@ -215,6 +215,25 @@ float vnpu_act_beta(const struct vnpu_cmd_compute *c);
 float vnpu_clip(float lo, float hi, float x);
 /* ELTWISE POW: powf(), with exponents 2 and 0.5 as a * a and sqrtf(a). */
 float vnpu_pow(float a, float b);
+/*
+ * ACTIVATION's affine operand P [2, ...] (t1) as its two halves, the
+ * scale P[0] and the shift P[1], each of rank P.rank - 1.
+ */
+void vnpu_affine_views(const struct vnpu_tv *p, struct vnpu_tv *scale,
+		       struct vnpu_tv *shift);
+/*
+ * The float epilogue's per-channel step of GEMM, CONV2D, CONV_TRANSPOSE
+ * (t2 @bias bound, channel @n): a [N] bias gives @scale 1 and returns
+ * false; a [2, N] scale/shift operand gives its two values and returns
+ * true.
+ */
+bool vnpu_bias_at(const struct vnpu_tv *bias, uint32_t n, float *scale,
+		  float *shift);
+/*
+ * @acc + bias[n], or @acc * scale[n] + shift[n] (one multiply, then one
+ * add), or @acc without t2.
+ */
+float vnpu_bias_apply(const struct vnpu_tv *bias, uint32_t n, float acc);
 /* Real value -> saturated integer in [lo, hi] with the @round rule. */
 int32_t vnpu_quantize_f(float v, float scale, int32_t zp, int32_t lo,
 			int32_t hi, unsigned int round);

@@ -163,8 +163,7 @@ static int ref_convt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			vnpu_epi_init(&e, c, x, w, y, co);
 			vnpu_epi_store(&e, y, tv_at(y, idx), (int32_t)acc, co);
 		} else {
-			if (bias->p)
-				facc += vnpu_ld(bias, bias->p + co * bias->st[0] * bias->esize, 0);
+			facc = vnpu_bias_apply(bias, co, facc);
 			vnpu_st(y, tv_at(y, idx), vnpu_act_ab(c->act, alpha, beta, facc),
 				y->quant == VNPU_QUANT_CHANNEL ? co : 0, c->round);
 		}

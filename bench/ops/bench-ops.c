@@ -539,6 +539,57 @@ static void bench_reduce(struct flat *f, const char *what, int rank,
 }
 
 /*
+ * ELTWISE / ACTIVATION fp32 over a 1x64x64x64 NHWC tensor (the size of
+ * the elementwise ops of PP-OCR's classifier): Melem/s, GB/s of operand
+ * bytes read and written, and speed-up over the reference.  @chan: B is
+ * a [C] vector broadcast over N, H, W; @kind < 0: ACTIVATION @act, with
+ * @chan a per-channel scale and shift.
+ */
+static void bench_elt(struct flat *f, const char *what, int kind,
+		      unsigned int act, bool chan)
+{
+	uint32_t d[4] = { 1, 64, 64, 64 }, n = 64 * 64 * 64;
+	struct vnpu_cmd_compute c;
+	uint64_t cycles, bytes;
+	double t, tr;
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s fp32 64x64x64", what);
+	if (!wanted(name))
+		return;
+	f->next = 0;
+	memset(&c, 0, sizeof(c));
+	c.hdr.size = sizeof(c);
+	c.t[0] = td(VNPU_DT_FP32, 4, d, f_alloc(f, 4ull * n));
+	c.t[3] = td(VNPU_DT_FP32, 4, d, f_alloc(f, 4ull * n));
+	fill(f, c.t[0].va, 4ull * n, true);
+	bytes = 8ull * n;
+	if (kind >= 0) {
+		c.hdr.opcode = VNPU_OP_ELTWISE;
+		c.attr.eltwise.kind = (uint32_t)kind;
+		c.t[1] = chan ? td(VNPU_DT_FP32, 1, d + 3, f_alloc(f, 4ull * d[3])) :
+			 td(VNPU_DT_FP32, 4, d, f_alloc(f, 4ull * n));
+		fill(f, c.t[1].va, chan ? 4ull * d[3] : 4ull * n, true);
+		bytes += chan ? 4ull * d[3] : 4ull * n;
+	} else {
+		c.hdr.opcode = VNPU_OP_ACTIVATION;
+		c.act = (uint8_t)act;
+		if (chan) {
+			/* A batch normalization: P [2, C] scale and shift. */
+			uint32_t dp[2] = { 2, d[3] };
+
+			c.t[1] = td(VNPU_DT_FP32, 2, dp, f_alloc(f, 8ull * d[3]));
+			fill(f, c.t[1].va, 8ull * d[3], true);
+		}
+	}
+	t = time_cmd(f, &c, &cycles);
+	tr = time_ref(f, &c);
+	printf("%-34s %8.1f Melem/s  %.2f GB/s  %.3f ms  x%.1f vs reference  model %.3f ms\n",
+	       name, n / t * 1e-6, bytes / t * 1e-9, t * 1e3, tr / t,
+	       (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
+}
+
+/*
  * Abort latency: the longest stretch a command runs between two polls of
  * the abort flag is how long a reset can take to stop it.  Each case is
  * one of the largest commands the limits allow on one engine path.
@@ -706,6 +757,15 @@ int main(int argc, char **argv)
 	bench_convt(&f, 48, 96, 96, 2, false);
 	bench_convt(&f, 24, 64, 64, 4, false);
 	bench_convt(&f, 48, 96, 96, 2, true);
+	bench_elt(&f, "eltwise add", VNPU_ELTWISE_ADD, 0, false);
+	bench_elt(&f, "eltwise mul", VNPU_ELTWISE_MUL, 0, false);
+	bench_elt(&f, "eltwise div", VNPU_ELTWISE_DIV, 0, false);
+	bench_elt(&f, "eltwise add [C]", VNPU_ELTWISE_ADD, 0, true);
+	bench_elt(&f, "eltwise mul [C]", VNPU_ELTWISE_MUL, 0, true);
+	bench_elt(&f, "eltwise div [C]", VNPU_ELTWISE_DIV, 0, true);
+	bench_elt(&f, "activation sigmoid", -1, VNPU_ACT_SIGMOID, false);
+	bench_elt(&f, "activation hard_swish", -1, VNPU_ACT_HARD_SWISH, false);
+	bench_elt(&f, "batchnorm [C] relu", -1, VNPU_ACT_RELU, true);
 	bench_reduce(&f, "mean fp32 last axis 1024x768", 2,
 		     (const uint32_t[]){ 1024, 768 }, 2, VNPU_REDUCE_MEAN);
 	bench_reduce(&f, "mean fp32 HxW 56x56x128", 4,

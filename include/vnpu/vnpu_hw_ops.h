@@ -76,7 +76,8 @@ enum vnpu_dtype {
  *	KH*KW*C/groups, pooling window KH*KW (global: H*W), the softmax
  *	axis, the layer-norm extent.
  * KERNEL_DIM: CONV2D and POOL2D window height and width.
- * CHANNELS: length of a per-channel quantization array (dims[quant_axis]).
+ * CHANNELS: length of a per-channel quantization array (dims[quant_axis]),
+ *	and of a scale/shift operand (ACTIVATION's P, a fused [2, N] t2).
  */
 #define VNPU_LIMIT_TENSOR_ELEMS	(1u << 26)
 #define VNPU_LIMIT_TENSOR_BYTES	(1u << 27)
@@ -162,7 +163,12 @@ enum vnpu_act {
 #define VNPU_GEMM_TRANS_A	(1u << 0)	/* A is [.., K, M] */
 #define VNPU_GEMM_TRANS_B	(1u << 1)	/* B is [.., N, K] */
 
-/** GEMM: t0 A, t1 B, t2 bias [N] (optional), t3 Y. */
+/**
+ * GEMM: t0 A, t1 B, t2 bias [N] (optional), t3 Y.  With float inputs t2
+ * may instead be a per-channel scale and shift [2, N] (float, N at most
+ * VNPU_LIMIT_CHANNELS): y = act(acc * t2[0][n] + t2[1][n]) (a folded
+ * BatchNormalization); likewise CONV2D's and CONV_TRANSPOSE's t2.
+ */
 struct vnpu_attr_gemm {
 	__u32 flags;
 	__u32 reserved[11];
@@ -218,7 +224,11 @@ struct vnpu_attr_eltwise {
 };
 
 /**
- * ACTIVATION: t0 X, t3 Y; the function is the command's @act.
+ * ACTIVATION: t0 X, t1 P (optional), t3 Y; the function is the command's
+ * @act.  P, float, dims [2, ...]: P[0] (scale) and P[1] (shift), each
+ * broadcasting to X numpy-style with at most VNPU_LIMIT_CHANNELS
+ * elements; then y = act(x * scale + shift) (BatchNormalization as one
+ * command; a per-channel [2, C] P for NHWC, [2, C, 1, 1] for NCHW).
  * @clip_min, @clip_max: VNPU_ACT_CLIP only (else zero): binary32 bits of
  *	the bounds, not NaN, @clip_min <= @clip_max, infinities allowed;
  *	y = min(max(x, @clip_min), @clip_max), NaN stays NaN.

@@ -383,7 +383,7 @@ static int gemm_tile(const struct vnpu_cmd_compute *full, const uint32_t *start,
 	/* B's and Y's channels, if any, are along N (vnpu_op_check()). */
 	t->qstart[1] = start[2];
 	if (c->t[2].rank)
-		slice(&c->t[2], 0, start[2], len[2]);
+		slice(&c->t[2], c->t[2].rank - 1, start[2], len[2]);
 	slice(&c->t[3], r - 2, start[1], len[1]);
 	slice(&c->t[3], r - 1, start[2], len[2]);
 	t->qstart[3] = start[2];

@@ -334,6 +334,20 @@ static inline void fz_set_rank(struct vnpu_tensor_desc *d, int rank)
 }
 
 /*
+ * A bias of @n channels: [n], or for a float one already of rank 2 the
+ * per-channel scale and shift [2, n].
+ */
+static inline void fz_fix_bias(struct vnpu_tensor_desc *bias, uint32_t n)
+{
+	bool affine = bias->rank == 2 && bias->dtype != VNPU_DT_INT32;
+
+	fz_set_rank(bias, affine ? 2 : 1);
+	bias->dims[0] = affine ? 2 : n;
+	if (affine)
+		bias->dims[1] = n;
+}
+
+/*
  * Derive the dependent shapes of a command from its inputs' shapes
  * (output, bias, gamma/beta, the K of B), so that a mutated input dim
  * still gives a command the device accepts most of the time.
@@ -381,10 +395,8 @@ static inline void fz_fix_shapes(struct vnpu_cmd_compute *c, uint64_t *r)
 		yd[ry - 1] = n;
 		fz_set_rank(y, ry);
 		memcpy(y->dims, yd, 4u * (uint32_t)ry);
-		if (fz_present(bias)) {
-			fz_set_rank(bias, 1);
-			bias->dims[0] = n;
-		}
+		if (fz_present(bias))
+			fz_fix_bias(bias, n);
 		if (y->quant == VNPU_QUANT_CHANNEL)
 			y->quant_axis = (uint8_t)(ry - 1);
 		if (b->quant == VNPU_QUANT_CHANNEL)
@@ -431,10 +443,8 @@ static inline void fz_fix_shapes(struct vnpu_cmd_compute *c, uint64_t *r)
 		y->dims[1] = oh ? oh : 1;
 		y->dims[2] = ow ? ow : 1;
 		y->dims[3] = b->dims[0];
-		if (fz_present(bias)) {
-			fz_set_rank(bias, 1);
-			bias->dims[0] = b->dims[0];
-		}
+		if (fz_present(bias))
+			fz_fix_bias(bias, b->dims[0]);
 		if (y->quant == VNPU_QUANT_CHANNEL)
 			y->quant_axis = 3;
 		if (b->quant == VNPU_QUANT_CHANNEL)
@@ -518,10 +528,8 @@ static inline void fz_fix_shapes(struct vnpu_cmd_compute *c, uint64_t *r)
 		y->dims[1] = (uint32_t)(fh - at->pad_top - at->pad_bottom);
 		y->dims[2] = (uint32_t)(fw - at->pad_left - at->pad_right);
 		y->dims[3] = b->dims[3] * at->groups;
-		if (fz_present(bias)) {
-			fz_set_rank(bias, 1);
-			bias->dims[0] = y->dims[3];
-		}
+		if (fz_present(bias))
+			fz_fix_bias(bias, y->dims[3]);
 		if (b->quant == VNPU_QUANT_CHANNEL)
 			b->quant_axis = 3;
 		break;
@@ -578,6 +586,15 @@ static inline void fz_fix_shapes(struct vnpu_cmd_compute *c, uint64_t *r)
 				fz_set_rank(g, a->rank - (int)ax);
 				memcpy(g->dims, a->dims + ax, 4u * (a->rank - ax));
 			}
+		}
+		/* ACTIVATION's scale/shift: per channel of X's last dim. */
+		if (c->hdr.opcode == VNPU_OP_ACTIVATION && fz_present(&c->t[1])) {
+			struct vnpu_tensor_desc *p = &c->t[1];
+
+			fz_set_rank(p, 2);
+			p->dims[0] = 2;
+			p->dims[1] = a->dims[a->rank - 1] <= VNPU_LIMIT_CHANNELS ?
+				     a->dims[a->rank - 1] : 1;
 		}
 		break;
 	}
@@ -650,6 +667,8 @@ static inline void fz_gen(struct vnpu_cmd_compute *c, uint64_t *r,
 			  unsigned int op, bool big)
 {
 	uint32_t da[VNPU_MAX_RANK], db[VNPU_MAX_RANK], n1 = 1;
+	/* A float bias or, as often, a scale/shift: shapes set by fz_fix_bias(). */
+	const uint32_t nb2[2] = { 1, 1 };
 	bool quant = fz_rnd(r, 2);
 	int rk, i;
 
@@ -706,7 +725,7 @@ static inline void fz_gen(struct vnpu_cmd_compute *c, uint64_t *r,
 			}
 			fz_act(c, r, false);
 			if (fz_rnd(r, 2))
-				fz_desc(&c->t[2], fz_fdt(r), 1, &n1);
+				fz_desc(&c->t[2], fz_fdt(r), 1 + fz_rnd(r, 2), nb2);
 		}
 		c->t[3].rank = (uint8_t)(nb + 2);
 		break;
@@ -779,7 +798,7 @@ static inline void fz_gen(struct vnpu_cmd_compute *c, uint64_t *r,
 			c->t[3].dtype = fz_fdt(r);
 			fz_act(c, r, false);
 			if (fz_rnd(r, 2))
-				fz_desc(&c->t[2], VNPU_DT_FP32, 1, &n1);
+				fz_desc(&c->t[2], VNPU_DT_FP32, 1 + fz_rnd(r, 2), nb2);
 		}
 		c->t[3].rank = 4;
 		break;
@@ -984,6 +1003,11 @@ static inline void fz_gen(struct vnpu_cmd_compute *c, uint64_t *r,
 						   fz_rnd(r, VNPU_ACT_NEG - VNPU_ACT_SQRT + 1));
 				c->act_alpha = 0;
 				c->attr.raw[VNPU_ACT_BETA_WORD] = 0;
+			}
+			if (fz_rnd(r, 3) == 0) {
+				uint32_t dp[2] = { 2, da[rk - 1] };
+
+				fz_desc(&c->t[1], fz_fdt(r), 2, dp);
 			}
 			break;
 		case VNPU_OP_SOFTMAX:

@@ -1997,11 +1997,48 @@ static int eltwise(struct run *r, enum npu_eltwise_kind k, struct tens *a,
 }
 
 /*
- * BatchNormalization as device ops: y = (x - mean) * (scale /
- * sqrt(var + epsilon)) + B, per channel (dim 1) through broadcasting.
- * In training mode mean and var are the batch statistics (REDUCE MEAN
- * over every dim but the channel, population variance); only Y is
- * compared, the running statistics are not produced.
+ * BatchNormalization in inference mode: mean, var, scale and B are
+ * constants, folded once on the host, as a graph folds constants, into
+ * P = [k, B - mean * k] with k = scale / sqrt(var + epsilon) per channel,
+ * shaped [2, C, 1, ...] to broadcast along dim 1; Y = X * P[0] + P[1] is
+ * then one ACTIVATION command.
+ */
+static int batchnorm_affine(struct ctxn *c, struct tens *x,
+			    const struct tens *par, float eps)
+{
+	struct npu_op_params a = { .kind = NPU_OP_ACTIVATION };
+	const float *sc = par[0].data, *b = par[1].data;
+	const float *mu = par[2].data, *v = par[3].data;
+	uint32_t dp[MAX_RANK], ch = x->dims[1], i;
+	struct tens *p;
+	float *pv;
+	int d;
+
+	dp[0] = 2;
+	dp[1] = ch;
+	for (d = 2; d < x->rank; d++)
+		dp[d] = 1;
+	p = tmp_f32(c->r, x->rank, dp);
+	if (!p)
+		return -ENOMEM;
+	pv = p->data;
+	for (i = 0; i < ch; i++) {
+		float k = sc[i] / sqrtf(v[i] + eps);
+
+		pv[i] = k;
+		pv[ch + i] = b[i] - mu[i] * k;
+	}
+	return run_op(c->r, &a, mkt(c->r, x), mkt(c->r, p), NULL,
+		      mkt(c->r, c->out));
+}
+
+/*
+ * BatchNormalization: inference as one command (batchnorm_affine());
+ * training mode as device ops y = (x - mean) * (scale /
+ * sqrt(var + epsilon)) + B, per channel (dim 1) through broadcasting,
+ * mean and var the batch statistics (REDUCE MEAN over every dim but the
+ * channel, population variance); only Y is compared, the running
+ * statistics are not produced.
  */
 static int map_batchnorm(struct ctxn *c)
 {
@@ -2030,12 +2067,17 @@ static int map_batchnorm(struct ctxn *c)
 		par[i].rank = x->rank - 1;
 		memcpy(par[i].dims, pd, sizeof(pd));
 	}
-	mean = &par[2];
-	var = &par[3];
+	if (!train) {
+		ret = batchnorm_affine(c, x, par, eps);
+		if (!ret && c->node->n_output > 1)
+			snprintf(c->r->note, sizeof(c->r->note),
+				 "Y compared; the running mean/var outputs are not produced");
+		return ret;
+	}
 	d = tmp_f32(r, x->rank, x->dims);
 	if (!d)
 		return -ENOMEM;
-	if (train) {
+	{
 		struct npu_op_params m = { .kind = NPU_OP_REDUCE,
 					   .reduce.kind = NPU_REDUCE_MEAN };
 		uint32_t sd[MAX_RANK];
@@ -2055,8 +2097,6 @@ static int map_batchnorm(struct ctxn *c)
 			ret = eltwise(r, NPU_ELTWISE_MUL, d, d, t);
 		if (!ret)
 			ret = run_op(r, &m, mkt(r, t), NULL, NULL, mkt(r, var));
-	} else {
-		ret = eltwise(r, NPU_ELTWISE_SUB, x, mean, d);
 	}
 	den = tmp_f32(r, var->rank, var->dims);
 	kk = tmp_f32(r, var->rank, var->dims);

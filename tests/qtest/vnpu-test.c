@@ -1739,6 +1739,21 @@ static void test_nn_ops(void)
         g_assert_cmpfloat(vt_readf(t, r + 4 * i), ==, (float)(4 * i + 3) - 5.0f);
     }
 
+    /* The same ConvTranspose with a scale/shift [2, 1] (w: 1, then 2). */
+    b = (VtCmds){ 0 };
+    cc = vt_compute(&b, VNPU_OP_CONV_TRANSPOSE);
+    nn_convt(cc, x, w, y);
+    vt_td(&cc->t[2], w, VNPU_DT_FP32, 2, (const uint32_t[]){ 2, 1 }, NULL);
+    vt_run(t, 0, 0, vt_put_cmds(t, &b), b.len, &c);
+    g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_OK);
+    for (i = 0; i < 16; i++) {
+        unsigned oy = i / 4, ox = i % 4;
+        float want = ((float)((oy / 2) * 2 + ox / 2) - 5.0f) *
+                     (float)(1u << ((oy % 2) * 2 + ox % 2));
+
+        g_assert_cmpfloat(vt_readf(t, y + 4 * i), ==, want * 1.0f + 2.0f);
+    }
+
     /* Each malformed variant: CMD_ERROR at the field, nothing written. */
     b = (VtCmds){ 0 };
     cc = vt_compute(&b, VNPU_OP_CONV_TRANSPOSE);
@@ -1755,6 +1770,12 @@ static void test_nn_ops(void)
     *cc = good;
     cc->act = VNPU_ACT_LOG;
     expect_cmd_error(t, &b, VNPU_CMD_OFF(act));
+    /* A fused scale/shift [2, CO] (CO is 1 here) of the wrong shape. */
+    *cc = good;
+    vt_td(&cc->t[2], w, VNPU_DT_FP32, 2, (const uint32_t[]){ 2, 2 }, NULL);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[2].dims[1]));
+    vt_td(&cc->t[2], w, VNPU_DT_FP32, 2, (const uint32_t[]){ 1, 1 }, NULL);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[2].dims[0]));
     *cc = good;
     cc->act = VNPU_ACT_HARD_SIGMOID;
     cc->act_alpha = cpu_to_le32(0x7fc00000);    /* NaN */
@@ -1782,6 +1803,35 @@ static void test_nn_ops(void)
     cc->t[1] = cc->t[0];
     cc->t[3] = cc->t[0];
     expect_cmd_error(t, &b, VNPU_CMD_OFF(attr.eltwise.kind));
+
+    /*
+     * ACTIVATION with a scale/shift P [2, 2] (w: scales 1, 2, shifts 4,
+     * 8) over X as [8, 2]: a batch normalization in one command.
+     */
+    b = (VtCmds){ 0 };
+    cc = vt_compute(&b, VNPU_OP_ACTIVATION);
+    vt_td(&cc->t[0], x, VNPU_DT_FP32, 2, (const uint32_t[]){ 8, 2 }, NULL);
+    vt_td(&cc->t[1], w, VNPU_DT_FP32, 2, (const uint32_t[]){ 2, 2 }, NULL);
+    vt_td(&cc->t[3], y, VNPU_DT_FP32, 2, (const uint32_t[]){ 8, 2 }, NULL);
+    good = *cc;
+    vt_run(t, 0, 0, vt_put_cmds(t, &b), b.len, &c);
+    g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_OK);
+    for (i = 0; i < 16; i++) {
+        g_assert_cmpfloat(vt_readf(t, y + 4 * i), ==,
+                          ((float)i - 5.0f) * (float)(1u << (i % 2)) +
+                          (float)(4u << (i % 2)));
+    }
+    cc->t[1].dims[0] = cpu_to_le32(1);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[1].dims[0]));
+    *cc = good;
+    cc->t[1].dims[1] = cpu_to_le32(3);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[1].dims[1]));
+    *cc = good;
+    cc->t[1].dtype = VNPU_DT_INT32;
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[1].dtype));
+    *cc = good;
+    cc->hdr.opcode = cpu_to_le16(VNPU_OP_SOFTMAX);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[1].va));
     g_assert_cmphex(vt_rd(t, VNPU_REG_ERROR_STATUS), ==, 0);
     vt_stop(t);
 }

@@ -124,7 +124,13 @@ uint64_t npu_tensor_span(const struct npu_tensor *t);
 /* ---- Ops ------------------------------------------------------------------ */
 
 enum npu_op_kind {
-	NPU_OP_GEMM = 0,	/* in: A, B, bias (opt); numpy batch broadcast */
+	/*
+	 * in: A, B, bias (opt); numpy batch broadcast.  With float A and B
+	 * the bias may be a per-channel scale and shift [2, N] instead:
+	 * y = act(acc * bias[0][n] + bias[1][n]) (also CONV2D's and
+	 * CONV_TRANSPOSE's, [2, CO]: a folded BatchNormalization).
+	 */
+	NPU_OP_GEMM = 0,
 	NPU_OP_CONV2D,		/* in: X NHWC, W [CO,KH,KW,C/groups], bias (opt) */
 	NPU_OP_POOL2D,		/* in: X NHWC */
 	/*
@@ -133,7 +139,13 @@ enum npu_op_kind {
 	 * arithmetic (modulo 2^bits), which runs on the CPU only.
 	 */
 	NPU_OP_ELTWISE,
-	NPU_OP_ACTIVATION,	/* in: X; the op is params.act */
+	/*
+	 * in: X, optional P; the op is params.act.  P (float, [2, ...]):
+	 * y = act(x * P[0] + P[1]), P[0] and P[1] broadcasting to X, at most
+	 * 2^16 elements each (BatchNormalization: [2, C] for NHWC,
+	 * [2, C, 1, 1] for NCHW).
+	 */
+	NPU_OP_ACTIVATION,
 	NPU_OP_SOFTMAX,		/* in: X */
 	NPU_OP_LAYERNORM,	/* in: X, gamma (opt), beta (opt) */
 	NPU_OP_QUANTIZE,	/* in: float X; out int8/uint8 */

@@ -427,6 +427,18 @@ static const struct tcase cases[] = {
 	  { .kind = NPU_OP_CONV2D, .act = NPU_ACT_HARD_SIGMOID, .act_alpha = 1.0f / 6,
 	    .act_beta = 0.5f, CONV(1, 1, 1, 1, 1, 1, 1, 1, 1) },
 	  { F32(1, 12, 12, 8), F32(16, 3, 3, 8), F32(16), F32(1, 12, 12, 16) } },
+	{ "conv2d fp32 3x3 + scale/shift [2,CO] (folded batchnorm), relu",
+	  { .kind = NPU_OP_CONV2D, .act = NPU_ACT_RELU, CONV(1, 1, 1, 1, 1, 1, 1, 1, 1) },
+	  { F32(1, 12, 12, 8), F32(16, 3, 3, 8), F32(2, 16), F32(1, 12, 12, 16) } },
+	{ "conv2d fp16 depthwise + scale/shift [2,C], hard swish",
+	  { .kind = NPU_OP_CONV2D, .act = NPU_ACT_HARD_SWISH, CONV(2, 2, 1, 1, 1, 1, 1, 1, 24) },
+	  { F16(1, 15, 15, 24), F16(24, 3, 3, 1), BF16(2, 24), F16(1, 8, 8, 24) } },
+	{ "conv_transpose fp32 + scale/shift [2,CO]",
+	  { .kind = NPU_OP_CONV_TRANSPOSE, CONVT(2, 2, 1, 1, 0, 0, 0, 0, 1, 0, 0) },
+	  { F32(1, 6, 6, 8), F32(8, 2, 2, 12), F32(2, 12), F32(1, 12, 12, 12) } },
+	{ "gemm fp32 + scale/shift [2,N], tiled along M and N (8 KiB)",
+	  { .kind = NPU_OP_GEMM, .max_tile_bytes = 8192 },
+	  { F32(100, 16), F32(16, 90), F32(2, 90), F32(100, 90) }, 4 },
 	{ "gemm fp32 + bias, fused hard swish",
 	  { .kind = NPU_OP_GEMM, .act = NPU_ACT_HARD_SWISH },
 	  { F32(30, 40), F32(40, 20), F32(20), F32(30, 20) } },
@@ -473,6 +485,15 @@ static const struct tcase cases[] = {
 	  { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_HARD_SIGMOID, .act_alpha = 0.5f,
 	    .act_beta = 0.6f },
 	  { F32(300), NONE, NONE, F32(300) } },
+	{ "activation scale+shift [2,C] (batchnorm NHWC) fp32, relu",
+	  { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
+	  { F32(2, 5, 6, 24), F32(2, 24), NONE, F32(2, 5, 6, 24) } },
+	{ "activation scale+shift [2,C,1,1] (batchnorm NCHW) fp16",
+	  { .kind = NPU_OP_ACTIVATION },
+	  { F16(2, 8, 5, 6), F32(2, 8, 1, 1), NONE, F16(2, 8, 5, 6) } },
+	{ "activation scale+shift u8 -> u8, hard swish",
+	  { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_HARD_SWISH },
+	  { U8(0.02f, 128, 1, 7, 7, 16), BF16(2, 16), NONE, U8(0.01f, 100, 1, 7, 7, 16) } },
 	{ "copy fp32 -> fp16 into a constant border (pad)",
 	  { .kind = NPU_OP_COPY, .copy = { .border = NPU_COPY_BORDER_CONSTANT,
 					   .fill = -2.5f, .offset = { 1, 2, 0 } } },
@@ -788,6 +809,10 @@ static void m_resize_mode(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; cop
 static void m_resize_scale(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->hdr.opcode = VNPU_OP_RESIZE; c->attr.resize.scale_w = 0x7fc00000; }
 static void m_resize_roi(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->hdr.opcode = VNPU_OP_RESIZE; c->attr.resize.roi[2] = 0x3f800000; }
 static void m_resize_rank(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; copy_base(c); c->hdr.opcode = VNPU_OP_RESIZE; }
+/* GEMM with B [16, 4] as its scale/shift: [2, N] needs dims[0] 2. */
+static void m_gemm_affine(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->t[2] = c->t[1]; }
+/* ACTIVATION in place on Y with B [16, 4] as its scale/shift: P needs dims[0] 2. */
+static void m_act_affine(struct vnpu_cmd_compute *c, uint64_t v) { (void)v; c->hdr.opcode = VNPU_OP_ACTIVATION; c->t[0] = c->t[3]; }
 
 static const struct bad_case bad_cases[] = {
 	{ "unknown compute opcode", m_opcode },
@@ -833,6 +858,8 @@ static const struct bad_case bad_cases[] = {
 	{ "resize: NaN scale", m_resize_scale },
 	{ "resize: roi without crop_and_resize", m_resize_roi },
 	{ "resize: 2-D operands", m_resize_rank },
+	{ "activation: scale/shift not [2, ...]", m_act_affine },
+	{ "gemm: scale/shift not [2, N]", m_gemm_affine },
 };
 
 static void run_bad_cases(void)

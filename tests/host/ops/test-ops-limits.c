@@ -442,6 +442,24 @@ static void test_poll_density(void **state)
 			.kernel_h = 17, .kernel_w = 17, .stride_h = 1, .stride_w = 1 };
 		alloc_all(&c);
 		check_polls(&c, VNPU_POLL_WORK, "pooling (reference)");
+		/* The per-element engine paths: one long row, and rows of C. */
+		cmd_init(&c, VNPU_OP_ELTWISE);
+		c.attr.eltwise.kind = VNPU_ELTWISE_DIV;
+		c.t[0] = tdesc(VNPU_DT_FP32, 4, (const uint32_t[]){ 1, 64, 64, 128 });
+		c.t[1] = tdesc(VNPU_DT_FP32, 1, (const uint32_t[]){ 128 });
+		c.t[3] = c.t[0];
+		alloc_all(&c);
+		check_polls(&c, VNPU_POLL_WORK, "eltwise per-channel");
+		c.t[1] = c.t[0];
+		alloc_all(&c);
+		check_polls(&c, VNPU_POLL_WORK, "eltwise same shape");
+		cmd_init(&c, VNPU_OP_ACTIVATION);
+		c.act = VNPU_ACT_SIGMOID;
+		c.t[0] = tdesc(VNPU_DT_FP16, 2, (const uint32_t[]){ 3, 200000 });
+		c.t[3] = tdesc(VNPU_DT_UINT8, 2, (const uint32_t[]){ 3, 200000 });
+		tquant(&c.t[3], 1.0f / 255, 0);
+		alloc_all(&c);
+		check_polls(&c, VNPU_POLL_WORK, "activation");
 	}
 	f.allow_map = true;
 }
@@ -464,6 +482,13 @@ static void test_abort(void **state)
 	c.t[0].dims[2] = c.t[3].dims[2] = 32;
 	alloc_all(&c);
 	exec_expect(&c, -ECANCELED, "reference conv, third poll");
+	cmd_init(&c, VNPU_OP_ELTWISE);
+	c.t[0] = tdesc(VNPU_DT_FP32, 2, (const uint32_t[]){ 512, 512 });
+	c.t[1] = tdesc(VNPU_DT_FP32, 1, (const uint32_t[]){ 512 });
+	c.t[3] = c.t[0];
+	alloc_all(&c);
+	exec_expect(&c, -ECANCELED, "eltwise, third poll");
+	assert_int_equal(flat_engine.polls, 3);
 	gemm(&c, VNPU_DT_INT8, 256, 512, 256);
 	alloc_all(&c);
 	exec_expect(&c, -ECANCELED, "int8 gemm, third poll");

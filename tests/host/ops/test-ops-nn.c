@@ -261,6 +261,53 @@ static void test_eltwise_act_known(void **state)
 	assert_true(act1(VNPU_ACT_NEG, 0, 0, 2.5f) == -2.5f);
 }
 
+/*
+ * ACTIVATION with a scale/shift operand: BatchNormalization over NCHW
+ * (P [2, C, 1, 1]) and NHWC (P [2, C]), worked out by hand, through the
+ * reference and the engine.
+ */
+static void test_affine_known(void **state)
+{
+	static const uint32_t dx[4] = { 1, 2, 2, 2 };
+	static const float pv[4] = { 2.0f, -1.0f, 1.0f, 0.5f };
+	/* NCHW: channel 0 is x * 2 + 1, channel 1 is -x + 0.5. */
+	static const float nchw[8] = { 1, 3, 5, 7, -3.5f, -4.5f, -5.5f, -6.5f };
+	/* NHWC: channels alternate innermost. */
+	static const float nhwc[8] = { 1, -0.5f, 5, -2.5f, 9, -4.5f, 13, -6.5f };
+	struct vnpu_cmd_compute c;
+	float ref[8], eng[8];
+	int layout, relu, i;
+
+	(void)state;
+	for (layout = 0; layout < 2; layout++) {
+		for (relu = 0; relu < 2; relu++) {
+			const float *want = layout ? nhwc : nchw;
+			uint32_t dp[4] = { 2, 2, 1, 1 };
+
+			flat_reset(&f);
+			cmd_init(&c, VNPU_OP_ACTIVATION);
+			c.act = relu ? VNPU_ACT_RELU : VNPU_ACT_NONE;
+			c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+			c.t[1] = tdesc(VNPU_DT_FP32, layout ? 2 : 4, dp);
+			c.t[3] = tdesc(VNPU_DT_FP32, 4, dx);
+			c.t[0].va = alloc_f32(8, false);
+			c.t[1].va = alloc_f32(4, false);
+			c.t[3].va = alloc_f32(8, false);
+			for (i = 0; i < 8; i++)
+				wr32(c.t[0].va, i, (float)i);
+			for (i = 0; i < 4; i++)
+				wr32(c.t[1].va, i, pv[i]);
+			run_both(&c, c.t[3].va, 8, ref, eng);
+			for (i = 0; i < 8; i++) {
+				float w = relu && want[i] < 0 ? 0.0f : want[i];
+
+				assert_true(ref[i] == w);
+				assert_true(eng[i] == w);
+			}
+		}
+	}
+}
+
 /* ---- Random shapes against independent implementations --------------------- */
 
 static void one_convt(bool check_exact)
@@ -274,6 +321,7 @@ static void one_convt(bool check_exact)
 	uint32_t dx[4], dw[4], dy[4], oh, ow;
 	uint64_t xva, wva, bva = 0, yva;
 	float *want, *ref, *eng;
+	bool affine = false;
 
 	cmd_init(&c, VNPU_OP_CONV_TRANSPOSE);
 	at->groups = g;
@@ -301,9 +349,16 @@ static void one_convt(bool check_exact)
 	c.t[3] = tdesc(VNPU_DT_FP32, 4, dy);
 	xva = c.t[0].va = alloc_f32((uint64_t)nb * h * w * ch, true);
 	wva = c.t[1].va = alloc_f32((uint64_t)ch * kh * kw * cog, true);
-	if (rnd(2)) {
+	switch (rnd(3)) {
+	case 1:
 		c.t[2] = tdesc(VNPU_DT_FP32, 1, &co);
 		bva = c.t[2].va = alloc_f32(co, true);
+		break;
+	case 2:		/* per-channel scale and shift: [2, CO] */
+		c.t[2] = tdesc(VNPU_DT_FP32, 2, (const uint32_t[]){ 2, co });
+		bva = c.t[2].va = alloc_f32(2ull * co, true);
+		affine = true;
+		break;
 	}
 	if (!check_exact) {
 		/* Engine against reference only: an activation and fp16 output. */
@@ -338,7 +393,10 @@ static void one_convt(bool check_exact)
 									rd32(xva, (((uint64_t)b * h + iy) * w + ix) * ch + ci) *
 									rd32(wva, (((uint64_t)ci * kh + ky) * kw + kx) * cog + mo);
 							}
-	if (bva)
+	if (affine)
+		for (i = 0; i < ny; i++)
+			want[i] = want[i] * rd32(bva, i % co) + rd32(bva, co + i % co);
+	else if (bva)
 		for (i = 0; i < ny; i++)
 			want[i] += rd32(bva, i % co);
 	run_both(&c, yva, ny, ref, eng);
@@ -643,6 +701,13 @@ static void test_malformed(void **state)
 	BADT(good_convt, c.t[0].rank = 3; c.t[0].dims[3] = 0, 0, rank);
 	BADT(good_convt, c.t[2] = tdesc(VNPU_DT_FP32, 1, (const uint32_t[]){ 3 });
 	     c.t[2].va = 0x100000, 2, dims[0]);
+	/* The fused scale/shift [2, CO]: shape, dtype, float accumulation only. */
+	BADT(good_convt, c.t[2] = tdesc(VNPU_DT_FP32, 2, (const uint32_t[]){ 3, 4 });
+	     c.t[2].va = 0x100000, 2, dims[0]);
+	BADT(good_convt, c.t[2] = tdesc(VNPU_DT_FP32, 2, (const uint32_t[]){ 2, 5 });
+	     c.t[2].va = 0x100000, 2, dims[1]);
+	BADT(good_convt, c.t[2] = tdesc(VNPU_DT_FP32, 3, (const uint32_t[]){ 2, 4, 1 });
+	     c.t[2].va = 0x100000, 2, rank);
 	/* Per-channel weight scales need groups == 1. */
 	BADT(good_convt, c.t[0].dtype = VNPU_DT_INT8; tquant(&c.t[0], 1, 0);
 	     c.t[1].dtype = VNPU_DT_INT8; c.t[1].quant = VNPU_QUANT_CHANNEL;
@@ -675,6 +740,25 @@ static void test_malformed(void **state)
 		refused(&c, VNPU_CMD_OFF(attr.raw[VNPU_ACT_BETA_WORD]) + 3, "stray beta");
 	}
 	BAD(good_act, c.act = VNPU_ACT_COUNT, act);
+	/* The scale/shift operand P [2, ...] of ACTIVATION. */
+	BADT(good_act, c.t[1] = tdesc(VNPU_DT_FP32, 2, (const uint32_t[]){ 3, 5 });
+	     c.t[1].va = 0x100000, 1, dims[0]);
+	BADT(good_act, c.t[1] = tdesc(VNPU_DT_FP32, 1, (const uint32_t[]){ 2 });
+	     c.t[1].va = 0x100000, 1, rank);
+	BADT(good_act, c.t[1] = tdesc(VNPU_DT_FP32, 4, (const uint32_t[]){ 2, 1, 1, 5 });
+	     c.t[1].va = 0x100000, 1, rank);
+	BADT(good_act, c.t[1] = tdesc(VNPU_DT_FP32, 3, (const uint32_t[]){ 2, 3, 4 });
+	     c.t[1].va = 0x100000, 1, dims[2]);
+	BADT(good_act, c.t[1] = tdesc(VNPU_DT_INT8, 2, (const uint32_t[]){ 2, 5 });
+	     tquant(&c.t[1], 1.0f, 0); c.t[1].va = 0x100000, 1, dtype);
+	BADT(good_act, c.t[0].dims[1] = 70000; c.t[3].dims[1] = 70000;
+	     c.t[1] = tdesc(VNPU_DT_FP32, 2, (const uint32_t[]){ 2, 70000 });
+	     c.t[1].va = 0x100000, 1, dims);
+	BADT(good_act, c.hdr.opcode = VNPU_OP_QUANTIZE; c.act = 0; c.act_alpha = 0;
+	     c.attr.raw[VNPU_ACT_BETA_WORD] = 0; c.t[3].dtype = VNPU_DT_INT8;
+	     tquant(&c.t[3], 1.0f, 0);
+	     c.t[1] = tdesc(VNPU_DT_FP32, 2, (const uint32_t[]){ 2, 5 });
+	     c.t[1].va = 0x100000, 1, va);
 	BAD(good_act, c.hdr.opcode = VNPU_OP_SOFTMAX, act);
 	BAD(good_act, c.hdr.opcode = VNPU_OP_ELTWISE; c.act = VNPU_ACT_EXP;
 	    c.act_alpha = 0; c.attr.raw[VNPU_ACT_BETA_WORD] = 0; c.t[1] = c.t[0], act);
@@ -703,6 +787,7 @@ int main(void)
 		cmocka_unit_test(test_convt_known),
 		cmocka_unit_test(test_reduce_known),
 		cmocka_unit_test(test_eltwise_act_known),
+		cmocka_unit_test(test_affine_known),
 		cmocka_unit_test(test_convt_random),
 		cmocka_unit_test(test_convt_int8),
 		cmocka_unit_test(test_reduce_random),

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Engine paths for the per-element ops: ELTWISE (numpy broadcasting) and
+ * ACTIVATION, QUANTIZE, DEQUANTIZE (y = act(x), converted).
+ *
+ * The reference walks Y one element at a time with a full index vector
+ * and a dtype switch per load and store.  Here the dims of Y are first
+ * collapsed: size-1 dims vanish, and neighbours merge wherever every
+ * operand steps through them as through one dim (a dense tensor becomes
+ * one long row, a [C] operand broadcast over NHWC becomes rows of C with
+ * an outer stride of 0).  The innermost collapsed dim is then processed
+ * in chunks: operands are read in place when they are fp32 with a unit
+ * stride, held in a register when they broadcast along the row (stride
+ * 0), and converted into a small buffer otherwise (fp16/bf16 through the
+ * reference's converters, 8-bit through a 256-entry table of vnpu_ld()'s
+ * own results); the op runs as one plain loop per kind and activation
+ * (vectorized where it can be), and the result goes straight into an
+ * fp32 Y with a unit stride, else through the reference's conversions.
+ *
+ * Every element is computed with the reference's arithmetic in the same
+ * order (eltwise_f(), vnpu_act_ab(), vnpu_quantize_f()), so the results
+ * are bit-identical to it; only which NaN a NaN result is may differ.
+ * Per-channel quantized operands stay on the reference path.
+ */
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "vnpu_engine.h"
+
+/* Elements per chunk: three chunk buffers stay in L1. */
+#define ELT_CHUNK	1024
+
+/* Y and up to three inputs (X, scale, shift) over the collapsed dims of Y. */
+#define ELT_MAX_OPS	4
+
+struct elt_plan {
+	int nr;				/* collapsed rank, >= 1 */
+	uint32_t d[VNPU_MAX_RANK];	/* collapsed extents */
+	int64_t s[ELT_MAX_OPS][VNPU_MAX_RANK];	/* element strides */
+};
+
+/*
+ * Collapse Y's dims for operands @ops (ops[0] is Y; the others broadcast
+ * to it numpy-style, right-aligned, a dim of extent 1 repeating).
+ */
+static void elt_plan_init(struct elt_plan *p, const struct vnpu_tv *const *ops,
+			  int nops)
+{
+	const struct vnpu_tv *y = ops[0];
+	int r = y->rank, i, k, n = 0, m;
+
+	for (i = 0; i < r; i++) {
+		if (y->dims[i] == 1)
+			continue;
+		p->d[n] = y->dims[i];
+		for (k = 0; k < nops; k++) {
+			const struct vnpu_tv *t = ops[k];
+			int ti = i - (r - t->rank);
+
+			p->s[k][n] = ti >= 0 && t->dims[ti] != 1 ? t->st[ti] : 0;
+		}
+		n++;
+	}
+	if (!n) {
+		p->d[0] = 1;
+		for (k = 0; k < nops; k++)
+			p->s[k][0] = 0;
+		p->nr = 1;
+		return;
+	}
+	/*
+	 * Merge dim i into the collapsed dim m outside it when every
+	 * operand's stride of m is i's stride times i's extent.  Extents
+	 * multiply to at most Y's element count, strides stay below the
+	 * operand spans: no overflow.
+	 */
+	for (m = 0, i = 1; i < n; i++) {
+		bool merge = true;
+
+		for (k = 0; k < nops; k++)
+			if (p->s[k][m] != p->s[k][i] * (int64_t)p->d[i])
+				merge = false;
+		if (merge) {
+			p->d[m] *= p->d[i];
+		} else {
+			m++;
+			p->d[m] = p->d[i];
+		}
+		for (k = 0; k < nops; k++)
+			p->s[k][m] = p->s[k][i];
+	}
+	p->nr = m + 1;
+}
+
+/* The reference's real value of every byte of a per-tensor 8-bit operand. */
+static void elt_lut(const struct vnpu_tv *tv, float *lut)
+{
+	uint32_t i;
+
+	for (i = 0; i < 256; i++) {
+		uint8_t b = (uint8_t)i;
+
+		lut[i] = vnpu_ld(tv, &b, 0);
+	}
+}
+
+/*
+ * Elements off + j * st (j < @m) of @tv as reals: the operand itself when
+ * it is fp32 with a unit stride, else converted into @buf.
+ */
+static const float *elt_load(const struct vnpu_tv *tv, const float *lut,
+			     int64_t off, int64_t st, uint32_t m, float *buf)
+{
+	const uint8_t *p = tv->p;
+	uint16_t h;
+	uint32_t j;
+
+	switch (tv->dtype) {
+	case VNPU_DT_FP32: {
+		const float *f = (const float *)(const void *)p + off;
+
+		if (st == 1)
+			return f;
+		for (j = 0; j < m; j++)
+			buf[j] = f[(int64_t)j * st];
+		break;
+	}
+	case VNPU_DT_FP16:
+		for (j = 0; j < m; j++) {
+			memcpy(&h, p + (off + (int64_t)j * st) * 2, 2);
+			buf[j] = vnpu_fp16_to_f32(h);
+		}
+		break;
+	case VNPU_DT_BF16:
+		for (j = 0; j < m; j++) {
+			memcpy(&h, p + (off + (int64_t)j * st) * 2, 2);
+			buf[j] = vnpu_bf16_to_f32(h);
+		}
+		break;
+	default:	/* INT8, UINT8, per tensor */
+		for (j = 0; j < m; j++)
+			buf[j] = lut[p[off + (int64_t)j * st]];
+		break;
+	}
+	return buf;
+}
+
+/* One element of @tv as a real (a row that broadcasts it). */
+static float elt_load1(const struct vnpu_tv *tv, const float *lut, int64_t off)
+{
+	float v;
+
+	elt_load(tv, lut, off, 0, 1, &v);
+	return v;
+}
+
+/* Store @m reals at elements off + j * st of @y, converted as vnpu_st(). */
+static void elt_store(const struct vnpu_tv *y, int64_t off, int64_t st,
+		      const float *v, uint32_t m, unsigned int round)
+{
+	uint8_t *p = y->p;
+	int32_t lo = y->dtype == VNPU_DT_INT8 ? -128 : 0;
+	int32_t hi = y->dtype == VNPU_DT_INT8 ? 127 : 255;
+	uint16_t h;
+	uint32_t j;
+
+	switch (y->dtype) {
+	case VNPU_DT_FP32: {
+		float *f = (float *)(void *)p + off;
+
+		if (f == v)
+			return;
+		for (j = 0; j < m; j++)
+			f[(int64_t)j * st] = v[j];
+		break;
+	}
+	case VNPU_DT_FP16:
+		for (j = 0; j < m; j++) {
+			h = vnpu_f32_to_fp16(v[j]);
+			memcpy(p + (off + (int64_t)j * st) * 2, &h, 2);
+		}
+		break;
+	case VNPU_DT_BF16:
+		for (j = 0; j < m; j++) {
+			h = vnpu_f32_to_bf16(v[j]);
+			memcpy(p + (off + (int64_t)j * st) * 2, &h, 2);
+		}
+		break;
+	default:	/* INT8, UINT8, per tensor */
+		for (j = 0; j < m; j++)
+			p[off + (int64_t)j * st] = (uint8_t)
+				vnpu_quantize_f(v[j], y->scale, y->zp, lo, hi,
+						round);
+		break;
+	}
+}
+
+/*
+ * The reference's eltwise_f() per kind, one loop each so that the cheap
+ * kinds vectorize.  @a or @b NULL: that operand is the scalar @av / @bv.
+ */
+#define ELT_ADD(x, y)	((x) + (y))
+#define ELT_SUB(x, y)	((x) - (y))
+#define ELT_MUL(x, y)	((x) * (y))
+#define ELT_DIV(x, y)	((x) / (y))
+#define ELT_MAX(x, y)	(isnan(x) || isnan(y) ? (x) + (y) : (x) > (y) ? (x) : (y))
+#define ELT_MIN(x, y)	(isnan(x) || isnan(y) ? (x) + (y) : (x) < (y) ? (x) : (y))
+#define ELT_POW(x, y)	vnpu_pow((x), (y))
+
+#define ELT_LOOPS(F)							\
+	do {								\
+		if (a && b)						\
+			for (j = 0; j < m; j++)				\
+				o[j] = F(a[j], b[j]);			\
+		else if (b)						\
+			for (j = 0; j < m; j++)				\
+				o[j] = F(av, b[j]);			\
+		else							\
+			for (j = 0; j < m; j++)				\
+				o[j] = F(a[j], bv);			\
+	} while (0)
+
+static void elt_binary(unsigned int kind, const float *a, float av,
+		       const float *b, float bv, float *o, uint32_t m)
+{
+	uint32_t j;
+
+	switch (kind) {
+	case VNPU_ELTWISE_ADD:
+		ELT_LOOPS(ELT_ADD);
+		break;
+	case VNPU_ELTWISE_SUB:
+		ELT_LOOPS(ELT_SUB);
+		break;
+	case VNPU_ELTWISE_MUL:
+		ELT_LOOPS(ELT_MUL);
+		break;
+	case VNPU_ELTWISE_DIV:
+		ELT_LOOPS(ELT_DIV);
+		break;
+	case VNPU_ELTWISE_MAX:
+		ELT_LOOPS(ELT_MAX);
+		break;
+	case VNPU_ELTWISE_MIN:
+		ELT_LOOPS(ELT_MIN);
+		break;
+	default:
+		ELT_LOOPS(ELT_POW);
+		break;
+	}
+}
+
+/*
+ * ACTIVATION's affine step, o[j] = x[j] * s[j] + t[j] as the reference
+ * computes it; @s or @t NULL: the scalar @sv / @tv.  @x may be @o.
+ */
+static void elt_affine(const float *x, const float *s, float sv,
+		       const float *t, float tv, float *o, uint32_t m)
+{
+	uint32_t j;
+
+	if (s && t)
+		for (j = 0; j < m; j++)
+			o[j] = x[j] * s[j] + t[j];
+	else if (s)
+		for (j = 0; j < m; j++)
+			o[j] = x[j] * s[j] + tv;
+	else if (t)
+		for (j = 0; j < m; j++)
+			o[j] = x[j] * sv + t[j];
+	else
+		for (j = 0; j < m; j++)
+			o[j] = x[j] * sv + tv;
+}
+
+struct elt_act {
+	unsigned int act;
+	float alpha, beta;	/* LEAKY_RELU, HARD_SIGMOID */
+	float lo, hi;		/* CLIP */
+};
+
+/*
+ * o[j] = act(x[j]) with vnpu_act_ab()'s (or vnpu_clip()'s) arithmetic,
+ * written out for the functions cheap enough that a call per element
+ * would dominate; @x may be @o.
+ */
+static void elt_activate(const struct elt_act *f, const float *x, float *o,
+			 uint32_t m)
+{
+	float alpha = f->alpha, beta = f->beta, lo = f->lo, hi = f->hi, t;
+	uint32_t j;
+
+	switch (f->act) {
+	case VNPU_ACT_NONE:
+		if (o != x)
+			memmove(o, x, 4ull * m);
+		break;
+	case VNPU_ACT_RELU:
+		for (j = 0; j < m; j++)
+			o[j] = x[j] > 0.0f ? x[j] : 0.0f;
+		break;
+	case VNPU_ACT_RELU6:
+		for (j = 0; j < m; j++)
+			o[j] = x[j] > 6.0f ? 6.0f : x[j] > 0.0f ? x[j] : 0.0f;
+		break;
+	case VNPU_ACT_LEAKY_RELU:
+		for (j = 0; j < m; j++)
+			o[j] = x[j] >= 0.0f ? x[j] : x[j] * alpha;
+		break;
+	case VNPU_ACT_SIGMOID:
+		for (j = 0; j < m; j++)
+			o[j] = 1.0f / (1.0f + expf(-x[j]));
+		break;
+	case VNPU_ACT_HARD_SIGMOID:
+		for (j = 0; j < m; j++) {
+			t = alpha * x[j] + beta;
+			o[j] = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+		}
+		break;
+	case VNPU_ACT_HARD_SWISH:
+		for (j = 0; j < m; j++) {
+			t = x[j] * (1.0f / 6.0f) + 0.5f;
+			o[j] = x[j] * (t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t);
+		}
+		break;
+	case VNPU_ACT_RECIPROCAL:
+		for (j = 0; j < m; j++)
+			o[j] = 1.0f / x[j];
+		break;
+	case VNPU_ACT_ABS:
+		for (j = 0; j < m; j++)
+			o[j] = fabsf(x[j]);
+		break;
+	case VNPU_ACT_NEG:
+		for (j = 0; j < m; j++)
+			o[j] = -x[j];
+		break;
+	case VNPU_ACT_CLIP:
+		for (j = 0; j < m; j++)
+			o[j] = x[j] < lo ? lo : x[j] > hi ? hi : x[j];
+		break;
+	default:	/* TANH, GELU, SQRT, EXP, LOG: a libm call each anyway */
+		for (j = 0; j < m; j++)
+			o[j] = vnpu_act_ab(f->act, alpha, beta, x[j]);
+		break;
+	}
+}
+
+static float bits_f32(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+bool vnpu_eng_elt_ok(const struct vnpu_cmd_compute *c,
+		     const struct vnpu_op_info *info)
+{
+	unsigned int op = c->hdr.opcode;
+	int i;
+
+	if (op != VNPU_OP_ELTWISE && op != VNPU_OP_ACTIVATION &&
+	    op != VNPU_OP_QUANTIZE && op != VNPU_OP_DEQUANTIZE)
+		return false;
+	for (i = 0; i < VNPU_OP_SLOTS; i++)
+		if (((info->present >> i) & 1) &&
+		    c->t[i].quant == VNPU_QUANT_CHANNEL)
+			return false;
+	return true;
+}
+
+int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		 struct vnpu_run_ctx *rc)
+{
+	bool binary = c->hdr.opcode == VNPU_OP_ELTWISE;
+	bool affine = !binary && t[1].p;
+	struct vnpu_tv sc, sh;
+	const struct vnpu_tv *ops[ELT_MAX_OPS] = { &t[3], &t[0], &t[1], &sh };
+	int nops = binary ? 3 : affine ? 4 : 2, nr, i, k;
+	struct elt_plan p;
+	struct elt_act f = {
+		.act = c->act,
+		.alpha = bits_f32(c->act_alpha),
+		.beta = vnpu_act_beta(c),
+		.lo = bits_f32(c->attr.activation.clip_min),
+		.hi = bits_f32(c->attr.activation.clip_max),
+	};
+	float lut[2][256];
+	float buf[ELT_MAX_OPS][ELT_CHUNK] __attribute__((aligned(64)));
+	uint32_t idx[VNPU_MAX_RANK] = { 0 }, n, j0, m;
+	int64_t off[ELT_MAX_OPS] = { 0 }, in[ELT_MAX_OPS];
+	const struct vnpu_tv *y = &t[3];
+
+	if (affine) {
+		vnpu_affine_views(&t[1], &sc, &sh);
+		ops[2] = &sc;
+	}
+	for (k = 1; k < nops && k < 3; k++)
+		if (ops[k]->dtype == VNPU_DT_INT8 || ops[k]->dtype == VNPU_DT_UINT8)
+			elt_lut(ops[k], lut[k - 1]);
+	elt_plan_init(&p, ops, nops);
+	nr = p.nr;
+	n = p.d[nr - 1];
+	for (k = 0; k < nops; k++)
+		in[k] = p.s[k][nr - 1];
+	for (;;) {
+		for (j0 = 0; j0 < n; j0 += m) {
+			int64_t o[ELT_MAX_OPS];
+			const float *a, *b = NULL;
+			float av = 0.0f, bv = 0.0f, *out;
+
+			m = n - j0 < ELT_CHUNK ? n - j0 : ELT_CHUNK;
+			if (vnpu_run_tick(rc, m))
+				return -ECANCELED;
+			for (k = 0; k < nops; k++)
+				o[k] = off[k] + (int64_t)j0 * in[k];
+			out = y->dtype == VNPU_DT_FP32 && in[0] == 1 ?
+			      (float *)(void *)y->p + o[0] : buf[0];
+			if (!binary) {
+				a = elt_load(ops[1], lut[0], o[1], in[1], m, buf[1]);
+				if (affine) {
+					const float *s = NULL, *u = NULL;
+					float sv = 0.0f, uv = 0.0f;
+
+					if (in[2])
+						s = elt_load(ops[2], NULL, o[2], in[2], m, buf[2]);
+					else
+						sv = elt_load1(ops[2], NULL, o[2]);
+					if (in[3])
+						u = elt_load(ops[3], NULL, o[3], in[3], m, buf[3]);
+					else
+						uv = elt_load1(ops[3], NULL, o[3]);
+					elt_affine(a, s, sv, u, uv, out, m);
+					a = out;
+				}
+				elt_activate(&f, a, out, m);
+				elt_store(y, o[0], in[0], out, m, c->round);
+				continue;
+			}
+			/* A row that broadcasts an operand holds it in a register. */
+			if (in[1] || !in[2])
+				a = elt_load(ops[1], lut[0], o[1], in[1], m, buf[1]);
+			else
+				a = NULL, av = elt_load1(ops[1], lut[0], o[1]);
+			if (in[2])
+				b = elt_load(ops[2], lut[1], o[2], in[2], m, buf[2]);
+			else
+				bv = elt_load1(ops[2], lut[1], o[2]);
+			elt_binary(c->attr.eltwise.kind, a, av, b, bv, out, m);
+			if (f.act != VNPU_ACT_NONE)
+				elt_activate(&f, out, out, m);
+			elt_store(y, o[0], in[0], out, m, c->round);
+		}
+		/* Next row: offsets follow the outer indices incrementally. */
+		for (i = nr - 2; i >= 0; i--) {
+			if (++idx[i] < p.d[i]) {
+				for (k = 0; k < nops; k++)
+					off[k] += p.s[k][i];
+				break;
+			}
+			for (k = 0; k < nops; k++)
+				off[k] -= p.s[k][i] * (int64_t)(p.d[i] - 1);
+			idx[i] = 0;
+		}
+		if (i < 0)
+			return 0;
+	}
+}
