@@ -62,7 +62,7 @@ int main(void)
 	uint64_t ids[300], a, l, c[3];
 	long long timeout_ms, r0, t0, elapsed_ms;
 	unsigned int busy, i, k;
-	int fd, ok, seen_done, done, slow;
+	int fd, ok, seen_done, done, slow, sl, sc;
 	char val[16], why[128];
 	size_t n;
 
@@ -108,12 +108,21 @@ int main(void)
 	}
 	t_ok(t_wait_job(fd, a, 120) == 0 && job_state(fd, a) == DRM_VNPU_JOB_OK,
 	     "job whose interrupt was lost ends OK");
-	t_ok(job_state(fd, l) == DRM_VNPU_JOB_PENDING,
-	     "the long job behind it is still running, not cut short (%d)",
-	     job_state(fd, l));
-	t_ok(job_state(fd, c[0]) == DRM_VNPU_JOB_PENDING,
-	     "the job queued behind that is still pending (%d)",
-	     job_state(fd, c[0]));
+	/*
+	 * Cut short would be ABORTED or TIMEOUT (or freed under the IRQ).
+	 * Still running is the case the test is sized for; finished OK
+	 * means the host ran the long job faster than its probes, and then
+	 * the window was not exercised this time: said, not failed.
+	 */
+	sl = job_state(fd, l);
+	sc = job_state(fd, c[0]);
+	t_ok(sl == DRM_VNPU_JOB_PENDING || sl == DRM_VNPU_JOB_OK,
+	     "the long job behind it is not cut short (%d)", sl);
+	t_ok(sc == DRM_VNPU_JOB_PENDING || sc == DRM_VNPU_JOB_OK,
+	     "the job queued behind that is not cut short either (%d)", sc);
+	if (sl != DRM_VNPU_JOB_PENDING)
+		printf("# the long job finished before the lost interrupt's timeout: "
+		       "the window was not exercised in this run\n");
 	ok = t_wait_job(fd, c[2], 120) == 0;
 	elapsed_ms = (t_now_ns() - t0) / 1000000;
 	/*
