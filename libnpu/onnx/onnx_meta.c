@@ -382,22 +382,39 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 		if (!c.in[i])
 			return oi_fail(im, "input '%s' is not defined", n->input[i]);
 	}
-	if (!strcmp(t, "Add") || !strcmp(t, "Sub") || !strcmp(t, "Mul") || !strcmp(t, "Div"))
+	static const struct {
+		const char *name;
+		enum npu_activation act;
+	} unary[] = {
+		{ "Relu", NPU_ACT_RELU }, { "LeakyRelu", NPU_ACT_LEAKY_RELU },
+		{ "Sigmoid", NPU_ACT_SIGMOID }, { "Tanh", NPU_ACT_TANH },
+		{ "Clip", NPU_ACT_CLIP }, { "HardSigmoid", NPU_ACT_HARD_SIGMOID },
+		{ "HardSwish", NPU_ACT_HARD_SWISH }, { "Sqrt", NPU_ACT_SQRT },
+		{ "Reciprocal", NPU_ACT_RECIPROCAL }, { "Exp", NPU_ACT_EXP },
+		{ "Log", NPU_ACT_LOG }, { "Abs", NPU_ACT_ABS }, { "Neg", NPU_ACT_NEG },
+	};
+	static const struct {
+		const char *name;
+		enum npu_reduce_kind kind;
+	} reduce[] = {
+		{ "ReduceMean", NPU_REDUCE_MEAN }, { "ReduceSum", NPU_REDUCE_SUM },
+		{ "ReduceMax", NPU_REDUCE_MAX }, { "ReduceMin", NPU_REDUCE_MIN },
+		{ "ReduceL2", NPU_REDUCE_L2 }, { "ReduceSumSquare", NPU_REDUCE_SUM_SQUARE },
+	};
+
+	for (i = 0; i < sizeof(unary) / sizeof(unary[0]); i++)
+		if (!strcmp(t, unary[i].name))
+			return oi_op_unary_act(&c, unary[i].act);
+	for (i = 0; i < sizeof(reduce) / sizeof(reduce[0]); i++)
+		if (!strcmp(t, reduce[i].name))
+			return oi_op_reduce(&c, reduce[i].kind);
+	if (!strcmp(t, "Add") || !strcmp(t, "Sub") || !strcmp(t, "Mul") || !strcmp(t, "Div") ||
+	    !strcmp(t, "Pow"))
 		return oi_op_binary(&c);
-	if (!strcmp(t, "Relu"))
-		return oi_op_unary_act(&c, NPU_ACT_RELU);
-	if (!strcmp(t, "LeakyRelu"))
-		return oi_op_unary_act(&c, NPU_ACT_LEAKY_RELU);
-	if (!strcmp(t, "Sigmoid"))
-		return oi_op_unary_act(&c, NPU_ACT_SIGMOID);
-	if (!strcmp(t, "Tanh"))
-		return oi_op_unary_act(&c, NPU_ACT_TANH);
-	if (!strcmp(t, "Clip"))
-		return oi_op_unary_act(&c, NPU_ACT_CLIP);
+	if (!strcmp(t, "ConvTranspose"))
+		return oi_op_conv_transpose(&c);
 	if (!strcmp(t, "Max") || !strcmp(t, "Min"))
 		return oi_op_minmax(&c, t[1] == 'a');
-	if (!strcmp(t, "HardSigmoid") || !strcmp(t, "HardSwish"))
-		return oi_op_hard(&c, !strcmp(t, "HardSwish"));
 	if (!strcmp(t, "Conv"))
 		return oi_op_conv(&c);
 	if (!strcmp(t, "MaxPool")) {

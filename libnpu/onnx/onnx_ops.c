@@ -27,7 +27,7 @@ int oi_op_binary(struct nctx *c)
 		ret = oi_need_in(c, 1, &b);
 	if (ret)
 		return ret;
-	if (a->is_const && b->is_const) {
+	if (a->is_const && b->is_const && strcmp(t, "Pow")) {
 		struct sym *o;
 		struct ctensor y;
 
@@ -50,16 +50,39 @@ int oi_op_binary(struct nctx *c)
 		ret = oi_broadcast(c, ra, da, rb, db, &r, dy);
 	if (!ret)
 		ret = oi_value_of(c->im, a, &in[0]);
-	if (!ret)
-		ret = oi_value_of(c->im, b, &in[1]);
 	if (ret)
 		return ret;
-	if (!strcmp(t, "Div")) {
-		d.kind = NPU_NODE_DIV;
+	if (!strcmp(t, "Pow") && b->is_const && !ct_is_float(&b->c) &&
+	    oi_sym_dtype(a) == NPU_DTYPE_FP32) {
+		/* Pow's exponent may be of another type: a float one computes alike */
+		struct sym fb = *b;
+		uint64_t k;
+
+		fb.value = NPU_VALUE_NONE;
+		fb.c.dt = OT_FLOAT;
+		fb.c.i = NULL;
+		fb.c.f = malloc((b->c.n ? b->c.n : 1) * sizeof(float));
+		if (!fb.c.f)
+			return oi_nomem(c->im);
+		for (k = 0; k < b->c.n; k++)
+			fb.c.f[k] = (float)b->c.i[k];
+		ret = oi_value_of(c->im, &fb, &in[1]);
+		free(fb.c.f);
+	} else {
+		ret = oi_value_of(c->im, b, &in[1]);
+	}
+	if (ret)
+		return ret;
+	if (oi_sym_dtype(a) != oi_sym_dtype(b) && strcmp(t, "Pow"))
+		return oi_fail(c->im, "operands of different element types");
+	if (!strcmp(t, "Div") && b->is_const) {
+		d.kind = NPU_NODE_DIV;	/* compile multiplies by the reciprocals */
 	} else {
 		d.op.kind = NPU_OP_ELTWISE;
 		d.op.eltwise.kind = !strcmp(t, "Add") ? NPU_ELTWISE_ADD :
-				    !strcmp(t, "Sub") ? NPU_ELTWISE_SUB : NPU_ELTWISE_MUL;
+				    !strcmp(t, "Sub") ? NPU_ELTWISE_SUB :
+				    !strcmp(t, "Mul") ? NPU_ELTWISE_MUL :
+				    !strcmp(t, "Div") ? NPU_ELTWISE_DIV : NPU_ELTWISE_POW;
 	}
 	if (r > NPU_TENSOR_MAX_RANK)
 		return oi_fail(c->im, "rank %u above %d", r, NPU_TENSOR_MAX_RANK);
@@ -83,6 +106,15 @@ int oi_op_unary_act(struct nctx *c, enum npu_activation act)
 	d.op.act = act;
 	if (act == NPU_ACT_LEAKY_RELU)
 		d.op.act_alpha = oi_attr_f(c, "alpha", 0.01f);
+	if (act == NPU_ACT_HARD_SIGMOID) {
+		d.op.act_alpha = oi_attr_f(c, "alpha", 0.2f);
+		d.op.act_beta = oi_attr_f(c, "beta", 0.5f);
+		if (!isfinite(d.op.act_alpha) || !isfinite(d.op.act_beta))
+			return oi_fail(c->im, "alpha and beta must be finite");
+	}
+	if (act != NPU_ACT_CLIP && act != NPU_ACT_RELU && oi_sym_dtype(x) != NPU_DTYPE_FP32 &&
+	    oi_sym_dtype(x) != NPU_DTYPE_FP16 && oi_sym_dtype(x) != NPU_DTYPE_BF16)
+		return oi_fail(c->im, "only float tensors are supported");
 	if (act == NPU_ACT_CLIP) {
 		double lo = -INFINITY, hi = INFINITY;
 
@@ -638,111 +670,295 @@ int oi_op_batchnorm(struct nctx *c)
 	return oi_emit(c, &d, in, 5, oi_sym_dtype(x), r, xd);
 }
 
-/* A one-element static fp32 value. */
-static int scalar_value(struct imp *im, float v, uint32_t *id)
-{
-	struct npu_value_desc d = { .name = "onnx-scalar", .dtype = NPU_DTYPE_FP32,
-				    .rank = 1, .dims = { 1 }, .data = &v };
-	int ret = npu_graph_add_value(im->m->g, &d, id);
-
-	return ret ? oi_fail(im, "%s", npu_graph_error(im->m->g)) : 0;
-}
-
-/* One op node from @in into a new anonymous value shaped like @x. */
-static int step(struct nctx *c, const struct npu_op_params *p, const uint32_t *in,
-		uint32_t nin, enum npu_dtype dt, uint32_t r, const uint32_t *dims,
-		uint32_t *out)
-{
-	struct npu_node_desc d = { .kind = NPU_NODE_OP, .op = *p, .name = c->name };
-	int ret = oi_tmp_value(c->im, dt, r, dims, out);
-
-	if (ret)
-		return ret;
-	d.inputs = in;
-	d.num_inputs = nin;
-	d.output = *out;
-	return oi_add_node(c->im, &d);
-}
-
-/* Max(x, c) and Min(x, c) with a constant scalar c: a clip. */
+/*
+ * Max and Min: of one input a copy, of a tensor and a constant scalar a
+ * clip, else ELTWISE MAX/MIN (several inputs pairwise, left to right).
+ */
 int oi_op_minmax(struct nctx *c, bool is_max)
 {
 	struct npu_node_desc d = { .kind = NPU_NODE_OP };
 	struct sym *x = NULL, *k = NULL;
-	uint32_t r, dims[8], in;
+	uint32_t r, dims[8], in[2], ra, da[8], yd[8], i;
+	enum npu_dtype dt;
 	double v;
 	int ret;
 
-	if (c->nin != 2 || !c->in[0] || !c->in[1])
-		return oi_fail(c->im, "only two inputs, one a constant scalar, are supported");
-	x = c->in[0]->is_const ? c->in[1] : c->in[0];
-	k = c->in[0]->is_const ? c->in[0] : c->in[1];
-	if (x->is_const || !k->is_const || k->c.n != 1 || k->c.rank > x->rank)
-		return oi_fail(c->im, "of two tensors: op not supported by libnpu yet (only a constant scalar bound)");
-	v = ctensor_get(&k->c, 0);
-	if (isnan(v))
-		return oi_fail(c->im, "NaN bound");
-	ret = oi_sym_shape(c, x, &r, dims);
+	for (i = 0; i < c->nin; i++)
+		if (!c->in[i])
+			return oi_fail(c->im, "input %u is required", i);
+	if (!c->nin)
+		return oi_fail(c->im, "no inputs");
+	if (c->nin == 1) {
+		d.kind = NPU_NODE_RESHAPE;
+		ret = oi_sym_shape(c, c->in[0], &r, dims);
+		if (!ret)
+			ret = oi_value_of(c->im, c->in[0], &in[0]);
+		return ret ? ret : oi_emit(c, &d, in, 1, oi_sym_dtype(c->in[0]), r, dims);
+	}
+	if (c->nin == 2) {
+		x = c->in[0]->is_const ? c->in[1] : c->in[0];
+		k = c->in[0]->is_const ? c->in[0] : c->in[1];
+		if (!x->is_const && k->is_const && k->c.n == 1 && k->c.rank <= x->rank &&
+		    !isnan(v = ctensor_get(&k->c, 0))) {
+			ret = oi_sym_shape(c, x, &r, dims);
+			if (!ret)
+				ret = oi_value_of(c->im, x, &in[0]);
+			if (ret)
+				return ret;
+			d.op.kind = NPU_OP_ACTIVATION;
+			d.op.act = NPU_ACT_CLIP;
+			d.op.clip.min = is_max ? (float)v : -INFINITY;
+			d.op.clip.max = is_max ? INFINITY : (float)v;
+			return oi_emit(c, &d, in, 1, oi_sym_dtype(x), r, dims);
+		}
+	}
+	dt = oi_sym_dtype(c->in[0]);
+	ret = oi_sym_shape(c, c->in[0], &r, dims);
+	if (!ret)
+		ret = oi_value_of(c->im, c->in[0], &in[0]);
+	if (ret)
+		return ret;
+	d.op.kind = NPU_OP_ELTWISE;
+	d.op.eltwise.kind = is_max ? NPU_ELTWISE_MAX : NPU_ELTWISE_MIN;
+	for (i = 1; i < c->nin; i++) {
+		if (oi_sym_dtype(c->in[i]) != dt)
+			return oi_fail(c->im, "inputs of different element types");
+		ret = oi_sym_shape(c, c->in[i], &ra, da);
+		if (!ret)
+			ret = oi_broadcast(c, r, dims, ra, da, &r, yd);
+		if (!ret) {
+			memcpy(dims, yd, sizeof(dims));
+			ret = oi_value_of(c->im, c->in[i], &in[1]);
+		}
+		if (ret)
+			return ret;
+		if (r > NPU_TENSOR_MAX_RANK)
+			return oi_fail(c->im, "rank %u above %d", r, NPU_TENSOR_MAX_RANK);
+		if (i + 1 == c->nin)
+			break;
+		{
+			struct npu_node_desc t = d;
+			uint32_t mid;
+
+			ret = oi_tmp_value(c->im, dt, r, dims, &mid);
+			if (ret)
+				return ret;
+			t.name = c->name;
+			t.inputs = in;
+			t.num_inputs = 2;
+			t.output = mid;
+			ret = oi_add_node(c->im, &t);
+			if (ret)
+				return ret;
+			in[0] = mid;
+		}
+	}
+	return oi_emit(c, &d, in, 2, dt, r, dims);
+}
+
+/*
+ * ReduceMean/Sum/Max/Min/L2/SumSquare: axes from the attribute (before
+ * opset 18; ReduceSum from 13) or the second input, all dims when none
+ * are given (unless noop_with_empty_axes), keepdims a free reshape.
+ */
+int oi_op_reduce(struct nctx *c, enum npu_reduce_kind kind)
+{
+	struct npu_node_desc d = { .kind = NPU_NODE_OP };
+	struct sym *x = NULL;
+	const struct sym *ax = c->nin > 1 ? c->in[1] : NULL;
+	bool keep = oi_attr_i(c, "keepdims", 1) != 0;
+	uint32_t r, xd[8], yd[8], kd[8], in, i, nk = 0, mid;
+	int64_t axes[8];
+	int n = -1;
+	int ret = oi_need_in(c, 0, &x);
+
+	if (!ret)
+		ret = oi_sym_shape(c, x, &r, xd);
 	if (!ret)
 		ret = oi_value_of(c->im, x, &in);
 	if (ret)
 		return ret;
-	d.op.kind = NPU_OP_ACTIVATION;
-	d.op.act = NPU_ACT_CLIP;
-	d.op.clip.min = is_max ? (float)v : -INFINITY;
-	d.op.clip.max = is_max ? INFINITY : (float)v;
-	return oi_emit(c, &d, &in, 1, oi_sym_dtype(x), r, dims);
+	if (!r)
+		return oi_fail(c->im, "a scalar input");
+	if (oi_sym_dtype(x) != NPU_DTYPE_FP32)
+		return oi_fail(c->im, "only fp32 tensors are supported");
+	if (ax && !(ax->is_const && !ax->c.n)) {
+		uint64_t k;
+
+		if (!ax->is_const || ct_is_float(&ax->c) || ax->c.rank > 1)
+			return oi_fail(c->im, "axes must be a constant 1-D integer tensor");
+		if (ax->c.n > 8)
+			return oi_fail(c->im, "too many axes");
+		for (k = 0; k < ax->c.n; k++)
+			axes[k] = ax->c.i[k];
+		n = (int)ax->c.n;
+	} else if (!ax) {
+		n = oi_attr_ints(c, "axes", axes, 8);
+		if (n == -2)
+			return oi_fail(c->im, "too many axes");
+	}
+	d.op.kind = NPU_OP_REDUCE;
+	d.op.reduce.kind = kind;
+	if (n <= 0) {
+		if (oi_attr_i(c, "noop_with_empty_axes", 0)) {
+			d = (struct npu_node_desc){ .kind = NPU_NODE_RESHAPE };
+			return oi_emit(c, &d, &in, 1, NPU_DTYPE_FP32, r, xd);
+		}
+		d.op.reduce.axes = (1u << r) - 1;
+	}
+	for (i = 0; n > 0 && i < (uint32_t)n; i++) {
+		int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+
+		if (a < 0 || a >= (int64_t)r)
+			return oi_fail(c->im, "axis %" PRId64 " out of range for rank %u", axes[i], r);
+		d.op.reduce.axes |= 1u << a;
+	}
+	for (i = 0; i < r; i++) {
+		yd[i] = (d.op.reduce.axes >> i) & 1 ? 1 : xd[i];
+		if (!((d.op.reduce.axes >> i) & 1))
+			kd[nk++] = xd[i];
+	}
+	if (keep)
+		return oi_emit(c, &d, &in, 1, NPU_DTYPE_FP32, r, yd);
+	/* the device keeps the reduced dims; dropping them is a reshape */
+	ret = oi_tmp_value(c->im, NPU_DTYPE_FP32, r, yd, &mid);
+	if (ret)
+		return ret;
+	d.name = c->name;
+	d.inputs = &in;
+	d.num_inputs = 1;
+	d.output = mid;
+	ret = oi_add_node(c->im, &d);
+	if (ret)
+		return ret;
+	d = (struct npu_node_desc){ .kind = NPU_NODE_RESHAPE };
+	return oi_emit(c, &d, &mid, 1, NPU_DTYPE_FP32, nk, kd);	/* nk 0: a scalar */
 }
 
 /*
- * HardSigmoid(x) = clip(alpha * x + beta, 0, 1); HardSwish(x) =
- * x * HardSigmoid(x) with alpha 1/6, beta 1/2.  Spelled with existing ops.
+ * ConvTranspose (2-D): output_shape and auto_pad become pads as ONNX's
+ * reference computes them; a negative end pad is extra output padding.
  */
-int oi_op_hard(struct nctx *c, bool swish)
+int oi_op_conv_transpose(struct nctx *c)
 {
-	struct npu_op_params mul = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL };
-	struct npu_op_params add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD };
-	struct npu_node_desc clip = { .kind = NPU_NODE_OP };
-	float alpha = swish ? 1.0f / 6 : oi_attr_f(c, "alpha", 0.2f);
-	float beta = swish ? 0.5f : oi_attr_f(c, "beta", 0.5f);
-	uint32_t r, dims[8], in[2], t0, t1, t2, ka, kb;
-	enum npu_dtype dt;
-	struct sym *x = NULL;
-	int ret = oi_need_in(c, 0, &x);
+	struct npu_node_desc d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
+	struct sym *x = NULL, *w = NULL, *b = c->nin > 2 ? c->in[2] : NULL;
+	uint32_t rx, rw, xd[8], wd[8], in[3], nin = 2, yd[4], i;
+	int64_t g = oi_attr_i(c, "group", 1), v[8], st[2] = { 1, 1 }, dl[2] = { 1, 1 };
+	int64_t pb[2] = { 0, 0 }, pe[2] = { 0, 0 }, op[2] = { 0, 0 }, os[2] = { 0, 0 };
+	char ap[32];
+	const char *autopad = oi_attr_s(c, "auto_pad", ap, sizeof(ap));
+	bool given, same = false, upper = false;
+	int ret, n;
 
+	ret = oi_need_in(c, 0, &x);
 	if (!ret)
-		ret = oi_sym_shape(c, x, &r, dims);
+		ret = oi_need_in(c, 1, &w);
 	if (!ret)
-		ret = oi_value_of(c->im, x, &in[0]);
+		ret = oi_sym_shape(c, x, &rx, xd);
 	if (!ret)
-		ret = scalar_value(c->im, alpha, &ka);
-	if (!ret)
-		ret = scalar_value(c->im, beta, &kb);
+		ret = oi_sym_shape(c, w, &rw, wd);
 	if (ret)
 		return ret;
-	dt = oi_sym_dtype(x);
-	if (dt != NPU_DTYPE_FP32)
-		return oi_fail(c->im, "only fp32 is supported");
-	in[1] = ka;
-	ret = step(c, &mul, in, 2, dt, r, dims, &t0);
-	if (!ret) {
-		in[0] = t0;
-		in[1] = kb;
-		ret = step(c, &add, in, 2, dt, r, dims, &t1);
+	if (rx != 4 || rw != 4)
+		return oi_fail(c->im, "only 2-D ConvTranspose (4-D X and W) is supported");
+	if (oi_sym_dtype(x) != NPU_DTYPE_FP32 || oi_sym_dtype(w) != NPU_DTYPE_FP32)
+		return oi_fail(c->im, "only fp32 tensors are supported");
+	if (g < 1 || g > xd[1] || xd[1] % g || wd[0] != xd[1] ||
+	    (uint64_t)wd[1] * (uint64_t)g > 65536)
+		return oi_fail(c->im, "group %" PRId64 " does not fit C=%u, W=[%u,%u,..]", g, xd[1],
+			       wd[0], wd[1]);
+	if (!wd[2] || !wd[3] || wd[2] > 65535 || wd[3] > 65535)
+		return oi_fail(c->im, "bad kernel shape");
+	n = oi_attr_ints(c, "kernel_shape", v, 8);
+	if (n >= 0 && (n != 2 || v[0] != wd[2] || v[1] != wd[3]))
+		return oi_fail(c->im, "kernel_shape disagrees with W");
+	if (autopad && !strcmp(autopad, "SAME_UPPER"))
+		same = upper = true;
+	else if (autopad && !strcmp(autopad, "SAME_LOWER"))
+		same = true;
+	else if (autopad && strcmp(autopad, "NOTSET") && strcmp(autopad, "VALID"))
+		return oi_fail(c->im, "auto_pad '%s' unknown", autopad);
+	{
+		static const char *const names[4] = { "strides", "dilations", "output_padding",
+						      "output_shape" };
+		int64_t *dst[4] = { st, dl, op, os };
+		int k;
+
+		for (k = 0; k < 4; k++) {
+			n = oi_attr_ints(c, names[k], v, 8);
+			if (n < 0)
+				continue;
+			if (n != 2)
+				return oi_fail(c->im, "%s must have 2 values (2-D only)", names[k]);
+			for (i = 0; i < 2; i++) {
+				if (v[i] < (k < 2 ? 1 : 0) || v[i] > (k == 3 ? UINT32_MAX : 65535))
+					return oi_fail(c->im, "bad %s value %" PRId64, names[k], v[i]);
+				dst[k][i] = v[i];
+			}
+		}
+	}
+	given = oi_attr(c, "output_shape") != NULL;
+	if (given)
+		upper = false;
+	n = oi_attr_ints(c, "pads", v, 8);
+	if (n >= 0 && n != 4)
+		return oi_fail(c->im, "pads must have 4 values (2-D only)");
+	for (i = 0; n == 4 && i < 2; i++) {
+		if (v[i] < 0 || v[i] > 65535 || v[2 + i] < 0 || v[2 + i] > 65535)
+			return oi_fail(c->im, "bad pad");
+		pb[i] = v[i];
+		pe[i] = v[2 + i];
+	}
+	if (autopad && !strcmp(autopad, "VALID"))
+		pb[0] = pb[1] = pe[0] = pe[1] = 0;
+	for (i = 0; i < 2; i++) {
+		int64_t dk = (wd[2 + i] - 1) * dl[i] + 1, o;
+
+		if (given || same) {
+			int64_t tot, lo;
+
+			if (!given)
+				os[i] = (int64_t)xd[2 + i] * st[i];
+			tot = st[i] * ((int64_t)xd[2 + i] - 1) + op[i] + dk - os[i];
+			lo = tot >= 0 ? tot / 2 : -((-tot + 1) / 2);
+			pb[i] = upper ? lo : tot - lo;
+			pe[i] = upper ? tot - lo : lo;
+		}
+		if (pe[i] < 0) {
+			op[i] -= pe[i];
+			pe[i] = 0;
+		}
+		if (pb[i] < 0 || pb[i] > 65535 || pe[i] > 65535 || op[i] > 65535)
+			return oi_fail(c->im, "the output shape needs padding the op cannot express");
+		o = ((int64_t)xd[2 + i] - 1) * st[i] + dk - pb[i] - pe[i] + op[i];
+		if (o < 1 || o > UINT32_MAX)
+			return oi_fail(c->im, "output dim %u would be %" PRId64, 2 + i, o);
+		yd[2 + i] = (uint32_t)o;
+		d.op.conv_transpose.stride[i] = (uint32_t)st[i];
+		d.op.conv_transpose.dilation[i] = (uint32_t)dl[i];
+		d.op.conv_transpose.output_pad[i] = (uint32_t)op[i];
+		d.op.conv_transpose.pad[i] = (uint32_t)pb[i];
+		d.op.conv_transpose.pad[2 + i] = (uint32_t)pe[i];
+	}
+	yd[0] = xd[0];
+	yd[1] = wd[1] * (uint32_t)g;
+	d.op.kind = NPU_OP_CONV_TRANSPOSE;
+	d.op.conv_transpose.groups = (uint32_t)g;
+	ret = oi_value_of(c->im, x, &in[0]);
+	if (!ret)
+		ret = oi_value_of(c->im, w, &in[1]);
+	if (!ret && b) {
+		uint32_t rb, bd[8];
+
+		ret = oi_sym_shape(c, b, &rb, bd);
+		if (!ret && (rb != 1 || bd[0] != yd[1]))
+			return oi_fail(c->im, "B must be 1-D of %u elements", yd[1]);
+		if (!ret)
+			ret = oi_value_of(c->im, b, &in[2]);
+		nin = 3;
 	}
 	if (ret)
 		return ret;
-	clip.op.kind = NPU_OP_ACTIVATION;
-	clip.op.act = NPU_ACT_CLIP;
-	clip.op.clip.min = 0.0f;
-	clip.op.clip.max = 1.0f;
-	if (!swish)
-		return oi_emit(c, &clip, &t1, 1, dt, r, dims);
-	ret = step(c, &clip.op, &t1, 1, dt, r, dims, &t2);
-	if (ret)
-		return ret;
-	in[0] = x->value;
-	in[1] = t2;
-	clip = (struct npu_node_desc){ .kind = NPU_NODE_OP, .op = mul };
-	return oi_emit(c, &clip, in, 2, dt, r, dims);
+	return oi_emit(c, &d, in, nin, NPU_DTYPE_FP32, 4, yd);
 }

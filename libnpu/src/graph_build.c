@@ -260,6 +260,8 @@ const char *npu__node_op_name(const struct gnode *n)
 		[NPU_OP_DEQUANTIZE] = "DEQUANTIZE",
 		[NPU_OP_REQUANTIZE] = "REQUANTIZE", [NPU_OP_POOL3D] = "POOL3D",
 		[NPU_OP_COPY] = "COPY", [NPU_OP_RESIZE] = "RESIZE",
+		[NPU_OP_CONV_TRANSPOSE] = "CONV_TRANSPOSE",
+		[NPU_OP_REDUCE] = "REDUCE",
 	};
 
 	switch (n->kind) {
@@ -333,7 +335,11 @@ int npu__graph_tensor(const struct gvalue *v, bool nchw,
 	return 0;
 }
 
-/* OIHW weights seen as OHWI, for the support query before packing. */
+/*
+ * Weights in ONNX's layout seen in the op's, for the support query before
+ * packing: CONV2D's OIHW as OHWI, CONV_TRANSPOSE's [C, CO/groups, KH, KW]
+ * as [C, KH, KW, CO/groups]; both move dim 1 last.
+ */
 static int oihw_view(const struct gvalue *v, const struct gbind *b,
 		     struct npu_tensor **out)
 {
@@ -367,7 +373,8 @@ int npu__graph_make_op(struct npu_graph *g, const struct gnode *n,
 	const struct gvalue *vo = &g->v[n->out];
 	bool nchw = (n->flags & NPU_NODE_NCHW) &&
 		    (n->op.kind == NPU_OP_CONV2D || n->op.kind == NPU_OP_POOL2D ||
-		     n->op.kind == NPU_OP_RESIZE);
+		     n->op.kind == NPU_OP_RESIZE ||
+		     n->op.kind == NPU_OP_CONV_TRANSPOSE);
 	uint32_t i, nin = n->num_inputs;
 	int ret = 0;
 
@@ -389,7 +396,8 @@ int npu__graph_make_op(struct npu_graph *g, const struct gnode *n,
 		v = &g->v[n->in[i]];
 		if (nchw && i == 1 && !(n->flags & GNODE_W_PACKED)) {
 			if (v->rank != 4)
-				return npu__graph_fail(g, "node %s (CONV2D): W must be 4-D", n->name);
+				return npu__graph_fail(g, "node %s (%s): W must be 4-D", n->name,
+						       npu__node_op_name(n));
 			ret = oihw_view(v, &bind_in[i], &in[i]);
 		} else {
 			ret = npu__graph_tensor(v, nchw && i == 0, bind_in[i].buf,
@@ -437,6 +445,12 @@ uint64_t npu__node_macs(const struct npu_graph *g, const struct gnode *n)
 			return 0;
 		/* KH*KW*C/groups in either weight layout */
 		return y->elems * (w->elems / w->dims[0]);
+	case NPU_OP_CONV_TRANSPOSE:
+		/* every input element meets KH*KW*CO/groups taps */
+		w = &g->v[n->in[1]];
+		if (w->rank != 4)
+			return 0;
+		return g->v[n->in[0]].elems * (w->elems / w->dims[0]);
 	default:
 		return 0;
 	}
@@ -482,7 +496,7 @@ NPU_EXPORT int npu_graph_node_supported(struct npu_graph *g, uint32_t id,
 {
 	struct gbind bind[GNODE_MAX_INPUTS], bout;
 	struct query_dev *q;
-	struct gnode *n;
+	struct gnode *n, as_div;
 	struct npu_op *ops[GNODE_MAX_OPS] = { 0 };
 	const char *why = NULL;
 	size_t nops = 0;
@@ -510,13 +524,10 @@ NPU_EXPORT int npu_graph_node_supported(struct npu_graph *g, uint32_t id,
 		}
 		return 1;
 	case NPU_NODE_DIV:
-		if (n->num_inputs < 2 || n->in[1] == NPU_VALUE_NONE ||
-		    !g->v[n->in[1]].data || g->v[n->in[1]].dtype != NPU_DTYPE_FP32) {
-			if (reason)
-				*reason = "DIV by a non-constant or non-fp32 divisor is not in the op set";
-			return 0;
-		}
-		return 1;
+		if (n->num_inputs == 2 && n->in[1] != NPU_VALUE_NONE &&
+		    g->v[n->in[1]].data && g->v[n->in[1]].dtype == NPU_DTYPE_FP32)
+			return 1;	/* a MUL by the reciprocals */
+		break;		/* ELTWISE DIV, as compile makes it */
 	default:
 		break;
 	}
@@ -527,6 +538,14 @@ NPU_EXPORT int npu_graph_node_supported(struct npu_graph *g, uint32_t id,
 	for (i = 0; i < GNODE_MAX_INPUTS; i++)
 		bind[i] = (struct gbind){ .buf = &q->buf };
 	bout = (struct gbind){ .buf = &q->buf };
+	if (n->kind == NPU_NODE_DIV) {
+		as_div = *n;
+		as_div.kind = NPU_NODE_OP;
+		memset(&as_div.op, 0, sizeof(as_div.op));
+		as_div.op.kind = NPU_OP_ELTWISE;
+		as_div.op.eltwise.kind = NPU_ELTWISE_DIV;
+		n = &as_div;
+	}
 	ret = npu__graph_make_ops(g, n, bind, &bout, ops, &nops);
 	/* a node of several ops is the device's if all of them are */
 	for (i = 0; !ret && i < nops; i++) {

@@ -244,9 +244,19 @@ static int partition(struct npu_runtime *rt)
 	size_t cap = rt->ctx && rt->ctx->info.max_cmd_size ?
 		     rt->ctx->info.max_cmd_size : VNPU_CMD_MAX_BUFFER;
 	size_t i, seg_bytes = 0;
+	struct npu_device_limits lim;
 	struct rseg *s = NULL;
+	uint64_t seg_work = 0;
 	int ret;
 
+	/*
+	 * A job does at most a quarter of the work one maximal command may
+	 * do, so a large model's jobs stay well within the driver's job
+	 * timeout (which one maximal command must meet) and a run is many
+	 * shorter jobs, not one long one.  A larger op is a job of its own.
+	 */
+	npu__limits_effective(rt->ctx ? &rt->ctx->limits : NULL, &lim);
+	lim.cmd_macs /= 4;
 	rt->segs = calloc(rt->num_steps ? rt->num_steps : 1, sizeof(*rt->segs));
 	if (!rt->segs)
 		return -ENOMEM;
@@ -254,17 +264,22 @@ static int partition(struct npu_runtime *rt)
 		struct rstep *st = &rt->steps[i];
 		size_t bytes = npu_op_num_commands(st->op) * sizeof(struct vnpu_cmd_compute) +
 			       sizeof(struct vnpu_cmd_barrier);
+		uint64_t work = npu__op_work(st->op);
 
-		if (!s || s->device != st->device || (st->device && seg_bytes + bytes > cap)) {
+		if (!s || s->device != st->device ||
+		    (st->device && (seg_bytes + bytes > cap ||
+				    (seg_work && work > lim.cmd_macs - seg_work)))) {
 			s = &rt->segs[rt->num_segs++];
 			s->device = st->device;
 			s->first = i;
 			seg_bytes = 0;
+			seg_work = 0;
 			if (st->device)
 				rt->num_dev_segs++;
 		}
 		s->count++;
 		seg_bytes += bytes;
+		seg_work = work > lim.cmd_macs - seg_work ? lim.cmd_macs : seg_work + work;
 		rt->nodes[st->node].segment = (uint32_t)(s - rt->segs);
 	}
 	for (i = 0; i < rt->num_segs; i++) {
@@ -346,7 +361,13 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 	if (!ret)
 		ret = npu__fold_constants(&c);
 	if (!ret)
+		ret = npu__fuse_bias(&c);	/* a BATCHNORM may follow a bias */
+	if (!ret)
 		ret = npu__rewrite_special(&c);
+	if (!ret)
+		ret = npu__rewrite_layernorm(&c);
+	if (!ret)
+		ret = npu__rewrite_hardswish(&c);
 	if (!ret)
 		ret = npu__fold_constants(&c);
 	if (!ret)

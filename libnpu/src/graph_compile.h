@@ -50,6 +50,13 @@ void npu__count_consumers(struct cstate *c);
 int npu__fold_constants(struct cstate *c);
 int npu__rewrite_special(struct cstate *c);
 int npu__drop_dead(struct cstate *c);
+/* Static per-channel ADDs after GEMM and convolutions into their bias. */
+int npu__fuse_bias(struct cstate *c);
+/* Fold a spelled-out LayerNorm into one LAYERNORM node. */
+int npu__rewrite_layernorm(struct cstate *c);
+/* Fold a spelled-out HardSwish into one HARD_SWISH activation. */
+int npu__rewrite_hardswish(struct cstate *c);
+/* Biases, then activations into the epilogue of the op before. */
 int npu__fuse_epilogues(struct cstate *c);
 int npu__pack_weights(struct cstate *c);
 /* Store internal 4-D values NHWC where only NCHW-aware ops touch them. */

@@ -187,7 +187,7 @@ struct npu_runtime {
 /* Where the arena is mapped (device or host). */
 int npu__runtime_arena(struct npu_runtime *rt, uint8_t **p);
 
-/* Multiply-accumulates of node @n (GEMM and CONV2D; 0 otherwise). */
+/* Multiply-accumulates of node @n (GEMM, CONV2D, CONV_TRANSPOSE; else 0). */
 uint64_t npu__node_macs(const struct npu_graph *g, const struct gnode *n);
 
 #endif /* NPU_GRAPH_INTERNAL_H */

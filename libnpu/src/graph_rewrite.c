@@ -219,10 +219,16 @@ static int rewrite_div(struct cstate *c, uint32_t id)
 	uint64_t i;
 	int ret;
 
-	if (n->num_inputs != 2 || n->in[1] == NPU_VALUE_NONE ||
-	    !is_f32_static(&w->v[n->in[1]]))
-		return npu__graph_fail(w, "node %s (DIV): the divisor must be an fp32 constant (no division op yet)",
-				       n->name);
+	if (n->num_inputs != 2 || n->in[1] == NPU_VALUE_NONE)
+		return npu__graph_fail(w, "node %s (DIV): needs a dividend and a divisor", n->name);
+	if (!is_f32_static(&w->v[n->in[1]])) {
+		/* a divisor known only at run time: the device divides */
+		n->kind = NPU_NODE_OP;
+		memset(&n->op, 0, sizeof(n->op));
+		n->op.kind = NPU_OP_ELTWISE;
+		n->op.eltwise.kind = NPU_ELTWISE_DIV;
+		return 0;
+	}
 	b = &w->v[n->in[1]];
 	r = malloc(b->bytes ? b->bytes : 1);
 	if (!r)
@@ -294,6 +300,50 @@ static void fuse(struct cstate *c, uint32_t into, uint32_t gone)
 	npu__count_consumers(c);
 }
 
+/*
+ * Can a BATCHNORM over @ch channels of value @x fold into its producer
+ * @p: an NCHW CONV2D or CONV_TRANSPOSE with static fp32 weights and bias,
+ * no activation yet, whose result nothing else reads.
+ */
+static bool foldable_conv(const struct cstate *c, const struct gnode *p, uint32_t x,
+			  uint32_t ch)
+{
+	const struct npu_graph *w = c->w;
+	const struct gvalue *wv;
+
+	if (p->kind != NPU_NODE_OP || !(p->flags & NPU_NODE_NCHW) ||
+	    (p->op.kind != NPU_OP_CONV2D && p->op.kind != NPU_OP_CONV_TRANSPOSE) ||
+	    p->op.act != NPU_ACT_NONE || !private_result(c, x) || p->num_inputs < 2 ||
+	    (p->flags & GNODE_W_PACKED) || !is_f32_static(&w->v[p->in[1]]) ||
+	    w->v[p->in[1]].rank != 4 ||
+	    (p->num_inputs >= 3 && p->in[2] != NPU_VALUE_NONE &&
+	     (!is_f32_static(&w->v[p->in[2]]) || w->v[p->in[2]].elems != ch)))
+		return false;
+	wv = &w->v[p->in[1]];
+	if (p->op.kind == NPU_OP_CONV2D)
+		return wv->dims[0] == ch;
+	/* ONNX's [C, CO/groups, KH, KW] */
+	return p->op.conv_transpose.groups &&
+	       (uint64_t)wv->dims[1] * p->op.conv_transpose.groups == ch &&
+	       wv->dims[0] % p->op.conv_transpose.groups == 0;
+}
+
+/* Output channel of weight element @i (@per elements per dims[0] slice). */
+static uint32_t out_channel(const struct gnode *p, const struct gvalue *wv, uint64_t i,
+			    uint64_t per)
+{
+	uint64_t c_in, mo;
+	uint32_t cog, cpg;
+
+	if (p->op.kind == NPU_OP_CONV2D)
+		return (uint32_t)(i / per);
+	cog = wv->dims[1];
+	cpg = wv->dims[0] / p->op.conv_transpose.groups;
+	c_in = i / per;
+	mo = (i % per) / ((uint64_t)wv->dims[2] * wv->dims[3]);
+	return (uint32_t)(c_in / cpg * cog + mo);
+}
+
 static int rewrite_bn(struct cstate *c, uint32_t id)
 {
 	struct npu_graph *w = c->w;
@@ -311,17 +361,12 @@ static int rewrite_bn(struct cstate *c, uint32_t id)
 		return ret;
 	if (pid != NPU_VALUE_NONE && c->state[pid] == N_ALIVE)
 		p = &w->n[pid];
-	if (p && p->kind == NPU_NODE_OP && p->op.kind == NPU_OP_CONV2D &&
-	    (p->flags & NPU_NODE_NCHW) && p->op.act == NPU_ACT_NONE &&
-	    private_result(c, n->in[0]) && is_f32_static(&w->v[p->in[1]]) &&
-	    w->v[p->in[1]].dims[0] == ch &&
-	    (p->num_inputs < 3 || p->in[2] == NPU_VALUE_NONE ||
-	     is_f32_static(&w->v[p->in[2]]))) {
+	if (p && foldable_conv(c, p, n->in[0], ch)) {
 		/* Fold into the convolution: W' = W * s[co], b' = b * s + t. */
 		const struct gvalue *wv = &w->v[p->in[1]];
 		const float *b0 = p->num_inputs >= 3 && p->in[2] != NPU_VALUE_NONE ?
 				  w->v[p->in[2]].data : NULL;
-		uint64_t per = wv->elems / ch, i;
+		uint64_t per = wv->elems / wv->dims[0], i;
 		float *nw = malloc(wv->bytes), *nbias = malloc(4ull * ch);
 		uint32_t wid, bid;
 
@@ -330,7 +375,7 @@ static int rewrite_bn(struct cstate *c, uint32_t id)
 			goto fail_fold;
 		}
 		for (i = 0; i < wv->elems; i++)
-			nw[i] = ((const float *)wv->data)[i] * s[i / per];
+			nw[i] = ((const float *)wv->data)[i] * s[out_channel(p, wv, i, per)];
 		for (k = 0; k < ch; k++)
 			nbias[k] = (b0 ? b0[k] : 0.0f) * s[k] + t[k];
 		ret = npu__add_value_raw(c, wv, wv->rank, wv->dims, nw, &wid);
@@ -451,7 +496,8 @@ static uint32_t bias_channels(const struct gnode *p, const struct gvalue *y,
 {
 	uint32_t axis = y->rank - 1, k, ch;
 
-	if (p->op.kind == NPU_OP_CONV2D && (p->flags & NPU_NODE_NCHW))
+	if ((p->op.kind == NPU_OP_CONV2D || p->op.kind == NPU_OP_CONV_TRANSPOSE) &&
+	    (p->flags & NPU_NODE_NCHW))
 		axis = 1;
 	ch = y->dims[axis];
 	if (s->elems != ch || s->rank > y->rank)
@@ -466,83 +512,131 @@ static uint32_t bias_channels(const struct gnode *p, const struct gvalue *y,
 	return ch;
 }
 
-int npu__fuse_epilogues(struct cstate *c)
+static bool is_conv_like(const struct gnode *p)
+{
+	return p->op.kind == NPU_OP_GEMM || p->op.kind == NPU_OP_CONV2D ||
+	       p->op.kind == NPU_OP_CONV_TRANSPOSE;
+}
+
+/* An ADD of a static per-channel vector after GEMM or a convolution. */
+static int fuse_bias(struct cstate *c, uint32_t id)
 {
 	struct npu_graph *w = c->w;
+	struct gnode *n = &w->n[id], *p;
+	uint32_t k, pid;
+	int ret;
+
+	if (n->op.kind != NPU_OP_ELTWISE || n->op.eltwise.kind != NPU_ELTWISE_ADD ||
+	    n->op.act != NPU_ACT_NONE || n->num_inputs != 2)
+		return 0;
+	for (k = 0; k < 2; k++) {
+		const struct gvalue *x = &w->v[n->in[k]], *s = &w->v[n->in[1 - k]];
+		uint32_t ch, bid;
+		void *copy;
+
+		pid = x->producer;
+		if (pid == NPU_VALUE_NONE || c->state[pid] != N_ALIVE)
+			continue;
+		p = &w->n[pid];
+		if (p->kind != NPU_NODE_OP || p->op.act != NPU_ACT_NONE || !is_conv_like(p) ||
+		    (p->num_inputs >= 3 && p->in[2] != NPU_VALUE_NONE) ||
+		    !private_result(c, n->in[k]) || !is_f32_static(s) ||
+		    !is_float_plain(x) || !same_shape(x, &w->v[n->out]) ||
+		    !is_float_plain(&w->v[n->out]))
+			continue;
+		ch = bias_channels(p, x, s);
+		if (!ch)
+			continue;
+		copy = malloc(4ull * ch);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, s->data, 4ull * ch);
+		ret = npu__add_value_raw(c, s, 1, &ch, copy, &bid);
+		if (ret) {
+			free(copy);
+			return ret;
+		}
+		p = &w->n[pid];
+		p->in[2] = bid;
+		p->num_inputs = 3;
+		fuse(c, pid, id);
+		return 0;
+	}
+	return 0;
+}
+
+/* An activation after GEMM, a convolution or ELTWISE, as its epilogue. */
+static void fuse_activation(struct cstate *c, uint32_t id)
+{
+	struct npu_graph *w = c->w;
+	struct gnode *n = &w->n[id], *p;
+	enum npu_activation act = n->op.act;
+	const struct gvalue *x = &w->v[n->in[0]];
+	uint32_t pid;
+
+	if (n->op.kind != NPU_OP_ACTIVATION)
+		return;
+	if (act == NPU_ACT_CLIP) {
+		if (n->op.clip.min == 0.0f && n->op.clip.max == 6.0f)
+			act = NPU_ACT_RELU6;
+		else if (n->op.clip.min == 0.0f && isinf(n->op.clip.max) && n->op.clip.max > 0)
+			act = NPU_ACT_RELU;
+		else
+			return;
+	}
+	/* the unary functions are ACTIVATION's alone */
+	if (act == NPU_ACT_NONE || act > NPU_ACT_HARD_SWISH)
+		return;
+	pid = x->producer;
+	if (pid == NPU_VALUE_NONE || c->state[pid] != N_ALIVE)
+		return;
+	p = &w->n[pid];
+	if (p->kind != NPU_NODE_OP || p->op.act != NPU_ACT_NONE ||
+	    (!is_conv_like(p) && p->op.kind != NPU_OP_ELTWISE) ||
+	    !private_result(c, n->in[0]) || !is_float_plain(x) ||
+	    !is_float_plain(&w->v[n->out]) || !same_shape(x, &w->v[n->out]))
+		return;
+	p->op.act = act;
+	p->op.act_alpha = act == NPU_ACT_LEAKY_RELU || act == NPU_ACT_HARD_SIGMOID ?
+			  n->op.act_alpha : 0.0f;
+	p->op.act_beta = act == NPU_ACT_HARD_SIGMOID ? n->op.act_beta : 0.0f;
+	fuse(c, pid, id);
+}
+
+int npu__fuse_bias(struct cstate *c)
+{
 	size_t i;
 	int ret;
 
 	npu__count_consumers(c);
 	for (i = 0; i < c->norder; i++) {
-		uint32_t id = c->order[i], pid, k;
-		struct gnode *n = &w->n[id], *p;
+		uint32_t id = c->order[i];
 
-		if (c->state[id] != N_ALIVE || n->kind != NPU_NODE_OP)
+		if (c->state[id] != N_ALIVE || c->w->n[id].kind != NPU_NODE_OP)
 			continue;
-		if (n->op.kind == NPU_OP_ELTWISE && n->op.eltwise.kind == NPU_ELTWISE_ADD &&
-		    n->op.act == NPU_ACT_NONE && n->num_inputs == 2) {
-			for (k = 0; k < 2; k++) {
-				const struct gvalue *x = &w->v[n->in[k]], *s = &w->v[n->in[1 - k]];
-				uint32_t ch, bid;
-				void *copy;
+		ret = fuse_bias(c, id);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
 
-				pid = x->producer;
-				if (pid == NPU_VALUE_NONE || c->state[pid] != N_ALIVE)
-					continue;
-				p = &w->n[pid];
-				if (p->kind != NPU_NODE_OP || p->op.act != NPU_ACT_NONE ||
-				    (p->op.kind != NPU_OP_GEMM && p->op.kind != NPU_OP_CONV2D) ||
-				    (p->num_inputs >= 3 && p->in[2] != NPU_VALUE_NONE) ||
-				    !private_result(c, n->in[k]) || !is_f32_static(s) ||
-				    !is_float_plain(x) || !same_shape(x, &w->v[n->out]) ||
-				    !is_float_plain(&w->v[n->out]))
-					continue;
-				ch = bias_channels(p, x, s);
-				if (!ch)
-					continue;
-				copy = malloc(4ull * ch);
-				if (!copy)
-					return -ENOMEM;
-				memcpy(copy, s->data, 4ull * ch);
-				ret = npu__add_value_raw(c, s, 1, &ch, copy, &bid);
-				if (ret) {
-					free(copy);
-					return ret;
-				}
-				p = &w->n[pid];
-				p->in[2] = bid;
-				p->num_inputs = 3;
-				fuse(c, pid, id);
-				break;
-			}
+int npu__fuse_epilogues(struct cstate *c)
+{
+	size_t i;
+	int ret;
+
+	npu__count_consumers(c);
+	for (i = 0; i < c->norder; i++) {
+		uint32_t id = c->order[i];
+
+		if (c->state[id] != N_ALIVE || c->w->n[id].kind != NPU_NODE_OP)
 			continue;
-		}
-		if (n->op.kind == NPU_OP_ACTIVATION) {
-			enum npu_activation act = n->op.act;
-			const struct gvalue *x = &w->v[n->in[0]];
-
-			if (act == NPU_ACT_CLIP) {
-				if (n->op.clip.min == 0.0f && n->op.clip.max == 6.0f)
-					act = NPU_ACT_RELU6;
-				else if (n->op.clip.min == 0.0f && isinf(n->op.clip.max))
-					act = NPU_ACT_RELU;
-				else
-					continue;
-			}
-			pid = x->producer;
-			if (pid == NPU_VALUE_NONE || c->state[pid] != N_ALIVE)
-				continue;
-			p = &w->n[pid];
-			if (p->kind != NPU_NODE_OP || p->op.act != NPU_ACT_NONE ||
-			    (p->op.kind != NPU_OP_GEMM && p->op.kind != NPU_OP_CONV2D &&
-			     p->op.kind != NPU_OP_ELTWISE) ||
-			    !private_result(c, n->in[0]) || !is_float_plain(x) ||
-			    !is_float_plain(&w->v[n->out]) || !same_shape(x, &w->v[n->out]))
-				continue;
-			p->op.act = act;
-			p->op.act_alpha = act == NPU_ACT_LEAKY_RELU ? n->op.act_alpha : 0.0f;
-			fuse(c, pid, id);
-		}
+		ret = fuse_bias(c, id);
+		if (ret)
+			return ret;
+		if (c->state[id] == N_ALIVE)
+			fuse_activation(c, id);
 	}
 	return 0;
 }
@@ -579,7 +673,11 @@ int npu__drop_dead(struct cstate *c)
 	return 0;
 }
 
-/* NCHW convolution weights, packed OIHW -> OHWI once. */
+/*
+ * NCHW convolution weights, packed once: CONV2D's OIHW -> OHWI,
+ * CONV_TRANSPOSE's [C, CO/groups, KH, KW] -> [C, KH, KW, CO/groups] (the
+ * same move of dim 1 last).
+ */
 int npu__pack_weights(struct cstate *c)
 {
 	struct npu_graph *w = c->w;
@@ -595,7 +693,8 @@ int npu__pack_weights(struct cstate *c)
 		size_t es;
 
 		if (c->state[id] != N_ALIVE || n->kind != NPU_NODE_OP ||
-		    n->op.kind != NPU_OP_CONV2D || !(n->flags & NPU_NODE_NCHW) ||
+		    (n->op.kind != NPU_OP_CONV2D && n->op.kind != NPU_OP_CONV_TRANSPOSE) ||
+		    !(n->flags & NPU_NODE_NCHW) || (n->flags & GNODE_W_PACKED) ||
 		    n->num_inputs < 2 || !w->v[n->in[1]].data || w->v[n->in[1]].rank != 4)
 			continue;
 		wv = &w->v[n->in[1]];
@@ -655,6 +754,7 @@ static int layout_role(const struct gnode *n, uint32_t k)
 		return L_ROLE_NONE;
 	switch (n->op.kind) {
 	case NPU_OP_CONV2D:
+	case NPU_OP_CONV_TRANSPOSE:
 	case NPU_OP_POOL2D:
 	case NPU_OP_RESIZE:
 		if (!(n->flags & NPU_NODE_NCHW))
@@ -780,4 +880,341 @@ int npu__plan_layout(struct cstate *c)
 	}
 	free(bad);
 	return ret;
+}
+
+/* ---- LayerNorm spelled out ----------------------------------------------- */
+
+/* The live OP node writing @v, else NULL. */
+static struct gnode *producer_op(struct cstate *c, uint32_t v)
+{
+	uint32_t pid = c->w->v[v].producer;
+	struct gnode *p;
+
+	if (pid == NPU_VALUE_NONE || c->state[pid] != N_ALIVE)
+		return NULL;
+	p = &c->w->n[pid];
+	return p->kind == NPU_NODE_OP ? p : NULL;
+}
+
+static bool is_eltwise(const struct gnode *n, enum npu_eltwise_kind kind)
+{
+	return n && n->op.kind == NPU_OP_ELTWISE && n->op.eltwise.kind == kind &&
+	       n->op.act == NPU_ACT_NONE && n->num_inputs == 2;
+}
+
+/* Is @v read by @n nodes' inputs in all, none of them a graph output? */
+static bool read_only_by(const struct cstate *c, uint32_t v, uint32_t n)
+{
+	return c->consumers[v] == n && !(c->w->v[v].flags & NPU_VALUE_OUTPUT);
+}
+
+/* The one live node reading @v, if exactly one input reads it. */
+static uint32_t sole_consumer(const struct cstate *c, uint32_t v)
+{
+	size_t i;
+	uint32_t k;
+
+	if (!read_only_by(c, v, 1))
+		return NPU_VALUE_NONE;
+	for (i = 0; i < c->w->nn; i++) {
+		if (c->state[i] != N_ALIVE)
+			continue;
+		for (k = 0; k < c->w->n[i].num_inputs; k++)
+			if (c->w->n[i].in[k] == v)
+				return (uint32_t)i;
+	}
+	return NPU_VALUE_NONE;
+}
+
+static bool static_scalar(const struct gvalue *v, float *f)
+{
+	if (!is_f32_static(v) || v->elems != 1)
+		return false;
+	*f = *(const float *)v->data;
+	return true;
+}
+
+/*
+ * A static operand of the MUL or ADD after the normalisation that varies
+ * only along the normalised dims @nd[0..@nr) (leading ones are free).
+ */
+static bool affine_operand(const struct gvalue *s, uint32_t nr, const uint32_t *nd)
+{
+	uint32_t k, lead;
+
+	if (!is_f32_static(s) || !s->rank || s->rank > nr + NPU_TENSOR_MAX_RANK)
+		return false;
+	for (lead = 0; lead < s->rank && s->rank - lead > nr; lead++)
+		if (s->dims[lead] != 1)
+			return false;
+	if (s->rank - lead != nr)
+		return false;
+	for (k = 0; k < nr; k++)
+		if (s->dims[lead + k] != nd[k])
+			return false;
+	return true;
+}
+
+/*
+ * @m is REDUCE MEAN of a live value over a suffix of its dims, keeping
+ * them: *@axis is where the suffix starts.
+ */
+static bool mean_over_suffix(const struct cstate *c, const struct gnode *m, uint32_t *axis)
+{
+	const struct gvalue *x;
+	uint32_t a, full;
+
+	if (!m || m->op.kind != NPU_OP_REDUCE || m->op.reduce.kind != NPU_REDUCE_MEAN ||
+	    m->op.act != NPU_ACT_NONE || m->num_inputs != 1)
+		return false;
+	x = &c->w->v[m->in[0]];
+	if (!x->rank || x->rank > NPU_TENSOR_MAX_RANK || !is_float_plain(x))
+		return false;
+	full = (1u << x->rank) - 1;
+	for (a = 0; a < x->rank; a++)
+		if (m->op.reduce.axes == (full & ~((1u << a) - 1)))
+			break;
+	*axis = a;
+	return a < x->rank;
+}
+
+/* A static value of the normalised dims holding @s's elements. */
+static int affine_value(struct cstate *c, uint32_t sid, uint32_t nr, const uint32_t *nd,
+			uint32_t *out)
+{
+	const struct gvalue *s = &c->w->v[sid];
+	void *copy = malloc(s->bytes ? s->bytes : 1);
+	int ret;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s->data, s->bytes);
+	ret = npu__add_value_raw(c, s, nr, nd, copy, out);
+	if (ret)
+		free(copy);
+	return ret;
+}
+
+/*
+ * y = (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) [* gamma] [+ beta]
+ * over the trailing dims from some axis on, as exporters spell
+ * LayerNormalization: REDUCE MEAN, SUB, POW 2 (or a MUL by itself),
+ * REDUCE MEAN, ADD eps, SQRT, DIV, then maybe MUL gamma and ADD beta.
+ * Anchored at the DIV; the pattern's last node becomes one LAYERNORM and
+ * the others are fused into it.
+ */
+static int layernorm_at(struct cstate *c, uint32_t id)
+{
+	struct npu_graph *w = c->w;
+	struct gnode *div = &w->n[id], *sq, *add, *m2, *pw, *sub, *m1;
+	uint32_t chain[8], nchain = 0, last = id, d, s, x, e, axis, axis2, k, nr;
+	uint32_t gsrc = NPU_VALUE_NONE, bsrc = NPU_VALUE_NONE, gid = NPU_VALUE_NONE;
+	uint32_t bid = NPU_VALUE_NONE, nxt, sel, nd[NPU_TENSOR_MAX_RANK];
+	uint32_t gamma_out = NPU_VALUE_NONE;
+	const struct gvalue *xv;
+	bool squared_by_mul;
+	float eps, two;
+	int ret;
+
+	if (!is_eltwise(div, NPU_ELTWISE_DIV))
+		return 0;
+	d = div->in[0];
+	s = div->in[1];
+	sq = producer_op(c, s);
+	if (!sq || sq->op.kind != NPU_OP_ACTIVATION || sq->op.act != NPU_ACT_SQRT ||
+	    !read_only_by(c, s, 1))
+		return 0;
+	add = producer_op(c, sq->in[0]);
+	if (!is_eltwise(add, NPU_ELTWISE_ADD) || !read_only_by(c, sq->in[0], 1))
+		return 0;
+	/* ADD(m2, eps) in either order */
+	sel = static_scalar(&w->v[add->in[1]], &eps) ? 0 :
+	      static_scalar(&w->v[add->in[0]], &eps) ? 1 : 2;
+	if (sel == 2 || !(eps >= 0.0f) || !isfinite(eps))
+		return 0;
+	e = add->in[sel];
+	m2 = producer_op(c, e);
+	if (!mean_over_suffix(c, m2, &axis2) || !read_only_by(c, e, 1))
+		return 0;
+	pw = producer_op(c, m2->in[0]);
+	if (!pw || !read_only_by(c, m2->in[0], 1))
+		return 0;
+	squared_by_mul = is_eltwise(pw, NPU_ELTWISE_MUL) && pw->in[0] == d && pw->in[1] == d;
+	if (!squared_by_mul && !(is_eltwise(pw, NPU_ELTWISE_POW) && pw->in[0] == d &&
+				 static_scalar(&w->v[pw->in[1]], &two) && two == 2.0f))
+		return 0;
+	/* d feeds the square (once or twice) and the DIV, nothing else */
+	if (!read_only_by(c, d, squared_by_mul ? 3 : 2))
+		return 0;
+	sub = producer_op(c, d);
+	if (!is_eltwise(sub, NPU_ELTWISE_SUB))
+		return 0;
+	x = sub->in[0];
+	m1 = producer_op(c, sub->in[1]);
+	if (!mean_over_suffix(c, m1, &axis) || axis != axis2 || m1->in[0] != x ||
+	    !read_only_by(c, sub->in[1], 1))
+		return 0;
+	xv = &w->v[x];
+	if (!is_float_plain(xv) || !same_shape(xv, &w->v[d]) ||
+	    !same_shape(xv, &w->v[div->out]) || !is_float_plain(&w->v[div->out]))
+		return 0;
+	nr = xv->rank - axis;
+	memcpy(nd, xv->dims + axis, 4ull * nr);
+	/* then maybe * gamma, then maybe + beta, each shaped like the output */
+	nxt = sole_consumer(c, div->out);
+	if (nxt != NPU_VALUE_NONE && is_eltwise(&w->n[nxt], NPU_ELTWISE_MUL)) {
+		struct gnode *mn = &w->n[nxt];
+		uint32_t o = mn->in[0] == div->out ? mn->in[1] : mn->in[0];
+
+		if (affine_operand(&w->v[o], nr, nd) && same_shape(xv, &w->v[mn->out])) {
+			gsrc = o;
+			last = nxt;
+			gamma_out = mn->out;
+			nxt = sole_consumer(c, mn->out);
+		}
+	}
+	if (nxt != NPU_VALUE_NONE && is_eltwise(&w->n[nxt], NPU_ELTWISE_ADD)) {
+		struct gnode *an = &w->n[nxt];
+		uint32_t lo = w->n[last].out;
+		uint32_t o = an->in[0] == lo ? an->in[1] : an->in[0];
+
+		if (affine_operand(&w->v[o], nr, nd) && same_shape(xv, &w->v[an->out])) {
+			bsrc = o;
+			last = nxt;
+		}
+	}
+	ret = gsrc == NPU_VALUE_NONE ? 0 : affine_value(c, gsrc, nr, nd, &gid);
+	if (!ret && bsrc != NPU_VALUE_NONE)
+		ret = affine_value(c, bsrc, nr, nd, &bid);
+	if (ret)
+		return ret;
+	/* every node of the pattern but the last goes into the last */
+	chain[nchain++] = m1->out;
+	chain[nchain++] = d;
+	chain[nchain++] = m2->in[0];
+	chain[nchain++] = e;
+	chain[nchain++] = sq->in[0];
+	chain[nchain++] = s;
+	chain[nchain++] = div->out;
+	if (gsrc != NPU_VALUE_NONE && bsrc != NPU_VALUE_NONE)
+		chain[nchain++] = gamma_out;
+	for (k = 0; k < nchain; k++) {
+		uint32_t pid = w->v[chain[k]].producer;
+
+		if (pid == last)
+			continue;
+		c->state[pid] = N_FUSED;
+		c->fused_into[pid] = last;
+	}
+	div = &w->n[last];
+	div->kind = NPU_NODE_OP;
+	memset(&div->op, 0, sizeof(div->op));
+	div->op.kind = NPU_OP_LAYERNORM;
+	div->op.layernorm.axis = axis;
+	div->op.layernorm.epsilon = eps;
+	div->flags = 0;
+	div->in[0] = x;
+	div->in[1] = gid;
+	div->in[2] = bid;
+	div->num_inputs = bid != NPU_VALUE_NONE ? 3 : gid != NPU_VALUE_NONE ? 2 : 1;
+	npu__count_consumers(c);
+	return 0;
+}
+
+int npu__rewrite_layernorm(struct cstate *c)
+{
+	size_t i;
+	int ret;
+
+	npu__count_consumers(c);
+	for (i = 0; i < c->norder; i++) {
+		uint32_t id = c->order[i];
+
+		if (c->state[id] != N_ALIVE)
+			continue;
+		ret = layernorm_at(c, id);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- HardSwish spelled out ----------------------------------------------- */
+
+/*
+ * y = x * clip(x + 3, 0, 6) / 6, as exporters spell HardSwish: ADD 3,
+ * ACTIVATION CLIP [0, 6], MUL by x, then MUL by 1/6 (DIV by 6 after the
+ * constant rewrite).  Anchored at the last MUL, which becomes one
+ * HARD_SWISH activation of x; the others are fused into it.
+ */
+static int hardswish_at(struct cstate *c, uint32_t id)
+{
+	struct npu_graph *w = c->w;
+	struct gnode *last = &w->n[id], *mx, *clip, *add;
+	uint32_t m, cv, a, x, k, sel;
+	float f;
+
+	if (!is_eltwise(last, NPU_ELTWISE_MUL))
+		return 0;
+	sel = static_scalar(&w->v[last->in[1]], &f) ? 0 :
+	      static_scalar(&w->v[last->in[0]], &f) ? 1 : 2;
+	if (sel == 2 || f != 1.0f / 6.0f)
+		return 0;
+	m = last->in[sel];
+	mx = producer_op(c, m);
+	if (!is_eltwise(mx, NPU_ELTWISE_MUL) || !read_only_by(c, m, 1))
+		return 0;
+	for (k = 0; k < 2; k++) {
+		cv = mx->in[k];
+		x = mx->in[1 - k];
+		clip = producer_op(c, cv);
+		if (clip && clip->op.kind == NPU_OP_ACTIVATION && clip->op.act == NPU_ACT_CLIP &&
+		    clip->op.clip.min == 0.0f && clip->op.clip.max == 6.0f &&
+		    read_only_by(c, cv, 1))
+			break;
+	}
+	if (k == 2)
+		return 0;
+	a = clip->in[0];
+	add = producer_op(c, a);
+	if (!is_eltwise(add, NPU_ELTWISE_ADD) || !read_only_by(c, a, 1))
+		return 0;
+	sel = add->in[0] == x && static_scalar(&w->v[add->in[1]], &f) ? 0 :
+	      add->in[1] == x && static_scalar(&w->v[add->in[0]], &f) ? 1 : 2;
+	if (sel == 2 || f != 3.0f || !is_float_plain(&w->v[x]) ||
+	    !same_shape(&w->v[x], &w->v[a]) || !same_shape(&w->v[x], &w->v[m]) ||
+	    !same_shape(&w->v[x], &w->v[last->out]) || !is_float_plain(&w->v[last->out]))
+		return 0;
+	for (k = 0; k < 3; k++) {
+		uint32_t pid = w->v[k == 0 ? a : k == 1 ? cv : m].producer;
+
+		c->state[pid] = N_FUSED;
+		c->fused_into[pid] = id;
+	}
+	memset(&last->op, 0, sizeof(last->op));
+	last->op.kind = NPU_OP_ACTIVATION;
+	last->op.act = NPU_ACT_HARD_SWISH;
+	last->in[0] = x;
+	last->in[1] = NPU_VALUE_NONE;
+	last->num_inputs = 1;
+	npu__count_consumers(c);
+	return 0;
+}
+
+int npu__rewrite_hardswish(struct cstate *c)
+{
+	size_t i;
+	int ret;
+
+	npu__count_consumers(c);
+	for (i = 0; i < c->norder; i++) {
+		uint32_t id = c->order[i];
+
+		if (c->state[id] != N_ALIVE)
+			continue;
+		ret = hardswish_at(c, id);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }

@@ -130,6 +130,9 @@ void npu__context_put(struct npu_context *ctx);
 /* submit.c */
 void npu__fence_put(struct npu_fence *f);
 
+/* npu_ops.c: work units of an op (ops.rst "Work units"), all its commands */
+uint64_t npu__op_work(const struct npu_op *op);
+
 /* drm ioctls return -1/errno; libdrm's syncobj helpers do the same. */
 static inline int npu__errno(void)
 {

@@ -72,6 +72,7 @@ struct npu_op {
 	struct npu_buffer *qbuf;	/* per-channel arrays of the tiles */
 	struct npu_buffer *bufs[VNPU_OP_SLOTS + 1];
 	size_t num_bufs;
+	uint64_t work;			/* vnpu_op_info.macs of @full */
 };
 
 static uint32_t bits_of(float f)
@@ -676,6 +677,7 @@ NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 		ret = -EINVAL;
 		goto fail;
 	}
+	op->work = info.macs;
 	switch (op->full.hdr.opcode) {
 	case VNPU_REF_OP_INT_ELTWISE:
 		op->reason = "wrapping integer arithmetic on unquantized tensors (ONNX's integer Add, Div, Max, Pow, ...) is not in the device op set";
@@ -694,6 +696,11 @@ NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 fail:
 	npu_op_free(op);
 	return ret;
+}
+
+uint64_t npu__op_work(const struct npu_op *op)
+{
+	return op->work;
 }
 
 NPU_EXPORT void npu_op_free(struct npu_op *op)

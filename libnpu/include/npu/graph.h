@@ -22,7 +22,8 @@
  *   exist in graphs, because the compiler removes or rewrites them:
  *   RESHAPE (the same elements under another shape: no work at all),
  *   BATCHNORM (folded into the convolution before it, else turned into a
- *   multiply and an add), DIV (by a static divisor: a multiply), and
+ *   multiply and an add), DIV (by a static divisor: a multiply; by a
+ *   runtime one: ELTWISE DIV), and
  *   TRANSPOSE, CONCAT and SLICE (COPY ops over strided views of their
  *   values).
  *
@@ -31,17 +32,24 @@
  *   steps (negative offsets crop), Expand (EDGE border over dims of 1),
  *   Tile (WRAP) and Cast are one node each; Transpose and Concat are the
  *   node kinds above.  NPU_OP_RESIZE with NPU_NODE_NCHW resizes H and W
- *   of NCHW values.
+ *   of NCHW values; CONV2D and CONV_TRANSPOSE with NPU_NODE_NCHW take
+ *   ONNX's layouts.
  *
  *   npu_graph_compile() turns a graph into an npu_runtime:
  *
  *     - constant folding: nodes whose inputs are all static run once, on
  *       the CPU, and their outputs become static;
- *     - rewrites: BATCHNORM into the preceding CONV2D's weights and bias,
- *       DIV by a constant into MUL, an ADD of a static per-channel vector
- *       after GEMM or CONV2D into the op's bias, and a following RELU,
- *       RELU6 (or CLIP to [0, 6]), LEAKY_RELU, SIGMOID, TANH or GELU into
- *       the op's fused activation;
+ *     - rewrites: an ADD of a static per-channel vector after GEMM,
+ *       CONV2D or CONV_TRANSPOSE into the op's bias; BATCHNORM into the
+ *       preceding CONV2D's or CONV_TRANSPOSE's weights and bias; DIV by a
+ *       constant into MUL; LayerNorm spelled out (REDUCE MEAN, SUB, POW 2,
+ *       REDUCE MEAN, ADD eps, SQRT, DIV, then optionally MUL gamma and
+ *       ADD beta over the trailing dims) into one LAYERNORM; HardSwish
+ *       spelled out (ADD 3, CLIP [0, 6], MUL by x, MUL by 1/6) into one
+ *       HARD_SWISH activation; and a
+ *       following RELU, RELU6 (or CLIP to [0, 6]), LEAKY_RELU, SIGMOID,
+ *       TANH, GELU, HARD_SIGMOID or HARD_SWISH into the op's fused
+ *       activation;
  *     - nodes whose output no graph output needs are dropped;
  *     - every internal value gets a place in one arena buffer, reused by
  *       values whose lifetimes do not overlap; RESHAPE outputs share
@@ -128,7 +136,7 @@ enum npu_node_kind {
 	 * y = (x - mean) / sqrt(var + epsilon) * scale + bias.
 	 */
 	NPU_NODE_BATCHNORM,
-	NPU_NODE_DIV,		/* in: A, B (static); numpy broadcasting */
+	NPU_NODE_DIV,		/* in: A, B; numpy broadcasting */
 	/*
 	 * in: X; output dim d is X's dim transpose.perm[d] (a permutation
 	 * of 0..rank-1).  One COPY of a strided view of X.
@@ -151,8 +159,8 @@ enum npu_node_kind {
 };
 
 /*
- * CONV2D/POOL2D/RESIZE: values are NCHW (CONV2D's W [CO, C/groups, KH,
- * KW]).
+ * CONV2D/CONV_TRANSPOSE/POOL2D/RESIZE: values are NCHW (CONV2D's W [CO,
+ * C/groups, KH, KW], CONV_TRANSPOSE's [C, CO/groups, KH, KW]).
  */
 #define NPU_NODE_NCHW		(1u << 0)
 

@@ -380,7 +380,7 @@ static void test_errors(void **state)
 	assert_non_null(strstr(npu_graph_error(g), "bad-gemm"));
 	npu_graph_free(g);
 
-	/* a non-constant divisor has no op */
+	/* a divisor known only at run time: ELTWISE DIV; shapes still checked */
 	assert_int_equal(npu_graph_create(&g), 0);
 	vx = val(g, "x", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_INPUT, NULL);
 	va = val(g, "d", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_INPUT, NULL);
@@ -388,12 +388,18 @@ static void test_errors(void **state)
 	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){
 		.name = "divide", .kind = NPU_NODE_DIV, .num_inputs = 2,
 		.inputs = (uint32_t[]){ vx, va }, .output = vy }, NULL), 0);
-	{
-		const char *why = NULL;
-
-		assert_int_equal(npu_graph_node_supported(g, 0, NULL, &why), 0);
-		assert_non_null(why);
-	}
+	assert_int_equal(npu_graph_node_supported(g, 0, NULL, NULL), 1);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	npu_runtime_free(rt);
+	npu_graph_free(g);
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_INPUT, NULL);
+	va = val(g, "d", NPU_DTYPE_FP32, 2, d3, NPU_VALUE_INPUT, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_OUTPUT, NULL);
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){
+		.name = "divide", .kind = NPU_NODE_DIV, .num_inputs = 2,
+		.inputs = (uint32_t[]){ vx, va }, .output = vy }, NULL), 0);
+	assert_int_equal(npu_graph_node_supported(g, 0, NULL, NULL), -EINVAL);
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -EINVAL);
 	assert_non_null(strstr(npu_graph_error(g), "divide"));
 	npu_graph_free(g);
@@ -405,6 +411,133 @@ static void test_errors(void **state)
 	npu_graph_free(NULL);
 	npu_runtime_free(NULL);
 	assert_string_equal(npu_node_where_name(NPU_WHERE_FUSED), "fused");
+}
+
+/*
+ * LayerNorm as exporters spell it: ReduceMean, Sub, Pow 2, ReduceMean,
+ * Add eps, Sqrt, Div, Mul gamma, Add beta over the last dim of [3,5]
+ * becomes one LAYERNORM; every other node of the pattern is fused in.
+ */
+static void test_layernorm_rewrite(void **state)
+{
+	static const uint32_t dx[2] = { 3, 5 }, dm[2] = { 3, 1 }, d1[1] = { 1 }, d5[1] = { 5 };
+	struct npu_op_params mean = { .kind = NPU_OP_REDUCE,
+				      .reduce = { .kind = NPU_REDUCE_MEAN, .axes = 2 } };
+	struct npu_op_params sub = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_SUB },
+		pw = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_POW },
+		add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
+		mul = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL },
+		dv = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_DIV },
+		sq = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_SQRT };
+	float x[15], y[15], want[15], gamma[5] = { 1, 2, -1, 0.5f, 3 };
+	float beta[5] = { 0, 1, 2, -3, 0.25f }, two = 2, eps = 1e-5f;
+	uint32_t vx, m1, dd, p2, m2, a, s, q, g1, vy, vg, vb, v2, ve, nodes[9], i, k;
+	struct npu_runtime *rt;
+	struct npu_graph *g;
+
+	(void)state;
+	fill(x, 15, 7);
+	for (i = 0; i < 3; i++) {
+		double mu = 0, var = 0;
+
+		for (k = 0; k < 5; k++)
+			mu += x[i * 5 + k] / 5.0;
+		for (k = 0; k < 5; k++)
+			var += (x[i * 5 + k] - mu) * (x[i * 5 + k] - mu) / 5.0;
+		for (k = 0; k < 5; k++)
+			want[i * 5 + k] = (float)((x[i * 5 + k] - mu) / sqrt(var + eps) * gamma[k] +
+						  beta[k]);
+	}
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 2, dx, NPU_VALUE_INPUT, NULL);
+	v2 = val(g, "two", NPU_DTYPE_FP32, 1, d1, 0, &two);
+	ve = val(g, "eps", NPU_DTYPE_FP32, 1, d1, 0, &eps);
+	vg = val(g, "gamma", NPU_DTYPE_FP32, 1, d5, 0, gamma);
+	vb = val(g, "beta", NPU_DTYPE_FP32, 1, d5, 0, beta);
+	m1 = val(g, "m1", NPU_DTYPE_FP32, 2, dm, 0, NULL);
+	dd = val(g, "d", NPU_DTYPE_FP32, 2, dx, 0, NULL);
+	p2 = val(g, "p", NPU_DTYPE_FP32, 2, dx, 0, NULL);
+	m2 = val(g, "m2", NPU_DTYPE_FP32, 2, dm, 0, NULL);
+	a = val(g, "a", NPU_DTYPE_FP32, 2, dm, 0, NULL);
+	s = val(g, "s", NPU_DTYPE_FP32, 2, dm, 0, NULL);
+	q = val(g, "q", NPU_DTYPE_FP32, 2, dx, 0, NULL);
+	g1 = val(g, "g", NPU_DTYPE_FP32, 2, dx, 0, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 2, dx, NPU_VALUE_OUTPUT, NULL);
+	nodes[0] = node(g, "mean", &mean, 1, &vx, m1);
+	nodes[1] = node(g, "sub", &sub, 2, (uint32_t[]){ vx, m1 }, dd);
+	nodes[2] = node(g, "pow", &pw, 2, (uint32_t[]){ dd, v2 }, p2);
+	nodes[3] = node(g, "var", &mean, 1, &p2, m2);
+	nodes[4] = node(g, "add-eps", &add, 2, (uint32_t[]){ m2, ve }, a);
+	nodes[5] = node(g, "sqrt", &sq, 1, &a, s);
+	nodes[6] = node(g, "div", &dv, 2, (uint32_t[]){ dd, s }, q);
+	nodes[7] = node(g, "gamma", &mul, 2, (uint32_t[]){ q, vg }, g1);
+	nodes[8] = node(g, "beta", &add, 2, (uint32_t[]){ g1, vb }, vy);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	npu_graph_free(g);
+	for (i = 0; i < 8; i++) {
+		struct npu_node_profile p;
+
+		assert_int_equal(npu_runtime_node_profile(rt, nodes[i], &p), 0);
+		assert_int_equal(p.where, NPU_WHERE_FUSED);
+		assert_int_equal(p.fused_into, nodes[8]);
+	}
+	assert_int_equal(where(rt, nodes[8]), NPU_WHERE_CPU);
+	assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
+					   (void *[]){ x, y }), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_close(y, want, 15, 1e-5f);
+	npu_runtime_free(rt);
+}
+
+/*
+ * HardSwish as exporters spell it, x * clip(x + 3, 0, 6) / 6, becomes one
+ * HARD_SWISH activation (the Div by 6 first becomes a MUL by 1/6).
+ */
+static void test_hardswish_rewrite(void **state)
+{
+	static const uint32_t d6[1] = { 6 }, d1[1] = { 1 };
+	struct npu_op_params add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
+		mul = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL },
+		clip = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_CLIP,
+			 .clip = { .min = 0.0f, .max = 6.0f } };
+	struct npu_node_desc div = { .name = "div", .kind = NPU_NODE_DIV, .num_inputs = 2 };
+	float x[6] = { -5, -3, -1, 0, 1.5f, 4 }, y[6], want[6], three = 3, six = 6;
+	uint32_t vx, v3, v6, va, vc, vm, vy, nodes[4], i;
+	struct npu_runtime *rt;
+	struct npu_graph *g;
+
+	(void)state;
+	for (i = 0; i < 6; i++)
+		want[i] = x[i] * fminf(fmaxf(x[i] + 3, 0), 6) / 6;
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 1, d6, NPU_VALUE_INPUT, NULL);
+	v3 = val(g, "three", NPU_DTYPE_FP32, 1, d1, 0, &three);
+	v6 = val(g, "six", NPU_DTYPE_FP32, 1, d1, 0, &six);
+	va = val(g, "a", NPU_DTYPE_FP32, 1, d6, 0, NULL);
+	vc = val(g, "c", NPU_DTYPE_FP32, 1, d6, 0, NULL);
+	vm = val(g, "m", NPU_DTYPE_FP32, 1, d6, 0, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 1, d6, NPU_VALUE_OUTPUT, NULL);
+	nodes[0] = node(g, "add", &add, 2, (uint32_t[]){ vx, v3 }, va);
+	nodes[1] = node(g, "clip", &clip, 1, &va, vc);
+	nodes[2] = node(g, "mul", &mul, 2, (uint32_t[]){ vx, vc }, vm);
+	div.inputs = (uint32_t[]){ vm, v6 };
+	div.output = vy;
+	assert_int_equal(npu_graph_add_node(g, &div, &nodes[3]), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	npu_graph_free(g);
+	for (i = 0; i < 3; i++) {
+		struct npu_node_profile p;
+
+		assert_int_equal(npu_runtime_node_profile(rt, nodes[i], &p), 0);
+		assert_int_equal(p.where, NPU_WHERE_FUSED);
+		assert_int_equal(p.fused_into, nodes[3]);
+	}
+	assert_int_equal(where(rt, nodes[3]), NPU_WHERE_CPU);
+	assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
+					   (void *[]){ x, y }), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_close(y, want, 6, 1e-6f);
+	npu_runtime_free(rt);
 }
 
 /* An unbound input is refused; dead nodes are dropped. */
@@ -694,6 +827,8 @@ int main(void)
 		cmocka_unit_test(test_conv_bn),
 		cmocka_unit_test(test_fold_and_div),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_layernorm_rewrite),
+		cmocka_unit_test(test_hardswish_rewrite),
 		cmocka_unit_test(test_bind_and_dead),
 		cmocka_unit_test(test_layout_plan),
 		cmocka_unit_test(test_data_movement),
