@@ -22,6 +22,7 @@
 #include "qapi/error.h"
 #include "vnpu-internal.h"
 #include "vnpu_exec.h"
+#include "vnpu_split.h"
 #include "trace.h"
 
 /* Bounce buffer for COPY and FILL; also the granule at which they abort. */
@@ -126,28 +127,21 @@ static void vnpu_cmd_store64(VnpuJob *job, uint64_t dst, uint64_t value)
  * malformed command at the offending field's offset within the command;
  * the record names it within the buffer.
  */
-static void vnpu_cmd_compute(VnpuJob *job, const void *cmd, uint32_t size,
-                             uint32_t off, uint16_t opcode)
+static void vnpu_compute_outcome(VnpuJob *job, int ret, uint32_t err_off,
+                                 uint64_t cycles, uint32_t off,
+                                 uint16_t opcode)
 {
-    struct vnpu_compute_result res;
-    int ret;
-
-    ret = vnpu_compute_exec(cmd, size, &vnpu_job_mem_ops, job, &job->eng->cfg,
-                            &res);
-    trace_vnpu_compute(job->eng->index, job->queue, off, opcode, ret,
-                       res.err_off, res.cycles);
     switch (ret) {
     case 0:
-        job->rec.cycles += res.cycles;
+        job->rec.cycles += cycles;
         break;
     case -EINVAL:
         qemu_log_mask(LOG_GUEST_ERROR,
                       "vnpu: queue %u seq %" PRIu64 ": compute command 0x%x "
                       "at offset %u rejected: field at byte %u of the "
                       "command\n", job->queue, (uint64_t)job->desc.seq,
-                      opcode, off, res.err_off);
-        vnpu_job_fail(job, VNPU_JOB_STATUS_CMD_ERROR,
-                      (uint64_t)off + res.err_off);
+                      opcode, off, err_off);
+        vnpu_job_fail(job, VNPU_JOB_STATUS_CMD_ERROR, (uint64_t)off + err_off);
         break;
     case -E2BIG:
         qemu_log_mask(LOG_GUEST_ERROR,
@@ -171,6 +165,165 @@ static void vnpu_cmd_compute(VnpuJob *job, const void *cmd, uint32_t size,
         vnpu_job_fail(job, VNPU_JOB_STATUS_DMA_ERROR, 0);
         break;
     }
+}
+
+/*
+ * A compute command shared by idle engines (ops/vnpu_split.h).  The engine
+ * whose job it is publishes it in s->split and works through the parts
+ * itself; an engine with no job to pick takes parts too, and is busy
+ * (abortable by reset, counted by the DMA gate through its own in_dma
+ * flag) while it runs one.  Each part runs against a copy of the job, so
+ * its faults are its own; the outcome is that of the first part that
+ * failed, in output order, which is where the whole command would have
+ * failed first had it run alone.
+ */
+typedef struct VnpuSplitPart {
+    VnpuJob job;
+    int ret;
+    uint32_t err_off;
+} VnpuSplitPart;
+
+typedef struct VnpuSplit {
+    VnpuJob *job;
+    struct vnpu_cmd_compute parts[VNPU_SPLIT_MAX_PARTS];
+    VnpuSplitPart out[VNPU_SPLIT_MAX_PARTS];
+    unsigned n;
+    unsigned next;              /* under s->lock: next part to hand out */
+    unsigned helping;           /* under s->lock: parts on other engines */
+} VnpuSplit;
+
+static void vnpu_split_run_part(VnpuSplit *sp, unsigned i, VnpuEngine *eng)
+{
+    VnpuSplitPart *o = &sp->out[i];
+    struct vnpu_compute_result res;
+
+    o->job = *sp->job;
+    o->job.eng = eng;
+    o->job.failed = false;
+    o->job.rec.status = VNPU_JOB_STATUS_OK;
+    o->job.rec.fault_flags = 0;
+    o->job.rec.fault_va = 0;
+    o->ret = vnpu_compute_exec(&sp->parts[i], sizeof(sp->parts[i]),
+                               &vnpu_job_mem_ops, &o->job, &eng->cfg, &res);
+    o->err_off = res.err_off;
+}
+
+/* Run one part of the published split on idle engine @eng, if any is left. */
+static bool vnpu_split_help_locked(VnpuState *s, VnpuEngine *eng)
+{
+    VnpuSplit *sp = s->split;
+    unsigned i;
+
+    if (!sp || sp->next == sp->n) {
+        return false;
+    }
+    i = sp->next++;
+    sp->helping++;
+    eng->busy = true;
+    eng->job_gen = sp->job->reset_gen;
+    eng->abort = false;
+    qemu_mutex_unlock(&s->lock);
+
+    trace_vnpu_split_help(eng->index, sp->job->queue, i);
+    vnpu_split_run_part(sp, i, eng);
+
+    qemu_mutex_lock(&s->lock);
+    eng->busy = false;
+    eng->abort = false;
+    if (!--sp->helping) {
+        qemu_cond_signal(&s->split_cond);
+    }
+    return true;
+}
+
+/*
+ * Run @cmd cut into one part per engine when it is large enough to share
+ * (ops/vnpu_split.h); false when it is not cut, and the caller runs it
+ * whole.  The cut depends only on the command and the number of engines,
+ * never on which engines happen to be idle, so a device computes the same
+ * bits for the same command every time (fp32 kernels may block a band's
+ * rows differently from the whole command's).  Engines with nothing else
+ * to do take parts; the rest this engine runs itself.
+ */
+static bool vnpu_split_compute(VnpuJob *job, const void *cmd, uint32_t size,
+                               uint32_t off, uint16_t opcode)
+{
+    VnpuState *s = job->s;
+    g_autofree VnpuSplit *sp = NULL;
+    unsigned i, first_bad;
+    bool shared = false;
+    uint64_t cycles;
+
+    if (s->num_engines < 2) {
+        return false;
+    }
+    sp = g_new0(VnpuSplit, 1);
+    sp->n = vnpu_compute_split(cmd, size, s->num_engines, sp->parts, &cycles);
+    if (!sp->n) {
+        return false;
+    }
+    sp->job = job;
+    trace_vnpu_split(job->eng->index, job->queue, off, sp->n);
+
+    qemu_mutex_lock(&s->lock);
+    /* One command is shared at a time; another waits for no one. */
+    if (!s->split) {
+        s->split = sp;
+        shared = true;
+        qemu_cond_broadcast(&s->work_cond);
+    }
+    while (sp->next < sp->n) {
+        i = sp->next++;
+        qemu_mutex_unlock(&s->lock);
+        vnpu_split_run_part(sp, i, job->eng);
+        qemu_mutex_lock(&s->lock);
+    }
+    /* Helpers notice an abort within one poll, so this wait is bounded. */
+    while (sp->helping) {
+        qemu_cond_wait(&s->split_cond, &s->lock);
+    }
+    if (shared) {
+        s->split = NULL;
+    }
+    qemu_mutex_unlock(&s->lock);
+
+    for (first_bad = 0; first_bad < sp->n; first_bad++) {
+        if (sp->out[first_bad].ret) {
+            break;
+        }
+    }
+    if (first_bad == sp->n) {
+        vnpu_compute_outcome(job, 0, 0, cycles, off, opcode);
+    } else {
+        VnpuSplitPart *o = &sp->out[first_bad];
+
+        if (o->job.failed) {
+            vnpu_job_fail(job, o->job.rec.status, o->job.rec.fault_va);
+            job->rec.fault_flags = o->job.rec.fault_flags;
+        }
+        vnpu_compute_outcome(job, o->ret, o->err_off, 0, off, opcode);
+    }
+    trace_vnpu_compute(job->eng->index, job->queue, off, opcode,
+                       first_bad == sp->n ? 0 : sp->out[first_bad].ret,
+                       first_bad == sp->n ? 0 : sp->out[first_bad].err_off,
+                       cycles);
+    return true;
+}
+
+static void vnpu_cmd_compute(VnpuJob *job, const void *cmd, uint32_t size,
+                             uint32_t off, uint16_t opcode)
+{
+    struct vnpu_compute_result res;
+    int ret;
+
+    if (vnpu_split_compute(job, cmd, size, off, opcode)) {
+        return;
+    }
+    ret = vnpu_compute_exec(cmd, size, &vnpu_job_mem_ops, job, &job->eng->cfg,
+                            &res);
+    trace_vnpu_compute(job->eng->index, job->queue, off, opcode, ret,
+                       res.err_off, res.cycles);
+    vnpu_compute_outcome(job, ret, res.err_off, res.cycles, off, opcode);
 }
 
 static void vnpu_exec_cmds(VnpuJob *job, const uint8_t *buf, uint32_t size)
@@ -384,7 +537,10 @@ static void *vnpu_worker(void *opaque)
         unsigned qi;
 
         while (!s->stopping && !vnpu_pick_locked(s, &qi)) {
-            qemu_cond_wait(&s->work_cond, &s->lock);
+            /* A job of its own comes first; else help share a command. */
+            if (!vnpu_split_help_locked(s, eng)) {
+                qemu_cond_wait(&s->work_cond, &s->lock);
+            }
         }
         if (s->stopping) {
             break;

@@ -139,6 +139,8 @@ struct VnpuState {
     QemuMutex lock;
     QemuCond work_cond;         /* workers wait for jobs */
     QemuCond abort_cond;        /* hung jobs wait for abort */
+    QemuCond split_cond;        /* a split command waits for its helpers */
+    struct VnpuSplit *split;    /* under lock: the command idle engines share */
     bool started;               /* lock, TLB and workers exist */
     bool stopping;
     uint64_t reset_gen;         /* written under lock, read atomically */

@@ -821,6 +821,7 @@ static void vnpu_realize(PCIDevice *pdev, Error **errp)
     qemu_mutex_init(&s->lock);
     qemu_cond_init(&s->work_cond);
     qemu_cond_init(&s->abort_cond);
+    qemu_cond_init(&s->split_cond);
     qemu_mutex_init(&s->gate_lock);
     qemu_cond_init(&s->gate_cond);
     vnpu_tlb_init(s);
@@ -830,6 +831,7 @@ static void vnpu_realize(PCIDevice *pdev, Error **errp)
         vnpu_tlb_free(s);
         qemu_cond_destroy(&s->gate_cond);
         qemu_mutex_destroy(&s->gate_lock);
+        qemu_cond_destroy(&s->split_cond);
         qemu_cond_destroy(&s->abort_cond);
         qemu_cond_destroy(&s->work_cond);
         qemu_mutex_destroy(&s->lock);
@@ -878,6 +880,7 @@ static void vnpu_instance_finalize(Object *obj)
     vnpu_tlb_free(s);
     qemu_cond_destroy(&s->gate_cond);
     qemu_mutex_destroy(&s->gate_lock);
+    qemu_cond_destroy(&s->split_cond);
     qemu_cond_destroy(&s->abort_cond);
     qemu_cond_destroy(&s->work_cond);
     qemu_mutex_destroy(&s->lock);

@@ -25,6 +25,10 @@
  *  - -ECANCELED exactly when the abort callback said stop; -EFAULT exactly
  *    when an access failed; -EINVAL only for a bad per-channel array, as
  *    the reference finds too;
+ *  - cut into bands for the device's engines (vnpu_compute_split()), an
+ *    accepted command gives parts that are valid commands, whose outputs
+ *    tile its output in order and whose every operand lies inside the
+ *    whole command's: sharing a command never reaches other memory;
  *  - on success, within a smaller budget, the reference runs over a copy
  *    of the same memory: integer results bit-exact, float GEMM/CONV2D
  *    within Documentation/ops.rst's tolerances, every other op
@@ -49,6 +53,7 @@
 #include "vnpu_engine.h"
 #include "vnpu_exec.h"
 #include "vnpu_ref.h"
+#include "vnpu_split.h"
 #include "fuzz-engine.h"
 
 /*
@@ -89,7 +94,7 @@ static void *arena_base;
 /* What the inputs did (printed at exit with FUZZ_ENGINE_STATS=1). */
 static struct {
 	uint64_t inputs, rejected, accepted, executed, compared;
-	uint64_t tolerant, skipped_values, overlapping, big;
+	uint64_t tolerant, skipped_values, overlapping, big, split;
 	uint64_t ret[8];	/* 0, EINVAL, E2BIG, EFAULT, ECANCELED */
 	uint64_t ops[VNPU_OP_LAST - VNPU_OP_GEMM + 1];
 	uint64_t err_off[FZ_CMD];
@@ -125,12 +130,13 @@ static void print_stats(void)
 	fprintf(stderr, "fuzz-engine: %llu inputs, %llu rejected, %llu accepted, "
 		"%llu over budget (aborted at the first poll), "
 		"%llu executed, %llu compared (%llu with "
-		"tolerance, %llu values skipped, %llu overlapping)\n",
+		"tolerance, %llu values skipped, %llu overlapping), %llu cut "
+		"into bands\n",
 		(unsigned long long)st.inputs, (unsigned long long)st.rejected,
 		(unsigned long long)st.accepted, (unsigned long long)st.big,
 		(unsigned long long)st.executed, (unsigned long long)st.compared,
 		(unsigned long long)st.tolerant, (unsigned long long)st.skipped_values,
-		(unsigned long long)st.overlapping);
+		(unsigned long long)st.overlapping, (unsigned long long)st.split);
 	for (i = 0; i < 5; i++)
 		fprintf(stderr, "  %s %llu", rn[i], (unsigned long long)st.ret[i]);
 	fprintf(stderr, "\n  executed per op:");
@@ -912,6 +918,51 @@ static void run_accepted(const struct fz_hdr *h, const void *cmd, uint32_t csize
 	restore();
 }
 
+static bool within(uint64_t va, uint64_t len, uint64_t outer, uint64_t olen)
+{
+	return va >= outer && len <= olen && va - outer <= olen - len;
+}
+
+/* The bands vnpu_compute_split() cuts @c into (checked) for the engines. */
+static void check_split(const struct fz_hdr *h, const void *cmd, uint32_t csize,
+			const struct vnpu_cmd_compute *c,
+			const struct vnpu_op_info *info)
+{
+	static struct vnpu_cmd_compute parts[VNPU_SPLIT_MAX_PARTS];
+	struct vnpu_cmd_compute pc;
+	struct vnpu_op_info pi;
+	uint64_t cycles = 0, next = c->t[3].va, macs = 0;
+	unsigned int n, i, j;
+
+	n = vnpu_compute_split_min(cmd, csize, 2 + h->kernel % 15, 1, parts,
+				   &cycles);
+	if (!n)
+		return;
+	st.split++;
+	CHECK(n >= 2 && n <= VNPU_SPLIT_MAX_PARTS, "cut into %u parts", n);
+	CHECK(cycles == vnpu_engine_cycles(c, info), "cut changes the cycles");
+	for (i = 0; i < n; i++) {
+		CHECK(vnpu_op_check(&parts[i], sizeof(parts[i]), &pc, &pi) == 0,
+		      "part %u of %u is refused at offset %u", i, n, pi.err_off);
+		CHECK(pi.present == info->present, "part %u has other slots", i);
+		CHECK(parts[i].t[3].va == next, "part %u's output is not next", i);
+		next += pi.span[3];
+		macs += pi.macs;
+		for (j = 0; j < VNPU_OP_SLOTS; j++) {
+			if (!((pi.present >> j) & 1))
+				continue;
+			CHECK(within(parts[i].t[j].va, pi.span[j], c->t[j].va,
+				     info->span[j]),
+			      "part %u slot %u reaches outside the command's", i, j);
+			CHECK(parts[i].t[j].quant_va == c->t[j].quant_va &&
+			      pi.qbytes[j] == info->qbytes[j],
+			      "part %u slot %u has other per-channel arrays", i, j);
+		}
+	}
+	CHECK(next == c->t[3].va + info->span[3], "the parts leave output uncovered");
+	CHECK(macs >= info->macs, "the parts do less work than the command");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t in[FZ_MAX_LEN];
@@ -984,6 +1035,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(info.macs <= VNPU_LIMIT_CMD_MACS, "macs %llu past the limit",
 	      (unsigned long long)info.macs);
 
+	check_split(&h, cmd, csize, &cc, &info);
 	t0 = now_ns();
 	run_accepted(&h, cmd, csize, &cc, &info, extra, nextra);
 	t0 = now_ns() - t0;

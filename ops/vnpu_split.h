@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One large compute command cut into independent parts by output rows, so
+ * that the device's idle engines can share it (hw-spec.rst, "Engines and
+ * arbitration").  Each part is itself a complete, valid command over a
+ * band of the output: the engine runs it like any other, and the bands
+ * together compute exactly what the whole command computes, bit for bit,
+ * because every output element is produced by the same arithmetic in the
+ * same order whichever band it falls in.
+ *
+ * Only dense operands are cut, along their outermost rows, so every part's
+ * operands are dense too and take the engine's fastest paths.  A command
+ * whose output overlaps one of its inputs is never cut: the whole command
+ * reads all of its inputs before it writes, and parallel parts would not.
+ */
+#ifndef VNPU_SPLIT_H
+#define VNPU_SPLIT_H
+
+#include "vnpu_ref.h"
+
+/* Most parts one command is cut into. */
+#define VNPU_SPLIT_MAX_PARTS	64
+
+/*
+ * Work units (MACs) a part aims at: a millisecond or less on the fast
+ * kernels.  An engine that helps returns to its own queues between
+ * parts, so this bounds how long a job waits behind a shared command.
+ */
+#define VNPU_SPLIT_PART_WORK	(1ull << 24)
+
+/*
+ * Fewest work units per part.  A part re-packs the weights and re-binds
+ * its operands; at 2^21 MACs (about 50 us of fp32 conv on one core) that
+ * is a few percent, and a command smaller than two parts is not worth
+ * waking another engine for.
+ */
+#define VNPU_SPLIT_MIN_WORK	(1ull << 21)
+
+/*
+ * Fewest output pixels (GEMM rows, CONV2D output positions) per part, so
+ * the weights each part packs again are used at least this many times.
+ */
+#define VNPU_SPLIT_MIN_PIXELS	64
+
+/**
+ * vnpu_compute_split - cut a compute command into output-row bands.
+ * @cmd: the command bytes (any alignment), as the engine takes them
+ * @size: their count
+ * @engines: the device's engine count: at least this many parts when the
+ *	command has the work and rows for them
+ * @parts: receives the parts (VNPU_SPLIT_MAX_PARTS entries), each a whole
+ *	struct vnpu_cmd_compute
+ * @cycles: receives the whole command's modelled cycles when it is cut
+ *
+ * The number of parts depends only on the command and @engines: about
+ * VNPU_SPLIT_PART_WORK each, at least @engines, within the floors above.
+ *
+ * Return: the number of parts, at least 2; 0 when the command is not
+ * worth cutting or cannot be (not GEMM or CONV2D, a strided or
+ * overlapping operand, too little work, invalid: the caller then runs it
+ * whole, which also reports any error against the original command).
+ */
+unsigned int vnpu_compute_split(const void *cmd, uint32_t size,
+				unsigned int engines,
+				struct vnpu_cmd_compute *parts,
+				uint64_t *cycles);
+
+/*
+ * Cut into min(@max_parts, work / @min_work, rows) parts, with no other
+ * floor (tests: 1 cuts any command that can be cut at every row).
+ */
+unsigned int vnpu_compute_split_min(const void *cmd, uint32_t size,
+				    unsigned int max_parts, uint64_t min_work,
+				    struct vnpu_cmd_compute *parts,
+				    uint64_t *cycles);
+
+#endif /* VNPU_SPLIT_H */
