@@ -44,7 +44,7 @@ Q := @
 	check check-host check-fuzz check-qtest check-kunit check-guest check-static \
 	check-dkms check-deb \
 	check-debug debug-kernel debug-module debug-initramfs models models-initramfs \
-	check-summary demo shell bench fuzz onnx-report clean-results help
+	check-summary demo shell bench bench-deps fuzz onnx-report clean-results help
 
 all: qemu module initramfs
 
@@ -241,11 +241,43 @@ demo: qemu models-initramfs
 shell: qemu initramfs
 	$(Q)$(GUEST_RUN) --mode shell --log /dev/null
 
-## bench: benchmarks on the host and in the guest, printed as ratios
-bench: qemu initramfs
-	$(Q)if [ -f ops/Makefile ]; then $(MAKE) -s -C ops bench O=$(VNPU_BUILD)/ops; fi
-	$(Q)$(GUEST_RUN) --mode bench --log $(GUEST)/console-bench.log --results $(GUEST)/bench.tap --echo \
-		--timeout $(GUEST_TIMEOUT)
+## bench: benchmarks on the host and in the guest (the engine, job
+## latency, the real models against onnxruntime), ending with every ratio
+## against its goal and a chart of them, $(VNPU_BUILD)/bench/ratios.png
+## (Documentation/bench.rst)
+# Each part's log goes to $(BENCH_O); a part that fails does not stop the
+# others, and scripts/bench-summary.py names what is missing (then bench
+# fails).  BENCH_ITERATIONS: onnxruntime's and the CPU path's timed runs
+# per model on the host (the guest's are set in tests/guest/models/b-model.sh).
+BENCH_O := $(VNPU_BUILD)/bench
+BENCH_MODELS := blazeface-front blazeface-back ppocr-det ppocr-cls ppocr-rec
+BENCH_MODELS_INFO := ppocr-cls ppocr-rec
+BENCH_ITERATIONS ?= 20
+
+bench-deps:
+	$(Q)$(S)/deps.sh bench
+
+bench: bench-deps qemu models-initramfs
+	$(Q)rm -rf $(BENCH_O) && mkdir -p $(BENCH_O)
+	$(Q)rc=0; \
+	echo "[vnpu] bench 1/4: the compute engine on the host (bench/ops)"; \
+	if [ -f ops/Makefile ]; then \
+		{ $(MAKE) -s -C ops bench O=$(VNPU_BUILD)/ops || echo "bench: host engine benchmark failed"; } \
+			2>&1 | tee $(BENCH_O)/host-ops.log; \
+	fi; \
+	echo "[vnpu] bench 2/4: the real models on the host: onnxruntime, 1 thread, and npu-run --cpu"; \
+	{ $(S)/bench-host-models.sh $(VNPU_BUILD)/libnpu/bin/npu-run $(BENCH_ITERATIONS) $(BENCH_MODELS) || \
+		echo "bench: a host model run failed"; } 2>&1 | tee $(BENCH_O)/host-models.log; \
+	echo "[vnpu] bench 3/4: the guest (npu-bench, the real models on the device)"; \
+	$(GUEST_RUN_MODELS) --mode bench --log $(BENCH_O)/console-bench.log --results $(BENCH_O)/bench.tap \
+		--echo --timeout $(GUEST_TIMEOUT) || rc=1; \
+	echo "[vnpu] bench 4/4: summary"; \
+	$(S)/bench-summary.py --out-dir $(BENCH_O) \
+		$(if $(wildcard ops/Makefile),--part host-engine=$(BENCH_O)/host-ops.log) \
+		--part guest=$(BENCH_O)/console-bench.log --expect null-job-vs-raw-irq \
+		--host-models $(BENCH_O)/host-models.log --guest $(BENCH_O)/console-bench.log \
+		--models $(BENCH_MODELS) --informational $(BENCH_MODELS_INFO) || rc=1; \
+	exit $$rc
 
 ## onnx-report: run the ONNX node tests on the device in the guest and
 ## regenerate Documentation/onnx-conformance.rst from that run

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Install every Debian package the build and tests need.  Idempotent: when
+# Install every Debian package the build and tests need; `deps.sh bench`
+# adds what only `make bench` needs.  Idempotent: when
 # everything is present this is one dpkg-query and returns in well under a
 # second.  Only Debian's archive is used; source packages come from deb-src
 # entries derived from the machine's own apt sources, so no mirror name is
@@ -20,6 +21,12 @@ packages=(
 	libpng-dev
 	debhelper dh-dkms dkms lintian fakeroot
 )
+
+# make bench: the chart (gnuplot), and the libraries the host engine
+# benchmark compares the engine with (oneDNN, XNNPACK).
+if [ "${1-}" = bench ]; then
+	packages+=(gnuplot-nox libdnnl-dev libxnnpack-dev)
+fi
 
 missing=()
 # dpkg-query prints nothing for packages it has never heard of, so ask per

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "npu_internal.h"
+#include "npu_ops_cpu.h"
 #include "npu_tile.h"
 #include "npu/ops.h"
 #include "vnpu_ref.h"
@@ -768,7 +769,7 @@ NPU_EXPORT size_t npu_op_buffers(const struct npu_op *op,
 	return op->num_bufs;
 }
 
-NPU_EXPORT int npu_op_run_cpu(const struct npu_op *op)
+int npu__op_run_host(const struct npu_op *op, bool reference)
 {
 	struct vnpu_op_bind bind;
 	void *map;
@@ -792,7 +793,13 @@ NPU_EXPORT int npu_op_run_cpu(const struct npu_op *op)
 		}
 		bind.qparams[i] = s->qarr;
 	}
-	return vnpu_ref_run(&op->full, &bind);
+	return reference ? vnpu_ref_run(&op->full, &bind) :
+			   npu__cpu_exec(&op->full, &bind);
+}
+
+NPU_EXPORT int npu_op_run_cpu(const struct npu_op *op)
+{
+	return npu__op_run_host(op, false);
 }
 
 NPU_EXPORT int npu_op_run(const struct npu_op *op, struct npu_queue *q,

@@ -19,9 +19,10 @@
  *       output rows (never K or the window: no command adds to a partial
  *       result), COPY along its output's three outermost dims, RESIZE
  *       along batch and channels, or
- *     - runs on the CPU (npu_op_run_cpu()) with the reference
- *       implementation the device model itself is checked against, which
- *       gives the same results as the device (bit-exact on integer paths).
+ *     - runs on the CPU (npu_op_run_cpu()) with the device model's own
+ *       compute engine, which gives the same results as the device
+ *       (bit-exact on integer paths), or, for what the engine does not
+ *       take, the reference implementation the engine is checked against.
  *
  *   npu_op_supported() says which of the two applies and, when the device
  *   cannot take the op, why.  npu_op_run() does the whole round trip.
@@ -406,7 +407,7 @@ int npu_op_encode(const struct npu_op *op, struct npu_cmdbuf *cb);
 size_t npu_op_buffers(const struct npu_op *op, struct npu_buffer **bufs,
 		      size_t max);
 
-/* Run the op on the CPU with the reference implementation. */
+/* Run the op on the CPU: the device's compute engine, else the reference. */
 int npu_op_run_cpu(const struct npu_op *op);
 
 enum npu_op_where {
