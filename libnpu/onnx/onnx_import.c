@@ -150,7 +150,7 @@ static bool is_output_name(const struct imp *im, const char *name)
 int oi_new_value(struct imp *im, struct sym *s, enum npu_dtype dt,
 		 uint32_t rank, const uint32_t *dims)
 {
-	struct npu_value_desc d = { .name = s->name, .dtype = dt, .rank = rank };
+	struct npu_value_desc d = { .size = sizeof(d), .name = s->name, .dtype = dt, .rank = rank };
 	int ret;
 
 	if (rank > NPU_TENSOR_MAX_RANK)
@@ -172,7 +172,7 @@ int oi_new_value(struct imp *im, struct sym *s, enum npu_dtype dt,
 int oi_tmp_value(struct imp *im, enum npu_dtype dt, uint32_t rank,
 		 const uint32_t *dims, uint32_t *id)
 {
-	struct npu_value_desc d = { .dtype = dt, .rank = rank };
+	struct npu_value_desc d = { .size = sizeof(d), .dtype = dt, .rank = rank };
 	char name[64];
 	int ret;
 
@@ -186,7 +186,7 @@ int oi_tmp_value(struct imp *im, enum npu_dtype dt, uint32_t rank,
 /* The graph value of symbol @s, making a static one from a constant. */
 int oi_value_of(struct imp *im, struct sym *s, uint32_t *id)
 {
-	struct npu_value_desc d = { .name = s->name };
+	struct npu_value_desc d = { .size = sizeof(d), .name = s->name };
 	void *data = NULL;
 	uint64_t i;
 	int ret;
@@ -241,13 +241,26 @@ int oi_value_of(struct imp *im, struct sym *s, uint32_t *id)
 	return 0;
 }
 
-int oi_add_node(struct imp *im, const struct npu_node_desc *d)
+int oi_add_node(struct imp *im, const struct oi_node *d)
 {
+	struct npu_node_desc nd = NPU_NODE_DESC_INIT;
+	struct npu_op_params op = d->op;
 	int ret;
 
 	if (npu_graph_num_nodes(im->m->g) >= MAX_GRAPH_NODES)
 		return oi_fail(im, "too many nodes");
-	ret = npu_graph_add_node(im->m->g, d, NULL);
+	op.size = sizeof(op);
+	nd.name = d->name;
+	nd.kind = d->kind;
+	nd.flags = d->flags;
+	nd.op = d->kind == NPU_NODE_OP ? &op : NULL;
+	nd.epsilon = d->epsilon;
+	memcpy(nd.slice.start, d->slice.start, sizeof(nd.slice.start));
+	memcpy(nd.slice.step, d->slice.step, sizeof(nd.slice.step));
+	nd.num_inputs = d->num_inputs;
+	nd.inputs = d->inputs;
+	nd.output = d->output;
+	ret = npu_graph_add_node(im->m->g, &nd, NULL);
 	if (ret)
 		return ret == -ENOMEM ? oi_nomem(im) : oi_fail(im, "%s", npu_graph_error(im->m->g));
 	return 0;
@@ -398,10 +411,10 @@ int oi_broadcast(struct nctx *c, uint32_t ra, const uint32_t *a, uint32_t rb,
 }
 
 /* A node of kind @kind with @in inputs writing the new output symbol. */
-int oi_emit(struct nctx *c, const struct npu_node_desc *tmpl, const uint32_t *in,
+int oi_emit(struct nctx *c, const struct oi_node *tmpl, const uint32_t *in,
 	    uint32_t nin, enum npu_dtype dt, uint32_t rank, const uint32_t *dims)
 {
-	struct npu_node_desc d = *tmpl;
+	struct oi_node d = *tmpl;
 	struct sym *o;
 	int ret = oi_out_sym(c, &o);
 
@@ -470,7 +483,7 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 {
 	const Onnx__TypeProto__Tensor *tt;
 	const struct npu_onnx_shape *given = NULL;
-	struct npu_value_desc d = { 0 };
+	struct npu_value_desc d = NPU_VALUE_DESC_INIT;
 	struct sym *s;
 	size_t i;
 	int ret;
@@ -577,8 +590,8 @@ static int add_io(struct imp *im, const struct sym *s, bool input)
 /* A graph output that is a constant or an input gets a value of its own. */
 static int bind_output(struct imp *im, const char *name)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_RESHAPE };
-	struct npu_value_desc vd = { .name = name, .flags = NPU_VALUE_OUTPUT };
+	struct oi_node d = { .kind = NPU_NODE_RESHAPE };
+	struct npu_value_desc vd = { .size = sizeof(vd), .name = name, .flags = NPU_VALUE_OUTPUT };
 	struct sym *s = oi_lookup(im, name), tmp;
 	uint32_t in;
 	int ret;
@@ -586,7 +599,7 @@ static int bind_output(struct imp *im, const char *name)
 	if (!s)
 		return oi_fail(im, "output '%s' is not computed by any node", name ? name : "");
 	if (!s->is_const) {
-		struct npu_value_desc cur;
+		struct npu_value_desc cur = NPU_VALUE_DESC_INIT;
 
 		npu_graph_get_value(im->m->g, s->value, &cur);
 		if (cur.flags & NPU_VALUE_OUTPUT)

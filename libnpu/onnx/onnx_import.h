@@ -60,6 +60,34 @@ struct nctx {
 	const char *name;
 };
 
+/*
+ * A node as the importer builds it: npu_node_desc with its op parameters
+ * inline, which is easy to fill field by field.  oi_add_node() turns it
+ * into the extensible npu_node_desc + npu_op_params pair of graph.h.
+ */
+struct oi_node {
+	const char *name;
+	enum npu_node_kind kind;
+	uint32_t flags;
+	struct npu_op_params op;	/* NPU_NODE_OP; its size is set on add */
+	float epsilon;
+	union {
+		struct {
+			uint32_t perm[NPU_TENSOR_MAX_RANK];
+		} transpose;
+		struct {
+			uint32_t axis;
+		} concat;
+		struct {
+			uint32_t start[NPU_TENSOR_MAX_RANK];
+			int32_t step[NPU_TENSOR_MAX_RANK];
+		} slice;
+	};
+	uint32_t num_inputs;
+	const uint32_t *inputs;
+	uint32_t output;
+};
+
 __attribute__((format(printf, 2, 3)))
 int oi_fail(struct imp *im, const char *fmt, ...);
 int oi_nomem(struct imp *im);
@@ -70,7 +98,7 @@ int oi_new_value(struct imp *im, struct sym *s, enum npu_dtype dt,
 int oi_tmp_value(struct imp *im, enum npu_dtype dt, uint32_t rank,
 		 const uint32_t *dims, uint32_t *id);
 int oi_value_of(struct imp *im, struct sym *s, uint32_t *id);
-int oi_add_node(struct imp *im, const struct npu_node_desc *d);
+int oi_add_node(struct imp *im, const struct oi_node *d);
 const Onnx__AttributeProto *oi_attr(const struct nctx *c, const char *name);
 int64_t oi_attr_i(const struct nctx *c, const char *name, int64_t def);
 float oi_attr_f(const struct nctx *c, const char *name, float def);
@@ -84,7 +112,7 @@ int oi_sym_shape(struct nctx *c, const struct sym *s, uint32_t *rank, uint32_t *
 enum npu_dtype oi_sym_dtype(const struct sym *s);
 int oi_broadcast(struct nctx *c, uint32_t ra, const uint32_t *a, uint32_t rb,
 		 const uint32_t *b, uint32_t *r, uint32_t *out);
-int oi_emit(struct nctx *c, const struct npu_node_desc *tmpl, const uint32_t *in,
+int oi_emit(struct nctx *c, const struct oi_node *tmpl, const uint32_t *in,
 	    uint32_t nin, enum npu_dtype dt, uint32_t rank, const uint32_t *dims);
 int oi_reshape_tmp(struct nctx *c, uint32_t src, enum npu_dtype dt, uint32_t rank,
 		   const uint32_t *dims, uint32_t *id);

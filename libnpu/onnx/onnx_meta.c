@@ -18,7 +18,7 @@
 /* A new symbol for the output: a constant, or a RESHAPE of a value. */
 static int reshape_out(struct nctx *c, struct sym *x, uint32_t r, const int64_t *dims)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_RESHAPE };
+	struct oi_node d = { .kind = NPU_NODE_RESHAPE };
 	uint32_t ud[8], i, in;
 	uint64_t n = 1, xn = 1;
 	int ret;

@@ -100,7 +100,7 @@ static int input_x(struct nctx *c, size_t i, uint32_t *id, uint32_t *r,
 static int emit_copy(struct nctx *c, const struct npu_op_params *p, uint32_t in,
 		     enum npu_dtype dt, uint32_t r, const uint32_t *dims)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP, .op = *p };
+	struct oi_node d = { .kind = NPU_NODE_OP, .op = *p };
 
 	d.op.kind = NPU_OP_COPY;
 	return oi_emit(c, &d, &in, 1, dt, r ? r : 1, r ? dims : (const uint32_t[]){ 1 });
@@ -119,7 +119,7 @@ static int rank1(struct nctx *c, uint32_t *in, enum npu_dtype dt, uint32_t *r,
 
 int oi_op_transpose(struct nctx *c)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_TRANSPOSE };
+	struct oi_node d = { .kind = NPU_NODE_TRANSPOSE };
 	uint32_t in, r, xd[8], yd[MAX_R], i, seen = 0;
 	enum npu_dtype dt;
 	int64_t perm[8];
@@ -148,7 +148,7 @@ int oi_op_transpose(struct nctx *c)
 
 int oi_op_concat(struct nctx *c)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_CONCAT };
+	struct oi_node d = { .kind = NPU_NODE_CONCAT };
 	uint32_t in[8], r = 0, yd[8], xd[8], ri, k, i, axis = 0, nin = 0;
 	enum npu_dtype dt = 0, dti;
 	uint64_t sum = 0;
@@ -218,7 +218,7 @@ static int64_t clamp32(int64_t v)
 int oi_op_slice(struct nctx *c)
 {
 	struct npu_op_params p = { .kind = NPU_OP_COPY };
-	struct npu_node_desc sl = { .kind = NPU_NODE_SLICE };
+	struct oi_node sl = { .kind = NPU_NODE_SLICE };
 	bool unit = true;
 	int64_t st[8], en[8], ax[8], sp[8], first;
 	uint32_t in, r, xd[8], yd[8], i, a = 0, done = 0;
@@ -279,7 +279,7 @@ int oi_op_slice(struct nctx *c)
 
 int oi_op_split(struct nctx *c)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP };
+	struct oi_node d = { .kind = NPU_NODE_OP };
 	uint32_t in, r, xd[8], yd[8], axis = 0;
 	int64_t split[64];
 	enum npu_dtype dt;
@@ -488,8 +488,8 @@ int oi_op_tile(struct nctx *c)
  */
 int oi_op_space_depth(struct nctx *c, bool to_space)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_TRANSPOSE, .name = c->name };
-	struct npu_node_desc rs = { .kind = NPU_NODE_RESHAPE };
+	struct oi_node d = { .kind = NPU_NODE_TRANSPOSE, .name = c->name };
+	struct oi_node rs = { .kind = NPU_NODE_RESHAPE };
 	uint32_t in, r, xd[8], x6[6], y6[6], yd[4], i, mid, t;
 	int64_t b = oi_attr_i(c, "blocksize", 0);
 	static const uint32_t dcr[6] = { 0, 3, 4, 1, 5, 2 };
@@ -558,7 +558,7 @@ int oi_op_space_depth(struct nctx *c, bool to_space)
 int oi_op_cast(struct nctx *c)
 {
 	struct npu_op_params p = { .kind = NPU_OP_COPY };
-	struct npu_node_desc rs = { .kind = NPU_NODE_RESHAPE };
+	struct oi_node rs = { .kind = NPU_NODE_RESHAPE };
 	int64_t to = oi_attr_i(c, "to", 0);
 	uint32_t in, r, xd[8];
 	enum npu_dtype dt, dto;
@@ -601,7 +601,7 @@ int oi_op_resize(struct nctx *c)
 	static const char *const nearest[] = {
 		"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
 	};
-	struct npu_node_desc d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
+	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
 	uint32_t in, r, xd[8], yd[4], i;
 	double sc[8], roi[8];
 	int64_t sizes[8];

@@ -17,7 +17,7 @@
 int oi_op_binary(struct nctx *c)
 {
 	const char *t = c->n->op_type;
-	struct npu_node_desc d = { .kind = NPU_NODE_OP };
+	struct oi_node d = { .kind = NPU_NODE_OP };
 	struct sym *a = NULL, *b = NULL;
 	uint32_t ra, rb, r, da[8], db[8], dy[8], in[2];
 	int ret;
@@ -91,7 +91,7 @@ int oi_op_binary(struct nctx *c)
 
 int oi_op_unary_act(struct nctx *c, enum npu_activation act)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP };
+	struct oi_node d = { .kind = NPU_NODE_OP };
 	struct sym *x = NULL;
 	uint32_t in, r, dims[8];
 	int ret = oi_need_in(c, 0, &x);
@@ -238,7 +238,7 @@ static int window(struct nctx *c, const uint32_t *xd, const uint32_t *kshape,
 
 int oi_op_conv(struct nctx *c)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
+	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
 	struct sym *x = NULL, *w = NULL, *b = c->nin > 2 ? c->in[2] : NULL;
 	uint32_t rx, rw, xd[8], wd[8], in[3], nin = 2, yd[4], ks[2];
 	int64_t g = oi_attr_i(c, "group", 1), v[8];
@@ -288,7 +288,7 @@ int oi_op_conv(struct nctx *c)
 
 int oi_op_pool(struct nctx *c, enum npu_pool_kind kind, bool global)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
+	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
 	struct sym *x = NULL;
 	uint32_t rx, xd[8], yd[4], ks[2], in;
 	int64_t v[8];
@@ -345,7 +345,7 @@ int oi_op_pool(struct nctx *c, enum npu_pool_kind kind, bool global)
 int oi_reshape_tmp(struct nctx *c, uint32_t src, enum npu_dtype dt, uint32_t rank,
 		   const uint32_t *dims, uint32_t *id)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_RESHAPE, .name = c->name };
+	struct oi_node d = { .kind = NPU_NODE_RESHAPE, .name = c->name };
 	int ret = oi_tmp_value(c->im, dt, rank, dims, id);
 
 	if (ret)
@@ -358,7 +358,7 @@ int oi_reshape_tmp(struct nctx *c, uint32_t src, enum npu_dtype dt, uint32_t ran
 
 int oi_op_matmul(struct nctx *c)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP };
+	struct oi_node d = { .kind = NPU_NODE_OP };
 	struct sym *a = NULL, *b = NULL;
 	uint32_t ra, rb, da[8], db[8], in[2], rbat, bat[8], yd[8], ry, i, mid;
 	bool a1, b1;
@@ -428,7 +428,7 @@ int oi_op_matmul(struct nctx *c)
 				continue;
 			od[r++] = yd[i];
 		}
-		d = (struct npu_node_desc){ .kind = NPU_NODE_RESHAPE };
+		d = (struct oi_node){ .kind = NPU_NODE_RESHAPE };
 		return oi_emit(c, &d, &mid, 1, oi_sym_dtype(a), r, od);
 	}
 }
@@ -437,7 +437,7 @@ int oi_op_matmul(struct nctx *c)
 static int gemm_nodes(struct nctx *c, struct sym *a, struct sym *b, struct sym *cc,
 		      uint32_t rc, const uint32_t *dc, uint32_t *yd, bool ta, bool tb)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP };
+	struct oi_node d = { .kind = NPU_NODE_OP };
 	uint32_t in[3], mid;
 	int ret;
 
@@ -489,7 +489,7 @@ static int gemm_nodes(struct nctx *c, struct sym *a, struct sym *b, struct sym *
 	ret = oi_value_of(c->im, cc, &in[1]);
 	if (ret)
 		return ret;
-	d = (struct npu_node_desc){ .kind = NPU_NODE_OP };
+	d = (struct oi_node){ .kind = NPU_NODE_OP };
 	d.op.kind = NPU_OP_ELTWISE;
 	d.op.eltwise.kind = NPU_ELTWISE_ADD;
 	return oi_emit(c, &d, in, 2, oi_sym_dtype(a), 2, yd);
@@ -550,7 +550,7 @@ int oi_op_gemm(struct nctx *c)
 
 int oi_op_softmax(struct nctx *c)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP };
+	struct oi_node d = { .kind = NPU_NODE_OP };
 	struct sym *x = NULL;
 	int64_t axis = oi_attr_i(c, "axis", c->opset >= 13 ? -1 : 1);
 	uint32_t r, xd[8], in, d2[2] = { 1, 1 }, i, mid, res;
@@ -589,13 +589,13 @@ int oi_op_softmax(struct nctx *c)
 	ret = oi_add_node(c->im, &d);
 	if (ret)
 		return ret;
-	d = (struct npu_node_desc){ .kind = NPU_NODE_RESHAPE };
+	d = (struct oi_node){ .kind = NPU_NODE_RESHAPE };
 	return oi_emit(c, &d, &res, 1, oi_sym_dtype(x), r, xd);
 }
 
 int oi_op_layernorm(struct nctx *c)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP };
+	struct oi_node d = { .kind = NPU_NODE_OP };
 	struct sym *x = NULL, *s = NULL, *b = c->nin > 2 ? c->in[2] : NULL;
 	int64_t axis = oi_attr_i(c, "axis", -1);
 	uint32_t r, xd[8], rs, sd[8], in[3], nin = 2, k;
@@ -644,7 +644,7 @@ int oi_op_layernorm(struct nctx *c)
 
 int oi_op_batchnorm(struct nctx *c)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_BATCHNORM };
+	struct oi_node d = { .kind = NPU_NODE_BATCHNORM };
 	uint32_t in[5], r, xd[8], i;
 	struct sym *x = NULL;
 	int ret;
@@ -676,7 +676,7 @@ int oi_op_batchnorm(struct nctx *c)
  */
 int oi_op_minmax(struct nctx *c, bool is_max)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP };
+	struct oi_node d = { .kind = NPU_NODE_OP };
 	struct sym *x = NULL, *k = NULL;
 	uint32_t r, dims[8], in[2], ra, da[8], yd[8], i;
 	enum npu_dtype dt;
@@ -737,7 +737,7 @@ int oi_op_minmax(struct nctx *c, bool is_max)
 		if (i + 1 == c->nin)
 			break;
 		{
-			struct npu_node_desc t = d;
+			struct oi_node t = d;
 			uint32_t mid;
 
 			ret = oi_tmp_value(c->im, dt, r, dims, &mid);
@@ -763,7 +763,7 @@ int oi_op_minmax(struct nctx *c, bool is_max)
  */
 int oi_op_reduce(struct nctx *c, enum npu_reduce_kind kind)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP };
+	struct oi_node d = { .kind = NPU_NODE_OP };
 	struct sym *x = NULL;
 	const struct sym *ax = c->nin > 1 ? c->in[1] : NULL;
 	bool keep = oi_attr_i(c, "keepdims", 1) != 0;
@@ -801,7 +801,7 @@ int oi_op_reduce(struct nctx *c, enum npu_reduce_kind kind)
 	d.op.reduce.kind = kind;
 	if (n <= 0) {
 		if (oi_attr_i(c, "noop_with_empty_axes", 0)) {
-			d = (struct npu_node_desc){ .kind = NPU_NODE_RESHAPE };
+			d = (struct oi_node){ .kind = NPU_NODE_RESHAPE };
 			return oi_emit(c, &d, &in, 1, NPU_DTYPE_FP32, r, xd);
 		}
 		d.op.reduce.axes = (1u << r) - 1;
@@ -831,7 +831,7 @@ int oi_op_reduce(struct nctx *c, enum npu_reduce_kind kind)
 	ret = oi_add_node(c->im, &d);
 	if (ret)
 		return ret;
-	d = (struct npu_node_desc){ .kind = NPU_NODE_RESHAPE };
+	d = (struct oi_node){ .kind = NPU_NODE_RESHAPE };
 	return oi_emit(c, &d, &mid, 1, NPU_DTYPE_FP32, nk, kd);	/* nk 0: a scalar */
 }
 
@@ -841,7 +841,7 @@ int oi_op_reduce(struct nctx *c, enum npu_reduce_kind kind)
  */
 int oi_op_conv_transpose(struct nctx *c)
 {
-	struct npu_node_desc d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
+	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
 	struct sym *x = NULL, *w = NULL, *b = c->nin > 2 ? c->in[2] : NULL;
 	uint32_t rx, rw, xd[8], wd[8], in[3], nin = 2, yd[4], i;
 	int64_t g = oi_attr_i(c, "group", 1), v[8], st[2] = { 1, 1 }, dl[2] = { 1, 1 };

@@ -77,18 +77,65 @@ err:
 
 NPU_EXPORT void npu_cmdbuf_destroy(struct npu_cmdbuf *cb)
 {
+	size_t i;
+
 	if (!cb)
 		return;
-	/* A running job holds its own reference on the BO in the kernel. */
+	/*
+	 * No wait: a submitted job holds its own reference on the BO in the
+	 * kernel, so the device keeps reading valid commands; only our
+	 * mapping and handle go now.
+	 */
 	if (cb->ctx) {
 		npu_buffer_free(cb->bo);
 		npu__context_put(cb->ctx);
 	} else {
 		free(cb->data);
 	}
-	if (cb->last)
-		npu__fence_put(cb->last);
+	for (i = 0; i < cb->num_inflight; i++)
+		npu__fence_put(cb->inflight[i]);
+	free(cb->inflight);
 	free(cb);
+}
+
+/*
+ * Drop the fences of finished jobs; the first error reading one is
+ * returned (its fence is kept).
+ */
+static int prune_inflight(struct npu_cmdbuf *cb)
+{
+	size_t i, n = 0;
+	int ret, err = 0;
+
+	for (i = 0; i < cb->num_inflight; i++) {
+		ret = npu_fence_is_signaled(cb->inflight[i]);
+		if (ret == 1) {
+			npu__fence_put(cb->inflight[i]);
+			continue;
+		}
+		if (ret < 0 && !err)
+			err = ret;
+		cb->inflight[n++] = cb->inflight[i];
+	}
+	cb->num_inflight = n;
+	return err;
+}
+
+int npu__cmdbuf_track_prepare(struct npu_cmdbuf *cb)
+{
+	struct npu_fence **t;
+	size_t cap;
+
+	prune_inflight(cb);
+	if (cb->num_inflight < cb->cap_inflight)
+		return 0;
+	cap = cb->cap_inflight ? 2 * cb->cap_inflight : 4;
+	t = realloc(cb->inflight, cap * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	cb->inflight = t;
+	cb->cap_inflight = cap;
+	return 0;
 }
 
 NPU_EXPORT int npu_cmdbuf_reset(struct npu_cmdbuf *cb)
@@ -97,15 +144,11 @@ NPU_EXPORT int npu_cmdbuf_reset(struct npu_cmdbuf *cb)
 
 	if (!cb)
 		return -EINVAL;
-	if (cb->last) {
-		ret = npu_fence_is_signaled(cb->last);
-		if (ret < 0)
-			return ret;
-		if (!ret)
-			return -EBUSY;
-		npu__fence_put(cb->last);
-		cb->last = NULL;
-	}
+	ret = prune_inflight(cb);
+	if (ret)
+		return ret;
+	if (cb->num_inflight)
+		return -EBUSY;
 	cb->size = 0;
 	return 0;
 }

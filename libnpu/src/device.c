@@ -134,21 +134,21 @@ static int device_open_info(const struct npu_device_info *found,
 static int device_open(uint32_t index, const char *pci,
 		       struct npu_device **out)
 {
-	struct npu_device_info *list;
-	size_t count, i;
+	struct npu_device_list *list;
+	size_t i;
 	int ret;
 
-	ret = npu__device_list_at("/sys", "/dev", false, &list, &count);
+	ret = npu__device_list_at("/sys", "/dev", false, &list);
 	if (ret)
 		return ret;
 	ret = -ENODEV;
-	for (i = 0; i < count; i++) {
-		if (pci ? strcmp(list[i].pci_address, pci) : i != index)
+	for (i = 0; i < list->count; i++) {
+		if (pci ? strcmp(list->infos[i].pci_address, pci) : i != index)
 			continue;
-		ret = device_open_info(&list[i], out);
+		ret = device_open_info(&list->infos[i], out);
 		break;
 	}
-	free(list);
+	npu_device_list_free(list);
 	return ret;
 }
 
@@ -186,7 +186,7 @@ NPU_EXPORT int npu_device_get_info(const struct npu_device *dev,
 {
 	if (!dev || !info || !size)
 		return -EINVAL;
-	memcpy(info, &dev->info, size < sizeof(*info) ? size : sizeof(*info));
+	npu__struct_out(info, size, &dev->info, sizeof(*info));
 	return 0;
 }
 
@@ -199,7 +199,7 @@ NPU_EXPORT int npu_device_get_limits(const struct npu_device *dev,
 	if (!dev || !limits || !size)
 		return -EINVAL;
 	npu__limits_effective(&dev->limits, &l);
-	memcpy(limits, &l, size < sizeof(l) ? size : sizeof(l));
+	npu__struct_out(limits, size, &l, sizeof(l));
 	return 0;
 }
 
@@ -320,6 +320,7 @@ static struct npu_buffer *buffer_new(struct npu_context *ctx)
 	if (!buf)
 		return NULL;
 	pthread_mutex_init(&buf->map_lock, NULL);
+	atomic_init(&buf->refs, 1);
 	buf->ctx = ctx;
 	npu__context_get(ctx);
 	return buf;
@@ -375,11 +376,16 @@ err:
 	return ret;
 }
 
-NPU_EXPORT void npu_buffer_free(struct npu_buffer *buf)
+void npu__buffer_get(struct npu_buffer *buf)
+{
+	atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
+}
+
+void npu__buffer_put(struct npu_buffer *buf)
 {
 	struct npu_context *ctx;
 
-	if (!buf)
+	if (atomic_fetch_sub_explicit(&buf->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	ctx = buf->ctx;
 	if (buf->map)
@@ -388,6 +394,12 @@ NPU_EXPORT void npu_buffer_free(struct npu_buffer *buf)
 	handle_unref(ctx, buf->handle);
 	pthread_mutex_unlock(&ctx->lock);
 	buffer_delete(buf);
+}
+
+NPU_EXPORT void npu_buffer_free(struct npu_buffer *buf)
+{
+	if (buf)
+		npu__buffer_put(buf);
 }
 
 NPU_EXPORT int npu_buffer_map(struct npu_buffer *buf, void **ptr)
@@ -444,7 +456,7 @@ NPU_EXPORT int npu_buffer_wait_idle(struct npu_buffer *buf,
 	w.id = buf->handle;
 	w.timeout_ns = deadline_ns;
 	if (drmIoctl(buf->ctx->fd, DRM_IOCTL_VNPU_WAIT, &w))
-		return npu__errno();
+		return errno == ETIME ? -ETIMEDOUT : npu__errno();
 	return 0;
 }
 
@@ -512,4 +524,29 @@ NPU_EXPORT int npu_buffer_import(struct npu_context *ctx, int fd,
 err:
 	buffer_delete(buf);
 	return ret;
+}
+
+/* ---- Extensible structs ------------------------------------------------- */
+
+int npu__struct_in(void *dst, size_t ksize, const void *src, size_t usize)
+{
+	const uint8_t *p = src;
+	size_t i;
+
+	if (!usize)
+		return -EINVAL;
+	for (i = ksize; i < usize; i++)
+		if (p[i])
+			return -E2BIG;
+	memcpy(dst, src, usize < ksize ? usize : ksize);
+	if (usize < ksize)
+		memset((uint8_t *)dst + usize, 0, ksize - usize);
+	return 0;
+}
+
+void npu__struct_out(void *dst, size_t usize, const void *src, size_t ksize)
+{
+	memcpy(dst, src, usize < ksize ? usize : ksize);
+	if (usize > ksize)
+		memset((uint8_t *)dst + ksize, 0, usize - ksize);
 }

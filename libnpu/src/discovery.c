@@ -267,9 +267,21 @@ static int cmp_minor(const void *a, const void *b)
 	return (x->minor > y->minor) - (x->minor < y->minor);
 }
 
+static int list_new(struct npu_device_info *infos, size_t n,
+		    struct npu_device_list **out)
+{
+	struct npu_device_list *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return -ENOMEM;
+	l->infos = infos;
+	l->count = n;
+	*out = l;
+	return 0;
+}
+
 int npu__device_list_at(const char *sysfs_root, const char *dev_root,
-			bool query, struct npu_device_info **list,
-			size_t *count)
+			bool query, struct npu_device_list **out)
 {
 	struct npu_device_info *infos = NULL, *tmp;
 	size_t n = 0, cap = 0, i;
@@ -278,7 +290,7 @@ int npu__device_list_at(const char *sysfs_root, const char *dev_root,
 	DIR *dir;
 	int ret = 0;
 
-	if (!sysfs_root || !dev_root || !list || !count)
+	if (!sysfs_root || !dev_root || !out)
 		return -EINVAL;
 	if (snprintf(class_dir, sizeof(class_dir), "%s/class/accel",
 		     sysfs_root) >= (int)sizeof(class_dir))
@@ -289,9 +301,7 @@ int npu__device_list_at(const char *sysfs_root, const char *dev_root,
 		/* No accel class at all: a kernel without accel devices. */
 		if (errno != ENOENT)
 			return -errno;
-		*list = NULL;
-		*count = 0;
-		return 0;
+		return list_new(NULL, 0, out);
 	}
 	while ((de = readdir(dir))) {
 		struct npu_device_info info;
@@ -330,9 +340,10 @@ int npu__device_list_at(const char *sysfs_root, const char *dev_root,
 			}
 		}
 	}
-	*list = infos;
-	*count = n;
-	return 0;
+	ret = list_new(infos, n, out);
+	if (ret)
+		free(infos);
+	return ret;
 err:
 	if (dir)
 		closedir(dir);
@@ -340,12 +351,33 @@ err:
 	return ret;
 }
 
-NPU_EXPORT int npu_device_list(struct npu_device_info **list, size_t *count)
+NPU_EXPORT int npu_device_list(struct npu_device_list **out)
 {
-	return npu__device_list_at("/sys", "/dev", true, list, count);
+	return npu__device_list_at("/sys", "/dev", true, out);
 }
 
-NPU_EXPORT void npu_device_list_free(struct npu_device_info *list)
+NPU_EXPORT size_t npu_device_list_count(const struct npu_device_list *list)
 {
+	return list ? list->count : 0;
+}
+
+NPU_EXPORT int npu_device_list_get_info(const struct npu_device_list *list,
+					size_t index,
+					struct npu_device_info *info,
+					size_t size)
+{
+	if (!list || !info || !size)
+		return -EINVAL;
+	if (index >= list->count)
+		return -ERANGE;
+	npu__struct_out(info, size, &list->infos[index], sizeof(*info));
+	return 0;
+}
+
+NPU_EXPORT void npu_device_list_free(struct npu_device_list *list)
+{
+	if (!list)
+		return;
+	free(list->infos);
 	free(list);
 }

@@ -16,13 +16,13 @@ static const struct {
 	{ EPERM, "operation not permitted" },
 	{ ENOENT, "no such buffer, syncobj or job (or the job expired)" },
 	{ EINTR, "interrupted by a signal" },
-	{ EIO, "device DMA error: address not backed by memory" },
+	{ EIO, "I/O error" },
 	{ EBADF, "bad file descriptor" },
 	{ EAGAIN, "resource temporarily unavailable, try again" },
 	{ ENOMEM, "out of memory" },
 	{ EACCES, "permission denied (the device node; high priority needs CAP_SYS_NICE)" },
-	{ EFAULT, "device MMU fault" },
-	{ EBUSY, "job still pending" },
+	{ EFAULT, "bad address" },
+	{ EBUSY, "busy: a job using it has not finished" },
 	{ EXDEV, "objects belong to different contexts" },
 	{ ENODEV, "no such vnpu device, or the device was lost" },
 	{ EINVAL, "invalid argument" },
@@ -32,23 +32,61 @@ static const struct {
 	{ E2BIG, "larger than the device allows" },
 	{ ENODATA, "no job status for this fence (imported sync_file)" },
 	{ ETIME, "deadline passed before the fence signalled" },
+	{ EOVERFLOW, "value too large: a size does not fit in 64 bits" },
 	{ EPROTO, "malformed command stream" },
 	{ EOPNOTSUPP, "not supported by this device or driver" },
-	{ ETIMEDOUT, "job hung on the device and was reset" },
-	{ ECANCELED, "job aborted (dependency failed or context banned)" },
+	{ ETIMEDOUT, "deadline passed before the wait finished" },
+	{ ECANCELED, "context banned after repeated faults" },
 	{ ENOTTY, "not a vnpu device node (unknown ioctl)" },
+};
+
+/* Indexed by enum npu_job_state. */
+static const char *const npu_job_errors[] = {
+	"job: not finished yet",
+	"job: succeeded",
+	"job: device MMU fault",
+	"job: malformed command stream",
+	"job: hung on the device, which was reset",
+	"job: aborted before it ran (dependency failed or context banned)",
+	"job: device lost",
+	"job: device DMA error (address not backed by memory)",
 };
 
 NPU_EXPORT const char *npu_strerror(int err)
 {
 	size_t i;
 
+	if (NPU_ERR_IS_JOB(err)) {
+		i = (size_t)NPU_ERR_JOB_STATE(err);
+		return i < sizeof(npu_job_errors) / sizeof(npu_job_errors[0]) &&
+		       i != NPU_JOB_OK ? npu_job_errors[i] : "job: unknown outcome";
+	}
 	if (err < 0)
 		err = -err;
 	for (i = 0; i < sizeof(npu_errors) / sizeof(npu_errors[0]); i++)
 		if (npu_errors[i].err == err)
 			return npu_errors[i].text;
 	return "unknown error";
+}
+
+int npu__job_error(enum npu_job_state state)
+{
+	return state == NPU_JOB_OK ? 0 : NPU_ERR_JOB(state);
+}
+
+#define NPU_STR_(x)	#x
+#define NPU_STR(x)	NPU_STR_(x)
+
+NPU_EXPORT const char *npu_version(void)
+{
+	return NPU_STR(NPU_VERSION_MAJOR) "." NPU_STR(NPU_VERSION_MINOR) "."
+	       NPU_STR(NPU_VERSION_PATCH);
+}
+
+NPU_EXPORT int npu_version_check(unsigned int major, unsigned int minor)
+{
+	return major == NPU_VERSION_MAJOR && minor <= NPU_VERSION_MINOR ?
+	       0 : -ENOTSUP;
 }
 
 NPU_EXPORT int64_t npu_time_ns(void)

@@ -108,6 +108,7 @@ int npu__graph_push_value(struct npu_graph *g, const struct npu_value_desc *d,
 NPU_EXPORT int npu_graph_add_value(struct npu_graph *g,
 				   const struct npu_value_desc *d, uint32_t *id)
 {
+	struct npu_value_desc vd;
 	uint32_t vid;
 	void *copy = NULL;
 	int ret;
@@ -117,6 +118,12 @@ NPU_EXPORT int npu_graph_add_value(struct npu_graph *g,
 	g->err[0] = 0;
 	if (!d || !id)
 		return npu__graph_fail(g, "no value description");
+	ret = npu__struct_in(&vd, sizeof(vd), d, d->size);
+	if (ret)
+		return ret == -E2BIG ?
+			(npu__graph_fail(g, "value: fields this libnpu does not know"), ret) :
+			npu__graph_fail(g, "value: no size (NPU_VALUE_DESC_INIT)");
+	d = &vd;
 	if (d->data && d->flags)
 		return npu__graph_fail(g, "value %s: a static value cannot be a graph input or output",
 				       d->name ? d->name : "");
@@ -146,16 +153,36 @@ NPU_EXPORT int npu_graph_add_value(struct npu_graph *g,
 NPU_EXPORT int npu_graph_add_node(struct npu_graph *g,
 				  const struct npu_node_desc *d, uint32_t *id)
 {
+	struct npu_node_desc nd;
+	struct npu_op_params op;
 	const char *nm;
 	struct gnode *n;
 	uint32_t i;
+	int ret;
 
 	if (!g)
 		return -EINVAL;
 	g->err[0] = 0;
 	if (!d)
 		return npu__graph_fail(g, "no node description");
+	ret = npu__struct_in(&nd, sizeof(nd), d, d->size);
+	if (ret)
+		return ret == -E2BIG ?
+			(npu__graph_fail(g, "node: fields this libnpu does not know"), ret) :
+			npu__graph_fail(g, "node: no size (NPU_NODE_DESC_INIT)");
+	d = &nd;
 	nm = d->name ? d->name : "";
+	memset(&op, 0, sizeof(op));
+	if (d->kind == NPU_NODE_OP && !d->op)
+		return npu__graph_fail(g, "node %s: an OP node needs op parameters", nm);
+	if (d->op) {
+		ret = npu__struct_in(&op, sizeof(op), d->op, d->op->size);
+		if (ret)
+			return ret == -E2BIG ?
+				(npu__graph_fail(g, "node %s: op fields this libnpu does not know", nm), ret) :
+				npu__graph_fail(g, "node %s: op parameters without size (NPU_OP_PARAMS_INIT)", nm);
+		op.size = sizeof(op);
+	}
 	if ((unsigned int)d->kind >= NPU_NODE_KIND_COUNT)
 		return npu__graph_fail(g, "node %s: unknown kind %u", nm, (unsigned int)d->kind);
 	if (d->flags & ~NPU_NODE_NCHW)
@@ -194,7 +221,7 @@ NPU_EXPORT int npu_graph_add_node(struct npu_graph *g,
 		return -ENOMEM;
 	n->kind = d->kind;
 	n->flags = d->flags;
-	n->op = d->op;
+	n->op = op;
 	n->epsilon = d->epsilon;
 	if (d->kind == NPU_NODE_TRANSPOSE)
 		memcpy(n->perm, d->transpose.perm, sizeof(n->perm));
@@ -228,20 +255,25 @@ NPU_EXPORT size_t npu_graph_num_nodes(const struct npu_graph *g)
 NPU_EXPORT int npu_graph_get_value(const struct npu_graph *g, uint32_t id,
 				   struct npu_value_desc *d)
 {
+	struct npu_value_desc vd;
 	const struct gvalue *v;
 
 	if (!g || !d || id >= g->nv)
 		return -EINVAL;
+	if (!d->size)
+		return -EINVAL;
 	v = &g->v[id];
-	memset(d, 0, sizeof(*d));
-	d->name = v->name;
-	d->dtype = v->dtype;
-	d->rank = v->rank;
-	memcpy(d->dims, v->dims, sizeof(d->dims));
-	d->flags = v->flags;
-	d->data = v->data;
-	d->scale = v->scale;
-	d->zero_point = v->zero_point;
+	memset(&vd, 0, sizeof(vd));
+	vd.size = d->size < sizeof(vd) ? d->size : sizeof(vd);
+	vd.name = v->name;
+	vd.dtype = v->dtype;
+	vd.rank = v->rank;
+	memcpy(vd.dims, v->dims, sizeof(vd.dims));
+	vd.flags = v->flags;
+	vd.data = v->data;
+	vd.scale = v->scale;
+	vd.zero_point = v->zero_point;
+	npu__struct_out(d, d->size, &vd, sizeof(vd));
 	return 0;
 }
 
@@ -326,7 +358,7 @@ int npu__graph_tensor(const struct gvalue *v, bool nchw,
 		ret = npu_tensor_set_quant(t, v->scale, v->zero_point);
 	if (!ret)
 		ret = buf ? npu_tensor_bind_buffer(t, buf, offset) :
-			    npu_tensor_bind_host(t, host);
+			    npu_tensor_bind_host(t, host, npu__tensor_span(t));
 	if (ret) {
 		npu_tensor_free(t);
 		return ret;
@@ -356,7 +388,8 @@ static int oihw_view(const struct gvalue *v, const struct gbind *b,
 		ret = npu_tensor_set_quant(t, v->scale, v->zero_point);
 	if (!ret)
 		ret = b->buf ? npu_tensor_bind_buffer(t, b->buf, b->offset) :
-			       npu_tensor_bind_host(t, b->host);
+			       npu_tensor_bind_host(t, b->host,
+							     npu__tensor_span(t));
 	if (ret) {
 		npu_tensor_free(t);
 		return ret;
@@ -408,7 +441,7 @@ int npu__graph_make_op(struct npu_graph *g, const struct gnode *n,
 		ret = npu__graph_tensor(vo, nchw, bind_out->buf, bind_out->offset,
 					bind_out->host, &y);
 	if (!ret) {
-		ret = npu_op_create(&n->op, (const struct npu_tensor *const *)in,
+		ret = npu__op_create(&n->op, (const struct npu_tensor *const *)in,
 				    nin, y, out);
 		if (ret == -EINVAL)
 			npu__graph_fail(g, "node %s (%s): shapes, dtypes or parameters the op set does not define",
@@ -479,6 +512,8 @@ static void query_dev_init(struct query_dev *q,
 	if (lim)
 		q->ctx.limits = *lim;
 	pthread_mutex_init(&q->ctx.lock, NULL);
+	/* Ours: the tensors' and ops' references never drop the last one. */
+	atomic_init(&q->buf.refs, 1);
 	q->buf.ctx = &q->ctx;
 	q->buf.size = 1ull << 48;
 	q->buf.va = 1ull << 32;
@@ -492,8 +527,9 @@ static bool float_dtype(enum npu_dtype d)
 
 NPU_EXPORT int npu_graph_node_supported(struct npu_graph *g, uint32_t id,
 					const struct npu_device_limits *limits,
-					const char **reason)
+					size_t limits_size, const char **reason)
 {
+	struct npu_device_limits lim;
 	struct gbind bind[GNODE_MAX_INPUTS], bout;
 	struct query_dev *q;
 	struct gnode *n, as_div;
@@ -506,6 +542,13 @@ NPU_EXPORT int npu_graph_node_supported(struct npu_graph *g, uint32_t id,
 	if (!g)
 		return -EINVAL;
 	g->err[0] = 0;
+	if (limits) {
+		/* Limits an older caller does not know are the defaults (0). */
+		ret = npu__struct_in(&lim, sizeof(lim), limits, limits_size);
+		if (ret)
+			return ret;
+		limits = &lim;
+	}
 	if (id >= g->nn)
 		return npu__graph_fail(g, "no node %u", id);
 	n = &g->n[id];

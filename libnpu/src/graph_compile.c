@@ -176,6 +176,8 @@ NPU_EXPORT void npu_runtime_free(struct npu_runtime *rt)
 		free((void *)rt->io[i].konst);
 	npu_buffer_free(rt->arena_buf);
 	npu_buffer_free(rt->static_buf);
+	if (rt->q)
+		npu__queue_put(rt->q);
 	free(rt->arena_host);
 	free(rt->static_host);
 	free(rt->segs);

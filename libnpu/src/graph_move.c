@@ -74,7 +74,8 @@ static int view(const struct gvalue *v, uint32_t rank, const uint32_t *dims,
 		ret = npu_tensor_set_quant(t, 1.0f, 0);
 	if (!ret)
 		ret = b->buf ? npu_tensor_bind_buffer(t, b->buf, b->offset) :
-			       npu_tensor_bind_host(t, b->host);
+			       npu_tensor_bind_host(t, b->host,
+							     npu__tensor_span(t));
 	if (ret) {
 		npu_tensor_free(t);
 		return ret;
@@ -88,7 +89,7 @@ static int copy_op(struct npu_graph *g, const struct gnode *n,
 		   struct npu_tensor *y, struct npu_op **op)
 {
 	const struct npu_tensor *in[1] = { x };
-	int ret = npu_op_create(p, in, 1, y, op);
+	int ret = npu__op_create(p, in, 1, y, op);
 
 	if (ret == -EINVAL)
 		npu__graph_fail(g, "node %s (%s): shapes, dtypes or parameters COPY does not define",

@@ -104,7 +104,7 @@ static int wait_fence(struct npu_fence *f)
 static int run_profiled_step(struct npu_runtime *rt, struct rstep *st)
 {
 	struct npu_buffer *b[VNPU_OP_SLOTS + 1];
-	struct npu_job_status js;
+	struct npu_job_status js = NPU_JOB_STATUS_INIT;
 	size_t n;
 	int ret;
 
@@ -242,6 +242,11 @@ NPU_EXPORT int npu_runtime_run_async(struct npu_runtime *rt,
 		rt->nodes[i].cycles = 0;
 		rt->nodes[i].time_ns = 0;
 	}
+	/* The run's worker submits on @q: keep it even if the caller lets go. */
+	if (q)
+		npu__queue_get(q);
+	if (rt->q)
+		npu__queue_put(rt->q);
 	rt->q = q;
 	if (q) {
 		mode = RUN_INLINE;
@@ -304,7 +309,7 @@ NPU_EXPORT int npu_runtime_wait(struct npu_runtime *rt, int64_t deadline_ns)
 
 		ret = f ? npu_fence_wait(f, deadline_ns) : 0;
 		if (ret)
-			return ret;	/* -ETIME: still running */
+			return ret;	/* -ETIMEDOUT: still running */
 		ret = f ? npu_fence_error(f) : 0;
 		if (!ret)
 			ret = copy_outputs(rt);
@@ -321,7 +326,7 @@ NPU_EXPORT int npu_runtime_wait(struct npu_runtime *rt, int64_t deadline_ns)
 		      pthread_cond_timedwait(&rt->cond, &rt->lock, &ts);
 	pthread_mutex_unlock(&rt->lock);
 	if (!rt->done)
-		return -ETIME;
+		return -ETIMEDOUT;
 	pthread_join(rt->thread, NULL);
 	rt->thread_live = false;
 	return rt->result;
@@ -374,20 +379,23 @@ NPU_EXPORT int npu_runtime_node_profile(const struct npu_runtime *rt,
 					uint32_t node,
 					struct npu_node_profile *p)
 {
+	struct npu_node_profile np;
 	const struct rnode *n;
 
-	if (!rt || !p || node >= rt->num_nodes)
+	if (!rt || !p || !p->size || node >= rt->num_nodes)
 		return -EINVAL;
 	n = &rt->nodes[node];
-	memset(p, 0, sizeof(*p));
-	p->name = n->name;
-	p->op = n->op;
-	p->where = n->where;
-	p->fused_into = n->fused_into;
-	p->segment = n->segment;
-	p->cpu_reason = n->cpu_reason;
-	p->macs = n->macs;
-	p->device_cycles = n->cycles;
-	p->time_ns = n->time_ns;
+	memset(&np, 0, sizeof(np));
+	np.size = p->size < sizeof(np) ? p->size : sizeof(np);
+	np.name = n->name;
+	np.op = n->op;
+	np.where = n->where;
+	np.fused_into = n->fused_into;
+	np.segment = n->segment;
+	np.cpu_reason = n->cpu_reason;
+	np.macs = n->macs;
+	np.device_cycles = n->cycles;
+	np.time_ns = n->time_ns;
+	npu__struct_out(p, p->size, &np, sizeof(np));
 	return 0;
 }

@@ -52,6 +52,11 @@ struct npu_context {
 };
 
 struct npu_buffer {
+	/*
+	 * The caller's reference plus one per bound tensor and per op using
+	 * the buffer (ops.h keeps no raw pointers).
+	 */
+	atomic_uint refs;
 	struct npu_context *ctx;
 	uint32_t handle;
 	uint32_t flags;
@@ -93,13 +98,35 @@ struct npu_cmdbuf {
 	uint8_t *data;
 	size_t size;
 	size_t capacity;
-	struct npu_fence *last;		/* last submission, for reset */
+	/*
+	 * Submissions not yet seen finished, on any queue: reset must wait
+	 * for all of them, not just the last.  Pruned on every submit.
+	 */
+	struct npu_fence **inflight;
+	size_t num_inflight;
+	size_t cap_inflight;
 };
+
+struct npu_device_list {
+	size_t count;
+	struct npu_device_info *infos;
+};
+
+/*
+ * Extensible structs (npu.h "ABI rules").  Copy a caller's struct of
+ * @usize bytes into ours of @ksize: -EINVAL for 0, -E2BIG when bytes
+ * beyond @ksize are not zero; missing fields become zero.
+ */
+int npu__struct_in(void *dst, size_t ksize, const void *src, size_t usize);
+/* Write min(@usize, @ksize) bytes of @src, zeroing the caller's tail. */
+void npu__struct_out(void *dst, size_t usize, const void *src, size_t ksize);
+
+void npu__buffer_get(struct npu_buffer *buf);
+void npu__buffer_put(struct npu_buffer *buf);
 
 /* discovery.c: the roots are "/sys" and "/dev" except in tests. */
 int npu__device_list_at(const char *sysfs_root, const char *dev_root,
-			bool query, struct npu_device_info **list,
-			size_t *count);
+			bool query, struct npu_device_list **out);
 int npu__parse_pci_address(const char *s, char *out, size_t out_size);
 int npu__parse_hex(const char *s, unsigned long max, unsigned long *out);
 /* @lim may be NULL when only @info is wanted. */
@@ -129,9 +156,21 @@ void npu__context_put(struct npu_context *ctx);
 
 /* submit.c */
 void npu__fence_put(struct npu_fence *f);
+void npu__queue_get(struct npu_queue *q);
+void npu__queue_put(struct npu_queue *q);
+/* cmdbuf.c: forget finished jobs, make room to track one more. */
+int npu__cmdbuf_track_prepare(struct npu_cmdbuf *cb);
 
 /* npu_ops.c: work units of an op (ops.rst "Work units"), all its commands */
 uint64_t npu__op_work(const struct npu_op *op);
+/* npu_op_create() for the library's own full-size, trusted params. */
+int npu__op_create(const struct npu_op_params *params,
+		   const struct npu_tensor *const *inputs, size_t num_inputs,
+		   const struct npu_tensor *output, struct npu_op **out);
+/* The tensor's span, or 0 when it does not fit (never for a made tensor). */
+uint64_t npu__tensor_span(const struct npu_tensor *t);
+/* A job's outcome for a state: 0 for OK, else NPU_ERR_JOB_*. */
+int npu__job_error(enum npu_job_state state);
 
 /* drm ioctls return -1/errno; libdrm's syncobj helpers do the same. */
 static inline int npu__errno(void)

@@ -102,8 +102,15 @@ NPU_EXPORT int npu_tensor_create(enum npu_dtype dtype, uint32_t rank,
 	    rank < 1 || rank > VNPU_MAX_RANK)
 		return -EINVAL;
 	for (i = 0; i < rank; i++)
-		if (!dims[i] || __builtin_mul_overflow(elems, dims[i], &elems))
+		if (!dims[i])
 			return -EINVAL;
+	/* Every tensor has a span that fits: npu_tensor_span() never fails. */
+	for (i = 0; i < rank; i++)
+		if (__builtin_mul_overflow(elems, dims[i], &elems))
+			return -EOVERFLOW;
+	if (__builtin_mul_overflow(elems, vnpu_dtype_size((unsigned int)dtype),
+				   &elems))
+		return -EOVERFLOW;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -118,6 +125,8 @@ NPU_EXPORT void npu_tensor_free(struct npu_tensor *t)
 {
 	if (!t)
 		return;
+	if (t->buf)
+		npu__buffer_put(t->buf);
 	free(t->qarr);
 	free(t);
 }
@@ -202,49 +211,86 @@ NPU_EXPORT int npu_tensor_set_quant_channel(struct npu_tensor *t, uint32_t axis,
 	return 0;
 }
 
-NPU_EXPORT uint64_t npu_tensor_span(const struct npu_tensor *t)
+NPU_EXPORT int npu_tensor_span(const struct npu_tensor *t, uint64_t *span)
 {
-	uint64_t last = 0, es;
+	uint64_t last = 0, x;
 	int i;
 
-	if (!t)
-		return 0;
-	es = vnpu_dtype_size(t->d.dtype);
+	if (!t || !span)
+		return -EINVAL;
 	if (!(t->d.flags & VNPU_TENSOR_STRIDED)) {
 		for (i = 0, last = 1; i < t->d.rank; i++)
-			last *= t->d.dims[i];
-		return last * es;
+			if (__builtin_mul_overflow(last, t->d.dims[i], &last))
+				return -EOVERFLOW;
+	} else {
+		for (i = 0; i < t->d.rank; i++)
+			if (__builtin_mul_overflow((uint64_t)(t->d.dims[i] - 1),
+						   t->d.strides[i], &x) ||
+			    __builtin_add_overflow(last, x, &last))
+				return -EOVERFLOW;
+		if (__builtin_add_overflow(last, 1, &last))
+			return -EOVERFLOW;
 	}
-	for (i = 0; i < t->d.rank; i++)
-		last += (uint64_t)(t->d.dims[i] - 1) * t->d.strides[i];
-	return (last + 1) * es;
+	if (__builtin_mul_overflow(last, vnpu_dtype_size(t->d.dtype), &last))
+		return -EOVERFLOW;
+	*span = last;
+	return 0;
+}
+
+uint64_t npu__tensor_span(const struct npu_tensor *t)
+{
+	uint64_t span;
+
+	return npu_tensor_span(t, &span) ? 0 : span;
+}
+
+static void tensor_unbind(struct npu_tensor *t)
+{
+	if (t->buf)
+		npu__buffer_put(t->buf);
+	t->buf = NULL;
+	t->host = NULL;
+	t->offset = 0;
 }
 
 NPU_EXPORT int npu_tensor_bind_buffer(struct npu_tensor *t,
 				      struct npu_buffer *buf, uint64_t offset)
 {
 	uint64_t span, size;
+	int ret;
 
 	if (!t || !buf || offset % vnpu_dtype_size(t->d.dtype))
 		return -EINVAL;
-	span = npu_tensor_span(t);
+	ret = npu_tensor_span(t, &span);
+	if (ret)
+		return ret;
 	size = npu_buffer_size(buf);
 	if (offset > size || span > size - offset)
 		return -ERANGE;
+	/* Take the new reference first: @buf may be the one bound now. */
+	npu__buffer_get(buf);
+	tensor_unbind(t);
 	t->buf = buf;
 	t->offset = offset;
-	t->host = NULL;
 	return 0;
 }
 
-NPU_EXPORT int npu_tensor_bind_host(struct npu_tensor *t, void *data)
+NPU_EXPORT int npu_tensor_bind_host(struct npu_tensor *t, void *data,
+				    size_t len)
 {
+	uint64_t span;
+	int ret;
+
 	if (!t || !data ||
 	    (uintptr_t)data % vnpu_dtype_size(t->d.dtype))
 		return -EINVAL;
+	ret = npu_tensor_span(t, &span);
+	if (ret)
+		return ret;
+	if (len < span)
+		return -ERANGE;
+	tensor_unbind(t);
 	t->host = data;
-	t->buf = NULL;
-	t->offset = 0;
 	return 0;
 }
 
@@ -474,6 +520,7 @@ static int qblob_add(uint8_t **blob, size_t *len, const struct op_slot *s,
 	return 0;
 }
 
+/* Each distinct buffer once, with a reference the op drops when freed. */
 static void add_buf(struct npu_op *op, struct npu_buffer *b)
 {
 	size_t i;
@@ -481,6 +528,7 @@ static void add_buf(struct npu_op *op, struct npu_buffer *b)
 	for (i = 0; i < op->num_bufs; i++)
 		if (op->bufs[i] == b)
 			return;
+	npu__buffer_get(b);
 	op->bufs[op->num_bufs++] = b;
 }
 
@@ -588,8 +636,10 @@ static void plan_device(struct npu_op *op, uint64_t max_tile_bytes)
 		free(op->cmds);
 		op->cmds = NULL;
 		op->num_cmds = 0;
-		if (op->qbuf && op->bufs[op->num_bufs - 1] == op->qbuf)
+		if (op->qbuf && op->bufs[op->num_bufs - 1] == op->qbuf) {
 			op->num_bufs--;
+			npu__buffer_put(op->qbuf);
+		}
 		npu_buffer_free(op->qbuf);
 		op->qbuf = NULL;
 		op->reason = ret == -E2BIG && why ? why :
@@ -601,6 +651,22 @@ NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 			     const struct npu_tensor *const *inputs,
 			     size_t num_inputs, const struct npu_tensor *output,
 			     struct npu_op **out)
+{
+	struct npu_op_params p;
+	int ret;
+
+	if (!params)
+		return -EINVAL;
+	ret = npu__struct_in(&p, sizeof(p), params, params->size);
+	if (ret)
+		return ret;
+	p.size = sizeof(p);
+	return npu__op_create(&p, inputs, num_inputs, output, out);
+}
+
+int npu__op_create(const struct npu_op_params *params,
+		   const struct npu_tensor *const *inputs, size_t num_inputs,
+		   const struct npu_tensor *output, struct npu_op **out)
 {
 	struct vnpu_cmd_compute cc;
 	struct vnpu_op_info info;
@@ -710,6 +776,8 @@ NPU_EXPORT void npu_op_free(struct npu_op *op)
 
 	if (!op)
 		return;
+	for (i = 0; i < (int)op->num_bufs; i++)
+		npu__buffer_put(op->bufs[i]);
 	npu_buffer_free(op->qbuf);
 	free(op->cmds);
 	for (i = 0; i < VNPU_OP_SLOTS; i++)
@@ -822,6 +890,7 @@ NPU_EXPORT int npu_op_run(const struct npu_op *op, struct npu_queue *q,
 		ret = npu_op_encode(op, cb);
 	if (!ret)
 		ret = npu_submit(q, cb, op->bufs, op->num_bufs, NULL, 0, &f);
+	/* The job's outcome is NPU_ERR_JOB_*, never a call's errno. */
 	if (!ret)
 		ret = npu_fence_wait(f, deadline_ns);
 	if (!ret)

@@ -66,6 +66,16 @@ NPU_EXPORT int npu_queue_create(struct npu_context *ctx, uint32_t hw_queue,
 	return 0;
 }
 
+void npu__queue_get(struct npu_queue *q)
+{
+	atomic_fetch_add_explicit(&q->refs, 1, memory_order_relaxed);
+}
+
+void npu__queue_put(struct npu_queue *q)
+{
+	queue_put(q);
+}
+
 NPU_EXPORT void npu_queue_destroy(struct npu_queue *q)
 {
 	/* Fences of the queue keep its timeline alive. */
@@ -172,6 +182,10 @@ NPU_EXPORT int npu_submit(struct npu_queue *q, struct npu_cmdbuf *cb,
 		syncs[i].point = waits[i]->point;
 	}
 
+	/* Room to track this job before it exists: nothing to undo after. */
+	ret = npu__cmdbuf_track_prepare(cb);
+	if (ret)
+		goto out;
 	f = fence_new(ctx);
 	if (!f) {
 		ret = -ENOMEM;
@@ -214,10 +228,8 @@ NPU_EXPORT int npu_submit(struct npu_queue *q, struct npu_cmdbuf *cb,
 	pthread_mutex_unlock(&q->lock);
 	f->job_id = req.job_id;
 
-	if (cb->last)
-		npu__fence_put(cb->last);
 	atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
-	cb->last = f;
+	cb->inflight[cb->num_inflight++] = f;
 	if (fence) {
 		*fence = f;
 		f = NULL;
@@ -248,7 +260,12 @@ static int fences_wait(struct npu_context *ctx, uint32_t *handles,
 	else
 		ret = drmSyncobjWait(ctx->fd, handles, (unsigned int)count,
 				     deadline_ns, flags, first);
-	/* libdrm returns -errno here, unlike its other syncobj calls. */
+	/*
+	 * libdrm returns -errno here, unlike its other syncobj calls.  The
+	 * kernel says -ETIME for a passed deadline; the API says -ETIMEDOUT.
+	 */
+	if (ret == -ETIME)
+		return -ETIMEDOUT;
 	return ret < 0 ? ret : 0;
 }
 
@@ -306,7 +323,7 @@ NPU_EXPORT int npu_fence_is_signaled(struct npu_fence *f)
 	if (!f)
 		return -EINVAL;
 	ret = npu_fence_wait(f, 0);
-	if (ret == -ETIME)
+	if (ret == -ETIMEDOUT)
 		return 0;
 	return ret ? ret : 1;
 }
@@ -382,10 +399,11 @@ static int map_state(uint32_t s)
 NPU_EXPORT int npu_fence_status(struct npu_fence *f,
 				struct npu_job_status *status)
 {
+	struct npu_job_status st;
 	struct drm_vnpu_job_status js;
 	int state;
 
-	if (!f || !status)
+	if (!f || !status || !status->size)
 		return -EINVAL;
 	if (!f->job_id)
 		return -ENODATA;
@@ -397,32 +415,24 @@ NPU_EXPORT int npu_fence_status(struct npu_fence *f,
 	/* A state this library does not know yet: say so rather than guess. */
 	if (state < 0)
 		return -EPROTO;
-	memset(status, 0, sizeof(*status));
-	status->state = (enum npu_job_state)state;
-	status->fault_write = !!(js.fault_flags & DRM_VNPU_FAULT_WRITE);
-	status->fault_va = js.fault_va;
-	status->cycles = js.cycles;
-	status->duration_ns = js.duration_ns;
+	memset(&st, 0, sizeof(st));
+	st.state = (enum npu_job_state)state;
+	st.fault_write = !!(js.fault_flags & DRM_VNPU_FAULT_WRITE);
+	st.fault_va = js.fault_va;
+	st.cycles = js.cycles;
+	st.duration_ns = js.duration_ns;
+	st.size = status->size < sizeof(st) ? status->size : sizeof(st);
+	npu__struct_out(status, status->size, &st, sizeof(st));
 	return 0;
 }
 
 NPU_EXPORT int npu_fence_error(struct npu_fence *f)
 {
-	struct npu_job_status st;
+	struct npu_job_status st = NPU_JOB_STATUS_INIT;
 	int ret;
 
 	ret = npu_fence_status(f, &st);
 	if (ret)
 		return ret;
-	switch (st.state) {
-	case NPU_JOB_OK: return 0;
-	case NPU_JOB_PENDING: return -EBUSY;
-	case NPU_JOB_MMU_FAULT: return -EFAULT;
-	case NPU_JOB_CMD_ERROR: return -EPROTO;
-	case NPU_JOB_TIMEOUT: return -ETIMEDOUT;
-	case NPU_JOB_ABORTED: return -ECANCELED;
-	case NPU_JOB_DEVICE_LOST: return -ENODEV;
-	case NPU_JOB_DMA_ERROR: return -EIO;
-	}
-	return -EPROTO;
+	return npu__job_error(st.state);
 }

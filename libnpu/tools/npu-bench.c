@@ -134,7 +134,7 @@ static void bench_latency(struct npu_context *ctx, struct npu_queue *q,
 		goto out;
 	}
 	for (i = 0; i < iters; i++) {
-		struct npu_job_status st;
+		struct npu_job_status st = NPU_JOB_STATUS_INIT;
 		struct npu_fence *f;
 		int64_t t0 = npu_time_ns();
 
@@ -146,7 +146,7 @@ static void bench_latency(struct npu_context *ctx, struct npu_queue *q,
 			ret = npu_fence_status(f, &st);
 		npu_fence_free(f);
 		if (ret || st.state != NPU_JOB_OK) {
-			fail("null job", ret ? ret : -EIO);
+			fail("null job", ret ? ret : NPU_ERR_JOB(st.state));
 			goto out;
 		}
 		dev[i] = (int64_t)st.duration_ns;

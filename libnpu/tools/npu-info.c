@@ -97,7 +97,8 @@ static void print_device(const struct npu_device_info *d)
 
 int main(int argc, char **argv)
 {
-	struct npu_device_info *list;
+	struct npu_device_list *list;
+	struct npu_device_info info;
 	size_t count, i;
 	int ret;
 
@@ -110,16 +111,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[1]);
 		return 2;
 	}
-	ret = npu_device_list(&list, &count);
+	ret = npu_device_list(&list);
 	if (ret) {
 		fprintf(stderr, "npu-info: listing devices: %s\n",
 			npu_strerror(ret));
 		return 1;
 	}
-	printf("libnpu API version %d, %zu vnpu device%s\n", NPU_API_VERSION,
-	       count, count == 1 ? "" : "s");
+	count = npu_device_list_count(list);
+	printf("libnpu %s (API version %d), %zu vnpu device%s\n", npu_version(),
+	       NPU_API_VERSION, count, count == 1 ? "" : "s");
 	for (i = 0; i < count; i++)
-		print_device(&list[i]);
+		if (!npu_device_list_get_info(list, i, &info, sizeof(info)))
+			print_device(&info);
 	npu_device_list_free(list);
 	return 0;
 }

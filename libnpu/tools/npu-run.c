@@ -495,10 +495,9 @@ int main(int argc, char **argv)
 	nio_out = npu_onnx_num_outputs(m);
 
 	if (!cpu) {
-		struct npu_device_info *list = NULL;
-		size_t count = 0;
+		struct npu_device_list *list = NULL;
 
-		if (!npu_device_list(&list, &count) && count) {
+		if (!npu_device_list(&list) && npu_device_list_count(list)) {
 			r = npu_device_open((uint32_t)dev_index, &dev);
 			if (!r)
 				r = npu_context_create(dev, &ctx);
@@ -635,7 +634,7 @@ int main(int argc, char **argv)
 		printf("%-4s %-28s %-11s %-7s %-4s %12s %10s %10s  %s\n", "#", "node", "op", "where",
 		       "seg", "MACs", "cycles", "time us", "note");
 		for (i = 0; i < n; i++) {
-			struct npu_node_profile p;
+			struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
 			char note[96] = "";
 
 			npu_runtime_node_profile(rt, (uint32_t)i, &p);

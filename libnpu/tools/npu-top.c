@@ -543,6 +543,7 @@ int main(int argc, char **argv)
 {
 	struct sample samples[2] = { { 0 } }, *prev = &samples[0], *cur = &samples[1];
 	struct npu_device_info *devs = NULL;
+	struct npu_device_list *list;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct options o;
 	size_t ndevs = 0;
@@ -555,8 +556,18 @@ int main(int argc, char **argv)
 	if (!o.batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 		o.batch = true;
 
-	ret = npu_device_list(&devs, &ndevs);
+	ret = npu_device_list(&list);
+	if (!ret) {
+		/* our own array, of the npu_device_info we were built with */
+		ndevs = npu_device_list_count(list);
+		devs = calloc(ndevs ? ndevs : 1, sizeof(*devs));
+		ret = devs ? 0 : -ENOMEM;
+		for (size_t i = 0; !ret && i < ndevs; i++)
+			ret = npu_device_list_get_info(list, i, &devs[i], sizeof(devs[i]));
+		npu_device_list_free(list);
+	}
 	if (ret) {
+		free(devs);
 		fprintf(stderr, "npu-top: listing devices: %s\n", npu_strerror(ret));
 		return 1;
 	}
@@ -593,7 +604,7 @@ int main(int argc, char **argv)
 		restore_terminal();
 	free(samples[0].clients);
 	free(samples[1].clients);
-	npu_device_list_free(devs);
+	free(devs);
 	if (ret) {
 		fprintf(stderr, "npu-top: %s\n", strerror(-ret));
 		return 1;

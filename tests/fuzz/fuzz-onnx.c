@@ -45,7 +45,7 @@ static void run_small(struct npu_onnx_model *m, struct npu_runtime *rt)
 	int ret;
 
 	for (i = 0; i < npu_runtime_num_nodes(rt); i++) {
-		struct npu_node_profile p;
+		struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
 
 		if (npu_runtime_node_profile(rt, (uint32_t)i, &p))
 			bug("profile", "a node index below num_nodes was refused");

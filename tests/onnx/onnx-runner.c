@@ -145,7 +145,7 @@ static struct npu_tensor *mk(struct run *r, int dt, int rank,
 	r->bytes[i] = bytes;
 	r->n++;
 	if (!ctx)
-		return npu_tensor_bind_host(t, data) ? NULL : t;
+		return npu_tensor_bind_host(t, data, bytes) ? NULL : t;
 	if (npu_buffer_alloc(ctx, bytes ? bytes : 1, 0, &b) ||
 	    npu_buffer_map(b, &map))
 		goto fail_buf;
@@ -453,7 +453,8 @@ static bool is_float(const struct tens *t)
 
 static int map_eltwise(struct ctxn *c, enum npu_eltwise_kind k)
 {
-	struct npu_op_params p = { .kind = NPU_OP_ELTWISE, .eltwise.kind = k };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ELTWISE, .eltwise.kind = k };
 	struct tens *a = c->in[0], *b = c->in[1];
 
 	/*
@@ -469,7 +470,8 @@ static int map_eltwise(struct ctxn *c, enum npu_eltwise_kind k)
 
 static int map_act(struct ctxn *c, enum npu_activation act, float alpha)
 {
-	struct npu_op_params p = { .kind = NPU_OP_ACTIVATION, .act = act,
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ACTIVATION, .act = act,
 				   .act_alpha = act == NPU_ACT_LEAKY_RELU ? alpha : 0 };
 
 	if (!is_float(c->in[0]))
@@ -479,7 +481,8 @@ static int map_act(struct ctxn *c, enum npu_activation act, float alpha)
 
 static int map_clip(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_CLIP };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_CLIP };
 	struct tens *x = c->in[0];
 	double lo = -INFINITY, hi = INFINITY;
 	struct npu_tensor *tx, *ty;
@@ -511,7 +514,7 @@ static int map_clip(struct ctxn *c)
 
 static int map_softmax(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_SOFTMAX };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_SOFTMAX };
 	struct tens *x = c->in[0];
 	int64_t axis = attr_i(c->node, "axis", c->opset >= 13 ? -1 : 1);
 	uint32_t d2[2] = { 1, 1 };
@@ -537,7 +540,7 @@ static int map_softmax(struct ctxn *c)
 
 static int map_layernorm(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_LAYERNORM };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_LAYERNORM };
 	struct tens *x = c->in[0], *g = c->in[1], *b = c->nin > 2 ? c->in[2] : NULL;
 	int64_t axis = attr_i(c->node, "axis", -1);
 	struct npu_tensor *tg, *tb = NULL;
@@ -567,7 +570,7 @@ static int map_layernorm(struct ctxn *c)
 /* Float MatMul / Gemm core: Y = A x B (+ bias[N]) with transposes. */
 static int map_matmul(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_GEMM };
 
 	if (!is_float(c->in[0]) || !is_float(c->in[1]))
 		return skip(c->r, "MatMul of non-float tensors");
@@ -579,7 +582,7 @@ static int map_matmul(struct ctxn *c)
 
 static int map_gemm(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_GEMM };
 	struct tens *a = c->in[0], *b = c->in[1], *cc = c->nin > 2 ? c->in[2] : NULL;
 	float alpha = attr_f(c->node, "alpha", 1.0f), beta = attr_f(c->node, "beta", 1.0f);
 	struct run *r = c->r;
@@ -611,7 +614,8 @@ static int map_gemm(struct ctxn *c)
 	ty = mk(r, OT_FLOAT, 2, c->out->dims, NULL, tmp, c->out->n * 4);
 	ret = run_op(r, &p, mkt(r, a), mkt(r, b), NULL, ty);
 	if (!ret && alpha != 1.0f) {
-		struct npu_op_params m = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL };
+		struct npu_op_params m = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL };
 
 		struct npu_tensor *ty2 = mk(r, OT_FLOAT, 2, c->out->dims, NULL, tmp,
 					    c->out->n * 4);
@@ -619,8 +623,10 @@ static int map_gemm(struct ctxn *c)
 		ret = run_op(r, &m, ty, mk(r, OT_FLOAT, 1, &one, NULL, &alpha, 4), NULL, ty2);
 	}
 	if (!ret && cc) {
-		struct npu_op_params m = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL };
-		struct npu_op_params ad = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD };
+		struct npu_op_params m = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL };
+		struct npu_op_params ad = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD };
 		struct npu_tensor *tc = mkt(r, cc);
 
 		memcpy(tmpc, cc->data, cc->n * 4);
@@ -698,7 +704,7 @@ static bool is_q8(const struct tens *t)
 
 static int map_matmul_q(struct ctxn *c, bool qlinear)
 {
-	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_GEMM };
 	struct tens *a = c->in[0], *b = qlinear ? c->in[3] : c->in[1];
 	struct npu_tensor *ta, *tb, *ty;
 	uint32_t n;
@@ -850,7 +856,7 @@ static void win_2d(const struct win *w, uint32_t *k, uint32_t *s, uint32_t *d,
 
 static int map_conv(struct ctxn *c, int kind)
 {
-	struct npu_op_params p = { .kind = NPU_OP_CONV2D };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_CONV2D };
 	bool qlinear = kind == 2, integer = kind == 1;
 	struct tens *x = c->in[0], *w = qlinear ? c->in[3] : c->in[1];
 	struct tens *bias = qlinear ? opt(c, 8) : integer ? NULL : opt(c, 2);
@@ -962,7 +968,8 @@ static void indices_out(const int32_t *ind, const struct tens *x, bool colmajor,
 
 static int map_pool3d(struct ctxn *c, enum npu_pool_kind kind, struct win *w)
 {
-	struct npu_op_params p = { .kind = NPU_OP_POOL3D, .pool3d.kind = kind };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_POOL3D, .pool3d.kind = kind };
 	struct tens *x = c->in[0];
 	struct npu_tensor *tx, *ty, *ti = NULL;
 	uint32_t dx[5], dy[5];
@@ -1010,7 +1017,8 @@ static int map_pool3d(struct ctxn *c, enum npu_pool_kind kind, struct win *w)
 
 static int map_pool(struct ctxn *c, enum npu_pool_kind kind)
 {
-	struct npu_op_params p = { .kind = NPU_OP_POOL2D, .pool.kind = kind };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_POOL2D, .pool.kind = kind };
 	struct tens *x = c->in[0];
 	struct npu_tensor *tx, *ty;
 	uint32_t extra[3];
@@ -1062,7 +1070,8 @@ run:
 
 static int map_quant(struct ctxn *c, bool quantize)
 {
-	struct npu_op_params p = { .kind = quantize ? NPU_OP_QUANTIZE : NPU_OP_DEQUANTIZE };
+	struct npu_op_params p = { .size = sizeof(p),
+				   .kind = quantize ? NPU_OP_QUANTIZE : NPU_OP_DEQUANTIZE };
 	struct tens *x = c->in[0], *q = quantize ? c->out : x;
 	struct tens *scale = c->in[1], *zp = opt(c, 2);
 	int64_t axis = attr_i(c->node, "axis", 1);
@@ -1120,8 +1129,10 @@ static struct npu_tensor *mk_view(struct run *r, const struct npu_tensor *base,
 		return NULL;
 	if (r->b[j])
 		return npu_tensor_bind_buffer(t, r->b[j], eoff * ot_size(dt)) ? NULL : t;
-	return npu_tensor_bind_host(t, (uint8_t *)r->host[j] + eoff * ot_size(dt)) ?
-	       NULL : t;
+	if (eoff * ot_size(dt) > r->bytes[j])
+		return NULL;
+	return npu_tensor_bind_host(t, (uint8_t *)r->host[j] + eoff * ot_size(dt),
+				    r->bytes[j] - eoff * ot_size(dt)) ? NULL : t;
 }
 
 /* @x as one flat run of elements: the base its views are made on. */
@@ -1185,7 +1196,7 @@ static int empty(struct ctxn *c)
 /* @x's elements, in order, into the output: the metadata-only ops. */
 static int map_flat_copy(struct ctxn *c, const uint32_t *dims, int rank)
 {
-	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
 	struct tens *x = c->in[0];
 	uint32_t n = x->n ? (uint32_t)x->n : 1;
 	int i;
@@ -1290,7 +1301,7 @@ static int map_squeeze(struct ctxn *c, bool unsq)
 
 static int map_transpose(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
 	struct tens *x = c->in[0];
 	int64_t perm[MAX_RANK];
 	uint64_t s[MAX_RANK], xs[MAX_RANK];
@@ -1312,7 +1323,7 @@ static int map_transpose(struct ctxn *c)
 
 static int map_concat(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
 	struct npu_tensor *y = out_base(c);
 	int64_t ax = norm_axis(attr_i(c->node, "axis", 0), c->out->rank);
 	uint64_t s[MAX_RANK];
@@ -1362,7 +1373,7 @@ static void slice_axis(int64_t start, int64_t end, int64_t step, uint32_t dim,
 
 static int map_slice(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
 	struct tens *x = c->in[0];
 	int64_t st[MAX_RANK], en[MAX_RANK], ax[MAX_RANK], sp[MAX_RANK];
 	int64_t first[MAX_RANK];
@@ -1421,7 +1432,7 @@ static int map_slice(struct ctxn *c)
 
 static int map_split(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
 	struct tens *x = c->in[0];
 	int64_t ax = norm_axis(attr_i(c->node, "axis", 0), x->rank);
 	uint64_t s[MAX_RANK], at = 0;
@@ -1467,7 +1478,7 @@ static int map_split(struct ctxn *c)
 
 static int map_pad(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
 	struct tens *x = c->in[0];
 	int64_t pads[2 * MAX_RANK];
 	uint64_t s[MAX_RANK];
@@ -1505,7 +1516,7 @@ static int map_pad(struct ctxn *c)
 
 static int map_expand(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
 	struct tens *x = c->in[0], *sh = c->in[1];
 	uint64_t s[MAX_RANK], xs[MAX_RANK];
 	uint32_t yd[MAX_RANK];
@@ -1537,7 +1548,7 @@ static int map_expand(struct ctxn *c)
 
 static int map_tile(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_COPY,
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY,
 				   .copy.border = NPU_COPY_BORDER_WRAP };
 	struct tens *x = c->in[0], *rep = c->in[1];
 	uint64_t s[MAX_RANK];
@@ -1558,7 +1569,7 @@ static int map_tile(struct ctxn *c)
  */
 static int map_space_depth(struct ctxn *c, bool to_space)
 {
-	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
 	struct tens *x = c->in[0];
 	uint32_t b = (uint32_t)attr_i(c->node, "blocksize", 0), d[6];
 	uint32_t n, ch, h, w;
@@ -1628,7 +1639,7 @@ static bool host_only(int dt)
  */
 static int map_cast_host(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
 	struct tens *x = c->in[0], *src = x, f;
 	bool from_host = host_only(x->dt), to_host = host_only(c->out->dt);
 	struct npu_tensor *dst;
@@ -1670,7 +1681,7 @@ static int map_cast_host(struct ctxn *c)
 
 static int map_cast(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
 	struct tens x = *c->in[0];
 	int out_dt = c->out->dt, ret;
 	uint64_t s[MAX_RANK];
@@ -1710,7 +1721,7 @@ static int map_resize(struct ctxn *c)
 	static const char *const nearest[] = {
 		"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
 	};
-	struct npu_op_params p = { .kind = NPU_OP_RESIZE };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_RESIZE };
 	struct tens *x = c->in[0], *roi, *sc;
 	struct npu_tensor *tx, *ty;
 	size_t i;
@@ -1868,7 +1879,8 @@ static int bcast_shape(const struct tens *a, const struct tens *b, uint32_t *d)
  */
 static int map_binary(struct ctxn *c, enum npu_eltwise_kind k)
 {
-	struct npu_op_params p = { .kind = NPU_OP_ELTWISE, .eltwise.kind = k };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ELTWISE, .eltwise.kind = k };
 	struct run *r = c->r;
 	struct tens *acc, *out, *in[16];
 	int i, j, n = 0, ret = 0, outdt;
@@ -1922,7 +1934,7 @@ static int map_binary(struct ctxn *c, enum npu_eltwise_kind k)
 
 static int map_hardsigmoid(struct ctxn *c)
 {
-	struct npu_op_params p = { .kind = NPU_OP_ACTIVATION,
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_ACTIVATION,
 				   .act = NPU_ACT_HARD_SIGMOID };
 
 	if (!is_float(c->in[0]))
@@ -1934,7 +1946,8 @@ static int map_hardsigmoid(struct ctxn *c)
 
 static int map_reduce(struct ctxn *c, enum npu_reduce_kind kind)
 {
-	struct npu_op_params p = { .kind = NPU_OP_REDUCE, .reduce.kind = kind };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_REDUCE, .reduce.kind = kind };
 	struct tens *x = c->in[0], *ax = opt(c, 1);
 	const Onnx__AttributeProto *a = attr(c->node, "axes");
 	uint32_t yd[MAX_RANK];
@@ -1947,7 +1960,8 @@ static int map_reduce(struct ctxn *c, enum npu_reduce_kind kind)
 	if (x->rank < 1 || x->rank > 6)
 		return skip(c->r, "rank %d", x->rank);
 	if (!nax && attr_i(c->node, "noop_with_empty_axes", 0)) {
-		struct npu_op_params id = { .kind = NPU_OP_ACTIVATION };
+		struct npu_op_params id = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ACTIVATION };
 
 		return run_op(c->r, &id, mkt(c->r, x), NULL, NULL, mkt(c->r, c->out));
 	}
@@ -1991,7 +2005,8 @@ static struct tens *tmp_f32(struct run *r, int rank, const uint32_t *d)
 static int eltwise(struct run *r, enum npu_eltwise_kind k, struct tens *a,
 		   struct tens *b, struct tens *y)
 {
-	struct npu_op_params p = { .kind = NPU_OP_ELTWISE, .eltwise.kind = k };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ELTWISE, .eltwise.kind = k };
 
 	return run_op(r, &p, mkt(r, a), mkt(r, b), NULL, mkt(r, y));
 }
@@ -2006,7 +2021,8 @@ static int eltwise(struct run *r, enum npu_eltwise_kind k, struct tens *a,
 static int batchnorm_affine(struct ctxn *c, struct tens *x,
 			    const struct tens *par, float eps)
 {
-	struct npu_op_params a = { .kind = NPU_OP_ACTIVATION };
+	struct npu_op_params a = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ACTIVATION };
 	const float *sc = par[0].data, *b = par[1].data;
 	const float *mu = par[2].data, *v = par[3].data;
 	uint32_t dp[MAX_RANK], ch = x->dims[1], i;
@@ -2078,7 +2094,8 @@ static int map_batchnorm(struct ctxn *c)
 	if (!d)
 		return -ENOMEM;
 	{
-		struct npu_op_params m = { .kind = NPU_OP_REDUCE,
+		struct npu_op_params m = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_REDUCE,
 					   .reduce.kind = NPU_REDUCE_MEAN };
 		uint32_t sd[MAX_RANK];
 
@@ -2105,7 +2122,8 @@ static int map_batchnorm(struct ctxn *c)
 	if (!ret)
 		ret = eltwise(r, NPU_ELTWISE_ADD, var, &epst, den);
 	if (!ret) {
-		struct npu_op_params sq = { .kind = NPU_OP_ACTIVATION,
+		struct npu_op_params sq = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ACTIVATION,
 					    .act = NPU_ACT_SQRT };
 		struct tens *s2 = tmp_f32(r, var->rank, var->dims);
 
@@ -2196,7 +2214,8 @@ static int convt_window(struct ctxn *c, const struct tens *x,
 static int convt_2d(struct ctxn *c, const struct convt_win *cw, uint32_t id,
 		    uint32_t kd, struct tens *bias, struct npu_tensor *out)
 {
-	struct npu_op_params p = { .kind = NPU_OP_CONV_TRANSPOSE };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_CONV_TRANSPOSE };
 	struct tens *x = c->in[0], *w = c->in[1];
 	bool three = x->rank == 5;
 	uint32_t d = three ? x->dims[2] : 1, h = x->rank >= 4 ? x->dims[x->rank - 2] : 1;
@@ -2313,7 +2332,8 @@ static int map_convt(struct ctxn *c)
 		}
 		/* The slice of Y takes the sum: one more device op (x + 0). */
 		if (!ret) {
-			struct npu_op_params id = { .kind = NPU_OP_ACTIVATION };
+			struct npu_op_params id = { .size = sizeof(struct npu_op_params),
+				.kind = NPU_OP_ACTIVATION };
 
 			ret = run_op(r, &id, mkt(r, acc), NULL, NULL,
 				     mk(r, OT_FLOAT, 4, yd, ys, yslice, ybytes));

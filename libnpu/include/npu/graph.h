@@ -112,12 +112,14 @@ struct npu_runtime;
 #define NPU_VALUE_OUTPUT	(1u << 1)
 
 /*
- * A value.  Zero-initialise, then fill.  @rank is 0..NPU_TENSOR_MAX_RANK
+ * A value.  Extensible (npu.h "ABI rules"): NPU_VALUE_DESC_INIT, then
+ * fill.  @rank is 0..NPU_TENSOR_MAX_RANK
  * (0: a scalar of one element).  @data (static values only, dense, native
  * endianness) is copied.  @scale > 0 quantizes an INT8/UINT8 value per
  * tensor; 0 leaves it unquantized.
  */
 struct npu_value_desc {
+	uint32_t size;			/* sizeof(struct npu_value_desc) */
 	const char *name;		/* optional, copied; for messages */
 	enum npu_dtype dtype;
 	uint32_t rank;
@@ -127,6 +129,8 @@ struct npu_value_desc {
 	float scale;
 	int32_t zero_point;
 };
+
+#define NPU_VALUE_DESC_INIT	{ .size = sizeof(struct npu_value_desc) }
 
 enum npu_node_kind {
 	NPU_NODE_OP = 0,	/* one libnpu op: @op */
@@ -164,11 +168,17 @@ enum npu_node_kind {
  */
 #define NPU_NODE_NCHW		(1u << 0)
 
+/*
+ * A node.  Extensible (npu.h "ABI rules"): NPU_NODE_DESC_INIT, then fill.
+ * @op points to the op's own extensible parameters (copied), so either
+ * struct can grow on its own.
+ */
 struct npu_node_desc {
+	uint32_t size;			/* sizeof(struct npu_node_desc) */
 	const char *name;		/* optional, copied; for messages */
 	enum npu_node_kind kind;
 	uint32_t flags;			/* NPU_NODE_* */
-	struct npu_op_params op;	/* NPU_NODE_OP */
+	const struct npu_op_params *op;	/* NPU_NODE_OP, else NULL */
 	float epsilon;			/* NPU_NODE_BATCHNORM */
 	union {
 		struct {
@@ -186,6 +196,8 @@ struct npu_node_desc {
 	const uint32_t *inputs;		/* value ids; NPU_VALUE_NONE if absent */
 	uint32_t output;
 };
+
+#define NPU_NODE_DESC_INIT	{ .size = sizeof(struct npu_node_desc) }
 
 int npu_graph_create(struct npu_graph **out);
 void npu_graph_free(struct npu_graph *g);
@@ -205,7 +217,10 @@ int npu_graph_add_node(struct npu_graph *g, const struct npu_node_desc *n,
 size_t npu_graph_num_values(const struct npu_graph *g);
 size_t npu_graph_num_nodes(const struct npu_graph *g);
 
-/* The value's description; its name and data stay owned by the graph. */
+/*
+ * The value's description, min(@v->size, sizeof) bytes of it; its name
+ * and data stay owned by the graph.
+ */
 int npu_graph_get_value(const struct npu_graph *g, uint32_t id,
 			struct npu_value_desc *v);
 
@@ -217,8 +232,9 @@ const char *npu_graph_error(const struct npu_graph *g);
 
 /*
  * Support query from shapes and dtypes alone (what a delegate's
- * IsNodeSupported needs): 1 when a device with @limits (NULL: the
- * defaults of npu_device_limits) takes node @id as it stands, 0 when it
+ * IsNodeSupported needs): 1 when a device with @limits of @limits_size
+ * bytes (NULL: the defaults of npu_device_limits; smaller: an older
+ * caller's, missing limits are the defaults) takes node @id as it stands, 0 when it
  * runs on the CPU, with the reason in *@reason (static or graph-owned,
  * valid until the graph changes), or a negative errno when the node
  * itself is invalid (npu_graph_error() says why).  RESHAPE is "supported"
@@ -227,7 +243,7 @@ const char *npu_graph_error(const struct npu_graph *g);
  */
 int npu_graph_node_supported(struct npu_graph *g, uint32_t id,
 			     const struct npu_device_limits *limits,
-			     const char **reason);
+			     size_t limits_size, const char **reason);
 
 /* Run everything on the CPU even with a context (npu_graph_compile()). */
 #define NPU_COMPILE_CPU_ONLY	(1u << 0)
@@ -260,15 +276,17 @@ uint64_t npu_runtime_value_bytes(const struct npu_runtime *rt, uint32_t id);
 
 /*
  * Start a run: inputs are read from their bound memory now, outputs are
- * written by the time npu_runtime_wait() returns 0.  @q may be NULL for a
+ * written by the time npu_runtime_wait() returns 0.  The runtime keeps a
+ * reference on @q (until its next run or npu_runtime_free()), so the
+ * caller may destroy the queue at any time.  @q may be NULL for a
  * runtime compiled without a context.  -EBUSY while a run is in flight.
  */
 int npu_runtime_run_async(struct npu_runtime *rt, struct npu_queue *q);
 
 /*
- * Wait for the run started last: 0, -ETIME if @deadline_ns passes first
- * (call again later), or the run's error (a failed job's
- * npu_fence_error(), a CPU op's error).
+ * Wait for the run started last: 0, -ETIMEDOUT if @deadline_ns passes
+ * first (call again later), NPU_ERR_JOB_* when a device job did not
+ * succeed (npu.h), or a negative errno (a failed call, a CPU op's error).
  */
 int npu_runtime_wait(struct npu_runtime *rt, int64_t deadline_ns);
 
@@ -289,7 +307,9 @@ enum npu_node_where {
 /* Name of an npu_node_where ("device", "cpu", ...), never NULL. */
 const char *npu_node_where_name(enum npu_node_where w);
 
+/* Extensible (npu.h "ABI rules"): NPU_NODE_PROFILE_INIT. */
 struct npu_node_profile {
+	uint32_t size;		/* sizeof(struct npu_node_profile) */
 	const char *name;	/* the node's name, or "" */
 	const char *op;		/* "CONV2D", "RESHAPE", ... */
 	enum npu_node_where where;
@@ -301,6 +321,8 @@ struct npu_node_profile {
 	uint64_t device_cycles;	/* modelled cycles of the node's job */
 	uint64_t time_ns;	/* measured: device job time or CPU time */
 };
+
+#define NPU_NODE_PROFILE_INIT	{ .size = sizeof(struct npu_node_profile) }
 
 /* Nodes of the graph the runtime was compiled from (same indices). */
 size_t npu_runtime_num_nodes(const struct npu_runtime *rt);
@@ -319,6 +341,7 @@ uint64_t npu_runtime_static_bytes(const struct npu_runtime *rt);
  */
 int npu_runtime_set_profiling(struct npu_runtime *rt, bool on);
 
+/* Fill min(@p->size, sizeof) bytes of node @node's profile. */
 int npu_runtime_node_profile(const struct npu_runtime *rt, uint32_t node,
 			     struct npu_node_profile *p);
 

@@ -19,9 +19,10 @@
  *                node, so its own device MMU context.  A fault or a ban
  *                only ever affects the context it happened in.  Every
  *                function taking a context is thread-safe.
- *   npu_buffer   Device memory mapped at a device VA of one context.
- *                Every function is thread-safe except npu_buffer_free(),
- *                which must not race any other use of the same buffer.
+ *   npu_buffer   Device memory mapped at a device VA of one context,
+ *                reference-counted.  Every function is thread-safe except
+ *                npu_buffer_free(), which must not race the caller's own
+ *                other uses of the buffer.
  *   npu_queue    A submission stream on one hardware queue with one
  *                priority.  npu_submit() on the same queue from several
  *                threads is safe (submissions are serialised per queue so
@@ -32,9 +33,33 @@
  *                Immutable: wait, status and export are safe from any
  *                thread; npu_fence_free() must not race other uses.
  *
- *   Objects keep what they depend on alive: a context stays open while a
- *   buffer, queue, command buffer or fence of it exists, so they may be
- *   freed in any order.
+ *   Objects keep what they depend on alive, so they may be freed in any
+ *   order: a context stays open while a buffer, queue, command buffer,
+ *   fence, op or runtime of it exists (a context keeps its own file on the
+ *   node, so the npu_device may be closed first); a buffer stays allocated
+ *   while a tensor is bound to it or an op uses it (npu_buffer_free()
+ *   drops the caller's reference, the memory goes with the last one); a
+ *   queue stays while a fence of it exists.
+ *
+ * ABI rules (libnpu 1.3, Documentation/libnpu.rst "ABI conventions")
+ *
+ *   - No struct that may grow is ever passed by value, returned, embedded
+ *     in another public struct or passed as an array: lists are opaque
+ *     objects read one element at a time (npu_device_list_get_info()).
+ *   - Every struct the library reads or writes is extensible: it starts
+ *     with "uint32_t size" set by the caller to its sizeof (the *_INIT
+ *     initialisers do it), or its size is a separate argument.  Fields are
+ *     only ever appended.  The library takes a smaller size as an older
+ *     caller's (the missing fields read as zero) and rejects a larger one
+ *     with -E2BIG unless every byte it does not know is zero.  It writes
+ *     only min(size, its own sizeof) bytes of an output struct (and zeroes
+ *     the caller's tail beyond its own).  A size of 0 is -EINVAL.
+ *   - Negative errnos are failures of the call itself.  The outcome of a
+ *     device job is read from its fence (npu_fence_status(),
+ *     npu_fence_error()); calls that submit and wait return a failed job's
+ *     outcome as NPU_ERR_JOB_*, a range no errno uses.
+ *   - Symbols are versioned (NPU_1.0 ... NPU_1.3); npu_version() and
+ *     npu_version_check() tell what the running library provides.
  *
  * Time
  *
@@ -54,6 +79,11 @@ extern "C" {
 
 #define NPU_API_VERSION			1
 
+/* The libnpu release these headers belong to. */
+#define NPU_VERSION_MAJOR		1
+#define NPU_VERSION_MINOR		3
+#define NPU_VERSION_PATCH		0
+
 /* Never time out. */
 #define NPU_TIMEOUT_INFINITE		INT64_MAX
 
@@ -64,11 +94,45 @@ struct npu_queue;
 struct npu_cmdbuf;
 struct npu_fence;
 
+/* ---- Version (since 1.3, NPU_1.3) ---------------------------------------- */
+
+/* The running library's version, "1.3.0"; static. */
+const char *npu_version(void);
+
+/*
+ * 0 when the running library provides API @major.@minor (same major,
+ * minor at most its own), else -ENOTSUP.  Pass NPU_VERSION_MAJOR and
+ * NPU_VERSION_MINOR to check the headers a program was built with.
+ */
+int npu_version_check(unsigned int major, unsigned int minor);
+
 /* ---- Errors ------------------------------------------------------------- */
 
 /*
- * Text for an error this library returned; @err may be negative or
- * positive.  Never NULL; the string is static and thread-safe.
+ * Outcome of a device job that did not succeed, returned by calls that
+ * submit and wait (npu_op_run(), npu_runtime_run(), npu_runtime_wait())
+ * and by npu_fence_error(): -(NPU_ERR_JOB_BASE + enum npu_job_state),
+ * below every errno, so "the job faulted" is never mistaken for "the
+ * call failed" (a negative errno).
+ */
+#define NPU_ERR_JOB_BASE		0x1000
+#define NPU_ERR_JOB(state)		(-(NPU_ERR_JOB_BASE + (int)(state)))
+#define NPU_ERR_JOB_PENDING		NPU_ERR_JOB(0)	/* not finished */
+#define NPU_ERR_JOB_MMU_FAULT		NPU_ERR_JOB(2)
+#define NPU_ERR_JOB_CMD_ERROR		NPU_ERR_JOB(3)
+#define NPU_ERR_JOB_TIMEOUT		NPU_ERR_JOB(4)
+#define NPU_ERR_JOB_ABORTED		NPU_ERR_JOB(5)
+#define NPU_ERR_JOB_DEVICE_LOST		NPU_ERR_JOB(6)
+#define NPU_ERR_JOB_DMA_ERROR		NPU_ERR_JOB(7)
+/* Is @err a job outcome?  Its enum npu_job_state is then -@err - BASE. */
+#define NPU_ERR_IS_JOB(err) \
+	((err) <= -NPU_ERR_JOB_BASE && (err) > -(NPU_ERR_JOB_BASE + 0x100))
+#define NPU_ERR_JOB_STATE(err)		(-(err) - NPU_ERR_JOB_BASE)
+
+/*
+ * Text for an error this library returned: a negative errno (the sign
+ * does not matter) or an NPU_ERR_JOB_* ("job: device MMU fault").  Never
+ * NULL; the string is static and thread-safe.
  */
 const char *npu_strerror(int err);
 
@@ -100,8 +164,8 @@ const char *npu_cap_name(uint64_t cap);
  * What is known about one device.  The sysfs part is always filled; the
  * query part only when @query_error is 0 (opening the node can fail for a
  * user without access, which does not hide the device from the list).
- * New fields are only ever appended; npu_device_get_info() takes the size
- * the caller was compiled with.
+ * New fields are only ever appended; npu_device_get_info() and
+ * npu_device_list_get_info() take the size the caller was compiled with.
  */
 struct npu_device_info {
 	/* position in npu_device_list() order (ascending accel minor) */
@@ -133,12 +197,24 @@ struct npu_device_info {
 };
 
 /*
- * List every accel device bound to the vnpu driver, read from
- * /sys/class/accel; works without root.  *@list is freed with
- * npu_device_list_free().  Zero devices is success with *@count == 0.
+ * A snapshot of every accel device bound to the vnpu driver, read from
+ * /sys/class/accel; works without root.  An opaque list, so
+ * npu_device_info can grow: count it, then copy out one entry at a time.
+ * Zero devices is success with an empty list.  Changed in 1.3 (it
+ * returned an array of npu_device_info).
  */
-int npu_device_list(struct npu_device_info **list, size_t *count);
-void npu_device_list_free(struct npu_device_info *list);
+struct npu_device_list;
+
+int npu_device_list(struct npu_device_list **out);
+size_t npu_device_list_count(const struct npu_device_list *list);
+/*
+ * Copy min(@size, sizeof(struct npu_device_info)) bytes of entry @index
+ * to @info.  -ERANGE for @index >= npu_device_list_count().
+ */
+int npu_device_list_get_info(const struct npu_device_list *list,
+			     size_t index, struct npu_device_info *info,
+			     size_t size);
+void npu_device_list_free(struct npu_device_list *list);
 
 /*
  * Open a device by npu_device_list() index, or by PCI address
@@ -151,7 +227,7 @@ void npu_device_close(struct npu_device *dev);
 
 /*
  * Copy min(@size, sizeof(struct npu_device_info)) bytes of the device's
- * info to @info.
+ * info to @info (and zero any bytes beyond, for a newer caller).
  */
 int npu_device_get_info(const struct npu_device *dev,
 			struct npu_device_info *info, size_t size);
@@ -161,9 +237,8 @@ int npu_device_get_info(const struct npu_device *dev,
  * device accepts; it fails a command beyond any of them.  npu_op_*() keeps
  * within them by splitting GEMM and CONV2D ops into several commands, and
  * runs on the CPU what cannot be split to fit (npu_op_supported() names
- * the limit).  Not part of npu_device_info, which npu_device_list()
- * returns as an array and so can never grow; this struct is only ever
- * passed by pointer with its size, and fields are only ever appended.
+ * the limit).  Passed by pointer with its size; fields are only ever
+ * appended.
  */
 struct npu_device_limits {
 	/*
@@ -211,11 +286,16 @@ int npu_context_fd(const struct npu_context *ctx);
  */
 int npu_buffer_alloc(struct npu_context *ctx, uint64_t size, uint32_t flags,
 		     struct npu_buffer **out);
+/*
+ * Drop the caller's reference.  Tensors bound to the buffer and ops using
+ * it hold their own, so the memory (and its CPU mapping) goes when the
+ * last of them does.
+ */
 void npu_buffer_free(struct npu_buffer *buf);
 
 /*
  * Map the buffer into the CPU address space.  The mapping is created on
- * first call, shared by later calls and removed by npu_buffer_free().
+ * first call, shared by later calls and removed with the buffer.
  */
 int npu_buffer_map(struct npu_buffer *buf, void **ptr);
 
@@ -224,8 +304,8 @@ uint64_t npu_buffer_size(const struct npu_buffer *buf);
 uint32_t npu_buffer_handle(const struct npu_buffer *buf);
 
 /*
- * Wait until every job using the buffer has finished.  -ETIME when
- * @deadline_ns passes first.
+ * Wait until every job using the buffer has finished.  -ETIMEDOUT when
+ * @deadline_ns passes first (-ETIME before 1.3).
  */
 int npu_buffer_wait_idle(struct npu_buffer *buf, int64_t deadline_ns);
 
@@ -254,11 +334,16 @@ int npu_buffer_import(struct npu_context *ctx, int fd,
  */
 int npu_cmdbuf_create(struct npu_context *ctx, size_t capacity,
 		      struct npu_cmdbuf **out);
+/*
+ * Safe while jobs using the buffer are in flight, and does not wait for
+ * them: each submission holds the device memory (the kernel keeps it
+ * until the job is done), only the host side goes at once.
+ */
 void npu_cmdbuf_destroy(struct npu_cmdbuf *cb);
 
 /*
- * Empty the buffer for reuse.  -EBUSY while the job it was last
- * submitted with has not finished (the device may still be reading it).
+ * Empty the buffer for reuse.  -EBUSY while any job it was submitted with,
+ * on any queue, has not finished (the device may still be reading it).
  */
 int npu_cmdbuf_reset(struct npu_cmdbuf *cb);
 
@@ -326,15 +411,17 @@ int npu_submit(struct npu_queue *q, struct npu_cmdbuf *cb,
 void npu_fence_free(struct npu_fence *f);
 
 /*
- * Wait for the fence to signal.  0 once it has (whatever the job's
- * outcome, see npu_fence_error()), -ETIME when @deadline_ns passes first.
+ * Wait for the fence to signal.  0 once it has, whatever the job's
+ * outcome (read it with npu_fence_status() or npu_fence_error()),
+ * -ETIMEDOUT when @deadline_ns passes first (-ETIME before 1.3), another
+ * negative errno only when the wait itself failed.
  */
 int npu_fence_wait(struct npu_fence *f, int64_t deadline_ns);
 
 /*
- * Wait for all (@wait_all) or any of @count fences of one context.
- * With !@wait_all, *@first (if not NULL) receives the index of a
- * signalled fence.
+ * Wait for all (@wait_all) or any of @count fences of one context; returns
+ * like npu_fence_wait().  With !@wait_all, *@first (if not NULL) receives
+ * the index of a signalled fence.
  */
 int npu_fence_wait_many(struct npu_fence *const *fences, size_t count,
 			bool wait_all, int64_t deadline_ns, size_t *first);
@@ -364,7 +451,12 @@ enum npu_job_state {
 	NPU_JOB_DMA_ERROR = 7,		/* address not backed by memory */
 };
 
+/*
+ * Extensible (see "ABI rules"): set @size first, e.g.
+ * struct npu_job_status st = NPU_JOB_STATUS_INIT;
+ */
 struct npu_job_status {
+	uint32_t size;			/* sizeof(struct npu_job_status) */
 	enum npu_job_state state;
 	bool fault_write;
 	uint64_t fault_va;
@@ -372,19 +464,24 @@ struct npu_job_status {
 	uint64_t duration_ns;		/* device time the job ran */
 };
 
+#define NPU_JOB_STATUS_INIT	{ .size = sizeof(struct npu_job_status) }
+
 /* Name of a job state ("ok", "mmu-fault", ...), "unknown" otherwise. */
 const char *npu_job_state_name(enum npu_job_state state);
 
 /*
- * Read back the job's outcome.  -ENOENT once the driver forgot the job
- * (it keeps the last 4096 per context).
+ * Read back the job's outcome into min(@status->size, sizeof) bytes.
+ * -ENOENT once the driver forgot the job (it keeps the last 4096 per
+ * context).
  */
 int npu_fence_status(struct npu_fence *f, struct npu_job_status *status);
 
 /*
- * The job's outcome as an errno: 0 ok, -EBUSY pending, -EFAULT MMU fault,
- * -EPROTO bad command, -ETIMEDOUT hang, -ECANCELED aborted, -ENODEV
- * device lost, -EIO DMA error (or the error of reading the status).
+ * The job's outcome: 0 ok, or NPU_ERR_JOB_* (NPU_ERR_JOB_PENDING while it
+ * runs, NPU_ERR_JOB_MMU_FAULT, ...); a negative errno only when the status
+ * could not be read (-ENODATA for an imported fence).  Before 1.3 the
+ * outcomes were errnos (-EFAULT, -EIO, ...), indistinguishable from
+ * failures of the call.
  */
 int npu_fence_error(struct npu_fence *f);
 

@@ -40,10 +40,11 @@
  *                ops sharing an output race like any other writes.
  *                npu_op_free() must not race other uses of the op.
  *
- *   Buffers a tensor is bound to must outlive every op made from it.  The
- *   CPU path reads and writes buffers through their CPU mapping: the
- *   caller makes sure no device job is using them at the time (e.g.
- *   npu_buffer_wait_idle()).
+ *   A tensor bound to a buffer and an op using one hold a reference on
+ *   it (npu.h), so the caller may free the buffer, the tensor and the op
+ *   in any order.  The CPU path reads and writes buffers through their
+ *   CPU mapping: the caller makes sure no device job is using them at the
+ *   time (e.g. npu_buffer_wait_idle()).
  *
  * Errors are negative errnos as everywhere in libnpu; nothing is printed.
  */
@@ -82,7 +83,8 @@ struct npu_tensor;
 
 /*
  * A dense tensor of @rank (1..NPU_TENSOR_MAX_RANK) dimensions @dims
- * (outermost first, each >= 1), not yet bound to memory.
+ * (outermost first, each >= 1), not yet bound to memory.  -EOVERFLOW when
+ * its span (npu_tensor_span()) does not fit in 64 bits.
  */
 int npu_tensor_create(enum npu_dtype dtype, uint32_t rank,
 		      const uint32_t *dims, struct npu_tensor **out);
@@ -111,16 +113,26 @@ int npu_tensor_set_quant_channel(struct npu_tensor *t, uint32_t axis,
 				 const int32_t *zero_points);
 
 /*
- * Place element [0,...,0] at @offset into @buf.  -ERANGE if the span does
- * not fit in the buffer, -EINVAL if @offset is not element aligned.
+ * Place element [0,...,0] at @offset into @buf, taking a reference on
+ * @buf (dropped by rebinding or npu_tensor_free()).  -ERANGE if the span
+ * does not fit in the buffer, -EINVAL if @offset is not element aligned.
  */
 int npu_tensor_bind_buffer(struct npu_tensor *t, struct npu_buffer *buf,
 			   uint64_t offset);
-/* Place element [0,...,0] at @data in host memory (CPU only). */
-int npu_tensor_bind_host(struct npu_tensor *t, void *data);
+/*
+ * Place element [0,...,0] at @data in host memory (CPU only): @len bytes
+ * the caller owns.  -ERANGE when @len is below the tensor's span, -EINVAL
+ * if @data is not element aligned.  @len is new in 1.3.
+ */
+int npu_tensor_bind_host(struct npu_tensor *t, void *data, size_t len);
 
-/* Bytes from element [0,...,0] to one past the last addressed element. */
-uint64_t npu_tensor_span(const struct npu_tensor *t);
+/*
+ * *@span = bytes from element [0,...,0] to one past the last addressed
+ * element.  -EOVERFLOW when that does not fit in 64 bits (creation and
+ * npu_tensor_set_strides() already refuse such shapes).  Before 1.3 it
+ * returned the span, wrapped modulo 2^64 on overflow.
+ */
+int npu_tensor_span(const struct npu_tensor *t, uint64_t *span);
 
 /* ---- Ops ------------------------------------------------------------------ */
 
@@ -273,11 +285,13 @@ enum npu_resize_nearest {
 };
 
 /*
- * Op parameters.  Zero-initialise, then set what the op needs; fields an
- * op does not use must stay zero.  Padding order is top, left, bottom,
- * right.
+ * Op parameters.  Extensible (npu.h "ABI rules"): initialise with
+ * NPU_OP_PARAMS_INIT (or zero it and set @size), then set what the op
+ * needs; fields an op does not use must stay zero.  Padding order is top,
+ * left, bottom, right.
  */
 struct npu_op_params {
+	uint32_t size;		/* sizeof(struct npu_op_params) */
 	enum npu_op_kind kind;
 	enum npu_activation act;
 	float act_alpha;
@@ -368,11 +382,16 @@ struct npu_op_params {
 	float act_beta;
 };
 
+#define NPU_OP_PARAMS_INIT	{ .size = sizeof(struct npu_op_params) }
+
 struct npu_op;
 
 /*
  * Create an op from @params, @num_inputs input tensors (NULL entries for
- * absent optional inputs) and @output.  Every tensor must be bound.  All
+ * absent optional inputs) and @output.  Every tensor must be bound; the op
+ * takes a reference on each buffer it uses.  -EINVAL for a @params->size
+ * of 0, -E2BIG for a larger size with non-zero fields this library does
+ * not know.  All
  * buffer-bound tensors must belong to one context (-EXDEV); per-channel
  * quantization parameters are uploaded into a buffer of that context.
  * -EINVAL for anything the op set does not define (shapes, dtypes,
@@ -401,8 +420,8 @@ int npu_op_encode(const struct npu_op *op, struct npu_cmdbuf *cb);
 
 /*
  * The buffers a job running the op must list in npu_submit(), including
- * the op's own parameter buffer.  Writes at most @max and returns the
- * total count.
+ * the op's own parameter buffer; they live as long as the op.  Writes at
+ * most @max and returns the total count.
  */
 size_t npu_op_buffers(const struct npu_op *op, struct npu_buffer **bufs,
 		      size_t max);
@@ -417,8 +436,10 @@ enum npu_op_where {
 
 /*
  * Run the op to completion: as one job on @q when the device supports it
- * (@q may be NULL to force the CPU), else on the CPU.  A failed job
- * returns its npu_fence_error().  *@where (if not NULL) tells which ran.
+ * (@q may be NULL to force the CPU), else on the CPU.  A job that did not
+ * succeed returns its outcome, NPU_ERR_JOB_* (npu.h); a negative errno
+ * means the call failed (-ETIMEDOUT: @deadline_ns passed).  *@where (if
+ * not NULL) tells which ran.
  */
 int npu_op_run(const struct npu_op *op, struct npu_queue *q,
 	       int64_t deadline_ns, enum npu_op_where *where);

@@ -207,6 +207,7 @@ struct place {
 	struct npu_buffer *buf;		/* NULL: host */
 	uint64_t off;
 	void *host;
+	size_t len;			/* bytes at @host */
 };
 
 static int mk_tensor(enum npu_dtype dt, uint32_t d0, uint32_t d1, uint32_t rank,
@@ -219,7 +220,7 @@ static int mk_tensor(enum npu_dtype dt, uint32_t d0, uint32_t d1, uint32_t rank,
 	if (ret)
 		return ret;
 	ret = pl->buf ? npu_tensor_bind_buffer(*out, pl->buf, pl->off) :
-			npu_tensor_bind_host(*out, pl->host);
+			npu_tensor_bind_host(*out, pl->host, pl->len);
 	if (ret) {
 		npu_tensor_free(*out);
 		*out = NULL;
@@ -266,7 +267,7 @@ static int make_ops(const struct model *m, uint32_t rows,
 		const struct npu_tensor *in1[3] = { x, w1, b1 };
 		const struct npu_tensor *in2[3] = { h, w2, b2 };
 
-		memset(&p, 0, sizeof(p));
+		p = (struct npu_op_params)NPU_OP_PARAMS_INIT;
 		p.kind = NPU_OP_GEMM;
 		p.act = NPU_ACT_RELU;
 		p.round = NPU_ROUND_ONNX;
@@ -381,6 +382,7 @@ static int run_device(struct npu_queue *q, struct batch *bt, uint32_t nb,
 
 		if (!r)
 			r = npu_fence_error(bt[i].fence);
+		bt[i].st.size = sizeof(bt[i].st);
 		if (!r)
 			r = npu_fence_status(bt[i].fence, &bt[i].st);
 		if (r && !ret)
@@ -437,7 +439,7 @@ int main(int argc, char **argv)
 	char *model_path = NULL, *data_path = NULL;
 	uint32_t batch = 250, nimg = 0, nb = 0, i, k, hd;
 	struct npu_device_info info;
-	struct npu_device_info *list = NULL;
+	struct npu_device_list *list = NULL;
 	size_t ndev = 0;
 	struct npu_device *dev = NULL;
 	struct npu_context *ctx = NULL;
@@ -526,7 +528,9 @@ int main(int argc, char **argv)
 	    batch, hd);
 	say("  layer 2: GEMM [%u,%u] i8 x [%u,10] i8 + bias -> i32 logits\n", batch, hd, hd);
 
-	ret = npu_device_list(&list, &ndev);
+	ret = npu_device_list(&list);
+	if (!ret)
+		ndev = npu_device_list_count(list);
 	if (!ret && !ndev)
 		ret = -ENODEV;
 	if (!ret)
@@ -600,11 +604,11 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < nb && !ret; i++) {
 		struct place pl[7] = {
-			{ bx, 784ull * i * batch, NULL },
-			{ bw1, 0, NULL }, { bb1, 0, NULL },
-			{ bh, (uint64_t)hd * i * batch, NULL },
-			{ bw2, 0, NULL }, { bb2, 0, NULL },
-			{ by, 4ull * DEMO_CLASSES * i * batch, NULL },
+			{ bx, 784ull * i * batch, NULL, 0 },
+			{ bw1, 0, NULL, 0 }, { bb1, 0, NULL, 0 },
+			{ bh, (uint64_t)hd * i * batch, NULL, 0 },
+			{ bw2, 0, NULL, 0 }, { bb2, 0, NULL, 0 },
+			{ by, 4ull * DEMO_CLASSES * i * batch, NULL, 0 },
 		};
 
 		bt[i].first = i * batch;
@@ -636,9 +640,12 @@ int main(int argc, char **argv)
 	ret = ref_h && ref_y ? 0 : -ENOMEM;
 	if (!ret) {
 		struct place pl[7] = {
-			{ NULL, 0, d.images }, { NULL, 0, m.w1 }, { NULL, 0, m.b1 },
-			{ NULL, 0, ref_h }, { NULL, 0, m.w2 }, { NULL, 0, m.b2 },
-			{ NULL, 0, ref_y },
+			{ NULL, 0, d.images, 784ull * nimg },
+			{ NULL, 0, m.w1, 784ull * hd }, { NULL, 0, m.b1, 4ull * hd },
+			{ NULL, 0, ref_h, (size_t)hd * nimg },
+			{ NULL, 0, m.w2, (size_t)hd * DEMO_CLASSES },
+			{ NULL, 0, m.b2, 4ull * DEMO_CLASSES },
+			{ NULL, 0, ref_y, 4ull * DEMO_CLASSES * nimg },
 		};
 
 		ret = make_ops(&m, nimg, pl, &rop1, &rop2);

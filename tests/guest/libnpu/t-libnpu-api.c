@@ -114,23 +114,35 @@ static void test_limits(void)
 
 static void test_discovery(void)
 {
-	struct npu_device_info *list, small;
+	struct npu_device_info first, small;
+	struct npu_device_list *list;
 	struct npu_device *d2;
 	char shortaddr[32];
-	size_t n;
+	size_t n = 0;
 	int ret;
 
-	ret = npu_device_list(&list, &n);
+	ret = npu_device_list(&list);
 	TAP_RET(ret, 0, "npu_device_list");
+	if (!ret)
+		n = npu_device_list_count(list);
 	if (ret || !n)
 		TAP_BAIL("no vnpu device (%zu)", n);
-	tap_ok(list[0].pci_vendor == 0x1234 && list[0].pci_device == 0x4e50,
-	       "device 0 is 1234:4e50 (%04x:%04x)", list[0].pci_vendor,
-	       list[0].pci_device);
-	tap_ok(list[0].query_error == 0 && list[0].num_queues > 0 &&
-	       (list[0].caps & NPU_CAP_MMU), "device 0 answered QUERY (%s)",
-	       npu_strerror(list[0].query_error));
-	tap_ok(!strcmp(list[0].driver, "vnpu"), "bound driver is vnpu");
+	TAP_RET(npu_device_list_get_info(list, 0, &first, sizeof(first)), 0,
+		"npu_device_list_get_info(0)");
+	TAP_RET(npu_device_list_get_info(list, n, &first, sizeof(first)), -ERANGE,
+		"npu_device_list_get_info one past the end");
+	memset(&small, 0xa5, sizeof(small));
+	TAP_RET(npu_device_list_get_info(list, 0, &small, 8), 0,
+		"npu_device_list_get_info, short size");
+	tap_ok(small.index == 0 && small.minor == first.minor &&
+	       small.node[0] == (char)0xa5, "a short list entry copies a prefix only");
+	tap_ok(first.pci_vendor == 0x1234 && first.pci_device == 0x4e50,
+	       "device 0 is 1234:4e50 (%04x:%04x)", first.pci_vendor,
+	       first.pci_device);
+	tap_ok(first.query_error == 0 && first.num_queues > 0 &&
+	       (first.caps & NPU_CAP_MMU), "device 0 answered QUERY (%s)",
+	       npu_strerror(first.query_error));
+	tap_ok(!strcmp(first.driver, "vnpu"), "bound driver is vnpu");
 
 	ret = npu_device_open(0, &dev);
 	TAP_RET(ret, 0, "npu_device_open(0)");
@@ -138,8 +150,8 @@ static void test_discovery(void)
 		TAP_BAIL("cannot open device 0");
 	TAP_RET(npu_device_get_info(dev, &info, sizeof(info)), 0,
 		"npu_device_get_info");
-	tap_ok(!strcmp(info.pci_address, list[0].pci_address) &&
-	       info.caps == list[0].caps, "info matches the listing");
+	tap_ok(!strcmp(info.pci_address, first.pci_address) &&
+	       info.caps == first.caps, "info matches the listing");
 	tap_ok(info.va_start < info.va_end && info.max_bo_size &&
 	       info.max_cmd_size >= 4096 && info.va_bits == 48,
 	       "device limits are sane");
@@ -152,11 +164,11 @@ static void test_discovery(void)
 		"get_info, zero size");
 	test_limits();
 
-	ret = npu_device_open_pci(list[0].pci_address, &d2);
-	TAP_RET(ret, 0, "npu_device_open_pci(%s)", list[0].pci_address);
+	ret = npu_device_open_pci(first.pci_address, &d2);
+	TAP_RET(ret, 0, "npu_device_open_pci(%s)", first.pci_address);
 	npu_device_close(d2);
 	/* "0000:00:04.0" -> "00:04.0" */
-	snprintf(shortaddr, sizeof(shortaddr), "%s", list[0].pci_address + 5);
+	snprintf(shortaddr, sizeof(shortaddr), "%.26s", first.pci_address + 5);
 	ret = npu_device_open_pci(shortaddr, &d2);
 	TAP_RET(ret, 0, "npu_device_open_pci(%s) without domain", shortaddr);
 	npu_device_close(d2);
@@ -224,7 +236,7 @@ static void test_commands(void)
 {
 	struct npu_context *ctx = new_ctx();
 	struct npu_buffer *src, *dst, *misc, *bufs[3];
-	struct npu_job_status st;
+	struct npu_job_status st = NPU_JOB_STATUS_INIT;
 	struct npu_cmdbuf *cb = new_cb(ctx);
 	struct npu_queue *q;
 	uint8_t *s, *d;
@@ -320,7 +332,7 @@ static void test_queues(void)
 
 	for (hw = 0; hw < info.num_queues; hw++) {
 		for (prio = NPU_PRIORITY_LOW; prio <= NPU_PRIORITY_HIGH; prio++) {
-			struct npu_job_status st;
+			struct npu_job_status st = NPU_JOB_STATUS_INIT;
 			uint64_t val = 0x100u * hw + (unsigned int)prio;
 
 			ret = npu_queue_create(ctx, hw, (enum npu_priority)prio, &q);
@@ -461,7 +473,7 @@ static void test_fences(void)
 		TAP_RET(ret, 0, "import sync_file");
 		close(fd);
 		if (!ret) {
-			struct npu_job_status st;
+			struct npu_job_status st = NPU_JOB_STATUS_INIT;
 
 			TAP_RET(npu_fence_status(in, &st), -ENODATA,
 				"imported fence has no job status");
@@ -528,7 +540,7 @@ static void test_dmabuf_local(void)
 {
 	struct npu_context *a = new_ctx(), *b = new_ctx();
 	struct npu_buffer *src, *imp, *imp2, *dst, *bufs[2];
-	struct npu_job_status st;
+	struct npu_job_status st = NPU_JOB_STATUS_INIT;
 	struct npu_cmdbuf *cb = new_cb(b);
 	struct npu_queue *q;
 	uint8_t *s, *d, *ip;
@@ -587,7 +599,7 @@ static void test_faults(void)
 {
 	struct npu_context *ctx = new_ctx(), *good = new_ctx();
 	struct npu_buffer *gone, *ro, *gbuf, *wbuf;
-	struct npu_job_status st;
+	struct npu_job_status st = NPU_JOB_STATUS_INIT;
 	struct npu_cmdbuf *cb = new_cb(ctx), *gcb = new_cb(good);
 	struct npu_queue *q, *gq;
 	struct npu_fence *f;
@@ -623,7 +635,7 @@ static void test_faults(void)
 	TAP_RET(ret, 0, "submit a write to a read-only buffer");
 	if (!ret) {
 		npu_fence_wait(f, npu_deadline_ns(30 * SEC));
-		TAP_RET(npu_fence_error(f), -EFAULT,
+		TAP_RET(npu_fence_error(f), NPU_ERR_JOB_MMU_FAULT,
 			"device write to a read-only buffer faults");
 		npu_fence_free(f);
 	}

@@ -29,7 +29,8 @@ static struct npu_queue *queue;
 static uint32_t val(struct npu_graph *g, const char *name, uint32_t rank,
 		    const uint32_t *dims, uint32_t flags, const float *data)
 {
-	struct npu_value_desc d = { .name = name, .dtype = NPU_DTYPE_FP32,
+	struct npu_value_desc d = { .size = sizeof(struct npu_value_desc),
+		.name = name, .dtype = NPU_DTYPE_FP32,
 				    .rank = rank, .flags = flags, .data = data };
 	uint32_t id = NPU_VALUE_NONE;
 
@@ -43,13 +44,14 @@ static uint32_t node(struct npu_graph *g, const char *name, enum npu_node_kind k
 		     uint32_t flags, const struct npu_op_params *p, uint32_t nin,
 		     const uint32_t *in, uint32_t out)
 {
-	struct npu_node_desc d = { .name = name, .kind = kind, .flags = flags,
+	struct npu_node_desc d = { .size = sizeof(struct npu_node_desc),
+		.name = name, .kind = kind, .flags = flags,
 				   .num_inputs = nin, .inputs = in, .output = out,
 				   .epsilon = 1e-3f };
 	uint32_t id = 0;
 
 	if (p)
-		d.op = *p;
+		d.op = p;
 	if (npu_graph_add_node(g, &d, &id))
 		TAP_BAIL("node %s: %s", name, npu_graph_error(g));
 	return id;
@@ -117,7 +119,7 @@ static size_t count_where(struct npu_runtime *rt, enum npu_node_where w)
 	size_t i, n = 0;
 
 	for (i = 0; i < npu_runtime_num_nodes(rt); i++) {
-		struct npu_node_profile p;
+		struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
 
 		npu_runtime_node_profile(rt, (uint32_t)i, &p);
 		if (p.where == w)
@@ -133,10 +135,13 @@ static void test_mlp(void)
 {
 	enum { B = 4, I = 64, H = 128, O = 10 };
 	static float w1[I * H], b1[H], w2[H * O], b2[O], x[B * I], y[B * O], x2[B * I];
-	struct npu_op_params gemm = { .kind = NPU_OP_GEMM },
-		add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
-		relu = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
-		smax = { .kind = NPU_OP_SOFTMAX, .softmax.axis = 1 };
+	struct npu_op_params gemm = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_GEMM },
+		add = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
+		relu = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
+		smax = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_SOFTMAX, .softmax.axis = 1 };
 	uint32_t vx, vy, vw1, vb1, vw2, vb2, t[4];
 	struct npu_runtime *rt;
 	struct npu_graph *g;
@@ -192,7 +197,7 @@ static void test_mlp(void)
 
 	/* 4. profiling */
 	{
-		struct npu_node_profile p;
+		struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
 
 		TAP_RET(npu_runtime_set_profiling(rt, true), 0, "profile: on");
 		TAP_RET(npu_runtime_run(rt, queue, npu_deadline_ns(60000000000ll)), 0,
@@ -214,16 +219,22 @@ static void test_blazeface_block(void)
 	enum { N = 1, C = 3, H = 32, W = 32, F = 16, CLS = 4 };
 	static float x[N * C * H * W], w0[F * C * 25], bn[4][F], wd[F * 9], bd[F],
 		fc[CLS * F], fcb[CLS], y[N * CLS];
-	struct npu_op_params conv5 = { .kind = NPU_OP_CONV2D, .conv = {
+	struct npu_op_params conv5 = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_CONV2D, .conv = {
 			.stride = { 2, 2 }, .dilation = { 1, 1 }, .pad = { 1, 1, 2, 2 }, .groups = 1 } },
-		dw = { .kind = NPU_OP_CONV2D, .conv = {
+		dw = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_CONV2D, .conv = {
 			.stride = { 1, 1 }, .dilation = { 1, 1 }, .pad = { 1, 1, 1, 1 }, .groups = F } },
-		add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
-		relu = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
-		mp = { .kind = NPU_OP_POOL2D, .pool = { .kind = NPU_POOL_MAX, .kernel = { 2, 2 },
+		add = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
+		relu = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
+		mp = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_POOL2D, .pool = { .kind = NPU_POOL_MAX, .kernel = { 2, 2 },
 			.stride = { 2, 2 } } },
-		gap = { .kind = NPU_OP_POOL2D, .pool = { .kind = NPU_POOL_GLOBAL_AVG } },
-		gemm = { .kind = NPU_OP_GEMM, .gemm.flags = NPU_GEMM_TRANS_B };
+		gap = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_POOL2D, .pool = { .kind = NPU_POOL_GLOBAL_AVG } },
+		gemm = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_GEMM, .gemm.flags = NPU_GEMM_TRANS_B };
 	const uint32_t d16[4] = { N, F, H / 2, W / 2 }, d8[4] = { N, F, H / 4, W / 4 };
 	uint32_t vx, vy, v[16], k;
 	struct npu_runtime *rt;
@@ -288,8 +299,9 @@ static void test_mixed_segments(void)
 {
 	enum { M = 8, K = 16 };
 	static float w[K * K], x[M * K], y[M * K];
-	struct npu_op_params gemm = { .kind = NPU_OP_GEMM },
-		p3 = { .kind = NPU_OP_POOL3D, .pool3d = { .kind = NPU_POOL_MAX,
+	struct npu_op_params gemm = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_GEMM },
+		p3 = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_POOL3D, .pool3d = { .kind = NPU_POOL_MAX,
 			.kernel = { 1, 1, 1 }, .stride = { 1, 1, 1 } } };
 	const uint32_t d2[2] = { M, K }, d5[5] = { 1, 1, M, K, 1 };
 	uint32_t vx, vy, vw, a, b, c, d;
@@ -319,7 +331,7 @@ static void test_mixed_segments(void)
 	       segs, dsegs);
 	{
 		const char *why = NULL;
-		int sup = npu_graph_node_supported(g, 2, NULL, &why);
+		int sup = npu_graph_node_supported(g, 2, NULL, 0, &why);
 
 		tap_ok(sup == 0 && why, "mixed: the support query says 3-D pooling is CPU only: %s",
 		       why ? why : "(no reason)");

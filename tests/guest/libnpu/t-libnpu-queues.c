@@ -18,6 +18,86 @@
 #define DEPTH	32
 #define SEC	1000000000ll
 
+/*
+ * One command buffer submitted on two queues: a busy job (copies back and
+ * forth between two 4 MiB buffers) on @qa, then on @qb.  Reset must refuse
+ * while either is in flight, whichever finishes first, and succeed once
+ * both did; destroying it with a job in flight must be safe.
+ */
+static void reset_two_queues(struct npu_context *ctx, struct npu_queue *qa,
+			     struct npu_queue *qb)
+{
+	const uint64_t len = 4 << 20;
+	struct npu_buffer *x = NULL, *y = NULL, *bufs[2];
+	struct npu_fence *fa = NULL, *fb = NULL, *fc = NULL;
+	struct npu_cmdbuf *cb = NULL;
+	int i, ret, busy_both, busy_one = -1, sa, sb;
+
+	ret = npu_buffer_alloc(ctx, len, 0, &x);
+	if (!ret)
+		ret = npu_buffer_alloc(ctx, len, 0, &y);
+	if (!ret)
+		ret = npu_cmdbuf_create(ctx, 64 * 1024, &cb);
+	for (i = 0; !ret && i < 64; i++) {
+		ret = i & 1 ? npu_cmdbuf_copy(cb, npu_buffer_va(x), npu_buffer_va(y), len) :
+			      npu_cmdbuf_copy(cb, npu_buffer_va(y), npu_buffer_va(x), len);
+		if (!ret)
+			ret = npu_cmdbuf_barrier(cb);
+	}
+	bufs[0] = x;
+	bufs[1] = y;
+	if (!ret)
+		ret = npu_submit(qa, cb, bufs, 2, NULL, 0, &fa);
+	if (!ret)
+		ret = npu_submit(qb, cb, NULL, 0, NULL, 0, &fb);
+	if (ret) {
+		tap_ok(0, "two-queue command buffer: setup %s", npu_strerror(ret));
+		goto out;
+	}
+	busy_both = npu_cmdbuf_reset(cb);
+	/* Whichever job finishes first, reset waits for the other. */
+	while (npu_fence_is_signaled(fa) == 0 && npu_fence_is_signaled(fb) == 0)
+		;
+	sa = npu_fence_is_signaled(fa);
+	sb = npu_fence_is_signaled(fb);
+	if (sa != sb)
+		busy_one = npu_cmdbuf_reset(cb);
+	tap_ok(busy_both == -EBUSY, "reset with jobs on two queues in flight is -EBUSY (%s)",
+	       npu_strerror(busy_both));
+	if (sa != sb)
+		tap_ok(busy_one == -EBUSY,
+		       "reset after the job on queue %c finished, the other not, is -EBUSY (%s)",
+		       sa ? 'a' : 'b', npu_strerror(busy_one));
+	else
+		tap_skip("both finished together", "reset with one of two jobs done");
+	ret = npu_fence_wait(fa, npu_deadline_ns(60 * SEC));
+	if (!ret)
+		ret = npu_fence_wait(fb, npu_deadline_ns(60 * SEC));
+	tap_ok(!ret && !npu_fence_error(fa) && !npu_fence_error(fb),
+	       "both jobs of the shared command buffer ok (%s)", npu_strerror(ret));
+	ret = npu_cmdbuf_reset(cb);
+	TAP_RET(ret, 0, "reset once both finished");
+
+	/* Destroy with a job in flight: the job still completes. */
+	ret = npu_cmdbuf_copy(cb, npu_buffer_va(y), npu_buffer_va(x), len);
+	if (!ret)
+		ret = npu_submit(qa, cb, bufs, 2, NULL, 0, &fc);
+	npu_cmdbuf_destroy(cb);
+	cb = NULL;
+	if (!ret)
+		ret = npu_fence_wait(fc, npu_deadline_ns(60 * SEC));
+	tap_ok(!ret && !npu_fence_error(fc),
+	       "a job whose command buffer was destroyed in flight completes ok (%s)",
+	       npu_strerror(ret ? ret : npu_fence_error(fc)));
+out:
+	npu_fence_free(fa);
+	npu_fence_free(fb);
+	npu_fence_free(fc);
+	npu_cmdbuf_destroy(cb);
+	npu_buffer_free(x);
+	npu_buffer_free(y);
+}
+
 int main(void)
 {
 	struct npu_fence *ring[DEPTH] = { 0 };
@@ -84,6 +164,11 @@ int main(void)
 	for (i = 0; i < submitted; i++)
 		bad += m[i] != 0xabc00000ull + (uint64_t)i;
 	tap_ok(!bad, "every job's write landed (%d missing)", bad);
+
+	if (nq >= 2)
+		reset_two_queues(ctx, qs[0], qs[1]);
+	else
+		tap_skip("one hardware queue", "one command buffer on two queues");
 
 	npu_buffer_free(out);
 	for (i = 0; i < nq; i++)

@@ -147,7 +147,7 @@ static int load(int ready_fd, int stop_fd)
 
 		k = (int)(i % IN_FLIGHT);
 		if (f[k]) {
-			struct npu_job_status st;
+			struct npu_job_status st = NPU_JOB_STATUS_INIT;
 
 			ret = npu_fence_wait(f[k], npu_deadline_ns(60 * SEC));
 			if (!ret)

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@ static void test_strerror(void **state)
 		EPERM, ENOENT, EINTR, EIO, EBADF, EAGAIN, ENOMEM, EACCES,
 		EFAULT, EBUSY, EXDEV, ENODEV, EINVAL, ENOSPC, E2BIG, ENODATA,
 		ETIME, EPROTO, EOPNOTSUPP, ETIMEDOUT, ECANCELED, ENOTTY,
+		EOVERFLOW,
 	};
 	size_t i;
 
@@ -36,8 +38,11 @@ static void test_strerror(void **state)
 		assert_ptr_equal(neg, npu_strerror(errs[i]));
 	}
 	/* the NPU meanings, not libc's */
-	assert_non_null(strstr(npu_strerror(-EFAULT), "MMU"));
+	assert_non_null(strstr(npu_strerror(-ETIMEDOUT), "deadline"));
 	assert_non_null(strstr(npu_strerror(-ETIME), "deadline"));
+	/* job outcomes are not errnos any more: no errno says "MMU" */
+	assert_null(strstr(npu_strerror(-EFAULT), "MMU"));
+	assert_null(strstr(npu_strerror(-EIO), "DMA"));
 	assert_string_equal(npu_strerror(-123456), "unknown error");
 	assert_string_equal(npu_strerror(INT32_MIN + 1), "unknown error");
 }
@@ -102,7 +107,7 @@ static void test_device_args(void **state)
 	struct npu_device_info info;
 
 	(void)state;
-	assert_int_equal(npu_device_list(NULL, NULL), -EINVAL);
+	assert_int_equal(npu_device_list(NULL), -EINVAL);
 	assert_int_equal(npu_device_open(0, NULL), -EINVAL);
 	assert_int_equal(npu_device_open_pci(NULL, &dev), -EINVAL);
 	assert_int_equal(npu_device_open_pci("0000:00:04.0", NULL), -EINVAL);
@@ -233,7 +238,8 @@ static void test_submit_args(void **state)
 	struct npu_queue *q = NULL;
 	struct npu_fence *f = NULL;
 	struct npu_cmdbuf *cb;
-	struct npu_job_status st;
+	struct npu_job_status st = NPU_JOB_STATUS_INIT;
+	struct npu_fence fake = { .job_id = 0 };
 	size_t first;
 	int fd = -1;
 
@@ -259,7 +265,106 @@ static void test_submit_args(void **state)
 	assert_int_equal(npu_fence_import_sync_file(NULL, 0, &f), -EINVAL);
 	assert_int_equal(npu_fence_status(NULL, &st), -EINVAL);
 	assert_int_equal(npu_fence_error(NULL), -EINVAL);
+	/* an imported fence has no status; the size is checked first */
+	assert_int_equal(npu_fence_status(&fake, &st), -ENODATA);
+	st.size = 0;
+	assert_int_equal(npu_fence_status(&fake, &st), -EINVAL);
 	npu_fence_free(NULL);
+}
+
+/* npu_version() is the headers' version, and the Makefile's (abi-tests). */
+static void test_version(void **state)
+{
+	char want[32];
+
+	(void)state;
+	snprintf(want, sizeof(want), "%d.%d.%d", NPU_VERSION_MAJOR,
+		 NPU_VERSION_MINOR, NPU_VERSION_PATCH);
+	assert_string_equal(npu_version(), want);
+	assert_string_equal(npu_version(), "1.3.0");
+	assert_int_equal(npu_version_check(NPU_VERSION_MAJOR, NPU_VERSION_MINOR), 0);
+	assert_int_equal(npu_version_check(1, 0), 0);
+	assert_int_equal(npu_version_check(1, NPU_VERSION_MINOR + 1), -ENOTSUP);
+	assert_int_equal(npu_version_check(2, 0), -ENOTSUP);
+	assert_int_equal(npu_version_check(0, 9), -ENOTSUP);
+}
+
+/*
+ * Job outcomes are a range of their own, below every errno (the kernel's
+ * MAX_ERRNO is 4095), so "the job faulted" never reads as "the call
+ * failed with -EFAULT" (before 1.3 npu_fence_error() and npu_op_run()
+ * returned -EFAULT, -EIO, ... for job outcomes).
+ */
+static void test_job_errors(void **state)
+{
+	static const enum npu_job_state bad[] = {
+		NPU_JOB_PENDING, NPU_JOB_MMU_FAULT, NPU_JOB_CMD_ERROR,
+		NPU_JOB_TIMEOUT, NPU_JOB_ABORTED, NPU_JOB_DEVICE_LOST,
+		NPU_JOB_DMA_ERROR,
+	};
+	size_t i;
+
+	(void)state;
+	assert_int_equal(npu__job_error(NPU_JOB_OK), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int e = npu__job_error(bad[i]);
+
+		assert_int_equal(e, NPU_ERR_JOB(bad[i]));
+		assert_true(e < -4095);
+		assert_true(NPU_ERR_IS_JOB(e));
+		assert_int_equal(NPU_ERR_JOB_STATE(e), bad[i]);
+		assert_non_null(strstr(npu_strerror(e), "job"));
+		assert_string_not_equal(npu_strerror(e), "unknown error");
+	}
+	assert_int_equal(NPU_ERR_JOB_MMU_FAULT, NPU_ERR_JOB(NPU_JOB_MMU_FAULT));
+	assert_int_equal(NPU_ERR_JOB_DMA_ERROR, NPU_ERR_JOB(NPU_JOB_DMA_ERROR));
+	assert_int_equal(NPU_ERR_JOB_PENDING, NPU_ERR_JOB(NPU_JOB_PENDING));
+	assert_non_null(strstr(npu_strerror(NPU_ERR_JOB_MMU_FAULT), "MMU"));
+	assert_non_null(strstr(npu_strerror(NPU_ERR_JOB_DMA_ERROR), "DMA"));
+	assert_false(NPU_ERR_IS_JOB(-EFAULT));
+	assert_false(NPU_ERR_IS_JOB(-EIO));
+	assert_false(NPU_ERR_IS_JOB(0));
+	assert_false(NPU_ERR_IS_JOB(-4095));
+}
+
+/*
+ * The extensible-struct rules (npu.h "ABI rules"), as every entry point
+ * applies them through these two helpers.
+ */
+static void test_struct_rules(void **state)
+{
+	struct s2 {
+		uint32_t size;
+		uint32_t a;
+		uint64_t b;
+	} k, src;
+	uint8_t big[sizeof(struct s2) + 8];
+
+	(void)state;
+	/* an older caller's smaller struct: the missing field reads zero */
+	memset(&k, 0xff, sizeof(k));
+	src = (struct s2){ .size = 8, .a = 7, .b = 99 };
+	assert_int_equal(npu__struct_in(&k, sizeof(k), &src, src.size), 0);
+	assert_int_equal(k.a, 7);
+	assert_int_equal(k.b, 0);
+	/* a newer caller's larger struct: fine while the unknown tail is 0 */
+	memset(big, 0, sizeof(big));
+	src = (struct s2){ .size = sizeof(big), .a = 1, .b = 2 };
+	memcpy(big, &src, sizeof(src));
+	assert_int_equal(npu__struct_in(&k, sizeof(k), big, sizeof(big)), 0);
+	assert_int_equal(k.b, 2);
+	big[sizeof(big) - 1] = 1;
+	assert_int_equal(npu__struct_in(&k, sizeof(k), big, sizeof(big)), -E2BIG);
+	/* no size: a caller that forgot to set it */
+	assert_int_equal(npu__struct_in(&k, sizeof(k), &src, 0), -EINVAL);
+
+	/* out: min(size) bytes, the caller's tail beyond ours zeroed */
+	memset(big, 0xa5, sizeof(big));
+	npu__struct_out(big, 8, &src, sizeof(src));
+	assert_int_equal(big[8], 0xa5);
+	npu__struct_out(big, sizeof(big), &src, sizeof(src));
+	assert_int_equal(big[sizeof(big) - 1], 0);
+	assert_memory_equal(big, &src, sizeof(src));
 }
 
 int main(void)
@@ -273,6 +378,9 @@ int main(void)
 		cmocka_unit_test(test_context_args),
 		cmocka_unit_test(test_buffer_args),
 		cmocka_unit_test(test_submit_args),
+		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_job_errors),
+		cmocka_unit_test(test_struct_rules),
 	};
 
 	return cmocka_run_group_tests_name("libnpu-api", tests, NULL, NULL);

@@ -31,6 +31,27 @@ struct tree {
 	char dev[PATH_MAX];	/* <root>/dev */
 };
 
+/*
+ * npu__device_list_at() and the list's public accessors: *@infos is an
+ * array of the entries, copied one at a time as a caller would.
+ */
+static int list_at(const char *sys, const char *dev, bool query,
+		   struct npu_device_list **dl, struct npu_device_info **infos,
+		   size_t *n)
+{
+	size_t i;
+	int ret = npu__device_list_at(sys, dev, query, dl);
+
+	if (ret)
+		return ret;
+	*n = npu_device_list_count(*dl);
+	*infos = *n ? calloc(*n, sizeof(**infos)) : NULL;
+	for (i = 0; i < *n; i++)
+		assert_int_equal(npu_device_list_get_info(*dl, i, &(*infos)[i],
+							  sizeof((*infos)[i])), 0);
+	return 0;
+}
+
 static void xmkdirs(const char *path)
 {
 	char tmp[PATH_MAX], *p;
@@ -147,18 +168,21 @@ static void test_no_accel_class(void **state)
 {
 	struct tree *t = *state;
 	struct npu_device_info *list = (void *)1;
+	struct npu_device_list *dl;
 	size_t n = 99;
 
-	assert_int_equal(npu__device_list_at(t->sys, t->dev, true, &list, &n), 0);
+	assert_int_equal(list_at(t->sys, t->dev, true, &dl, &list, &n), 0);
 	assert_int_equal(n, 0);
 	assert_null(list);
-	npu_device_list_free(list);
+	free(list);
+	npu_device_list_free(dl);
 }
 
 static void test_list(void **state)
 {
 	struct tree *t = *state;
 	struct npu_device_info *list;
+	struct npu_device_list *dl;
 	size_t n;
 
 	/* created out of order; the list comes back by ascending minor */
@@ -176,7 +200,7 @@ static void test_list(void **state)
 	add_pci_accel(t, "0000:00:0a.0", "accel07", "0x1234\n", "0x4e50\n", "vnpu");
 	add_pci_accel(t, "0000:00:0b.0", "accelX", "0x1234\n", "0x4e50\n", "vnpu");
 
-	assert_int_equal(npu__device_list_at(t->sys, t->dev, false, &list, &n), 0);
+	assert_int_equal(list_at(t->sys, t->dev, false, &dl, &list, &n), 0);
 	assert_int_equal(n, 3);
 
 	assert_int_equal(list[0].index, 0);
@@ -203,7 +227,8 @@ static void test_list(void **state)
 	assert_int_equal(list[2].index, 2);
 	assert_int_equal(list[2].minor, 10);
 	assert_string_equal(list[2].pci_address, "0000:00:05.0");
-	npu_device_list_free(list);
+	free(list);
+	npu_device_list_free(dl);
 }
 
 /* Query failures are reported per device and do not hide it. */
@@ -211,6 +236,7 @@ static void test_query_errors(void **state)
 {
 	struct tree *t = *state;
 	struct npu_device_info *list;
+	struct npu_device_list *dl;
 	char accel[PATH_MAX];
 	size_t n;
 
@@ -221,12 +247,13 @@ static void test_query_errors(void **state)
 	xmkdirs(accel);
 	xwrite(accel, "accel1", "");
 
-	assert_int_equal(npu__device_list_at(t->sys, t->dev, true, &list, &n), 0);
+	assert_int_equal(list_at(t->sys, t->dev, true, &dl, &list, &n), 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(list[0].query_error, -ENOENT);
 	assert_int_equal(list[1].query_error, -ENODEV);
 	assert_int_equal(list[1].caps, 0);
-	npu_device_list_free(list);
+	free(list);
+	npu_device_list_free(dl);
 }
 
 /* An accel device whose parent is not PCI is skipped. */
@@ -235,6 +262,7 @@ static void test_non_pci_parent(void **state)
 	struct tree *t = *state;
 	char plat[PATH_MAX], cls[PATH_MAX];
 	struct npu_device_info *list;
+	struct npu_device_list *dl;
 	size_t n;
 
 	snprintf(plat, sizeof(plat), "%s/devices/platform/vnpu.0/accel/accel0",
@@ -247,25 +275,66 @@ static void test_non_pci_parent(void **state)
 	/* a stray regular file in the class dir */
 	xwrite(cls, "accel9", "");
 
-	assert_int_equal(npu__device_list_at(t->sys, t->dev, false, &list, &n), 0);
+	assert_int_equal(list_at(t->sys, t->dev, false, &dl, &list, &n), 0);
 	assert_int_equal(n, 0);
-	npu_device_list_free(list);
+	free(list);
+	npu_device_list_free(dl);
 }
 
 static void test_list_args(void **state)
 {
 	struct tree *t = *state;
-	struct npu_device_info *list;
-	size_t n;
+	struct npu_device_list *dl;
 
-	assert_int_equal(npu__device_list_at(NULL, t->dev, false, &list, &n),
-			 -EINVAL);
-	assert_int_equal(npu__device_list_at(t->sys, NULL, false, &list, &n),
-			 -EINVAL);
-	assert_int_equal(npu__device_list_at(t->sys, t->dev, false, NULL, &n),
-			 -EINVAL);
-	assert_int_equal(npu__device_list_at(t->sys, t->dev, false, &list, NULL),
-			 -EINVAL);
+	assert_int_equal(npu__device_list_at(NULL, t->dev, false, &dl), -EINVAL);
+	assert_int_equal(npu__device_list_at(t->sys, NULL, false, &dl), -EINVAL);
+	assert_int_equal(npu__device_list_at(t->sys, t->dev, false, NULL), -EINVAL);
+}
+
+/*
+ * The list is opaque and read one entry at a time with the caller's size
+ * (the old array API made callers index with their compiled sizeof, so
+ * npu_device_info could never grow).  An older caller's smaller struct
+ * gets only its prefix; a newer caller's larger one gets zeros beyond.
+ */
+static void test_list_get_info(void **state)
+{
+	struct tree *t = *state;
+	struct npu_device_list *dl;
+	struct npu_device_info info;
+	struct {
+		struct npu_device_info info;
+		uint8_t newer[16];
+	} big;
+	uint8_t small[offsetof(struct npu_device_info, pci_address) + 8];
+
+	add_pci_accel(t, "0000:00:04.0", "accel2", "0x1234\n", "0x4e50\n", "vnpu");
+	add_pci_accel(t, "0000:00:05.0", "accel3", "0x1234\n", "0x4e50\n", "vnpu");
+	assert_int_equal(npu__device_list_at(t->sys, t->dev, false, &dl), 0);
+	assert_int_equal(npu_device_list_count(dl), 2);
+	assert_int_equal(npu_device_list_get_info(dl, 1, &info, sizeof(info)), 0);
+	assert_int_equal(info.minor, 3);
+	assert_string_equal(info.pci_address, "0000:00:05.0");
+	assert_int_equal(npu_device_list_get_info(dl, 2, &info, sizeof(info)), -ERANGE);
+	assert_int_equal(npu_device_list_get_info(dl, 0, &info, 0), -EINVAL);
+	assert_int_equal(npu_device_list_get_info(dl, 0, NULL, sizeof(info)), -EINVAL);
+	assert_int_equal(npu_device_list_get_info(NULL, 0, &info, sizeof(info)), -EINVAL);
+
+	memset(small, 0xa5, sizeof(small));
+	assert_int_equal(npu_device_list_get_info(dl, 0, (void *)small,
+						  sizeof(small) - 8), 0);
+	assert_int_equal(((struct npu_device_info *)(void *)small)->minor, 2);
+	/* the bytes beyond the size given are not touched */
+	assert_int_equal(small[sizeof(small) - 1], 0xa5);
+
+	memset(&big, 0xa5, sizeof(big));
+	assert_int_equal(npu_device_list_get_info(dl, 0, &big.info, sizeof(big)), 0);
+	assert_int_equal(big.info.minor, 2);
+	assert_int_equal(big.newer[0], 0);
+	assert_int_equal(big.newer[15], 0);
+	npu_device_list_free(dl);
+	assert_int_equal(npu_device_list_count(NULL), 0);
+	npu_device_list_free(NULL);
 }
 
 static void test_parse_pci(void **state)
@@ -323,6 +392,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_list, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_non_pci_parent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_list_get_info, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_list_args, setup, teardown),
 		cmocka_unit_test(test_parse_pci),
 		cmocka_unit_test(test_parse_hex),

@@ -22,8 +22,8 @@ static uint32_t val(struct npu_graph *g, const char *name, enum npu_dtype dt,
 		    uint32_t rank, const uint32_t *dims, uint32_t flags,
 		    const void *data)
 {
-	struct npu_value_desc d = { .name = name, .dtype = dt, .rank = rank,
-				    .flags = flags, .data = data };
+	struct npu_value_desc d = { .size = sizeof(d), .name = name, .dtype = dt,
+				    .rank = rank, .flags = flags, .data = data };
 	uint32_t id;
 
 	memcpy(d.dims, dims, 4ull * rank);
@@ -35,8 +35,9 @@ static uint32_t node(struct npu_graph *g, const char *name,
 		     const struct npu_op_params *p, uint32_t nin,
 		     const uint32_t *in, uint32_t out)
 {
-	struct npu_node_desc d = { .name = name, .kind = NPU_NODE_OP, .op = *p,
-				   .num_inputs = nin, .inputs = in, .output = out };
+	struct npu_node_desc d = { .size = sizeof(d), .name = name,
+				   .kind = NPU_NODE_OP, .op = p, .num_inputs = nin,
+				   .inputs = in, .output = out };
 	uint32_t id;
 
 	assert_int_equal(npu_graph_add_node(g, &d, &id), 0);
@@ -69,7 +70,7 @@ static void assert_close(const float *got, const float *want, size_t n, float to
 
 static enum npu_node_where where(struct npu_runtime *rt, uint32_t n)
 {
-	struct npu_node_profile p;
+	struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
 
 	assert_int_equal(npu_runtime_node_profile(rt, n, &p), 0);
 	return p.where;
@@ -85,10 +86,13 @@ static void test_mlp(void **state)
 	static const uint32_t dx[2] = { 2, 8 }, dw1[2] = { 8, 16 }, db1[1] = { 16 },
 		dh[2] = { 2, 16 }, dw2[2] = { 16, 4 }, db2[2] = { 1, 4 }, dy[2] = { 2, 4 };
 	float w1[128], b1[16], w2[64], b2[4], x[16], y[8], want[8], h[32];
-	struct npu_op_params gemm = { .kind = NPU_OP_GEMM },
-		add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
-		relu = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
-		smax = { .kind = NPU_OP_SOFTMAX, .softmax.axis = 1 };
+	struct npu_op_params gemm = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_GEMM },
+		add = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
+		relu = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
+		smax = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_SOFTMAX, .softmax.axis = 1 };
 	uint32_t vx, vw1, vb1, vh0, vh1, vh2, vw2, vb2, vz0, vz1, vy, n[6];
 	struct npu_runtime *rt;
 	struct npu_graph *g;
@@ -144,7 +148,7 @@ static void test_mlp(void **state)
 	n[4] = node(g, "add2", &add, 2, (uint32_t[]){ vb2, vz0 }, vz1);
 	n[5] = node(g, "softmax", &smax, 1, &vz1, vy);
 	/* a GEMM is device-capable from shapes alone */
-	assert_int_equal(npu_graph_node_supported(g, n[0], NULL, NULL), 1);
+	assert_int_equal(npu_graph_node_supported(g, n[0], NULL, 0, NULL), 1);
 
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
 	npu_graph_free(g);
@@ -159,7 +163,7 @@ static void test_mlp(void **state)
 	assert_int_equal(where(rt, n[4]), NPU_WHERE_FUSED);
 	assert_int_equal(where(rt, n[5]), NPU_WHERE_CPU);
 	{
-		struct npu_node_profile p;
+		struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
 
 		npu_runtime_node_profile(rt, n[2], &p);
 		assert_int_equal(p.fused_into, n[0]);
@@ -204,15 +208,18 @@ static void test_conv_bn(void **state)
 		dc[1] = { CO }, dy[4] = { N, CO, H, W }, dr[2] = { CO, H * W };
 	float x[N * C * H * W], w[CO * C * K * K], sc[CO], bi[CO], mean[CO], var[CO];
 	float y[CO * H * W], want[CO * H * W];
-	struct npu_op_params conv = { .kind = NPU_OP_CONV2D,
+	struct npu_op_params conv = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_CONV2D,
 		.conv = { .stride = { 1, 1 }, .dilation = { 1, 1 }, .pad = { 1, 1, 1, 1 },
 			  .groups = 1 } };
-	struct npu_node_desc bn = { .name = "bn", .kind = NPU_NODE_BATCHNORM,
+	struct npu_node_desc bn = { .size = sizeof(struct npu_node_desc),
+		.name = "bn", .kind = NPU_NODE_BATCHNORM,
 				    .epsilon = 1e-5f, .num_inputs = 5 };
-	struct npu_node_desc rs = { .name = "flat", .kind = NPU_NODE_RESHAPE,
+	struct npu_node_desc rs = { .size = sizeof(struct npu_node_desc),
+		.name = "flat", .kind = NPU_NODE_RESHAPE,
 				    .num_inputs = 1 };
 	uint32_t vx, vw, vs, vb, vm, vv, vc, vbn, vy, ncv, nbn, nrs, in[5];
-	struct npu_node_desc cd = { .name = "conv", .kind = NPU_NODE_OP,
+	struct npu_node_desc cd = { .size = sizeof(struct npu_node_desc),
+		.name = "conv", .kind = NPU_NODE_OP,
 				    .flags = NPU_NODE_NCHW, .num_inputs = 2 };
 	struct npu_runtime *rt;
 	struct npu_graph *g;
@@ -258,7 +265,7 @@ static void test_conv_bn(void **state)
 	vc = val(g, "c", NPU_DTYPE_FP32, 4, dy, 0, NULL);
 	vbn = val(g, "b", NPU_DTYPE_FP32, 4, dy, 0, NULL);
 	vy = val(g, "y", NPU_DTYPE_FP32, 2, dr, NPU_VALUE_OUTPUT, NULL);
-	cd.op = conv;
+	cd.op = &conv;
 	cd.inputs = (uint32_t[]){ vx, vw };
 	cd.output = vc;
 	assert_int_equal(npu_graph_add_node(g, &cd, &ncv), 0);
@@ -269,7 +276,7 @@ static void test_conv_bn(void **state)
 	rs.inputs = &vbn;
 	rs.output = vy;
 	assert_int_equal(npu_graph_add_node(g, &rs, &nrs), 0);
-	assert_int_equal(npu_graph_node_supported(g, ncv, NULL, NULL), 1);
+	assert_int_equal(npu_graph_node_supported(g, ncv, NULL, 0, NULL), 1);
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
 	npu_graph_free(g);
 	assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
@@ -288,8 +295,10 @@ static void test_fold_and_div(void **state)
 	static const uint32_t d4[1] = { 4 };
 	float a[4] = { 1, 2, 3, 4 }, b[4] = { 10, 20, 30, 40 }, two[4] = { 2, 2, 2, 2 };
 	float x[4] = { 8, -6, 4, 2 }, y[4];
-	struct npu_op_params add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD };
-	struct npu_node_desc div = { .name = "div", .kind = NPU_NODE_DIV, .num_inputs = 2 };
+	struct npu_op_params add = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD };
+	struct npu_node_desc div = { .size = sizeof(struct npu_node_desc),
+		.name = "div", .kind = NPU_NODE_DIV, .num_inputs = 2 };
 	uint32_t va, vb, vk, vx, vt, vy, vtwo, nk, nd, na;
 	struct npu_runtime *rt;
 	struct npu_graph *g;
@@ -308,7 +317,7 @@ static void test_fold_and_div(void **state)
 	div.output = vt;
 	assert_int_equal(npu_graph_add_node(g, &div, &nd), 0);
 	na = node(g, "y = t + k", &add, 2, (uint32_t[]){ vt, vk }, vy);
-	assert_int_equal(npu_graph_node_supported(g, nd, NULL, NULL), 1);
+	assert_int_equal(npu_graph_node_supported(g, nd, NULL, 0, NULL), 1);
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
 	npu_graph_free(g);
 	assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
@@ -324,8 +333,9 @@ static void test_fold_and_div(void **state)
 static void test_errors(void **state)
 {
 	static const uint32_t d2[2] = { 2, 3 }, d3[2] = { 4, 5 };
-	struct npu_op_params relu = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
-		gemm = { .kind = NPU_OP_GEMM };
+	struct npu_op_params relu = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
+		gemm = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_GEMM };
 	struct npu_runtime *rt = NULL;
 	struct npu_graph *g;
 	uint32_t va, vb, vc, vx, vy, vs;
@@ -344,21 +354,25 @@ static void test_errors(void **state)
 	assert_null(rt);
 	/* a value written twice, a static output, an input written */
 	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){
-		.kind = NPU_NODE_OP, .op = relu, .num_inputs = 1, .inputs = &vx,
+		.size = sizeof(struct npu_node_desc),
+			.kind = NPU_NODE_OP, .op = &relu, .num_inputs = 1, .inputs = &vx,
 		.output = va }, NULL), -EINVAL);
 	assert_non_null(strstr(npu_graph_error(g), "already written"));
 	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){
-		.kind = NPU_NODE_OP, .op = relu, .num_inputs = 1, .inputs = &va,
+		.size = sizeof(struct npu_node_desc),
+			.kind = NPU_NODE_OP, .op = &relu, .num_inputs = 1, .inputs = &va,
 		.output = vx }, NULL), -EINVAL);
 	assert_int_equal(npu_graph_add_value(g, &(struct npu_value_desc){
-		.dtype = NPU_DTYPE_FP32, .rank = 1, .dims = { 6 },
+		.size = sizeof(struct npu_value_desc),
+			.dtype = NPU_DTYPE_FP32, .rank = 1, .dims = { 6 },
 		.flags = NPU_VALUE_OUTPUT, .data = k }, &vs), -EINVAL);
 	/* overflowing and empty shapes */
 	assert_int_equal(npu_graph_add_value(g, &(struct npu_value_desc){
-		.dtype = NPU_DTYPE_FP32, .rank = 4,
+		.size = sizeof(struct npu_value_desc), .dtype = NPU_DTYPE_FP32, .rank = 4,
 		.dims = { UINT32_MAX, UINT32_MAX, UINT32_MAX, 4 } }, &vs), -EOVERFLOW);
 	assert_int_equal(npu_graph_add_value(g, &(struct npu_value_desc){
-		.dtype = NPU_DTYPE_FP32, .rank = 2, .dims = { 0, 4 } }, &vs), -EOVERFLOW);
+		.size = sizeof(struct npu_value_desc),
+			.dtype = NPU_DTYPE_FP32, .rank = 2, .dims = { 0, 4 } }, &vs), -EOVERFLOW);
 	npu_graph_free(g);
 
 	/* read but never written; and shapes the op set rejects */
@@ -375,7 +389,7 @@ static void test_errors(void **state)
 	vc = val(g, "w", NPU_DTYPE_FP32, 2, d3, 0, (float[20]){ 0 });
 	vy = val(g, "y", NPU_DTYPE_FP32, 2, d3, NPU_VALUE_OUTPUT, NULL);
 	node(g, "bad-gemm", &gemm, 2, (uint32_t[]){ vx, vc }, vy);
-	assert_int_equal(npu_graph_node_supported(g, 0, NULL, NULL), -EINVAL);
+	assert_int_equal(npu_graph_node_supported(g, 0, NULL, 0, NULL), -EINVAL);
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -EINVAL);
 	assert_non_null(strstr(npu_graph_error(g), "bad-gemm"));
 	npu_graph_free(g);
@@ -386,9 +400,10 @@ static void test_errors(void **state)
 	va = val(g, "d", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_INPUT, NULL);
 	vy = val(g, "y", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_OUTPUT, NULL);
 	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){
-		.name = "divide", .kind = NPU_NODE_DIV, .num_inputs = 2,
+		.size = sizeof(struct npu_node_desc),
+			.name = "divide", .kind = NPU_NODE_DIV, .num_inputs = 2,
 		.inputs = (uint32_t[]){ vx, va }, .output = vy }, NULL), 0);
-	assert_int_equal(npu_graph_node_supported(g, 0, NULL, NULL), 1);
+	assert_int_equal(npu_graph_node_supported(g, 0, NULL, 0, NULL), 1);
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
 	npu_runtime_free(rt);
 	npu_graph_free(g);
@@ -397,9 +412,10 @@ static void test_errors(void **state)
 	va = val(g, "d", NPU_DTYPE_FP32, 2, d3, NPU_VALUE_INPUT, NULL);
 	vy = val(g, "y", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_OUTPUT, NULL);
 	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){
-		.name = "divide", .kind = NPU_NODE_DIV, .num_inputs = 2,
+		.size = sizeof(struct npu_node_desc),
+			.name = "divide", .kind = NPU_NODE_DIV, .num_inputs = 2,
 		.inputs = (uint32_t[]){ vx, va }, .output = vy }, NULL), 0);
-	assert_int_equal(npu_graph_node_supported(g, 0, NULL, NULL), -EINVAL);
+	assert_int_equal(npu_graph_node_supported(g, 0, NULL, 0, NULL), -EINVAL);
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -EINVAL);
 	assert_non_null(strstr(npu_graph_error(g), "divide"));
 	npu_graph_free(g);
@@ -421,14 +437,20 @@ static void test_errors(void **state)
 static void test_layernorm_rewrite(void **state)
 {
 	static const uint32_t dx[2] = { 3, 5 }, dm[2] = { 3, 1 }, d1[1] = { 1 }, d5[1] = { 5 };
-	struct npu_op_params mean = { .kind = NPU_OP_REDUCE,
+	struct npu_op_params mean = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_REDUCE,
 				      .reduce = { .kind = NPU_REDUCE_MEAN, .axes = 2 } };
-	struct npu_op_params sub = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_SUB },
-		pw = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_POW },
-		add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
-		mul = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL },
-		dv = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_DIV },
-		sq = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_SQRT };
+	struct npu_op_params sub = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_SUB },
+		pw = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_POW },
+		add = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
+		mul = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL },
+		dv = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_DIV },
+		sq = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_SQRT };
 	float x[15], y[15], want[15], gamma[5] = { 1, 2, -1, 0.5f, 3 };
 	float beta[5] = { 0, 1, 2, -3, 0.25f }, two = 2, eps = 1e-5f;
 	uint32_t vx, m1, dd, p2, m2, a, s, q, g1, vy, vg, vb, v2, ve, nodes[9], i, k;
@@ -475,7 +497,7 @@ static void test_layernorm_rewrite(void **state)
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
 	npu_graph_free(g);
 	for (i = 0; i < 8; i++) {
-		struct npu_node_profile p;
+		struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
 
 		assert_int_equal(npu_runtime_node_profile(rt, nodes[i], &p), 0);
 		assert_int_equal(p.where, NPU_WHERE_FUSED);
@@ -496,11 +518,15 @@ static void test_layernorm_rewrite(void **state)
 static void test_hardswish_rewrite(void **state)
 {
 	static const uint32_t d6[1] = { 6 }, d1[1] = { 1 };
-	struct npu_op_params add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
-		mul = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL },
-		clip = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_CLIP,
+	struct npu_op_params add = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
+		mul = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL },
+		clip = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_CLIP,
 			 .clip = { .min = 0.0f, .max = 6.0f } };
-	struct npu_node_desc div = { .name = "div", .kind = NPU_NODE_DIV, .num_inputs = 2 };
+	struct npu_node_desc div = { .size = sizeof(struct npu_node_desc),
+		.name = "div", .kind = NPU_NODE_DIV, .num_inputs = 2 };
 	float x[6] = { -5, -3, -1, 0, 1.5f, 4 }, y[6], want[6], three = 3, six = 6;
 	uint32_t vx, v3, v6, va, vc, vm, vy, nodes[4], i;
 	struct npu_runtime *rt;
@@ -526,7 +552,7 @@ static void test_hardswish_rewrite(void **state)
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
 	npu_graph_free(g);
 	for (i = 0; i < 3; i++) {
-		struct npu_node_profile p;
+		struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
 
 		assert_int_equal(npu_runtime_node_profile(rt, nodes[i], &p), 0);
 		assert_int_equal(p.where, NPU_WHERE_FUSED);
@@ -544,8 +570,10 @@ static void test_hardswish_rewrite(void **state)
 static void test_bind_and_dead(void **state)
 {
 	static const uint32_t d[1] = { 3 };
-	struct npu_op_params relu = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
-		sig = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_SIGMOID };
+	struct npu_op_params relu = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_RELU },
+		sig = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_SIGMOID };
 	float x[3] = { -1, 0, 2 }, y[3];
 	uint32_t vx, vy, vd, nd;
 	struct npu_runtime *rt;
@@ -580,13 +608,18 @@ static void test_layout_plan(void **state)
 	static const uint32_t dx[4] = { 1, C, H, W }, dw[4] = { C, C, 3, 3 },
 		dd[4] = { C, 1, 3, 3 }, dk[3] = { C, 1, 1 };
 	float x[C * H * W], w[C * C * 9], wd[C * 9], k[C], y1[C * H * W], y2[C * H * W];
-	struct npu_op_params conv = { .kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
+	struct npu_op_params conv = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
 			.dilation = { 1, 1 }, .pad = { 1, 1, 1, 1 }, .groups = 1 } },
-		dwc = { .kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
+		dwc = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
 			.dilation = { 1, 1 }, .pad = { 1, 1, 1, 1 }, .groups = C } },
-		add = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
-		mul = { .kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL },
-		sig = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_SIGMOID };
+		add = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD },
+		mul = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL },
+		sig = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_SIGMOID };
 	uint32_t vx, vy, vw, vd, vk, t[5];
 	struct npu_runtime *rt[2];
 	struct npu_graph *g;
@@ -605,17 +638,20 @@ static void test_layout_plan(void **state)
 	vk = val(g, "k", NPU_DTYPE_FP32, 3, dk, 0, k);
 	for (i = 0; i < 5; i++)
 		t[i] = val(g, "t", NPU_DTYPE_FP32, 4, dx, 0, NULL);
-	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .kind = NPU_NODE_OP,
-		.flags = NPU_NODE_NCHW, .op = conv, .num_inputs = 2,
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = &conv, .num_inputs = 2,
 		.inputs = (uint32_t[]){ vx, vw }, .output = t[0] }, NULL), 0);
 	node(g, "sigmoid", &sig, 1, &t[0], t[1]);
-	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .kind = NPU_NODE_OP,
-		.flags = NPU_NODE_NCHW, .op = dwc, .num_inputs = 2,
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = &dwc, .num_inputs = 2,
 		.inputs = (uint32_t[]){ t[1], vd }, .output = t[2] }, NULL), 0);
 	node(g, "residual", &add, 2, (uint32_t[]){ t[2], t[1] }, t[3]);
 	node(g, "channel-scale", &mul, 2, (uint32_t[]){ vk, t[3] }, t[4]);
-	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .kind = NPU_NODE_OP,
-		.flags = NPU_NODE_NCHW, .op = conv, .num_inputs = 2,
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = &conv, .num_inputs = 2,
 		.inputs = (uint32_t[]){ t[4], vw }, .output = vy }, NULL), 0);
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt[0]), 0);
 	assert_int_equal(npu_graph_compile(g, NULL, NPU_COMPILE_NCHW_ONLY, &rt[1]), 0);
@@ -645,12 +681,15 @@ static void test_data_movement(void **state)
 		dw[4] = { C, C, 1, 1 }, dk[4] = { 1, E, H, W }, dc[4] = { 1, CO, H, W },
 		dp[4] = { 1, CO, H + 2, W + 2 }, dy[4] = { 1, H, W, CO };
 	float x[H * W * C], w[C * C], k[E * H * W], y[2][H * W * CO], want[H * W * CO];
-	struct npu_op_params conv = { .kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
+	struct npu_op_params conv = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
 			.dilation = { 1, 1 }, .groups = 1 } },
-		pad = { .kind = NPU_OP_COPY, .copy = { .border = NPU_COPY_BORDER_CONSTANT,
+		pad = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_COPY, .copy = { .border = NPU_COPY_BORDER_CONSTANT,
 			.fill = 0.5f, .offset = { 0, 0, 1, 1 } } },
-		crop = { .kind = NPU_OP_COPY };
-	struct npu_node_desc tr = { .kind = NPU_NODE_TRANSPOSE, .num_inputs = 1,
+		crop = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
+	struct npu_node_desc tr = { .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_TRANSPOSE, .num_inputs = 1,
 				    .transpose.perm = { 0, 3, 1, 2 } };
 	uint32_t vx, vy, vw, vk, t[5];
 	struct npu_runtime *rt[2];
@@ -689,11 +728,13 @@ static void test_data_movement(void **state)
 	tr.inputs = &vx;
 	tr.output = t[0];
 	assert_int_equal(npu_graph_add_node(g, &tr, NULL), 0);
-	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .kind = NPU_NODE_OP,
-		.flags = NPU_NODE_NCHW, .op = conv, .num_inputs = 2,
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = &conv, .num_inputs = 2,
 		.inputs = (uint32_t[]){ t[0], vw }, .output = t[1] }, NULL), 0);
 	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){
-		.kind = NPU_NODE_CONCAT, .concat.axis = 1, .num_inputs = 2,
+		.size = sizeof(struct npu_node_desc),
+			.kind = NPU_NODE_CONCAT, .concat.axis = 1, .num_inputs = 2,
 		.inputs = (uint32_t[]){ t[1], vk }, .output = t[2] }, NULL), 0);
 	node(g, "pad", &pad, 1, &t[2], t[3]);
 	node(g, "crop", &crop, 1, &t[3], t[4]);
@@ -702,7 +743,7 @@ static void test_data_movement(void **state)
 	tr.output = vy;
 	assert_int_equal(npu_graph_add_node(g, &tr, NULL), 0);
 	for (i = 0; i < 6; i++)
-		assert_int_equal(npu_graph_node_supported(g, (uint32_t)i, NULL, NULL), 1);
+		assert_int_equal(npu_graph_node_supported(g, (uint32_t)i, NULL, 0, NULL), 1);
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt[0]), 0);
 	assert_int_equal(npu_graph_compile(g, NULL, NPU_COMPILE_NCHW_ONLY, &rt[1]), 0);
 	npu_graph_free(g);
@@ -726,9 +767,11 @@ static void test_slice_steps(void **state)
 	static const uint32_t dx[4] = { 1, C, H, W }, dw[4] = { C, C, 1, 1 },
 		dy[4] = { 1, C, H, WO };
 	float x[C * H * W], w[C * C], y[2][C * H * WO], want[C * H * WO];
-	struct npu_op_params conv = { .kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
+	struct npu_op_params conv = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
 			.dilation = { 1, 1 }, .groups = 1 } };
-	struct npu_node_desc sl = { .kind = NPU_NODE_SLICE, .num_inputs = 1,
+	struct npu_node_desc sl = { .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_SLICE, .num_inputs = 1,
 				    .slice = { .start = { 0, C - 1, 0, 1 },
 					       .step = { 1, -1, 1, 2 } } };
 	uint32_t vx, vy, vw, t;
@@ -753,13 +796,14 @@ static void test_slice_steps(void **state)
 	vy = val(g, "y", NPU_DTYPE_FP32, 4, dy, NPU_VALUE_OUTPUT, NULL);
 	vw = val(g, "w", NPU_DTYPE_FP32, 4, dw, 0, w);
 	t = val(g, "t", NPU_DTYPE_FP32, 4, dx, 0, NULL);
-	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .kind = NPU_NODE_OP,
-		.flags = NPU_NODE_NCHW, .op = conv, .num_inputs = 2,
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = &conv, .num_inputs = 2,
 		.inputs = (uint32_t[]){ vx, vw }, .output = t }, NULL), 0);
 	sl.inputs = &t;
 	sl.output = vy;
 	assert_int_equal(npu_graph_add_node(g, &sl, NULL), 0);
-	assert_int_equal(npu_graph_node_supported(g, 1, NULL, NULL), 1);
+	assert_int_equal(npu_graph_node_supported(g, 1, NULL, 0, NULL), 1);
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt[0]), 0);
 	assert_int_equal(npu_graph_compile(g, NULL, NPU_COMPILE_NCHW_ONLY, &rt[1]), 0);
 	npu_graph_free(g);
@@ -777,7 +821,8 @@ static void test_data_movement_errors(void **state)
 {
 	static const uint32_t d23[2] = { 2, 3 }, d32[2] = { 3, 2 }, d33[2] = { 3, 3 },
 		d25[2] = { 2, 5 };
-	struct npu_node_desc n = { .kind = NPU_NODE_TRANSPOSE, .num_inputs = 1 };
+	struct npu_node_desc n = { .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_TRANSPOSE, .num_inputs = 1 };
 	struct npu_runtime *rt = NULL;
 	struct npu_graph *g;
 	uint32_t a, b, y;
@@ -794,14 +839,15 @@ static void test_data_movement_errors(void **state)
 	assert_int_equal(npu_graph_add_node(g, &n, NULL), 0);
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -EINVAL);
 	assert_non_null(strstr(npu_graph_error(g), "TRANSPOSE"));
-	assert_int_equal(npu_graph_node_supported(g, 0, NULL, NULL), -EINVAL);
+	assert_int_equal(npu_graph_node_supported(g, 0, NULL, 0, NULL), -EINVAL);
 	npu_graph_free(g);
 	/* concatenated dims do not add up, or another dim differs */
 	assert_int_equal(npu_graph_create(&g), 0);
 	a = val(g, "a", NPU_DTYPE_FP32, 2, d23, NPU_VALUE_INPUT, NULL);
 	b = val(g, "b", NPU_DTYPE_FP32, 2, d33, NPU_VALUE_INPUT, NULL);
 	y = val(g, "y", NPU_DTYPE_FP32, 2, d25, NPU_VALUE_OUTPUT, NULL);
-	n = (struct npu_node_desc){ .kind = NPU_NODE_CONCAT, .num_inputs = 2,
+	n = (struct npu_node_desc){ .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_CONCAT, .num_inputs = 2,
 				    .inputs = (uint32_t[]){ a, b }, .output = y,
 				    .concat.axis = 1 };
 	assert_int_equal(npu_graph_add_node(g, &n, NULL), 0);
@@ -812,7 +858,8 @@ static void test_data_movement_errors(void **state)
 	assert_int_equal(npu_graph_create(&g), 0);
 	a = val(g, "a", NPU_DTYPE_FP32, 2, d23, NPU_VALUE_INPUT, NULL);
 	y = val(g, "y", NPU_DTYPE_FP32, 2, d23, NPU_VALUE_OUTPUT, NULL);
-	n = (struct npu_node_desc){ .kind = NPU_NODE_SLICE, .num_inputs = 1, .inputs = &a,
+	n = (struct npu_node_desc){ .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_SLICE, .num_inputs = 1, .inputs = &a,
 				    .output = y, .slice = { .start = { 0, 1 }, .step = { 1, 1 } } };
 	assert_int_equal(npu_graph_add_node(g, &n, NULL), 0);
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), -EINVAL);
@@ -820,10 +867,93 @@ static void test_data_movement_errors(void **state)
 	npu_graph_free(g);
 }
 
+/*
+ * The graph API's structs carry their size (npu.h "ABI rules"); a node
+ * points to its op's parameters, so npu_op_params can grow without moving
+ * npu_node_desc's later fields (before 1.3 it was embedded by value and
+ * none of these structs had a size).
+ */
+static void test_extensible_structs(void **state)
+{
+	const uint32_t d2[2] = { 2, 3 };
+	struct npu_op_params relu = { .size = sizeof(relu), .kind = NPU_OP_ACTIVATION,
+				      .act = NPU_ACT_RELU };
+	struct npu_value_desc v = NPU_VALUE_DESC_INIT;
+	struct npu_node_desc n = NPU_NODE_DESC_INIT;
+	struct npu_node_profile prof = NPU_NODE_PROFILE_INIT;
+	struct npu_device_limits lim = { 0 };
+	struct {
+		struct npu_node_desc n;
+		uint32_t newer[4];
+	} bign;
+	uint8_t small[offsetof(struct npu_value_desc, rank) + 8];
+	struct npu_runtime *rt = NULL;
+	struct npu_graph *g;
+	uint32_t x, y, id;
+
+	(void)state;
+	assert_int_equal(npu_graph_create(&g), 0);
+	v.dtype = NPU_DTYPE_FP32;
+	v.rank = 2;
+	memcpy(v.dims, d2, sizeof(d2));
+	v.flags = NPU_VALUE_INPUT;
+	v.size = 0;
+	assert_int_equal(npu_graph_add_value(g, &v, &x), -EINVAL);
+	assert_non_null(strstr(npu_graph_error(g), "size"));
+	v.size = sizeof(v);
+	assert_int_equal(npu_graph_add_value(g, &v, &x), 0);
+	v.flags = NPU_VALUE_OUTPUT;
+	assert_int_equal(npu_graph_add_value(g, &v, &y), 0);
+
+	/* get_value: an older caller's prefix only, size says how much */
+	memset(small, 0xa5, sizeof(small));
+	((struct npu_value_desc *)(void *)small)->size = sizeof(small) - 8;
+	assert_int_equal(npu_graph_get_value(g, y, (void *)small), 0);
+	assert_int_equal(((struct npu_value_desc *)(void *)small)->dtype, NPU_DTYPE_FP32);
+	assert_int_equal(small[sizeof(small) - 1], 0xa5);
+
+	n.kind = NPU_NODE_OP;
+	n.num_inputs = 1;
+	n.inputs = &x;
+	n.output = y;
+	assert_int_equal(npu_graph_add_node(g, &n, &id), -EINVAL);	/* no op */
+	relu.size = 0;
+	n.op = &relu;
+	assert_int_equal(npu_graph_add_node(g, &n, &id), -EINVAL);
+	relu.size = sizeof(relu);
+	memset(&bign, 0, sizeof(bign));
+	bign.n = n;
+	bign.n.size = sizeof(bign);
+	bign.newer[3] = 1;
+	assert_int_equal(npu_graph_add_node(g, &bign.n, &id), -E2BIG);
+	bign.newer[3] = 0;
+	assert_int_equal(npu_graph_add_node(g, &bign.n, &id), 0);
+
+	/* limits of an older, shorter struct: the rest are the defaults */
+	assert_int_equal(npu_graph_node_supported(g, id, &lim,
+						  offsetof(struct npu_device_limits, cmd_bytes),
+						  NULL), 1);
+	assert_int_equal(npu_graph_node_supported(g, id, &lim, 0, NULL), -EINVAL);
+
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	prof.size = 0;
+	assert_int_equal(npu_runtime_node_profile(rt, 0, &prof), -EINVAL);
+	prof.size = offsetof(struct npu_node_profile, op);
+	prof.op = "untouched";
+	assert_int_equal(npu_runtime_node_profile(rt, 0, &prof), 0);
+	assert_string_equal(prof.op, "untouched");
+	prof.size = sizeof(prof);
+	assert_int_equal(npu_runtime_node_profile(rt, 0, &prof), 0);
+	assert_string_equal(prof.op, "ACTIVATION");
+	npu_runtime_free(rt);
+	npu_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mlp),
+		cmocka_unit_test(test_extensible_structs),
 		cmocka_unit_test(test_conv_bn),
 		cmocka_unit_test(test_fold_and_div),
 		cmocka_unit_test(test_errors),

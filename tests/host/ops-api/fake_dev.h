@@ -51,6 +51,8 @@ static inline struct npu_buffer *fake_buf(struct npu_context *ctx, uint64_t size
 	assert_non_null(b);
 	size = (size + 4095) & ~4095ull;
 	assert_true(arena_used + size <= ARENA_SIZE);
+	/* Never dropped to zero by the ops' references: the arena is ours. */
+	atomic_init(&b->refs, 1000);
 	b->ctx = ctx;
 	b->size = size;
 	b->va = ARENA_VA + arena_used;
@@ -119,6 +121,15 @@ static inline struct npu_tensor *tensor(enum npu_dtype dt, uint32_t rank,
 
 	assert_int_equal(npu_tensor_create(dt, rank, dims, &t), 0);
 	return t;
+}
+
+/* npu_tensor_span() of a tensor that has one. */
+static inline uint64_t span_of(const struct npu_tensor *t)
+{
+	uint64_t span = 0;
+
+	assert_int_equal(npu_tensor_span(t, &span), 0);
+	return span;
 }
 
 static inline void fill_f32(float *p, size_t n, unsigned int seed)

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <cmocka.h>
 
@@ -41,11 +42,11 @@ static void test_tensor_validation(void **state)
 	assert_null(t);
 
 	t = tensor(NPU_DTYPE_FP32, 3, dims);
-	assert_int_equal(npu_tensor_span(t), 2 * 3 * 4 * 4);
+	assert_int_equal(span_of(t), 2 * 3 * 4 * 4);
 	/* Quantization is for int8/uint8 only. */
 	assert_int_equal(npu_tensor_set_quant(t, 1.0f, 0), -EINVAL);
 	assert_int_equal(npu_tensor_set_strides(t, huge), -EOVERFLOW);
-	assert_int_equal(npu_tensor_bind_host(t, (uint8_t *)&f + 1), -EINVAL);
+	assert_int_equal(npu_tensor_bind_host(t, (uint8_t *)&f + 1, 96), -EINVAL);
 	npu_tensor_free(t);
 
 	t = tensor(NPU_DTYPE_UINT8, 2, (uint32_t[]){ 4, 3 });
@@ -62,9 +63,9 @@ static void test_tensor_validation(void **state)
 	assert_int_equal(npu_tensor_set_quant_channel(t, 1, scales, zps), 0);
 	/* Strides: [4,3] with row stride 5 spans 3*5+2+1 = 18 bytes. */
 	assert_int_equal(npu_tensor_set_strides(t, (uint64_t[]){ 5, 1 }), 0);
-	assert_int_equal(npu_tensor_span(t), 18);
+	assert_int_equal(span_of(t), 18);
 	assert_int_equal(npu_tensor_set_strides(t, NULL), 0);
-	assert_int_equal(npu_tensor_span(t), 12);
+	assert_int_equal(span_of(t), 12);
 	npu_tensor_free(t);
 	npu_tensor_free(NULL);
 	assert_int_equal(npu_dtype_size(NPU_DTYPE_BF16), 2);
@@ -97,16 +98,16 @@ static void test_op_validation(void **state)
 	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 2 });
 	struct npu_tensor *bad = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 3 });
 	const struct npu_tensor *in[2] = { ta, tb };
-	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_GEMM };
 	struct npu_op *op = NULL;
 
 	(void)state;
 	/* Unbound tensors. */
 	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
-	npu_tensor_bind_host(ta, a);
-	npu_tensor_bind_host(tb, b);
-	npu_tensor_bind_host(ty, y);
-	npu_tensor_bind_host(bad, y);
+	npu_tensor_bind_host(ta, a, sizeof(a));
+	npu_tensor_bind_host(tb, b, sizeof(b));
+	npu_tensor_bind_host(ty, y, sizeof(y));
+	npu_tensor_bind_host(bad, y, sizeof(y));
 	assert_int_equal(npu_op_create(NULL, in, 2, ty, &op), -EINVAL);
 	assert_int_equal(npu_op_create(&p, in, 4, ty, &op), -EINVAL);
 	assert_int_equal(npu_op_create(&p, in, 2, NULL, &op), -EINVAL);
@@ -162,7 +163,8 @@ static void test_cpu_gemm_float(void **state)
 	struct npu_tensor *tc = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ N });
 	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ M, N });
 	const struct npu_tensor *in[3] = { ta, tb, tc };
-	struct npu_op_params p = { .kind = NPU_OP_GEMM, .act = NPU_ACT_RELU };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_GEMM, .act = NPU_ACT_RELU };
 	enum npu_op_where where = 0;
 	struct npu_op *op;
 	const char *why = NULL;
@@ -172,10 +174,10 @@ static void test_cpu_gemm_float(void **state)
 	fill_f32(a, M * K, 1);
 	fill_f32(b, K * N, 2);
 	fill_f32(bias, N, 3);
-	npu_tensor_bind_host(ta, a);
-	npu_tensor_bind_host(tb, b);
-	npu_tensor_bind_host(tc, bias);
-	npu_tensor_bind_host(ty, y);
+	npu_tensor_bind_host(ta, a, sizeof(a));
+	npu_tensor_bind_host(tb, b, sizeof(b));
+	npu_tensor_bind_host(tc, bias, sizeof(bias));
+	npu_tensor_bind_host(ty, y, sizeof(y));
 	assert_int_equal(npu_op_create(&p, in, 3, ty, &op), 0);
 	assert_int_equal(npu_op_supported(op, &why), 0);
 	assert_string_equal(why, "an operand is in host memory");
@@ -215,7 +217,7 @@ static void test_cpu_gemm_int8_acc(void **state)
 	struct npu_tensor *tc = tensor(NPU_DTYPE_INT32, 1, (uint32_t[]){ N });
 	struct npu_tensor *ty = tensor(NPU_DTYPE_INT32, 2, (uint32_t[]){ M, N });
 	const struct npu_tensor *in[3] = { ta, tb, tc };
-	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_GEMM };
 	struct npu_op *op;
 	int i, j, k;
 
@@ -229,10 +231,10 @@ static void test_cpu_gemm_int8_acc(void **state)
 	}
 	assert_int_equal(npu_tensor_set_quant(ta, 0.5f, 128), 0);
 	assert_int_equal(npu_tensor_set_quant_channel(tb, 1, sb, zb), 0);
-	npu_tensor_bind_host(ta, a);
-	npu_tensor_bind_host(tb, b);
-	npu_tensor_bind_host(tc, bias);
-	npu_tensor_bind_host(ty, y);
+	npu_tensor_bind_host(ta, a, sizeof(a));
+	npu_tensor_bind_host(tb, b, sizeof(b));
+	npu_tensor_bind_host(tc, bias, sizeof(bias));
+	npu_tensor_bind_host(ty, y, sizeof(y));
 	assert_int_equal(npu_op_create(&p, in, 3, ty, &op), 0);
 	assert_int_equal(npu_op_run_cpu(op), 0);
 	for (i = 0; i < M; i++) {
@@ -267,7 +269,7 @@ static void test_cpu_conv_strided_nchw(void **state)
 	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, OH, OW, CO });
 	const struct npu_tensor *in[2] = { tx, tw };
 	struct npu_op_params p = {
-		.kind = NPU_OP_CONV2D,
+		.size = sizeof(struct npu_op_params), .kind = NPU_OP_CONV2D,
 		.conv = { .stride = { 2, 1 }, .dilation = { 1, 1 },
 			  .pad = { 1, 0, 1, 1 }, .groups = 1 },
 	};
@@ -280,9 +282,9 @@ static void test_cpu_conv_strided_nchw(void **state)
 	npu_tensor_set_strides(tx, (uint64_t[]){ C * H * W, W, 1, H * W });
 	npu_tensor_set_strides(tw, (uint64_t[]){ C * KH * KW, KW, 1, KH * KW });
 	npu_tensor_set_strides(ty, (uint64_t[]){ CO * OH * OW, OW, 1, OH * OW });
-	npu_tensor_bind_host(tx, x);
-	npu_tensor_bind_host(tw, w);
-	npu_tensor_bind_host(ty, y);
+	npu_tensor_bind_host(tx, x, sizeof(x));
+	npu_tensor_bind_host(tw, w, sizeof(w));
+	npu_tensor_bind_host(ty, y, sizeof(y));
 	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), 0);
 	assert_int_equal(npu_op_run_cpu(op), 0);
 	for (co = 0; co < CO; co++)
@@ -326,7 +328,8 @@ static void run_tiled_gemm(const struct gemm_case *g)
 	struct npu_tensor *ta, *tb, *tc, *ty, *ty2;
 	struct npu_buffer *ba, *bb, *bc, *by, *by2, *list[8];
 	const struct npu_tensor *in[3];
-	struct npu_op_params p = { .kind = NPU_OP_GEMM, .act = NPU_ACT_RELU };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_GEMM, .act = NPU_ACT_RELU };
 	struct npu_op *op, *ref;
 	struct npu_cmdbuf *cb;
 	size_t i, ncmd;
@@ -350,11 +353,11 @@ static void run_tiled_gemm(const struct gemm_case *g)
 		npu_tensor_set_quant(ty, 0.5f, 3);
 		npu_tensor_set_quant(ty2, 0.5f, 3);
 	}
-	ba = fake_buf(ctx, npu_tensor_span(ta));
-	bb = fake_buf(ctx, npu_tensor_span(tb));
-	bc = fake_buf(ctx, npu_tensor_span(tc));
-	by = fake_buf(ctx, npu_tensor_span(ty));
-	by2 = fake_buf(ctx, npu_tensor_span(ty));
+	ba = fake_buf(ctx, span_of(ta));
+	bb = fake_buf(ctx, span_of(tb));
+	bc = fake_buf(ctx, span_of(tc));
+	by = fake_buf(ctx, span_of(ty));
+	by2 = fake_buf(ctx, span_of(ty));
 	if (g->quant) {
 		fill_u8(ba->map, (size_t)g->m * g->k, 1);
 		fill_u8(bb->map, (size_t)g->k * g->n, 2);
@@ -460,7 +463,8 @@ static void test_tiled_conv(void **state)
 	struct npu_buffer *bx, *bw, *bc, *by, *by2;
 	const struct npu_tensor *in[3] = { tx, tw, tc };
 	struct npu_op_params p = {
-		.kind = NPU_OP_CONV2D, .act = NPU_ACT_LEAKY_RELU, .act_alpha = 0.125f,
+		.size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_CONV2D, .act = NPU_ACT_LEAKY_RELU, .act_alpha = 0.125f,
 		.max_tile_bytes = 1024,
 		.conv = { .stride = { 2, 1 }, .dilation = { 2, 1 },
 			  .pad = { 2, 1, 1, 1 }, .groups = 1 },
@@ -471,11 +475,11 @@ static void test_tiled_conv(void **state)
 
 	(void)state;
 	arena_used = 0;
-	bx = fake_buf(ctx, npu_tensor_span(tx));
-	bw = fake_buf(ctx, npu_tensor_span(tw));
-	bc = fake_buf(ctx, npu_tensor_span(tc));
-	by = fake_buf(ctx, npu_tensor_span(ty));
-	by2 = fake_buf(ctx, npu_tensor_span(ty));
+	bx = fake_buf(ctx, span_of(tx));
+	bw = fake_buf(ctx, span_of(tw));
+	bc = fake_buf(ctx, span_of(tc));
+	by = fake_buf(ctx, span_of(ty));
+	by2 = fake_buf(ctx, span_of(ty));
 	fill_f32(bx->map, N * H * W * C, 11);
 	fill_f32(bw->map, CO * KH * KW * C, 12);
 	fill_f32(bc->map, CO, 13);
@@ -525,7 +529,7 @@ static void test_untileable_and_exdev(void **state)
 	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 8, 64 });
 	struct npu_buffer *ba, *bb, *by, *bother;
 	const struct npu_tensor *in[2] = { ta, tb };
-	struct npu_op_params p = { .kind = NPU_OP_ELTWISE,
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_ELTWISE,
 				   .eltwise.kind = NPU_ELTWISE_SUB };
 	struct npu_op *op;
 	struct npu_cmdbuf *cb;
@@ -607,7 +611,8 @@ static void test_no_compute_cap(void **state)
 	struct npu_tensor *tx = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ 16 });
 	struct npu_buffer *b;
 	const struct npu_tensor *in[1] = { tx };
-	struct npu_op_params p = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_TANH };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_TANH };
 	struct npu_op *op;
 	const char *why = NULL;
 
@@ -632,7 +637,8 @@ static void test_clip(void **state)
 	struct npu_tensor *tx = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ 6 });
 	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ 6 });
 	const struct npu_tensor *in[1] = { tx };
-	struct npu_op_params p = { .kind = NPU_OP_ACTIVATION, .act = NPU_ACT_CLIP,
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ACTIVATION, .act = NPU_ACT_CLIP,
 				   .clip = { -1.0f, 2.0f } };
 	struct npu_buffer *bx, *by;
 	struct vnpu_cmd_compute c;
@@ -671,7 +677,8 @@ static void test_clip(void **state)
 	p.clip.min = -1.0f;
 	p.act = NPU_ACT_RELU;
 	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
-	p = (struct npu_op_params){ .kind = NPU_OP_ELTWISE, .act = NPU_ACT_CLIP,
+	p = (struct npu_op_params){ .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_ELTWISE, .act = NPU_ACT_CLIP,
 				    .clip = { -1.0f, 1.0f } };
 	assert_int_equal(npu_op_create(&p, (const struct npu_tensor *[]){ tx, tx },
 				       2, ty, &op), -EINVAL);
@@ -689,7 +696,8 @@ static void test_pool_dilation(void **state)
 	struct npu_tensor *tx = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 4, 4, 2 });
 	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 2, 2, 2 });
 	const struct npu_tensor *in[1] = { tx };
-	struct npu_op_params p = { .kind = NPU_OP_POOL2D, .pool = {
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_POOL2D, .pool = {
 		.kind = NPU_POOL_MAX, .kernel = { 2, 2 }, .stride = { 1, 1 },
 		.dilation = { 2, 2 } } };
 	struct npu_buffer *bx, *by;
@@ -748,7 +756,7 @@ static void test_int_eltwise_cpu(void **state)
 	struct npu_tensor *ta = tensor(NPU_DTYPE_UINT8, 1, (uint32_t[]){ 4 });
 	struct npu_tensor *ty = tensor(NPU_DTYPE_UINT8, 1, (uint32_t[]){ 4 });
 	const struct npu_tensor *in[2] = { ta, ta };
-	struct npu_op_params p = { .kind = NPU_OP_ELTWISE,
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_ELTWISE,
 				   .eltwise.kind = NPU_ELTWISE_MUL };
 	enum npu_op_where where = 0;
 	struct npu_buffer *ba, *by;
@@ -798,7 +806,7 @@ static void test_copy_resize_api(void **state)
 	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 4, 4, 1 });
 	struct npu_tensor *ti = tensor(NPU_DTYPE_INT32, 4, (uint32_t[]){ 1, 2, 2, 1 });
 	const struct npu_tensor *in[1] = { tx };
-	struct npu_op_params p = { .kind = NPU_OP_COPY };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY };
 	struct npu_buffer *bx, *by, *bi;
 	struct npu_op *op;
 	float *x, *y;
@@ -843,7 +851,7 @@ static void test_copy_resize_api(void **state)
 	npu_op_free(op);
 
 	/* RESIZE: a cubic coefficient for LINEAR is refused; nearest 2x. */
-	memset(&p, 0, sizeof(p));
+	p = (struct npu_op_params)NPU_OP_PARAMS_INIT;
 	p.kind = NPU_OP_RESIZE;
 	p.resize.mode = NPU_RESIZE_LINEAR;
 	p.resize.cubic_a = -0.75f;
@@ -881,13 +889,14 @@ static void test_convt_reduce_hsig(void **state)
 	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 6, 6, 3 });
 	struct npu_tensor *tr = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 6, 1, 1 });
 	const struct npu_tensor *in[2] = { tx, tw };
-	struct npu_op_params p = { .kind = NPU_OP_CONV_TRANSPOSE,
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_CONV_TRANSPOSE,
 				   .act = NPU_ACT_HARD_SIGMOID, .act_alpha = 0.25f,
 				   .act_beta = 0.5f,
 				   .conv_transpose = { .stride = { 2, 2 },
 						       .dilation = { 1, 1 },
 						       .groups = 1 } };
-	struct npu_op_params r = { .kind = NPU_OP_REDUCE,
+	struct npu_op_params r = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_REDUCE,
 				   .reduce = { .kind = NPU_REDUCE_L2, .axes = 0xd } };
 	struct npu_buffer *bx, *bw, *by, *br;
 	struct npu_cmdbuf *cb;
@@ -979,7 +988,8 @@ static void test_pool3d_cpu(void **state)
 	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 5, dy);
 	struct npu_tensor *ti = tensor(NPU_DTYPE_INT32, 5, dy);
 	const struct npu_tensor *in[3] = { tx, NULL, ti };
-	struct npu_op_params p = { .kind = NPU_OP_POOL3D, .pool3d = {
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_POOL3D, .pool3d = {
 		.kind = NPU_POOL_MAX, .kernel = { 2, 2, 2 }, .stride = { 1, 1, 1 } } };
 	enum npu_op_where where = 0;
 	const char *why = NULL;
@@ -994,9 +1004,9 @@ static void test_pool3d_cpu(void **state)
 	assert_int_equal(npu_tensor_set_strides(tx, sx), 0);
 	assert_int_equal(npu_tensor_set_strides(ty, sy), 0);
 	assert_int_equal(npu_tensor_set_strides(ti, sy), 0);
-	npu_tensor_bind_host(tx, x);
-	npu_tensor_bind_host(ty, y);
-	npu_tensor_bind_host(ti, ind);
+	npu_tensor_bind_host(tx, x, sizeof(x));
+	npu_tensor_bind_host(ty, y, sizeof(y));
+	npu_tensor_bind_host(ti, ind, sizeof(ind));
 	assert_int_equal(npu_op_create(&p, in, 3, ty, &op), 0);
 	assert_int_equal(npu_op_supported(op, &why), 0);
 	assert_non_null(strstr(why, "indices"));
@@ -1029,10 +1039,223 @@ static void test_pool3d_cpu(void **state)
 	npu_tensor_free(ti);
 }
 
+/* ---- ABI review fixes (libnpu 1.3) ----------------------------------------- */
+
+/*
+ * A span that does not fit in 64 bits is an error at creation, not a
+ * wrapped value (before 1.3 [2^32-1, 2^32-1] FP32 was created and
+ * npu_tensor_span() returned its byte count modulo 2^64).
+ */
+static void test_span_overflow(void **state)
+{
+	const uint32_t wide[2] = { UINT32_MAX, UINT32_MAX };
+	const uint32_t huge[3] = { UINT32_MAX, UINT32_MAX, 2 };
+	struct npu_tensor *t = NULL;
+	uint64_t span = 7;
+
+	(void)state;
+	/* elements fit (2^64 - 2^33 + 1), bytes do not */
+	assert_int_equal(npu_tensor_create(NPU_DTYPE_FP32, 2, wide, &t), -EOVERFLOW);
+	assert_int_equal(npu_tensor_create(NPU_DTYPE_FP32, 3, huge, &t), -EOVERFLOW);
+	assert_null(t);
+	/* a byte tensor of as many elements still fits */
+	assert_int_equal(npu_tensor_create(NPU_DTYPE_UINT8, 2, wide, &t), 0);
+	assert_int_equal(npu_tensor_span(t, &span), 0);
+	assert_true(span == (uint64_t)UINT32_MAX * UINT32_MAX);
+	/* strides reaching past 2^64 are refused and change nothing */
+	assert_int_equal(npu_tensor_set_strides(t, (uint64_t[]){ UINT64_MAX / 2, 4 }),
+			 -EOVERFLOW);
+	assert_int_equal(npu_tensor_span(t, &span), 0);
+	assert_true(span == (uint64_t)UINT32_MAX * UINT32_MAX);
+	assert_int_equal(npu_tensor_span(t, NULL), -EINVAL);
+	assert_int_equal(npu_tensor_span(NULL, &span), -EINVAL);
+	npu_tensor_free(t);
+}
+
+/* Host memory is bound with its length, checked against the span. */
+static void test_bind_host_len(void **state)
+{
+	float mem[12];
+	struct npu_tensor *t = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 3, 4 });
+
+	(void)state;
+	assert_int_equal(npu_tensor_bind_host(t, mem, sizeof(mem) - 1), -ERANGE);
+	assert_int_equal(npu_tensor_bind_host(t, mem, 0), -ERANGE);
+	assert_int_equal(npu_tensor_bind_host(t, NULL, sizeof(mem)), -EINVAL);
+	assert_int_equal(npu_tensor_bind_host(t, mem, sizeof(mem)), 0);
+	/* a strided view needs only its span: rows of 5 over 3 rows */
+	assert_int_equal(npu_tensor_set_strides(t, (uint64_t[]){ 5, 1 }), 0);
+	assert_int_equal(npu_tensor_bind_host(t, mem, 4 * (2 * 5 + 4) - 4), -ERANGE);
+	assert_int_equal(npu_tensor_bind_host(t, mem, 4 * (2 * 5 + 4)), 0);
+	npu_tensor_free(t);
+}
+
+/*
+ * struct npu_op_params carries its size: 0 is refused (a caller that did
+ * not initialise it), an older caller's smaller struct has its missing
+ * fields zero, a newer caller's larger one is fine while the fields this
+ * library does not know are zero, else -E2BIG.
+ */
+static void test_op_params_size(void **state)
+{
+	float a[6] = { 1, 2, 3, 4, 5, 6 }, b[6] = { 1, 0, 0, 1, 1, 1 }, y[4];
+	struct npu_tensor *ta = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 3 });
+	struct npu_tensor *tb = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 3, 2 });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 2 });
+	const struct npu_tensor *in[2] = { ta, tb };
+	struct {
+		struct npu_op_params p;
+		uint64_t newer[2];
+	} big;
+	struct npu_op_params p = NPU_OP_PARAMS_INIT;
+	struct npu_op *op = NULL;
+
+	(void)state;
+	assert_int_equal(p.size, sizeof(p));
+	npu_tensor_bind_host(ta, a, sizeof(a));
+	npu_tensor_bind_host(tb, b, sizeof(b));
+	npu_tensor_bind_host(ty, y, sizeof(y));
+	p.kind = NPU_OP_GEMM;
+	p.size = 0;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	assert_null(op);
+
+	/* an older, shorter struct: act_beta (the last field) reads zero */
+	p.size = offsetof(struct npu_op_params, act_beta);
+	p.act_beta = 1.0f;	/* beyond its size: must not be seen */
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), 0);
+	assert_int_equal(npu_op_run_cpu(op), 0);
+	assert_true(y[0] == 4 && y[3] == 11);
+	npu_op_free(op);
+	op = NULL;
+	/* with the full size the stray act_beta is an invalid attribute */
+	p.size = sizeof(p);
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.act_beta = 0.0f;
+
+	memset(&big, 0, sizeof(big));
+	big.p = p;
+	big.p.size = sizeof(big);
+	assert_int_equal(npu_op_create(&big.p, in, 2, ty, &op), 0);
+	npu_op_free(op);
+	op = NULL;
+	big.newer[1] = 1;
+	assert_int_equal(npu_op_create(&big.p, in, 2, ty, &op), -E2BIG);
+	assert_null(op);
+	npu_tensor_free(ta);
+	npu_tensor_free(tb);
+	npu_tensor_free(ty);
+}
+
+/*
+ * A buffer of its own memory (mmap'ed like a real mapping) whose last
+ * reference really frees it, as npu_buffer_free() does for a device one.
+ */
+static struct npu_buffer *own_buf(struct npu_context *ctx, uint64_t size)
+{
+	struct npu_buffer *b = calloc(1, sizeof(*b));
+
+	assert_non_null(b);
+	atomic_init(&b->refs, 1);
+	npu__context_get(ctx);
+	b->ctx = ctx;
+	b->size = size;
+	b->va = ARENA_VA;
+	b->map = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(b->map != MAP_FAILED);
+	pthread_mutex_init(&b->map_lock, NULL);
+	return b;
+}
+
+/*
+ * ops.h promises an op keeps its buffers alive.  Before 1.3 it kept raw
+ * pointers: freeing the buffer (and the tensors) before running the op
+ * was a heap-use-after-free that ASan reports here.  Now the tensor and
+ * the op hold references and the memory goes with the op.
+ */
+static void test_buffer_lifetime(void **state)
+{
+	struct npu_context *ctx = fake_ctx();
+	struct npu_buffer *buf = own_buf(ctx, 4096), *got[4];
+	struct npu_tensor *ta = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 3 });
+	struct npu_tensor *tb = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 3, 2 });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 2 });
+	const struct npu_tensor *in[2] = { ta, tb };
+	struct npu_op_params p = { .size = sizeof(p), .kind = NPU_OP_GEMM };
+	struct npu_op *op = NULL;
+	float *m = buf->map, y[4];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 6; i++) {
+		m[i] = (float)(i + 1);			/* A at 0 */
+		m[64 + i] = (float)(i % 3 == 0);	/* B at 256 */
+	}
+	assert_int_equal(npu_tensor_bind_buffer(ta, buf, 0), 0);
+	assert_int_equal(npu_tensor_bind_buffer(tb, buf, 256), 0);
+	assert_int_equal(npu_tensor_bind_buffer(ty, buf, 512), 0);
+	assert_int_equal(atomic_load(&buf->refs), 4);
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), 0);
+	assert_int_equal(atomic_load(&buf->refs), 5);	/* one for the op */
+
+	/* every other holder goes first */
+	npu_buffer_free(buf);
+	npu_tensor_free(ta);
+	npu_tensor_free(tb);
+	npu_tensor_free(ty);
+	assert_int_equal(atomic_load(&buf->refs), 1);
+
+	assert_int_equal(npu_op_buffers(op, got, 4), 1);
+	assert_ptr_equal(got[0], buf);
+	assert_int_equal(npu_buffer_va(got[0]), ARENA_VA);
+	assert_int_equal(npu_op_run_cpu(op), 0);
+	memcpy(y, m + 128, sizeof(y));
+	/* A [[1,2,3],[4,5,6]] x B [[1,0],[0,1],[0,0]] (B[i][j] = (2i+j)%3==0) */
+	assert_true(y[0] == 1 && y[1] == 2 && y[2] == 4 && y[3] == 5);
+	npu_op_free(op);	/* the last reference: unmapped and freed */
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+}
+
+/* Rebinding a tensor moves its reference; freeing it drops it. */
+static void test_tensor_rebind_refs(void **state)
+{
+	struct npu_context *ctx = fake_ctx();
+	struct npu_buffer *b1 = own_buf(ctx, 4096), *b2 = own_buf(ctx, 4096);
+	struct npu_tensor *t = tensor(NPU_DTYPE_FP32, 1, (uint32_t[]){ 4 });
+	float host[4];
+
+	(void)state;
+	assert_int_equal(npu_tensor_bind_buffer(t, b1, 0), 0);
+	assert_int_equal(npu_tensor_bind_buffer(t, b1, 16), 0);
+	assert_int_equal(atomic_load(&b1->refs), 2);
+	assert_int_equal(npu_tensor_bind_buffer(t, b2, 0), 0);
+	assert_int_equal(atomic_load(&b1->refs), 1);
+	assert_int_equal(atomic_load(&b2->refs), 2);
+	/* a failed bind keeps the old one */
+	assert_int_equal(npu_tensor_bind_buffer(t, b1, 4092), -ERANGE);
+	assert_int_equal(atomic_load(&b2->refs), 2);
+	assert_int_equal(npu_tensor_bind_host(t, host, sizeof(host)), 0);
+	assert_int_equal(atomic_load(&b2->refs), 1);
+	npu_buffer_free(b1);
+	assert_int_equal(npu_tensor_bind_buffer(t, b2, 0), 0);
+	npu_buffer_free(b2);	/* the tensor's reference keeps it */
+	((float *)b2->map)[3] = 2.5f;
+	npu_tensor_free(t);
+	pthread_mutex_destroy(&ctx->lock);
+	free(ctx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tensor_validation),
+		cmocka_unit_test(test_span_overflow),
+		cmocka_unit_test(test_bind_host_len),
+		cmocka_unit_test(test_op_params_size),
+		cmocka_unit_test(test_buffer_lifetime),
+		cmocka_unit_test(test_tensor_rebind_refs),
 		cmocka_unit_test(test_bind_buffer_range),
 		cmocka_unit_test(test_op_validation),
 		cmocka_unit_test(test_cpu_gemm_float),

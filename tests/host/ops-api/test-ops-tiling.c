@@ -122,14 +122,14 @@ static void gemm_fix_init(struct gemm_fix *f, struct npu_context *ctx,
 		npu_tensor_set_quant(f->y, 0.5f, 3);
 		npu_tensor_set_quant(f->y2, 0.5f, 3);
 	}
-	f->ba = fake_buf(ctx, npu_tensor_span(f->a));
-	f->bb = fake_buf(ctx, npu_tensor_span(f->b));
-	f->bc = fake_buf(ctx, npu_tensor_span(f->c));
-	f->by = fake_buf(ctx, npu_tensor_span(f->y));
-	f->by2 = fake_buf(ctx, npu_tensor_span(f->y2));
-	f->ybytes = npu_tensor_span(f->y);
-	ea = npu_tensor_span(f->a) / npu_dtype_size(dt);
-	eb = npu_tensor_span(f->b) / npu_dtype_size(dt);
+	f->ba = fake_buf(ctx, span_of(f->a));
+	f->bb = fake_buf(ctx, span_of(f->b));
+	f->bc = fake_buf(ctx, span_of(f->c));
+	f->by = fake_buf(ctx, span_of(f->y));
+	f->by2 = fake_buf(ctx, span_of(f->y2));
+	f->ybytes = span_of(f->y);
+	ea = span_of(f->a) / npu_dtype_size(dt);
+	eb = span_of(f->b) / npu_dtype_size(dt);
 	if (quant) {
 		fill_u8(f->ba->map, ea, 1);
 		fill_u8(f->bb->map, eb, 2);
@@ -182,7 +182,8 @@ static void test_gemm_split_by_macs(void **state)
 {
 	enum { M = 37, K = 16, N = 29 };
 	struct npu_device_limits l = v11();
-	struct npu_op_params p = { .kind = NPU_OP_GEMM, .act = NPU_ACT_RELU };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_GEMM, .act = NPU_ACT_RELU };
 	uint64_t work, elems, min_cmds;
 	struct npu_op *op, *cpu;
 	struct npu_cmdbuf *cb;
@@ -223,7 +224,7 @@ static void test_gemm_split_batch(void **state)
 {
 	enum { BATCH = 6, M = 2, K = 8, N = 3 };
 	struct npu_device_limits l = v11();
-	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_GEMM };
 	struct npu_op *op, *cpu;
 	struct npu_cmdbuf *cb;
 	uint64_t work, elems;
@@ -267,7 +268,8 @@ static void test_gemm_k_beyond_reduction(void **state)
 {
 	enum { M = 5, K = 40, N = 7 };
 	struct npu_device_limits l = v11();
-	struct npu_op_params p = { .kind = NPU_OP_GEMM, .act = NPU_ACT_RELU6 };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_GEMM, .act = NPU_ACT_RELU6 };
 	const struct npu_tensor *in[3];
 	enum npu_op_where where = 0;
 	struct npu_op *op, *dev;
@@ -312,7 +314,7 @@ static void test_gemm_k_beyond_reduction(void **state)
 static void test_gemm_too_many_commands(void **state)
 {
 	struct npu_device_limits l = v11();
-	struct npu_op_params p = { .kind = NPU_OP_GEMM };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_GEMM };
 	struct npu_op *op, *op2;
 	struct gemm_fix f;
 	const char *why = NULL;
@@ -357,10 +359,10 @@ static void conv_fix_init(struct conv_fix *f, struct npu_context *ctx,
 	f->w = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ CO, kh, CK, CC });
 	f->y = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ CN, COH, COW, CO });
 	f->y2 = tensor(NPU_DTYPE_FP32, 4, (uint32_t[]){ CN, COH, COW, CO });
-	f->bx = fake_buf(ctx, npu_tensor_span(f->x));
-	f->bw = fake_buf(ctx, npu_tensor_span(f->w));
-	f->by = fake_buf(ctx, npu_tensor_span(f->y));
-	f->by2 = fake_buf(ctx, npu_tensor_span(f->y));
+	f->bx = fake_buf(ctx, span_of(f->x));
+	f->bw = fake_buf(ctx, span_of(f->w));
+	f->by = fake_buf(ctx, span_of(f->y));
+	f->by2 = fake_buf(ctx, span_of(f->y));
 	fill_f32(f->bx->map, CN * CH * CW * CC, 21);
 	fill_f32(f->bw->map, CO * kh * CK * CC, 22);
 	assert_int_equal(npu_tensor_bind_buffer(f->x, f->bx, 0), 0);
@@ -374,7 +376,7 @@ static int conv_fix_op(struct conv_fix *f, const struct npu_tensor *y,
 {
 	const struct npu_tensor *in[2] = { f->x, f->w };
 	struct npu_op_params p = {
-		.kind = NPU_OP_CONV2D, .act = NPU_ACT_TANH,
+		.size = sizeof(struct npu_op_params), .kind = NPU_OP_CONV2D, .act = NPU_ACT_TANH,
 		.conv = { .stride = { 2, 1 }, .dilation = { 1, 1 },
 			  .pad = { 1, 1, 1, 1 }, .groups = 1 },
 	};
@@ -419,7 +421,7 @@ static void test_conv_split_by_macs(void **state)
 	assert_true(ncmd >= 3 * CN && ncmd <= 6 * CN);
 	assert_int_equal(exec_stream(cb, VNPU_OP_CONV2D), (int)ncmd);
 	assert_int_equal(npu_op_run_cpu(cpu), 0);
-	assert_memory_equal(f.by->map, f.by2->map, npu_tensor_span(f.y));
+	assert_memory_equal(f.by->map, f.by2->map, span_of(f.y));
 	npu_cmdbuf_destroy(cb);
 	npu_op_free(op);
 	npu_op_free(cpu);
@@ -475,7 +477,7 @@ static void test_conv_channels(void **state)
 	struct npu_buffer *bx, *bw, *by;
 	const struct npu_tensor *in[2];
 	struct npu_op_params p = {
-		.kind = NPU_OP_CONV2D,
+		.size = sizeof(struct npu_op_params), .kind = NPU_OP_CONV2D,
 		.conv = { .stride = { 1, 1 }, .dilation = { 1, 1 }, .groups = 1 },
 	};
 	struct npu_op *op;
@@ -491,9 +493,9 @@ static void test_conv_channels(void **state)
 	npu_tensor_set_quant(x, 0.1f, 128);
 	assert_int_equal(npu_tensor_set_quant_channel(w, 0, scales, NULL), 0);
 	npu_tensor_set_quant(y, 0.2f, 0);
-	bx = fake_buf(ctx, npu_tensor_span(x));
-	bw = fake_buf(ctx, npu_tensor_span(w));
-	by = fake_buf(ctx, npu_tensor_span(y));
+	bx = fake_buf(ctx, span_of(x));
+	bw = fake_buf(ctx, span_of(w));
+	by = fake_buf(ctx, span_of(y));
 	npu_tensor_bind_buffer(x, bx, 0);
 	npu_tensor_bind_buffer(w, bw, 0);
 	npu_tensor_bind_buffer(y, by, 0);
@@ -520,7 +522,8 @@ static void test_softmax_beyond_reduction(void **state)
 	struct npu_tensor *x, *y;
 	struct npu_buffer *bx, *by;
 	const struct npu_tensor *in[1];
-	struct npu_op_params p = { .kind = NPU_OP_SOFTMAX, .softmax.axis = 1 };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_SOFTMAX, .softmax.axis = 1 };
 	struct npu_op *op;
 	const char *why = NULL;
 
@@ -530,8 +533,8 @@ static void test_softmax_beyond_reduction(void **state)
 	ctx = limited_ctx(&l);
 	x = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 3, 16 });
 	y = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 3, 16 });
-	bx = fake_buf(ctx, npu_tensor_span(x));
-	by = fake_buf(ctx, npu_tensor_span(y));
+	bx = fake_buf(ctx, span_of(x));
+	by = fake_buf(ctx, span_of(y));
 	fill_f32(bx->map, 48, 5);
 	npu_tensor_bind_buffer(x, bx, 0);
 	npu_tensor_bind_buffer(y, by, 0);
@@ -581,7 +584,8 @@ static void test_copy_split(void **state)
 	(void)state;
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct npu_device_limits l = v11();
-		struct npu_op_params p = { .kind = NPU_OP_COPY };
+		struct npu_op_params p = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_COPY };
 		struct npu_context *ctx;
 		struct npu_tensor *x, *y, *y2;
 		struct npu_buffer *bx, *by, *by2;
@@ -601,12 +605,12 @@ static void test_copy_split(void **state)
 		x = tensor(NPU_DTYPE_FP32, 3, cases[i].xd);
 		y = tensor(NPU_DTYPE_FP32, 3, yd);
 		y2 = tensor(NPU_DTYPE_FP32, 3, yd);
-		bx = fake_buf(ctx, npu_tensor_span(x));
-		by = fake_buf(ctx, npu_tensor_span(y));
-		by2 = fake_buf(ctx, npu_tensor_span(y2));
-		fill_f32(bx->map, npu_tensor_span(x) / 4, 9);
-		fill_f32(by->map, npu_tensor_span(y) / 4, 4);
-		memcpy(by2->map, by->map, npu_tensor_span(y));
+		bx = fake_buf(ctx, span_of(x));
+		by = fake_buf(ctx, span_of(y));
+		by2 = fake_buf(ctx, span_of(y2));
+		fill_f32(bx->map, span_of(x) / 4, 9);
+		fill_f32(by->map, span_of(y) / 4, 4);
+		memcpy(by2->map, by->map, span_of(y));
 		npu_tensor_bind_buffer(x, bx, 0);
 		npu_tensor_bind_buffer(y, by, 0);
 		npu_tensor_bind_buffer(y2, by2, 0);
@@ -619,7 +623,7 @@ static void test_copy_split(void **state)
 		assert_int_equal(elems, (uint64_t)yd[0] * yd[1] * yd[2]);
 		assert_int_equal(exec_stream(cb, VNPU_OP_COPY), (int)ncmd);
 		assert_int_equal(npu_op_run_cpu(cpu), 0);
-		assert_memory_equal(by->map, by2->map, npu_tensor_span(y));
+		assert_memory_equal(by->map, by2->map, span_of(y));
 		npu_cmdbuf_destroy(cb);
 		npu_op_free(op);
 		npu_op_free(cpu);
@@ -641,7 +645,7 @@ static void test_copy_split(void **state)
 static void test_resize_split(void **state)
 {
 	struct npu_device_limits l = v11();
-	struct npu_op_params p = { .kind = NPU_OP_RESIZE,
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_RESIZE,
 				   .resize = { .mode = NPU_RESIZE_CUBIC, .cubic_a = -0.75f,
 					       .coord = NPU_RESIZE_ALIGN_CORNERS } };
 	const uint32_t xd[4] = { 3, 6, 5, 24 }, yd[4] = { 3, 11, 9, 24 };
@@ -662,10 +666,10 @@ static void test_resize_split(void **state)
 	x = tensor(NPU_DTYPE_FP32, 4, xd);
 	y = tensor(NPU_DTYPE_FP32, 4, yd);
 	y2 = tensor(NPU_DTYPE_FP32, 4, yd);
-	bx = fake_buf(ctx, npu_tensor_span(x));
-	by = fake_buf(ctx, npu_tensor_span(y));
-	by2 = fake_buf(ctx, npu_tensor_span(y2));
-	fill_f32(bx->map, npu_tensor_span(x) / 4, 3);
+	bx = fake_buf(ctx, span_of(x));
+	by = fake_buf(ctx, span_of(y));
+	by2 = fake_buf(ctx, span_of(y2));
+	fill_f32(bx->map, span_of(x) / 4, 3);
 	npu_tensor_bind_buffer(x, bx, 0);
 	npu_tensor_bind_buffer(y, by, 0);
 	npu_tensor_bind_buffer(y2, by2, 0);
@@ -679,7 +683,7 @@ static void test_resize_split(void **state)
 	assert_int_equal(work, 16 * elems);
 	assert_int_equal(exec_stream(cb, VNPU_OP_RESIZE), (int)ncmd);
 	assert_int_equal(npu_op_run_cpu(cpu), 0);
-	assert_memory_equal(by->map, by2->map, npu_tensor_span(y));
+	assert_memory_equal(by->map, by2->map, span_of(y));
 	npu_cmdbuf_destroy(cb);
 	npu_op_free(op);
 	npu_op_free(cpu);
@@ -704,7 +708,7 @@ static void test_resize_split(void **state)
 static void test_copy_unsplittable(void **state)
 {
 	struct npu_device_limits l = v11();
-	struct npu_op_params p = { .kind = NPU_OP_COPY,
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_COPY,
 				   .copy.border = NPU_COPY_BORDER_REFLECT };
 	struct npu_context *ctx;
 	struct npu_tensor *x, *y;
@@ -719,8 +723,8 @@ static void test_copy_unsplittable(void **state)
 	ctx = limited_ctx(&l);
 	x = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 40, 40 });
 	y = tensor(NPU_DTYPE_FP32, 2, (uint32_t[]){ 44, 44 });
-	bx = fake_buf(ctx, npu_tensor_span(x));
-	by = fake_buf(ctx, npu_tensor_span(y));
+	bx = fake_buf(ctx, span_of(x));
+	by = fake_buf(ctx, span_of(y));
 	npu_tensor_bind_buffer(x, bx, 0);
 	npu_tensor_bind_buffer(y, by, 0);
 	in[0] = x;
