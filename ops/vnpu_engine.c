@@ -12,7 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef VNPU_NO_BLAS
+#include "vnpu_sgemm.h"
+#else
 #include <cblas.h>
+#endif
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #endif
@@ -231,12 +235,20 @@ static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
 				ret = -ECANCELED;
 				goto out;
 			}
+#ifdef VNPU_NO_BLAS
+			if (vnpu_sgemm(tra, trb, mm, nn, k,
+				       pa + (tra ? i0 : (size_t)i0 * lda), lda,
+				       pb + (trb ? (size_t)j0 * ldb : j0), ldb,
+				       cp + (size_t)i0 * ldc + j0, ldc))
+				goto out;
+#else
 			cblas_sgemm(CblasRowMajor, tra ? CblasTrans : CblasNoTrans,
 				    trb ? CblasTrans : CblasNoTrans, (int)mm,
 				    (int)nn, (int)k, 1.0f,
 				    pa + (tra ? i0 : (size_t)i0 * lda), lda,
 				    pb + (trb ? (size_t)j0 * ldb : j0), ldb, 0.0f,
 				    cp + (size_t)i0 * ldc + j0, ldc);
+#endif
 		}
 	}
 	if (direct && !bias->p && c->act == VNPU_ACT_NONE) {

@@ -26,15 +26,6 @@
  * range above: far apart enough for any span vnpu_op_check() accepts
  * (< 2^32 bytes), and all within the device's 48-bit address space.
  */
-#ifdef NPU_ENGINE_WEAK
-/*
- * libnpu/Makefile: while the engine needs OpenBLAS, a static link of
- * libnpu.a takes the engine only when asked to (-u vnpu_compute_exec and
- * the BLAS); without it the reference runs everything.
- */
-#pragma weak vnpu_compute_exec
-#endif
-
 #define SLOT_VA(i)	((uint64_t)((i) + 1) << 40)
 #define SLOT_QVA(i)	(SLOT_VA(i) + (1ull << 39))
 
@@ -123,10 +114,6 @@ int npu__cpu_exec(const struct vnpu_cmd_compute *cmd,
 	if (cmd->hdr.opcode < VNPU_CMD_COMPUTE_FIRST ||
 	    cmd->hdr.opcode > VNPU_CMD_COMPUTE_LAST)
 		return vnpu_ref_run(cmd, bind);
-#ifdef NPU_ENGINE_WEAK
-	if (!vnpu_compute_exec)
-		return vnpu_ref_run(cmd, bind);
-#endif
 	if (vnpu_ref_check(cmd, sizeof(*cmd), &cc, &m.info))
 		return -EINVAL;
 	c = *cmd;

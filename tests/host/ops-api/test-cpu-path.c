@@ -80,7 +80,7 @@ static struct npu_tensor *make(const struct tdesc *d, void **mem)
 	} else if (d->scale > 0) {
 		assert_int_equal(npu_tensor_set_quant(t, d->scale, d->zp), 0);
 	}
-	span = npu_tensor_span(t);
+	assert_int_equal(npu_tensor_span(t, &span), 0);
 	*mem = malloc(span);
 	assert_non_null(*mem);
 	switch (d->dt) {
@@ -98,7 +98,7 @@ static struct npu_tensor *make(const struct tdesc *d, void **mem)
 			((uint8_t *)*mem)[i] = (uint8_t)rnd();
 		break;
 	}
-	assert_int_equal(npu_tensor_bind_host(t, *mem), 0);
+	assert_int_equal(npu_tensor_bind_host(t, *mem, span), 0);
 	return t;
 }
 
@@ -141,17 +141,20 @@ static void run_case(const struct tcase *c)
 {
 	struct npu_tensor *in[3] = { NULL, NULL, NULL }, *out;
 	void *mem[3] = { NULL, NULL, NULL }, *omem, *ref, *init;
+	struct npu_op_params p = c->p;
 	struct npu_op *op;
 	uint64_t span;
 	size_t i;
 	int ret;
 
+	/* The table leaves the ABI size out; every case is this version's. */
+	p.size = sizeof(p);
 	for (i = 0; i < c->nin; i++)
 		if (c->in[i].rank)
 			in[i] = make(&c->in[i], &mem[i]);
 	out = make(&c->out, &omem);
-	span = npu_tensor_span(out);
-	ret = npu_op_create(&c->p, (const struct npu_tensor *const *)in, c->nin, out, &op);
+	assert_int_equal(npu_tensor_span(out, &span), 0);
+	ret = npu_op_create(&p, (const struct npu_tensor *const *)in, c->nin, out, &op);
 	if (ret)
 		fail_msg("%s: npu_op_create: %d", c->name, ret);
 	/* Both runs start from the same output bytes (COPY may keep some). */
