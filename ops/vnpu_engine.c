@@ -1236,6 +1236,8 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		return vnpu_eng_copy(c, t, rc);
 	if (vnpu_eng_elt_ok(c, info))
 		return vnpu_eng_elt(c, t, rc);
+	if (vnpu_eng_pool_ok(c, t))
+		return vnpu_eng_pool(c, t, rc);
 	/* Tap tables for every output row and column, unless absurdly many. */
 	if (c->hdr.opcode == VNPU_OP_RESIZE &&
 	    (uint64_t)t[3].dims[1] + t[3].dims[2] <= VNPU_RESIZE_TAP_TABLE_MAX)

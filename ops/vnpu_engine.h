@@ -62,6 +62,15 @@ bool vnpu_eng_elt_ok(const struct vnpu_cmd_compute *c,
 int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		 struct vnpu_run_ctx *rc);
 
+/* ---- POOL2D (vnpu_engine_pool.c) --------------------------------------- */
+
+/* fp32 X and Y, no quantization, unit channel stride. */
+bool vnpu_eng_pool_ok(const struct vnpu_cmd_compute *c,
+		      const struct vnpu_tv *t);
+/* Same results as the reference, bit for bit.  0 or -ECANCELED. */
+int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		  struct vnpu_run_ctx *rc);
+
 /* ---- int8 GEMM core (vnpu_engine_i8.c) -------------------------------- */
 
 /*
