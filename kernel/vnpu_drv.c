@@ -380,8 +380,10 @@ static void vnpu_file_priv_release(struct kref *kref)
 		container_of(kref, struct vnpu_file_priv, refcount);
 	unsigned int i;
 
-	for (i = 0; fpriv->records && i < VNPU_JOB_RECORDS; i++)
+	for (i = 0; fpriv->records && i < VNPU_JOB_RECORDS; i++) {
 		dma_fence_put(fpriv->records[i].fence);
+		dma_fence_put(fpriv->records[i].hw_fence);
+	}
 	kvfree(fpriv->records);
 	if (fpriv->as)
 		vnpu_as_put(fpriv->as);

@@ -77,11 +77,18 @@ struct vnpu_limits {
 	u32 channels;
 };
 
+/*
+ * Jobs a SUBMIT may have written to a ring before drm_sched's run_job saw
+ * them; the schedulers' credit limit leaves their slots free.
+ */
+#define VNPU_DIRECT_MAX		8
+
 /**
  * struct vnpu_queue - one hardware queue and its scheduler
  * @vdev: owning device
  * @idx: hardware queue number
  * @sched: the drm_sched instance feeding this queue
+ * @submit_wq: @sched's run_job and free_job work items run on it
  * @ring: descriptor ring, DMA-coherent
  * @ring_dma: bus address of @ring
  * @compl: completion ring, DMA-coherent, same number of entries
@@ -102,12 +109,20 @@ struct vnpu_limits {
  * @raw_status: VNPU_JOB_STATUS_* of the finished raw probe, or a negative
  *	errno if a reset or removal dropped it; protected by @lock
  * @raw_done: completed once @raw_status is set
+ * @unrun: jobs waiting in @sched to be written to the ring by run_job;
+ *	protected by @lock.  A SUBMIT writes its job to the ring directly
+ *	only while this is 0: then every earlier job of the queue is on the
+ *	ring already, so the ring keeps the order drm_sched would keep
+ * @direct_unseen: jobs SUBMIT wrote to the ring that run_job (or, for
+ *	one killed before it ran, free_job) has not seen yet, at most
+ *	%VNPU_DIRECT_MAX; protected by @lock
  * @name: scheduler and fence timeline name
  */
 struct vnpu_queue {
 	struct vnpu_device *vdev;
 	u32 idx;
 	struct drm_gpu_scheduler sched;
+	struct workqueue_struct *submit_wq;
 	struct vnpu_hw_desc *ring;
 	dma_addr_t ring_dma;
 	struct vnpu_hw_completion *compl;
@@ -121,6 +136,8 @@ struct vnpu_queue {
 	u64 raw_seq;
 	int raw_status;
 	struct completion raw_done;
+	u32 unrun;
+	u32 direct_unseen;
 	char name[16];
 };
 
@@ -268,6 +285,8 @@ struct vnpu_as {
  * @cycles: modelled device cycles
  * @duration_ns: device time
  * @fence: the job's finished fence, for WAIT
+ * @hw_fence: the hardware fence of a job SUBMIT put on the ring itself,
+ *	else NULL: WAIT waits for it, not for the scheduler to notice
  */
 struct vnpu_job_record {
 	u64 id;
@@ -277,6 +296,7 @@ struct vnpu_job_record {
 	u64 cycles;
 	u64 duration_ns;
 	struct dma_fence *fence;
+	struct dma_fence *hw_fence;
 };
 
 /**
@@ -378,17 +398,24 @@ struct vnpu_fence {
  * @dep_count: entries in @deps
  * @hw_fence_mem: the hardware fence, allocated at SUBMIT because run_job
  *	must not allocate; NULL once run_job took it
- * @hw_fence: the hardware fence once run_job initialised it, else NULL
+ * @hw_fence: the hardware fence once run_job or SUBMIT initialised it,
+ *	else NULL
  * @seqno: sequence number on the ring
  * @link: entry in &vnpu_queue.replay during a reset
  * @finished_cb: on the finished fence: the job no longer counts towards
  *	&vnpu_file_priv.unfinished
+ * @hw_cb: on the hardware fence of a job killed before run_job saw it,
+ *	though SUBMIT had put it on the ring: release it once that ended
  * @release: entry in &vnpu_device.release_list
  * @done: the hardware fence is signalled; protected by &vnpu_queue.lock
  * @ring_error: its queue halted on a ring or completion DMA error while
  *	it was at the head, so a reset ends it DMA_ERROR without blame
  * @pm_ref: the job holds a runtime PM reference (see
  *	&vnpu_device.pm_jobs)
+ * @direct: SUBMIT wrote it to the ring itself (see vnpu_job_run_direct());
+ *	run_job then only hands drm_sched its hardware fence
+ * @seen: counted out of &vnpu_queue.unrun by run_job or free_job;
+ *	protected by &vnpu_queue.lock
  */
 struct vnpu_job {
 	struct drm_sched_job base;
@@ -408,10 +435,13 @@ struct vnpu_job {
 	u64 seqno;
 	struct list_head link;
 	struct dma_fence_cb finished_cb;
+	struct dma_fence_cb hw_cb;
 	struct llist_node release;
 	bool done;
 	bool ring_error;
 	bool pm_ref;
+	bool direct;
+	bool seen;
 };
 
 static inline u32 vnpu_read(struct vnpu_device *vdev, u32 reg)

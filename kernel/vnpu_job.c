@@ -369,12 +369,63 @@ static bool vnpu_job_dep_failed(struct vnpu_job *job)
 }
 
 /*
- * run_job is in the fence signalling critical path: the scheduler's
- * finished fences wait on it.  So it neither allocates (the hardware
- * fence was allocated at SUBMIT) nor takes any lock that is held around
- * an allocation; the annotation lets lockdep check that.  drm_sched calls
- * it once per job: recovery puts unstarted jobs back on the ring itself
- * and never asks the scheduler to run a job again.
+ * drm_sched is done with @job's way to the ring: run_job ran, or free_job
+ * for a job killed before that.  Caller holds q->lock.  Returns whether
+ * this call counted it out (of &vnpu_queue.unrun or, for a job SUBMIT
+ * wrote to the ring, &vnpu_queue.direct_unseen).
+ */
+static bool vnpu_job_seen_locked(struct vnpu_job *job)
+{
+	lockdep_assert_held(&job->q->lock);
+	if (job->seen)
+		return false;
+	job->seen = true;
+	if (job->direct)
+		job->q->direct_unseen--;
+	else
+		job->q->unrun--;
+	return true;
+}
+
+static bool vnpu_job_seen(struct vnpu_job *job)
+{
+	unsigned long flags;
+	bool ret;
+
+	spin_lock_irqsave(&job->q->lock, flags);
+	ret = vnpu_job_seen_locked(job);
+	spin_unlock_irqrestore(&job->q->lock, flags);
+	return ret;
+}
+
+/* Take the hardware fence allocated at SUBMIT; caller holds q->lock. */
+static struct dma_fence *vnpu_job_init_hw_fence(struct vnpu_job *job)
+{
+	struct vnpu_fence *fence = job->hw_fence_mem;
+	struct vnpu_queue *q = job->q;
+
+	lockdep_assert_held(&q->lock);
+	job->hw_fence_mem = NULL;
+	spin_lock_init(&fence->lock);
+	job->seqno = ++q->seqno;
+	dma_fence_init(&fence->base, &vnpu_fence_ops, &fence->lock,
+		       q->fence_ctx, job->seqno);
+	/* One reference for the job, the initial one for drm_sched. */
+	job->hw_fence = dma_fence_get(&fence->base);
+	job->done = false;
+	return &fence->base;
+}
+
+/*
+ * run_job is in the fence signalling path: the scheduler's finished
+ * fences wait on it.  So it neither allocates (the hardware fence was
+ * allocated at SUBMIT) nor takes any lock that is held around an
+ * allocation; the annotation lets lockdep check that.  drm_sched calls it
+ * once per job: recovery puts unstarted jobs back on the ring itself and
+ * never asks the scheduler to run a job again.  A job SUBMIT already
+ * wrote to the ring (vnpu_job_run_direct()) is only handed over: it is
+ * on the hardware, whatever happened since, and its hardware fence says
+ * how it ended.
  */
 static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
 {
@@ -382,21 +433,28 @@ static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
 	struct vnpu_queue *q = job->q;
 	struct vnpu_device *vdev = job->vdev;
 	struct dma_fence *ret;
-	struct vnpu_fence *fence;
 	unsigned long flags;
 	bool cookie;
 	int idx;
 
+	if (job->direct) {
+		vnpu_job_seen(job);
+		/* The reference vnpu_job_init_hw_fence() kept for drm_sched. */
+		return job->hw_fence;
+	}
 	/* Killed, or its file was banned or a dependency failed meanwhile. */
 	if (unlikely(sched_job->s_fence->finished.error)) {
+		vnpu_job_seen(job);
 		vnpu_job_set_state(job, DRM_VNPU_JOB_ABORTED);
 		return NULL;
 	}
 	if (unlikely(READ_ONCE(job->fpriv->banned) || vnpu_job_dep_failed(job))) {
+		vnpu_job_seen(job);
 		vnpu_job_set_state(job, DRM_VNPU_JOB_ABORTED);
 		return ERR_PTR(-ECANCELED);
 	}
 	if (!drm_dev_enter(&vdev->drm, &idx)) {
+		vnpu_job_seen(job);
 		vnpu_job_set_state(job, DRM_VNPU_JOB_DEVICE_LOST);
 		return ERR_PTR(-ENODEV);
 	}
@@ -404,27 +462,106 @@ static struct dma_fence *vnpu_job_run(struct drm_sched_job *sched_job)
 
 	/* Recovery stops this work item while it runs, so this is stable. */
 	if (unlikely(READ_ONCE(vdev->lost)) || WARN_ON(!job->hw_fence_mem)) {
+		vnpu_job_seen(job);
 		vnpu_job_set_state(job, DRM_VNPU_JOB_DEVICE_LOST);
 		ret = ERR_PTR(-ENODEV);
 		goto out;
 	}
-	fence = job->hw_fence_mem;
-	job->hw_fence_mem = NULL;
-	spin_lock_init(&fence->lock);
 
+	/* Counted out with the push, so no direct SUBMIT can get between. */
 	spin_lock_irqsave(&q->lock, flags);
-	job->seqno = ++q->seqno;
-	dma_fence_init(&fence->base, &vnpu_fence_ops, &fence->lock,
-		       q->fence_ctx, job->seqno);
-	job->hw_fence = dma_fence_get(&fence->base);
-	job->done = false;
+	vnpu_job_seen_locked(job);
+	ret = vnpu_job_init_hw_fence(job);
 	vnpu_ring_push_job(q, job);
 	spin_unlock_irqrestore(&q->lock, flags);
-	ret = &fence->base;
 out:
 	dma_fence_end_signalling(cookie);
 	drm_dev_exit(idx);
 	return ret;
+}
+
+/*
+ * Whether drm_sched would run @job now as far as its dependencies go,
+ * by its own rules (drm_sched_entity_add_dependency_cb()): a fence of the
+ * job's own entity does not count (the entity keeps the order, and every
+ * earlier job of it is on the ring: see vnpu_job_run_direct()); one of
+ * another job of the same scheduler only has to be scheduled (the ring
+ * keeps the order); any other must have signalled.  The explicit
+ * in-fences on our jobs are behind a fence array (vnpu_job_add_dep()),
+ * so they must have signalled too.
+ */
+static bool vnpu_job_deps_ready(struct vnpu_job *job)
+{
+	u64 own = job->base.entity->fence_context;
+	struct drm_sched_fence *s_fence;
+	struct dma_fence *f;
+	unsigned long i;
+
+	xa_for_each(&job->base.dependencies, i, f) {
+		if (f->context == own || f->context == own + 1)
+			continue;
+		s_fence = to_drm_sched_fence(f);
+		if (!f->error && s_fence && s_fence->sched == &job->q->sched &&
+		    !test_bit(DRM_SCHED_FENCE_DONT_PIPELINE, &f->flags))
+			f = &s_fence->scheduled;
+		if (!dma_fence_is_signaled(f))
+			return false;
+	}
+	return !vnpu_job_dep_failed(job);
+}
+
+/*
+ * Called by SUBMIT, under &vnpu_device.sched_lock, right before the job
+ * goes to drm_sched.  When the scheduler would run it at once anyway (no
+ * unmet dependency; no job of the queue waiting in drm_sched, so the ring
+ * order is one drm_sched could have picked and no other job is passed;
+ * the queue not in a reset) and the queue is idle, write it to the ring
+ * here: that saves the hop to the scheduler's worker before the doorbell,
+ * which only a job that would otherwise find the device idle waits for.
+ * With jobs on the ring, the hop overlaps their run, and under TCG doing
+ * the doorbell in the submitter instead cost throughput.  drm_sched
+ * still gets the job and calls run_job for it, which hands over the
+ * hardware fence, so the scheduler's job accounting, timeout and recovery
+ * see it as any other.  Until then it holds a ring slot the scheduler
+ * does not count: at most %VNPU_DIRECT_MAX jobs do, and the credit limit
+ * leaves their slots free.  A reset finds it on the ring like any job
+ * there.
+ */
+static void vnpu_job_run_direct(struct vnpu_job *job)
+{
+	struct vnpu_file_priv *fpriv = job->fpriv;
+	struct vnpu_queue *q = job->q;
+	struct vnpu_job_record *rec;
+	unsigned long flags;
+	bool ready, cookie;
+
+	ready = !READ_ONCE(fpriv->banned) && !READ_ONCE(job->vdev->lost) &&
+		job->hw_fence_mem && vnpu_job_deps_ready(job);
+
+	cookie = dma_fence_begin_signalling();
+	spin_lock_irqsave(&q->lock, flags);
+	ready = ready && !q->unrun && q->direct_unseen < VNPU_DIRECT_MAX &&
+		!q->stopped && !vnpu_track_used(&q->track);
+	if (!ready) {
+		q->unrun++;
+	} else {
+		q->direct_unseen++;
+		job->direct = true;
+		/* The initial reference is run_job's to return. */
+		vnpu_job_init_hw_fence(job);
+		vnpu_ring_push_job(q, job);
+	}
+	spin_unlock_irqrestore(&q->lock, flags);
+	dma_fence_end_signalling(cookie);
+	if (!ready)
+		return;
+
+	/* WAIT can return once the hardware is done with it. */
+	spin_lock_irqsave(&fpriv->rec_lock, flags);
+	rec = vnpu_job_record(fpriv, job->id);
+	if (rec && !rec->hw_fence)
+		rec->hw_fence = dma_fence_get(job->hw_fence);
+	spin_unlock_irqrestore(&fpriv->rec_lock, flags);
 }
 
 /*
@@ -757,16 +894,39 @@ static void vnpu_release_work(struct work_struct *work)
 		vnpu_job_release(job);
 }
 
+static void vnpu_job_queue_release(struct vnpu_job *job)
+{
+	struct vnpu_device *vdev = job->vdev;
+
+	if (llist_add(&job->release, &vdev->release_list))
+		queue_work(system_unbound_wq, &vdev->release_work);
+}
+
+static void vnpu_job_hw_done_cb(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	vnpu_job_queue_release(container_of(cb, struct vnpu_job, hw_cb));
+}
+
 static void vnpu_job_free(struct drm_sched_job *sched_job)
 {
 	struct vnpu_job *job = to_vnpu_job(sched_job);
-	struct vnpu_device *vdev = job->vdev;
 
 	/* Killed with its entity before it ever ran. */
 	vnpu_job_set_state(job, DRM_VNPU_JOB_ABORTED);
 	drm_sched_job_cleanup(sched_job);
-	if (llist_add(&job->release, &vdev->release_list))
-		queue_work(system_unbound_wq, &vdev->release_work);
+	if (vnpu_job_seen(job) && job->direct) {
+		/*
+		 * Killed before run_job, yet SUBMIT put it on the ring: drop
+		 * the reference run_job would have handed over, and keep the
+		 * job, which the ring tracking points at, until the hardware
+		 * (or a reset, or the removal) is done with it.
+		 */
+		dma_fence_put(job->hw_fence);
+		if (!dma_fence_add_callback(job->hw_fence, &job->hw_cb,
+					    vnpu_job_hw_done_cb))
+			return;
+	}
+	vnpu_job_queue_release(job);
 }
 
 static const struct drm_sched_backend_ops vnpu_sched_ops = {
@@ -794,8 +954,10 @@ static void vnpu_sched_fini(struct drm_device *drm, void *data)
 			atomic_read(&vdev->live_jobs));
 	/* The last release may still be returning from the worker. */
 	flush_work(&vdev->release_work);
-	for (i = 0; i < vdev->num_queues; i++)
+	for (i = 0; i < vdev->num_queues; i++) {
 		drm_sched_fini(&vdev->queues[i].sched);
+		destroy_workqueue(vdev->queues[i].submit_wq);
+	}
 	destroy_workqueue(vdev->reset_wq);
 }
 
@@ -820,32 +982,55 @@ int vnpu_sched_init(struct vnpu_device *vdev)
 	for (i = 0; i < vdev->num_queues; i++) {
 		struct vnpu_queue *q = &vdev->queues[i];
 #if VNPU_SCHED_INIT_ARGS
-		const struct drm_sched_init_args args = {
+		struct drm_sched_init_args args = {
 			.ops = &vnpu_sched_ops,
 			.num_rqs = DRM_SCHED_PRIORITY_COUNT,
-			.credit_limit = VNPU_RING_JOB_SLOTS,
+			/* Slots for the jobs SUBMIT writes itself. */
+			.credit_limit = VNPU_RING_JOB_SLOTS - VNPU_DIRECT_MAX,
 			.timeout = timeout,
 			.timeout_wq = vdev->reset_wq,
 			.name = q->name,
 			.dev = vdev->drm.dev,
 		};
+#endif
 
+		/*
+		 * Ordered and reclaim-safe as drm_sched's own, but high
+		 * priority, which also keeps its items out of the unbound
+		 * pool the release work runs in: without it a null job took
+		 * 1.5 times as long (Documentation/accel/vnpu/latency.rst).
+		 */
+		q->submit_wq = alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM |
+						       WQ_HIGHPRI, q->name);
+		if (!q->submit_wq) {
+			ret = -ENOMEM;
+			goto err;
+		}
+#if VNPU_SCHED_INIT_ARGS
+		args.submit_wq = q->submit_wq;
 		ret = drm_sched_init(&q->sched, &args);
 #else
-		ret = drm_sched_init(&q->sched, &vnpu_sched_ops, NULL,
+		ret = drm_sched_init(&q->sched, &vnpu_sched_ops, q->submit_wq,
 				     DRM_SCHED_PRIORITY_COUNT,
-				     VNPU_RING_JOB_SLOTS, 0, timeout,
+				     VNPU_RING_JOB_SLOTS - VNPU_DIRECT_MAX,
+				     0, timeout,
 				     vdev->reset_wq, NULL, q->name,
 				     vdev->drm.dev);
 #endif
 		if (ret) {
-			while (i--)
-				drm_sched_fini(&vdev->queues[i].sched);
-			destroy_workqueue(vdev->reset_wq);
-			return ret;
+			destroy_workqueue(q->submit_wq);
+			goto err;
 		}
 	}
 	return drmm_add_action_or_reset(&vdev->drm, vnpu_sched_fini, NULL);
+
+err:
+	while (i--) {
+		drm_sched_fini(&vdev->queues[i].sched);
+		destroy_workqueue(vdev->queues[i].submit_wq);
+	}
+	destroy_workqueue(vdev->reset_wq);
+	return ret;
 }
 
 static const enum drm_sched_priority vnpu_sched_prio[] = {
@@ -1105,13 +1290,14 @@ static void vnpu_job_record_new(struct vnpu_job *job, struct dma_fence *finished
 {
 	struct vnpu_file_priv *fpriv = job->fpriv;
 	struct vnpu_job_record *rec;
-	struct dma_fence *old;
+	struct dma_fence *old, *old_hw;
 	unsigned long flags;
 
 	spin_lock_irqsave(&fpriv->rec_lock, flags);
 	job->id = fpriv->next_job_id++;
 	rec = &fpriv->records[job->id % VNPU_JOB_RECORDS];
 	old = rec->fence;
+	old_hw = rec->hw_fence;
 	*rec = (struct vnpu_job_record) {
 		.id = job->id,
 		.state = DRM_VNPU_JOB_PENDING,
@@ -1119,6 +1305,7 @@ static void vnpu_job_record_new(struct vnpu_job *job, struct dma_fence *finished
 	};
 	spin_unlock_irqrestore(&fpriv->rec_lock, flags);
 	dma_fence_put(old);
+	dma_fence_put(old_hw);
 }
 
 static void vnpu_submit_unreserve(struct vnpu_file_priv *fpriv)
@@ -1313,6 +1500,7 @@ int vnpu_ioctl_submit(struct drm_device *dev, void *data,
 	 * job may already be freed and job->bos with it.
 	 */
 	drm_gem_unlock_reservations(job->bos, job->bo_count, &acquire_ctx);
+	vnpu_job_run_direct(job);
 	drm_sched_entity_push_job(&job->base);
 	mutex_unlock(&vdev->sched_lock);
 
@@ -1375,11 +1563,17 @@ int vnpu_ioctl_wait(struct drm_device *dev, void *data, struct drm_file *file)
 		drm_gem_object_put(obj);
 	} else {
 		struct vnpu_job_record *rec;
-		struct dma_fence *fence;
+		struct dma_fence *fence = NULL;
 
 		spin_lock_irq(&fpriv->rec_lock);
 		rec = args->id ? vnpu_job_record(fpriv, args->id) : NULL;
-		fence = rec ? dma_fence_get(rec->fence) : NULL;
+		/*
+		 * Its outcome is recorded before the hardware fence signals,
+		 * and its BOs are final: no need to wait for the scheduler's
+		 * worker to notice (latency.rst).
+		 */
+		if (rec)
+			fence = dma_fence_get(rec->hw_fence ?: rec->fence);
 		spin_unlock_irq(&fpriv->rec_lock);
 		if (!rec)
 			return -ENOENT;

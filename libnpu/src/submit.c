@@ -271,10 +271,29 @@ static int fences_wait(struct npu_context *ctx, uint32_t *handles,
 
 NPU_EXPORT int npu_fence_wait(struct npu_fence *f, int64_t deadline_ns)
 {
+	struct drm_vnpu_wait w;
 	uint32_t first;
 
 	if (!f)
 		return -EINVAL;
+	/*
+	 * A job of ours: WAIT for the job itself (the driver picks its
+	 * hardware or scheduler fence).  The timeline syncobj would wake us
+	 * through the point's fence chain, which signals from an irq_work,
+	 * one interrupt later (see
+	 * Documentation/accel/vnpu/latency.rst).  The driver keeps the last
+	 * VNPU_JOB_RECORDS jobs; an older one is waited for by its syncobj.
+	 */
+	if (f->job_id) {
+		memset(&w, 0, sizeof(w));
+		w.type = DRM_VNPU_WAIT_JOB;
+		w.id = f->job_id;
+		w.timeout_ns = deadline_ns;
+		if (!drmIoctl(f->ctx->fd, DRM_IOCTL_VNPU_WAIT, &w))
+			return 0;
+		if (errno != ENOENT)
+			return npu__errno();
+	}
 	return fences_wait(f->ctx, &f->syncobj, &f->point, 1, true,
 			   deadline_ns, &first);
 }
