@@ -291,6 +291,9 @@ NPU_EXPORT int npu_fence_wait(struct npu_fence *f, int64_t deadline_ns)
 		w.timeout_ns = deadline_ns;
 		if (!drmIoctl(f->ctx->fd, DRM_IOCTL_VNPU_WAIT, &w))
 			return 0;
+		/* The driver's -ETIME is the API's -ETIMEDOUT, as below. */
+		if (errno == ETIME)
+			return -ETIMEDOUT;
 		if (errno != ENOENT)
 			return npu__errno();
 	}
