@@ -62,6 +62,12 @@ struct vnpu_compute_result {
 };
 
 /*
+ * Once per process, before the first command: keeps the engine's BLAS (if
+ * it has one) to the calling thread.
+ */
+void vnpu_compute_init(void);
+
+/*
  * Execute one compute command (opcode in VNPU_CMD_COMPUTE_FIRST..LAST).
  * @cmd points at the whole command, header included, already copied into
  * host memory; @size is its byte size as given in the header.  The arena

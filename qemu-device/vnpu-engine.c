@@ -591,6 +591,8 @@ bool vnpu_engines_start(VnpuState *s, Error **errp)
 {
     unsigned i;
 
+    vnpu_compute_init();
+
     for (i = 0; i < s->num_engines; i++) {
         VnpuEngine *eng = &s->eng[i];
 
