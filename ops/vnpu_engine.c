@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The device's fast compute engine: GEMM and convolution through packed,
- * cache-blocked kernels (OpenBLAS sgemm for fp32, our own VNNI kernel for
- * int8), the per-element ops through vnpu_engine_elt.c, most others
- * through the reference implementation, which is memory bound for those
- * ops anyway.  See Documentation/ops.rst for the
- * measurements behind these choices.
+ * cache-blocked kernels (OpenBLAS sgemm for fp32 GEMM, our own VNNI kernel
+ * for int8), direct NHWC convolutions on AVX-512 (vnpu_engine_conv.c) and
+ * depthwise ones (vnpu_engine_dw.c), im2col + GEMM for the rest, the
+ * per-element ops through vnpu_engine_elt.c, most others through the
+ * reference implementation, which is memory bound for those ops anyway.
+ * See Documentation/ops.rst for the measurements behind these choices.
  */
 #include <errno.h>
 #include <limits.h>
@@ -1210,8 +1211,8 @@ out:
 	return ret;
 }
 
-/* Depthwise channels the direct kernel takes: one tap stays abortable. */
-#define DW_MAX_CHANNELS	(1u << 16)
+/* Depthwise channels the general kernel takes: one tap stays abortable. */
+#define DW_MAX_CHANNELS	VNPU_DW_MAX_CHANNELS
 
 static int engine_dispatch(const struct vnpu_cmd_compute *c,
 			   const struct vnpu_op_info *info,
@@ -1255,6 +1256,12 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		return vnpu_eng_convt(c, info, t, rc);
 	if (c->hdr.opcode == VNPU_OP_REDUCE && t[0].dtype == VNPU_DT_FP32)
 		return vnpu_eng_reduce(c, t, rc);
+	if (fast && vnpu_eng_dw_ok(c, info, t)) {
+		int ret = vnpu_eng_dw(c, info, t, rc);
+
+		if (ret <= 0)
+			return ret;
+	}
 	if (fast && c->hdr.opcode == VNPU_OP_CONV2D && c->attr.conv.groups > 1 &&
 	    t[1].dims[3] == 1 && t[3].dims[3] <= DW_MAX_CHANNELS)
 		return eng_dwconv(c, info, t, rc);
@@ -1266,6 +1273,14 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		return vnpu_ref_run_ctx(c, bind, rc);
 	if (c->hdr.opcode == VNPU_OP_GEMM)
 		return eng_gemm(c, info, t, rc);
+	if (vnpu_eng_conv_f32_ok(c, info, t, rc))
+		return vnpu_eng_conv_f32(c, info, t, rc);
+	if (vnpu_eng_conv_i8_ok(c, info, t, rc)) {
+		int ret = vnpu_eng_conv_i8(c, info, t, rc);
+
+		if (ret <= 0)
+			return ret;
+	}
 	return eng_conv(c, info, t, rc);
 }
 

@@ -71,6 +71,55 @@ bool vnpu_eng_pool_ok(const struct vnpu_cmd_compute *c,
 int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		  struct vnpu_run_ctx *rc);
 
+/* ---- Depthwise CONV2D (vnpu_engine_dw.c) ------------------------------- */
+
+/* Depthwise channels the direct kernels take: per-channel scratch stays small. */
+#define VNPU_DW_MAX_CHANNELS	(1u << 16)
+
+/*
+ * vnpu_eng_dw() takes @c: a depthwise CONV2D with channel multiplier 1,
+ * channels dense in X and Y, all fp32 or 8-bit quantized.
+ */
+bool vnpu_eng_dw_ok(const struct vnpu_cmd_compute *c,
+		    const struct vnpu_op_info *info, const struct vnpu_tv *t);
+/*
+ * Same results as the reference (bit for bit on int8, within ops.rst's
+ * tolerance on fp32).  0, -ENOMEM, -ECANCELED, or 1 when an epilogue
+ * needs the general path (nothing written then).
+ */
+int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
+		const struct vnpu_op_info *info, struct vnpu_tv *t,
+		struct vnpu_run_ctx *rc);
+
+/* ---- direct CONV2D (vnpu_engine_conv.c) -------------------------- */
+
+/*
+ * vnpu_eng_conv_f32() takes @c: an fp32 CONV2D with one group, channels
+ * dense in X and Y, on a host (and configuration, @rc) with AVX-512.
+ */
+bool vnpu_eng_conv_f32_ok(const struct vnpu_cmd_compute *c,
+			  const struct vnpu_op_info *info, const struct vnpu_tv *t,
+			  const struct vnpu_run_ctx *rc);
+/* Within ops.rst's float tolerance of the reference.  0, -ENOMEM or -ECANCELED. */
+int vnpu_eng_conv_f32(const struct vnpu_cmd_compute *c,
+		      const struct vnpu_op_info *info, struct vnpu_tv *t,
+		      struct vnpu_run_ctx *rc);
+
+/*
+ * vnpu_eng_conv_i8() takes @c: an 8-bit quantized CONV2D with one group,
+ * dense channels, on a host (and configuration) with AVX-512 VNNI.
+ */
+bool vnpu_eng_conv_i8_ok(const struct vnpu_cmd_compute *c,
+			 const struct vnpu_op_info *info, const struct vnpu_tv *t,
+			 const struct vnpu_run_ctx *rc);
+/*
+ * Bit-exact with the reference.  0, -ENOMEM, -ECANCELED, or 1 when the
+ * command needs the im2col path (nothing written then).
+ */
+int vnpu_eng_conv_i8(const struct vnpu_cmd_compute *c,
+		     const struct vnpu_op_info *info, struct vnpu_tv *t,
+		     struct vnpu_run_ctx *rc);
+
 /* ---- int8 GEMM core (vnpu_engine_i8.c) -------------------------------- */
 
 /*

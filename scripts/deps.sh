@@ -25,7 +25,7 @@ packages=(
 # make bench: the chart (gnuplot), and the libraries the host engine
 # benchmark compares the engine with (oneDNN, XNNPACK).
 if [ "${1-}" = bench ]; then
-	packages+=(gnuplot-nox libdnnl-dev libxnnpack-dev)
+	packages+=(gnuplot-nox libdnnl-dev libxnnpack-dev libpthreadpool-dev)
 fi
 
 missing=()

@@ -3,21 +3,26 @@
  * Host benchmark of the device compute engine: commands run through
  * vnpu_compute_exec() over a flat device memory (the map() path the QEMU
  * device takes for contiguous guest RAM), against OpenBLAS sgemm of the
- * same shape on the same host with the same number of threads.
+ * same shape on the same host with the same number of threads, and
+ * convolutions against XNNPACK and oneDNN (bench-peers.c).
  *
  * The engine runs one command on one thread (the device parallelizes
- * across its worker threads, not inside a command), so OpenBLAS is pinned
- * to one thread for the ratios; a two-thread OpenBLAS line is printed for
- * context.
+ * across its worker threads, not inside a command), so every peer is
+ * pinned to one thread.  Times are process CPU time, best of several
+ * batches: the host's cores are shared, and CPU time is what a
+ * descheduled process does not accumulate.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
+#include "bench-peers.h"
 #include "vnpu_engine.h"
 #include "vnpu_exec.h"
 
@@ -133,7 +138,7 @@ static void q(struct vnpu_tensor_desc *d, float s, int32_t zp)
 	d->zero_point = zp;
 }
 
-/* Seconds per run of @c: best of several batches of at least 0.2 s. */
+/* CPU seconds per run of @c: best of several batches of at least 0.2 s. */
 static double time_cmd(struct flat *f, const struct vnpu_cmd_compute *c,
 		       uint64_t *cycles)
 {
@@ -142,7 +147,7 @@ static double time_cmd(struct flat *f, const struct vnpu_cmd_compute *c,
 	int rep;
 
 	for (rep = 0; rep < 3; rep++) {
-		double t0 = now(), t;
+		double t0 = bench_cpu_now(), t;
 		int n = 0;
 
 		do {
@@ -153,7 +158,7 @@ static double time_cmd(struct flat *f, const struct vnpu_cmd_compute *c,
 			}
 			*cycles = res.cycles;
 			n++;
-			t = now() - t0;
+			t = bench_cpu_now() - t0;
 		} while (t < 0.2);
 		if (t / n < best)
 			best = t / n;
@@ -168,14 +173,14 @@ static double time_sgemm(int m, int n, int k, const float *a, const float *b,
 	int rep;
 
 	for (rep = 0; rep < 3; rep++) {
-		double t0 = now(), t;
+		double t0 = bench_cpu_now(), t;
 		int cnt = 0;
 
 		do {
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
 				    1.0f, a, k, b, n, 0.0f, y, n);
 			cnt++;
-			t = now() - t0;
+			t = bench_cpu_now() - t0;
 		} while (t < 0.2);
 		if (t / cnt < best)
 			best = t / cnt;
@@ -213,13 +218,23 @@ static bool wanted(const char *name)
 }
 
 static void report(const char *name, double ops, double t, double blas1,
-		   double blas2, uint64_t cycles)
+		   uint64_t cycles)
 {
 	double rate = ops / t * 1e-9;
 
 	printf("%-34s %8.1f G(FL)OP/s  x%.2f vs OpenBLAS sgemm 1T (%.1f)  "
-	       "[2T OpenBLAS %.1f]  model %.3f ms\n", name, rate, rate / blas1,
-	       blas1, blas2, (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
+	       "model %.3f ms\n", name, rate, rate / blas1,
+	       blas1, (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
+}
+
+/* Worst engine / faster-peer speed ratio per class, for the summary. */
+enum { R_GEMM_F32, R_GEMM_I8, R_CONV_I8, R_CONV_F32, R_DW_I8, R_DW_F32, R_N };
+static double worst[R_N] = { 1e30, 1e30, 1e30, 1e30, 1e30, 1e30 };
+
+static void note_ratio(int cls, double r)
+{
+	if (r < worst[cls])
+		worst[cls] = r;
 }
 
 static void bench_gemm(struct flat *f, uint32_t s, bool int8)
@@ -227,7 +242,7 @@ static void bench_gemm(struct flat *f, uint32_t s, bool int8)
 	uint32_t da[2] = { s, s };
 	struct vnpu_cmd_compute c;
 	uint64_t cycles;
-	double t, b1, b2;
+	double t, b1;
 	char name[64];
 
 	snprintf(name, sizeof(name), "gemm %s %ux%ux%u", int8 ? "int8" : "fp32", s, s, s);
@@ -254,87 +269,235 @@ static void bench_gemm(struct flat *f, uint32_t s, bool int8)
 	fill(f, c.t[1].va, (uint64_t)s * s * (int8 ? 1 : 4), !int8);
 	t = time_cmd(f, &c, &cycles);
 	b1 = blas_rate(s, s, s, 1);
-	b2 = blas_rate(s, s, s, 2);
-	report(name, 2.0 * s * s * s, t, b1, b2, cycles);
-}
-
-static void bench_conv(struct flat *f, uint32_t hw, uint32_t ci, uint32_t co,
-		       uint32_t k, bool int8)
-{
-	uint32_t dx[4] = { 1, hw, hw, ci }, dw[4] = { co, k, k, ci };
-	uint32_t dy[4] = { 1, hw, hw, co }, nb = co;
-	uint32_t es = int8 ? 1 : 4;
-	struct vnpu_cmd_compute c;
-	uint64_t cycles;
-	double t, b1, b2, flops = 2.0 * hw * hw * co * k * k * ci;
-	char name[64];
-
-	snprintf(name, sizeof(name), "conv %s %ux%ux%u->%u k%u", int8 ? "int8" : "fp32",
-		 hw, hw, ci, co, k);
-	if (!wanted(name))
-		return;
-	f->next = 0;
-	memset(&c, 0, sizeof(c));
-	c.hdr.opcode = VNPU_OP_CONV2D;
-	c.hdr.size = sizeof(c);
-	c.attr.conv = (struct vnpu_attr_conv2d){ 1, 1, 1, 1, k / 2, k / 2, k / 2, k / 2, 1, { 0 } };
-	c.t[0] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dx, f_alloc(f, (uint64_t)hw * hw * ci * es));
-	c.t[1] = td(int8 ? VNPU_DT_INT8 : VNPU_DT_FP32, 4, dw, f_alloc(f, (uint64_t)co * k * k * ci * es));
-	c.t[2] = td(int8 ? VNPU_DT_INT32 : VNPU_DT_FP32, 1, &nb, f_alloc(f, 4ull * co));
-	c.t[3] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dy, f_alloc(f, (uint64_t)hw * hw * co * es));
-	if (int8) {
-		q(&c.t[0], 0.02f, 128);
-		q(&c.t[1], 0.01f, 0);
-		q(&c.t[3], 0.5f, 0);
-	}
-	c.act = VNPU_ACT_RELU;
-	fill(f, c.t[0].va, (uint64_t)hw * hw * ci * es, !int8);
-	fill(f, c.t[1].va, (uint64_t)co * k * k * ci * es, !int8);
-	memset(f->mem + (c.t[2].va - BASE), 0, 4ull * co);
-	t = time_cmd(f, &c, &cycles);
-	/* The baseline is sgemm of the im2col-equivalent shape. */
-	b1 = blas_rate((int)(hw * hw), (int)co, (int)(k * k * ci), 1);
-	b2 = blas_rate((int)(hw * hw), (int)co, (int)(k * k * ci), 2);
-	report(name, flops, t, b1, b2, cycles);
+	report(name, 2.0 * s * s * s, t, b1, cycles);
+	note_ratio(int8 ? R_GEMM_I8 : R_GEMM_F32, 2.0 * s * s * s / t * 1e-9 / b1);
 }
 
 /*
- * Depthwise 3x3 conv, NHWC: no sgemm shape to compare with (it is memory
- * bound), so only the rate and time per command.
+ * Convolution layer shapes.  The model rows are the distinct Conv layers
+ * of the real ONNX files in $VNPU_CACHE/models (read with Debian's
+ * python3-onnx 1.12 and its shape inference; PP-OCR det at a 1x3x192x384
+ * input, rec at 1x3x48x320), the heaviest of each kind per model: the
+ * first (3-channel) conv, the 1x1 convs, and every depthwise variant
+ * (kernel, stride).  ONNX pads [top, left, bottom, right] map to pt, pl,
+ * pb, pr.
  */
-static void bench_dwconv(struct flat *f, uint32_t hw, uint32_t ch, bool int8)
-{
-	uint32_t dx[4] = { 1, hw, hw, ch }, dw[4] = { ch, 3, 3, 1 };
-	uint32_t es = int8 ? 1 : 4;
-	struct vnpu_cmd_compute c;
-	uint64_t cycles;
-	double t;
-	char name[64];
+struct conv_case {
+	const char *tag;
+	uint32_t h, w, ci, co, kh, kw, sh, sw, pt, pl, pb, pr, groups;
+};
 
-	snprintf(name, sizeof(name), "dwconv %s %ux%ux%u k3", int8 ? "int8" : "fp32",
-		 hw, hw, ch);
+static const struct conv_case conv_cases[] = {
+	/* classic */
+	{ "classic", 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
+	{ "classic", 28, 28, 128, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
+	{ "classic", 14, 14, 256, 256, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "classic", 56, 56, 128, 128, 3, 3, 1, 1, 1, 1, 1, 1, 128 },
+	{ "classic", 56, 56, 128, 128, 3, 3, 2, 2, 0, 0, 1, 1, 128 },
+	/* BlazeFace front 128x128 */
+	{ "bf-front", 128, 128, 3, 24, 5, 5, 2, 2, 1, 1, 2, 2, 1 },
+	{ "bf-front", 64, 64, 24, 28, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "bf-front", 16, 16, 80, 88, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "bf-front", 8, 8, 96, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "bf-front", 64, 64, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1, 24 },
+	{ "bf-front", 64, 64, 28, 28, 3, 3, 2, 2, 0, 0, 1, 1, 28 },
+	{ "bf-front", 16, 16, 88, 88, 3, 3, 2, 2, 0, 0, 1, 1, 88 },
+	{ "bf-front", 8, 8, 96, 96, 3, 3, 1, 1, 1, 1, 1, 1, 96 },
+	/* BlazeFace back 256x256 */
+	{ "bf-back", 256, 256, 3, 24, 5, 5, 2, 2, 1, 1, 2, 2, 1 },
+	{ "bf-back", 128, 128, 24, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "bf-back", 32, 32, 48, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "bf-back", 16, 16, 96, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "bf-back", 128, 128, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1, 24 },
+	{ "bf-back", 128, 128, 24, 24, 3, 3, 2, 2, 0, 0, 1, 1, 24 },
+	{ "bf-back", 32, 32, 48, 48, 3, 3, 1, 1, 1, 1, 1, 1, 48 },
+	{ "bf-back", 16, 16, 96, 96, 3, 3, 1, 1, 1, 1, 1, 1, 96 },
+	/* PP-OCRv4 det at 192x384 */
+	{ "ocr-det", 192, 384, 3, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1 },
+	{ "ocr-det", 96, 192, 16, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "ocr-det", 12, 24, 192, 192, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "ocr-det", 6, 12, 384, 384, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "ocr-det", 48, 96, 96, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
+	{ "ocr-det", 96, 192, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16 },
+	{ "ocr-det", 96, 192, 32, 32, 3, 3, 2, 2, 1, 1, 1, 1, 32 },
+	{ "ocr-det", 12, 24, 192, 192, 5, 5, 1, 1, 2, 2, 2, 2, 192 },
+	{ "ocr-det", 12, 24, 192, 192, 5, 5, 2, 2, 2, 2, 2, 2, 192 },
+	{ "ocr-det", 6, 12, 384, 384, 5, 5, 1, 1, 2, 2, 2, 2, 384 },
+	/* PP-OCRv4 rec at 48x320 */
+	{ "ocr-rec", 48, 320, 3, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1 },
+	{ "ocr-rec", 24, 160, 64, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "ocr-rec", 12, 80, 240, 240, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "ocr-rec", 6, 80, 480, 480, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
+	{ "ocr-rec", 1, 40, 480, 60, 1, 3, 1, 1, 0, 1, 0, 1, 1 },
+	{ "ocr-rec", 24, 160, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64 },
+	{ "ocr-rec", 24, 160, 64, 64, 3, 3, 2, 1, 1, 1, 1, 1, 64 },
+	{ "ocr-rec", 12, 160, 128, 128, 3, 3, 1, 2, 1, 1, 1, 1, 128 },
+	{ "ocr-rec", 12, 80, 240, 240, 5, 5, 1, 1, 2, 2, 2, 2, 240 },
+	{ "ocr-rec", 6, 80, 480, 480, 5, 5, 2, 1, 2, 2, 2, 2, 480 },
+};
+
+struct eng_call {
+	struct flat *f;
+	const struct vnpu_cmd_compute *c;
+};
+
+static void eng_run_fn(void *arg)
+{
+	struct eng_call *e = arg;
+	struct vnpu_compute_result res;
+
+	if (vnpu_compute_exec(e->c, sizeof(*e->c), &flat_ops, e->f, &engine_cfg,
+			      &res)) {
+		fprintf(stderr, "engine rejected the command\n");
+		exit(1);
+	}
+}
+
+static uint32_t lcg(uint32_t *s)
+{
+	*s = *s * 1664525u + 1013904223u;
+	return *s >> 8;
+}
+
+/*
+ * Peer output against the engine's: int8 within one step (the libraries
+ * round the scaled sum in their own order), fp32 within a relative 1e-4
+ * of the output's magnitude.  A mismatch ends the run: a peer timed on
+ * something else is no comparison.
+ */
+static void check_peer(const char *name, const char *peer, bool int8,
+		       const void *eng, const void *got, size_t n)
+{
+	size_t i, bad = 0;
+	double big = 1e-6;
+
+	if (!int8)
+		for (i = 0; i < n; i++)
+			big = fmax(big, fabs(((const float *)eng)[i]));
+	for (i = 0; i < n; i++) {
+		if (int8) {
+			int d = (int)((const uint8_t *)eng)[i] - ((const uint8_t *)got)[i];
+
+			bad += d > 1 || d < -1;
+		} else {
+			double d = fabs((double)((const float *)eng)[i] - ((const float *)got)[i]);
+
+			bad += !(d <= 1e-4 * big);
+		}
+	}
+	if (bad) {
+		fprintf(stderr, "%s: %s output differs from the engine's in %zu of %zu\n",
+			name, peer, bad, n);
+		exit(1);
+	}
+}
+
+static void bench_conv_case(struct flat *f, const struct conv_case *cc, bool int8)
+{
+	uint32_t oh = (cc->h + cc->pt + cc->pb - cc->kh) / cc->sh + 1;
+	uint32_t ow = (cc->w + cc->pl + cc->pr - cc->kw) / cc->sw + 1;
+	uint32_t cig = cc->ci / cc->groups, es = int8 ? 1 : 4;
+	uint32_t dx[4] = { 1, cc->h, cc->w, cc->ci }, dw[4] = { cc->co, cc->kh, cc->kw, cig };
+	uint32_t dy[4] = { 1, oh, ow, cc->co }, nb = cc->co, seed = 12345;
+	size_t xn = (size_t)cc->h * cc->w * cc->ci, wn = (size_t)cc->co * cc->kh * cc->kw * cig;
+	size_t yn = (size_t)oh * ow * cc->co, i;
+	bool dw_ = cc->groups > 1 && cc->groups == cc->ci && cc->co == cc->ci;
+	double flops = 2.0 * oh * ow * cc->co * cc->kh * cc->kw * cig;
+	double te, tx, tx2 = 1e30, tdn, best, ratio;
+	struct vnpu_cmd_compute c;
+	struct peer_conv p;
+	struct eng_call ec = { f, &c };
+	char name[96];
+	void *ypeer;
+	uint8_t *ye;
+
+	snprintf(name, sizeof(name), "%s %s %s %ux%ux%u->%u k%ux%u s%ux%u%s", int8 ? "int8" : "fp32",
+		 dw_ ? "dw" : "conv", cc->tag, cc->h, cc->w, cc->ci, cc->co, cc->kh, cc->kw,
+		 cc->sh, cc->sw, cc->pt + cc->pl + cc->pb + cc->pr ? "" : " p0");
 	if (!wanted(name))
 		return;
 	f->next = 0;
 	memset(&c, 0, sizeof(c));
 	c.hdr.opcode = VNPU_OP_CONV2D;
 	c.hdr.size = sizeof(c);
-	c.attr.conv = (struct vnpu_attr_conv2d){ 1, 1, 1, 1, 1, 1, 1, 1, ch, { 0 } };
-	c.t[0] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dx, f_alloc(f, (uint64_t)hw * hw * ch * es));
-	c.t[1] = td(int8 ? VNPU_DT_INT8 : VNPU_DT_FP32, 4, dw, f_alloc(f, 9ull * ch * es));
-	c.t[3] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dx, f_alloc(f, (uint64_t)hw * hw * ch * es));
+	c.attr.conv = (struct vnpu_attr_conv2d){ cc->sh, cc->sw, 1, 1, cc->pt, cc->pl,
+		cc->pb, cc->pr, cc->groups, { 0 } };
+	c.t[0] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dx, f_alloc(f, xn * es));
+	c.t[1] = td(int8 ? VNPU_DT_INT8 : VNPU_DT_FP32, 4, dw, f_alloc(f, wn * es));
+	c.t[2] = td(int8 ? VNPU_DT_INT32 : VNPU_DT_FP32, 1, &nb, f_alloc(f, 4ull * cc->co));
+	c.t[3] = td(int8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, 4, dy, f_alloc(f, yn * es));
+	memset(&p, 0, sizeof(p));
+	p = (struct peer_conv){ cc->h, cc->w, cc->ci, cc->co, cc->kh, cc->kw, cc->sh, cc->sw,
+		cc->pt, cc->pl, cc->pb, cc->pr, cc->groups, oh, ow, int8, 0, 0, 0,
+		NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 	if (int8) {
-		q(&c.t[0], 0.02f, 128);
-		q(&c.t[1], 0.01f, 0);
-		q(&c.t[3], 0.5f, 0);
+		uint8_t *x = f->mem + (c.t[0].va - BASE);
+		int8_t *w = (int8_t *)(f->mem + (c.t[1].va - BASE));
+		int32_t *b = (int32_t *)(f->mem + (c.t[2].va - BASE));
+
+		for (i = 0; i < xn; i++)
+			x[i] = (uint8_t)lcg(&seed);
+		for (i = 0; i < wn; i++)
+			w[i] = (int8_t)lcg(&seed);
+		for (i = 0; i < cc->co; i++)
+			b[i] = (int32_t)(lcg(&seed) % 20001) - 10000;
+		/* An output scale that keeps most sums inside uint8. */
+		p.xs = 0.02f;
+		p.ws = 0.01f;
+		p.ys = p.xs * p.ws * sqrtf((float)(cc->kh * cc->kw * cig)) * 150.0f;
+		q(&c.t[0], p.xs, 0);
+		q(&c.t[1], p.ws, 0);
+		q(&c.t[3], p.ys, 0);
+		p.x_u8 = x;
+		p.w_s8 = w;
+		p.b_s32 = b;
+	} else {
+		float *x = (float *)(f->mem + (c.t[0].va - BASE));
+		float *w = (float *)(f->mem + (c.t[1].va - BASE));
+		float *b = (float *)(f->mem + (c.t[2].va - BASE));
+
+		for (i = 0; i < xn; i++)
+			x[i] = (float)(lcg(&seed) % 2001) / 1000.0f - 1.0f;
+		for (i = 0; i < wn; i++)
+			w[i] = (float)(lcg(&seed) % 2001) / 1000.0f - 1.0f;
+		for (i = 0; i < cc->co; i++)
+			b[i] = (float)(lcg(&seed) % 2001) / 1000.0f - 1.0f;
+		p.x_f32 = x;
+		p.w_f32 = w;
+		p.b_f32 = b;
 	}
 	c.act = VNPU_ACT_RELU;
-	fill(f, c.t[0].va, (uint64_t)hw * hw * ch * es, !int8);
-	fill(f, c.t[1].va, 9ull * ch * es, !int8);
-	t = time_cmd(f, &c, &cycles);
-	printf("%-34s %8.1f G(FL)OP/s  %.3f ms  model %.3f ms\n", name,
-	       2.0 * hw * hw * ch * 9 / t * 1e-9, t * 1e3,
-	       (double)cycles / (VNPU_MODEL_CLOCK_MHZ * 1e3));
+	te = peer_time(eng_run_fn, &ec);
+	if (getenv("VNPU_BENCH_NO_PEERS")) {
+		/* For profiling the engine alone. */
+		printf("%-46s eng %8.3f ms %6.1f GF/s\n", name, te * 1e3, flops / te * 1e-9);
+		return;
+	}
+	ye = f->mem + (c.t[3].va - BASE);
+	ypeer = malloc(yn * es);
+	p.y_f32 = ypeer;
+	p.y_u8 = ypeer;
+	if (int8) {
+		tx = peer_xnn_conv(&p, PEER_XNN_QS8);
+		check_peer(name, "XNNPACK qs8", true, ye, ypeer, yn);
+		tx2 = peer_xnn_conv(&p, PEER_XNN_QU8);
+		check_peer(name, "XNNPACK qu8", true, ye, ypeer, yn);
+	} else {
+		tx = peer_xnn_conv(&p, PEER_XNN_F32);
+		check_peer(name, "XNNPACK f32", false, ye, ypeer, yn);
+	}
+	tdn = peer_dnnl_conv(&p);
+	check_peer(name, "oneDNN", int8, ye, ypeer, yn);
+	free(ypeer);
+	best = fmin(fmin(tx, tx2), tdn);
+	ratio = best / te;
+	note_ratio(int8 ? (dw_ ? R_DW_I8 : R_CONV_I8) : (dw_ ? R_DW_F32 : R_CONV_F32), ratio);
+	printf("%-46s eng %8.3f ms %6.1f GF/s | xnn%s %8.3f ms", name, te * 1e3,
+	       flops / te * 1e-9, int8 ? "-qs8" : "", tx * 1e3);
+	if (int8)
+		printf(" qu8 %8.3f ms", tx2 * 1e3);
+	printf(" | dnnl %8.3f ms | best peer %6.1f GF/s  x%.2f\n", tdn * 1e3,
+	       flops / best * 1e-9, ratio);
 }
 
 /* Bytes per second of plain memcpy over @bytes, the baseline of COPY. */
@@ -745,7 +908,23 @@ static void bench_abort_gap(struct flat *f)
 int main(int argc, char **argv)
 {
 	struct flat f = { .size = 64u << 20 };
+	size_t i;
 
+	/*
+	 * OpenBLAS starts its thread pool when it is loaded, and the idle
+	 * workers spin in sched_yield() on the other core: measured, 40% of
+	 * the process's CPU time while the engine ran.  One-thread runs are
+	 * what is compared, so restart with OpenBLAS (and OpenMP, for
+	 * oneDNN) limited to one thread from the start.
+	 */
+	if (!getenv("OPENBLAS_NUM_THREADS") || !getenv("OMP_NUM_THREADS")) {
+		setenv("OPENBLAS_NUM_THREADS", "1", 1);
+		setenv("OMP_NUM_THREADS", "1", 1);
+		execv("/proc/self/exe", argv);
+		perror("re-exec of bench-ops");
+		return 1;
+	}
+	peers_init();
 	if (argc > 1)
 		only = argv[1];
 	f.mem = calloc(1, f.size);
@@ -782,13 +961,13 @@ int main(int argc, char **argv)
 	bench_gemm(&f, 256, true);
 	bench_gemm(&f, 512, true);
 	bench_gemm(&f, 1024, true);
-	bench_conv(&f, 56, 64, 64, 3, false);
-	bench_conv(&f, 14, 256, 256, 1, false);
-	bench_conv(&f, 56, 64, 64, 3, true);
-	bench_conv(&f, 28, 128, 128, 3, true);
-	bench_conv(&f, 14, 256, 256, 1, true);
-	bench_dwconv(&f, 56, 128, false);
-	bench_dwconv(&f, 56, 128, true);
+	printf("conv: best of %d batches of >= %.2f s each; peers XNNPACK (no "
+	       "threadpool) and oneDNN (OpenMP, 1 thread); x = engine speed / "
+	       "faster peer's\n", PEER_REPS, PEER_MIN_SECONDS);
+	for (i = 0; i < sizeof(conv_cases) / sizeof(conv_cases[0]); i++) {
+		bench_conv_case(&f, &conv_cases[i], false);
+		bench_conv_case(&f, &conv_cases[i], true);
+	}
 	bench_copy(&f, "copy fp32 16 MiB dense", VNPU_DT_FP32, VNPU_DT_FP32,
 		   2048, 2048, false, VNPU_COPY_BORDER_KEEP, 0);
 	bench_copy(&f, "copy fp32 2048x2048 transpose", VNPU_DT_FP32, VNPU_DT_FP32,
@@ -807,5 +986,13 @@ int main(int argc, char **argv)
 		     VNPU_RESIZE_CUBIC, 128, 128, 64);
 	bench_abort_gap(&f);
 	free(f.mem);
+	if (!only) {
+		printf("ratio gemm-fp32-vs-openblas: %.2fx (goal >= 1.0x)\n", worst[R_GEMM_F32]);
+		printf("ratio gemm-int8-vs-openblas-fp32: %.2fx (goal >= 4.0x)\n", worst[R_GEMM_I8]);
+		printf("ratio conv-int8-vs-best-peer: %.2fx (goal >= 1.0x)\n", worst[R_CONV_I8]);
+		printf("ratio conv-fp32-vs-best-peer: %.2fx (goal >= 1.0x)\n", worst[R_CONV_F32]);
+		printf("ratio dwconv-int8-vs-best-peer: %.2fx (goal >= 1.0x)\n", worst[R_DW_I8]);
+		printf("ratio dwconv-fp32-vs-best-peer: %.2fx (goal >= 1.0x)\n", worst[R_DW_F32]);
+	}
 	return 0;
 }

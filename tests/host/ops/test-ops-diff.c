@@ -492,6 +492,193 @@ static void one_conv(struct env *e)
 	run_case(e, &c);
 }
 
+/*
+ * Depthwise convs the direct kernels take (channel multiplier 1, dense
+ * channels): channel counts around the 16-lane blocks (odd ones, tails
+ * of 1..15), rows wider than the four-column groups, stride 2 and
+ * asymmetric strides, borders wider than the kernel, dilation, kernels
+ * up to 5x5, and every epilogue the kernels fuse or leave to a pass.
+ */
+static void one_dwconv(struct env *e, bool wide)
+{
+	static const uint32_t chans[] = { 1, 3, 15, 16, 17, 24, 31, 33, 48, 64, 70 };
+	struct vnpu_cmd_compute c;
+	struct vnpu_attr_conv2d *at = &c.attr.conv;
+	uint32_t ch = chans[rnd(&e->r, sizeof(chans) / sizeof(chans[0]))];
+	uint32_t kh = 1 + rnd(&e->r, 5), kw = 1 + rnd(&e->r, 5);
+	uint32_t h = 1 + rnd(&e->r, 14), w = 1 + rnd(&e->r, 20), nb = 1 + rnd(&e->r, 2);
+	uint32_t dx[4], dw[4], dy[4], oh, ow;
+	bool quant = rnd(&e->r, 2);
+	float sa = rndf(&e->r, 0.005f, 0.05f), sb = rndf(&e->r, 0.005f, 0.05f);
+
+	if (wide) {
+		/* Rows cut into several units of work, 4-column groups across the cuts. */
+		ch = 2047 + 954 * rnd(&e->r, 2);
+		kh = kw = 5;
+		h = 3;
+		w = 40 + rnd(&e->r, 8);
+	}
+	cmd_init(&c, VNPU_OP_CONV2D);
+	at->groups = ch;
+	at->stride_h = 1 + rnd(&e->r, 2);
+	at->stride_w = 1 + rnd(&e->r, 2);
+	at->dilation_h = rnd(&e->r, 4) ? 1 : 2;
+	at->dilation_w = rnd(&e->r, 4) ? 1 : 2;
+	at->pad_top = rnd(&e->r, 4);
+	at->pad_bottom = rnd(&e->r, 4);
+	at->pad_left = rnd(&e->r, 7);
+	at->pad_right = rnd(&e->r, 7);
+	if ((uint64_t)(kh - 1) * at->dilation_h + 1 > h + at->pad_top + at->pad_bottom)
+		at->pad_bottom += kh * at->dilation_h;
+	if ((uint64_t)(kw - 1) * at->dilation_w + 1 > w + at->pad_left + at->pad_right)
+		at->pad_right += kw * at->dilation_w;
+	oh = (h + at->pad_top + at->pad_bottom - (kh - 1) * at->dilation_h - 1) / at->stride_h + 1;
+	ow = (w + at->pad_left + at->pad_right - (kw - 1) * at->dilation_w - 1) / at->stride_w + 1;
+	dx[0] = nb; dx[1] = h; dx[2] = w; dx[3] = ch;
+	dw[0] = ch; dw[1] = kh; dw[2] = kw; dw[3] = 1;
+	dy[0] = nb; dy[1] = oh; dy[2] = ow; dy[3] = ch;
+	flat_reset(&e->f);
+	if (quant) {
+		c.t[0] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dx);
+		c.t[1] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dw);
+		tquant(&c.t[0], sa, zp_pick(&e->r, c.t[0].dtype));
+		if (rnd(&e->r, 2)) {
+			c.t[1].quant = VNPU_QUANT_CHANNEL;
+			sb = 0.025f;
+		} else {
+			tquant(&c.t[1], sb, zp_pick(&e->r, c.t[1].dtype));
+		}
+		c.t[3] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dy);
+		quant_out(e, &c.t[3], sa * sb, kh * kw, rnd(&e->r, 4) == 0, 3);
+		pick_act(e, &c, false);
+		if (rnd(&e->r, 2)) {
+			c.t[2] = tdesc(VNPU_DT_INT32, 1, &ch);
+			place(e, &c.t[2], false, true);
+		}
+		e->ftol_abs = 0.0f;
+	} else {
+		c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+		c.t[1] = tdesc(VNPU_DT_FP32, 4, dw);
+		c.t[3] = tdesc(VNPU_DT_FP32, 4, dy);
+		pick_act(e, &c, false);
+		if (rnd(&e->r, 2))
+			float_bias(e, &c.t[2], ch);
+		e->ftol_abs = 2e-5f * (float)(kh * kw + 1);
+	}
+	place(e, &c.t[0], true, true);
+	place(e, &c.t[1], true, true);
+	place(e, &c.t[3], true, false);
+	run_case(e, &c);
+}
+
+static void test_dwconv(void **state)
+{
+	int i;
+
+	for (i = 0; i < 1500; i++)
+		one_dwconv(*state, false);
+	for (i = 0; i < 6; i++)
+		one_dwconv(*state, true);
+}
+
+/*
+ * Convs of the direct AVX-512 kernels (one group, dense channels; fp32,
+ * and int8 with input channels not a multiple of 4 as well):
+ * output channels around the 16-lane vectors and 64-channel blocks (so
+ * every block width and masked tail), rows long enough for full
+ * register blocks of every width plus tails, borders, strides,
+ * dilation, and the 1x1 convs that run as one GEMM over all pixels.
+ */
+static void one_conv_direct(struct env *e, bool quant, bool wide)
+{
+	static const uint32_t cos[] = { 1, 5, 16, 17, 24, 33, 48, 64, 65, 80, 129 };
+	struct vnpu_cmd_compute c;
+	struct vnpu_attr_conv2d *at = &c.attr.conv;
+	uint32_t ci = 1 + rnd(&e->r, 24), co = cos[rnd(&e->r, sizeof(cos) / sizeof(cos[0]))];
+	uint32_t kh = 1 + rnd(&e->r, 4), kw = 1 + rnd(&e->r, 4);
+	uint32_t h = 1 + rnd(&e->r, 8), w = 1 + rnd(&e->r, 40), nb = 1 + rnd(&e->r, 2);
+	uint32_t dx[4], dw[4], dy[4], oh, ow;
+
+	if (wide) {
+		/* Rows cut into 48-column units of work. */
+		ci = 600;
+		co = 65 + 64 * rnd(&e->r, 2);
+		kh = kw = 3;
+		h = 1 + rnd(&e->r, 2);
+		w = 60 + rnd(&e->r, 40);
+	}
+	cmd_init(&c, VNPU_OP_CONV2D);
+	at->groups = 1;
+	at->stride_h = 1 + rnd(&e->r, 2);
+	at->stride_w = 1 + rnd(&e->r, 2);
+	at->dilation_h = rnd(&e->r, 4) ? 1 : 2;
+	at->dilation_w = rnd(&e->r, 4) ? 1 : 2;
+	at->pad_top = rnd(&e->r, 3);
+	at->pad_bottom = rnd(&e->r, 3);
+	at->pad_left = rnd(&e->r, 5);
+	at->pad_right = rnd(&e->r, 5);
+	if (rnd(&e->r, 3) == 0 && !wide) {
+		kh = kw = 1;
+		at->stride_h = at->stride_w = 1;
+		at->pad_top = at->pad_bottom = at->pad_left = at->pad_right = 0;
+	}
+	if ((uint64_t)(kh - 1) * at->dilation_h + 1 > h + at->pad_top + at->pad_bottom)
+		at->pad_bottom += kh * at->dilation_h;
+	if ((uint64_t)(kw - 1) * at->dilation_w + 1 > w + at->pad_left + at->pad_right)
+		at->pad_right += kw * at->dilation_w;
+	oh = (h + at->pad_top + at->pad_bottom - (kh - 1) * at->dilation_h - 1) / at->stride_h + 1;
+	ow = (w + at->pad_left + at->pad_right - (kw - 1) * at->dilation_w - 1) / at->stride_w + 1;
+	dx[0] = nb; dx[1] = h; dx[2] = w; dx[3] = ci;
+	dw[0] = co; dw[1] = kh; dw[2] = kw; dw[3] = ci;
+	dy[0] = nb; dy[1] = oh; dy[2] = ow; dy[3] = co;
+	flat_reset(&e->f);
+	if (quant) {
+		float sa = rndf(&e->r, 0.005f, 0.05f), sb = rndf(&e->r, 0.005f, 0.05f);
+
+		c.t[0] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dx);
+		c.t[1] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dw);
+		tquant(&c.t[0], sa, zp_pick(&e->r, c.t[0].dtype));
+		/*
+		 * Mostly the weight zero point the VNNI kernel takes (0 for
+		 * int8, 128 for uint8), sometimes another (im2col path).
+		 */
+		if (rnd(&e->r, 4))
+			tquant(&c.t[1], sb, c.t[1].dtype == VNPU_DT_UINT8 ? 128 : 0);
+		else
+			tquant(&c.t[1], sb, zp_pick(&e->r, c.t[1].dtype));
+		c.t[3] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dy);
+		quant_out(e, &c.t[3], sa * sb, kh * kw * ci, rnd(&e->r, 4) == 0, 3);
+		pick_act(e, &c, false);
+		if (rnd(&e->r, 2)) {
+			c.t[2] = tdesc(VNPU_DT_INT32, 1, &co);
+			place(e, &c.t[2], false, true);
+		}
+		e->ftol_abs = 0.0f;
+	} else {
+		c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+		c.t[1] = tdesc(VNPU_DT_FP32, 4, dw);
+		c.t[3] = tdesc(VNPU_DT_FP32, 4, dy);
+		pick_act(e, &c, false);
+		if (rnd(&e->r, 2))
+			float_bias(e, &c.t[2], co);
+		e->ftol_abs = 2e-5f * (float)(kh * kw * ci + 1);
+	}
+	place(e, &c.t[0], true, true);
+	place(e, &c.t[1], true, true);
+	place(e, &c.t[3], true, false);
+	run_case(e, &c);
+}
+
+static void test_conv_direct(void **state)
+{
+	int i;
+
+	for (i = 0; i < 1200; i++)
+		one_conv_direct(*state, i & 1, false);
+	for (i = 0; i < 4; i++)
+		one_conv_direct(*state, i & 1, true);
+}
+
 static void test_conv(void **state)
 {
 	int i;
@@ -945,6 +1132,8 @@ int main(void)
 		cmocka_unit_test(test_gemm_small),
 		cmocka_unit_test(test_gemm_blocked),
 		cmocka_unit_test(test_conv),
+		cmocka_unit_test(test_dwconv),
+		cmocka_unit_test(test_conv_direct),
 		cmocka_unit_test(test_eltwise),
 		cmocka_unit_test(test_unary),
 		cmocka_unit_test(test_eltwise_patterns),
@@ -952,7 +1141,10 @@ int main(void)
 		cmocka_unit_test(test_pool),
 	};
 
-	/* The int8 GEMM/CONV cases again on every other kernel this CPU has. */
+	/*
+	 * The int8 GEMM/CONV cases again on every other kernel this CPU has
+	 * (the depthwise kernels follow the same choice, fp32 ones too).
+	 */
 	static const struct {
 		const char *name;
 		CMUnitTestFunction fn;
@@ -960,10 +1152,11 @@ int main(void)
 		{ "test_gemm_small", test_gemm_small },
 		{ "test_gemm_blocked", test_gemm_blocked },
 		{ "test_conv", test_conv },
+		{ "test_dwconv", test_dwconv },
 	};
 	enum vnpu_i8_kernel best = vnpu_i8_kernel_resolve(VNPU_I8_AUTO);
-	struct CMUnitTest i8_tests[3];
-	char names[3][64], group[64];
+	struct CMUnitTest i8_tests[4];
+	char names[4][64], group[64];
 	int k, i, fails;
 
 	fails = cmocka_run_group_tests(tests, setup, teardown);
@@ -971,14 +1164,14 @@ int main(void)
 		if ((enum vnpu_i8_kernel)k == best || !vnpu_i8_kernel_available(k))
 			continue;
 		flat_engine.i8_kernel = k;
-		for (i = 0; i < 3; i++) {
+		for (i = 0; i < 4; i++) {
 			snprintf(names[i], sizeof(names[i]), "%s/%s", i8[i].name,
 				 vnpu_i8_kernel_id(k));
 			i8_tests[i] = (struct CMUnitTest){ .name = names[i],
 							   .test_func = i8[i].fn };
 		}
 		snprintf(group, sizeof(group), "int8 kernel %s", vnpu_i8_kernel_id(k));
-		fails += _cmocka_run_group_tests(group, i8_tests, 3, setup, teardown);
+		fails += _cmocka_run_group_tests(group, i8_tests, 4, setup, teardown);
 	}
 	flat_engine.i8_kernel = VNPU_I8_AUTO;
 	return fails;

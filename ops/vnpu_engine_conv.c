@@ -1,0 +1,865 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fp32 CONV2D of the device engine without im2col: a direct (implicit
+ * GEMM) NHWC kernel for AVX-512.
+ *
+ * The product is Y[pixel][co] = sum over (ky, kx, ci) of X[pixel's tap]
+ * [ci] * W[ky][kx][ci][co].  Weights are packed once per command to
+ * [ky][kx][ci][co rounded up to 16] so 64 output channels are four
+ * vector loads; the X element is broadcast.  A register block is six
+ * output pixels of one row by 64 channels (24 accumulators; narrower
+ * channel blocks take more pixels): per input channel four weight loads
+ * and six broadcasts feed 24 FMAs, and X is
+ * read in place, so no im2col copy is made and 1x1 convs are plain GEMMs
+ * on NHWC rows.  Columns whose window crosses the left or right border
+ * go one at a time with their own in-bounds kx range, rows get their
+ * in-bounds ky range, so the inner loops never test a border.  Bias and
+ * ReLU/ReLU6/leaky ReLU are applied in registers before the store.
+ *
+ * Hosts without AVX-512 (or configured for another int8 kernel) keep the
+ * im2col + sgemm path of vnpu_engine.c.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "vnpu_engine.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+#define NV	4	/* 16-channel vectors per register block, at most */
+/*
+ * Output pixels per register block for @nv vectors: 24 or so accumulators
+ * (16 for one vector, whose weight load is then shared by 16 FMAs).
+ */
+#define MR_OF(nv)	((nv) == 1 ? 16 : (nv) == 2 ? 12 : (nv) == 3 ? 8 : 6)
+#define MR_MAX	16
+
+struct cv_job {
+	const struct vnpu_cmd_compute *c;
+	const struct vnpu_tv *x, *y;
+	const float *w;		/* [kh][kw][ci][cop] */
+	uint32_t kh, kw, ci, co, cop, ow, oh;
+	uint32_t seg;		/* columns per unit of work */
+	int64_t xs1, xs2;	/* element strides of X's H and W */
+	int64_t sw, pl, dw;
+	const uint32_t *kx0s, *kx1s;	/* [ow] in-bounds kx per column */
+	uint32_t full0, full1;	/* columns with every kx tap */
+	const float *bv, *sv;	/* [cop] bias or shift, scale; NULL if none */
+	bool fused;		/* bias and activation in registers */
+	unsigned int act;
+	float alpha;
+};
+
+/* The state of one output row. */
+struct cv_row {
+	const float *xb;	/* X at (b, 0, 0, 0) */
+	int64_t iy0;		/* input row of ky = 0 */
+	int64_t dh;
+	uint32_t ky0, ky1;
+	float *yrow;		/* Y at (b, oy, 0, 0) */
+	int64_t ys2;
+};
+
+AVX512_TARGET
+static inline __m512 cv_epi(const struct cv_job *j, __m512 v, uint32_t n)
+{
+	const __m512 zero = _mm512_setzero_ps();
+
+	if (j->sv)
+		v = _mm512_add_ps(_mm512_mul_ps(v, _mm512_loadu_ps(j->sv + n)),
+				  _mm512_loadu_ps(j->bv + n));
+	else if (j->bv)
+		v = _mm512_add_ps(v, _mm512_loadu_ps(j->bv + n));
+	/* vmaxps/vminps return the second operand for NaN and +-0: r > 0 ? r : 0. */
+	switch (j->act) {
+	case VNPU_ACT_RELU:
+		return _mm512_max_ps(v, zero);
+	case VNPU_ACT_RELU6:
+		return _mm512_min_ps(_mm512_max_ps(v, zero), _mm512_set1_ps(6.0f));
+	case VNPU_ACT_LEAKY_RELU:
+		return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ),
+					    _mm512_mul_ps(v, _mm512_set1_ps(j->alpha)), v);
+	default:
+		return v;
+	}
+}
+
+/*
+ * @np pixels from column @ox by @nv vectors of channels from @n0, over
+ * taps kx in [@kx0, @kx1).  @np and @nv are constants after inlining.
+ */
+AVX512_TARGET
+static inline __attribute__((always_inline))
+void cv_block(const struct cv_job *j, const struct cv_row *r, uint32_t ox,
+	      const int np, const int nv, uint32_t n0, uint32_t kx0, uint32_t kx1)
+{
+	int64_t step = j->sw * j->xs2, ix0 = (int64_t)ox * j->sw - j->pl;
+	uint32_t ci = j->ci, cop = j->cop, ky, kx, k;
+	__m512 acc[MR_MAX][NV];
+	int p, v;
+
+	for (p = 0; p < np; p++)
+		for (v = 0; v < nv; v++)
+			acc[p][v] = _mm512_setzero_ps();
+	for (ky = r->ky0; ky < r->ky1; ky++) {
+		const float *xr = r->xb + (r->iy0 + (int64_t)ky * r->dh) * j->xs1 + ix0 * j->xs2;
+
+		for (kx = kx0; kx < kx1; kx++) {
+			const float *xp = xr + (int64_t)kx * j->dw * j->xs2;
+			const float *wp = j->w + ((size_t)(ky * j->kw + kx) * ci) * cop + n0;
+
+			for (k = 0; k < ci; k++) {
+				__m512 wv[NV];
+
+				for (v = 0; v < nv; v++)
+					wv[v] = _mm512_loadu_ps(wp + (size_t)k * cop + 16 * v);
+				for (p = 0; p < np; p++) {
+					__m512 xv = _mm512_set1_ps(xp[p * step + k]);
+
+					for (v = 0; v < nv; v++)
+						acc[p][v] = _mm512_fmadd_ps(xv, wv[v], acc[p][v]);
+				}
+			}
+		}
+	}
+	for (p = 0; p < np; p++) {
+		float *yp = r->yrow + (int64_t)(ox + p) * r->ys2 + n0;
+
+		for (v = 0; v < nv; v++) {
+			uint32_t n = n0 + 16 * v;
+			__mmask16 m = j->co - n >= 16 ? 0xffff : (__mmask16)((1u << (j->co - n)) - 1);
+
+			_mm512_mask_storeu_ps(yp + 16 * v, m,
+					      j->fused ? cv_epi(j, acc[p][v], n) : acc[p][v]);
+		}
+	}
+}
+
+/*
+ * Columns [ox0, ox1) of one row for the channel block at @n0 of @nv
+ * vectors: interior columns MR_OF(nv) (or, in the tail, half that) at a
+ * time.
+ */
+#define CV_COLUMNS(NVC) do {						\
+	const int mr = MR_OF(NVC), mr2 = MR_OF(NVC) / 2;		\
+	uint32_t ox = ox0;						\
+									\
+	while (ox < ox1) {						\
+		if (ox >= j->full0 && ox + mr <= j->full1 && ox + mr <= ox1) { \
+			cv_block(j, r, ox, mr, NVC, n0, 0, j->kw);	\
+			ox += mr;					\
+		} else if (ox >= j->full0 && ox + mr2 <= j->full1 && ox + mr2 <= ox1) { \
+			cv_block(j, r, ox, mr2, NVC, n0, 0, j->kw);	\
+			ox += mr2;					\
+		} else {						\
+			cv_block(j, r, ox, 1, NVC, n0, j->kx0s[ox],	\
+				 j->kx1s[ox]);				\
+			ox++;						\
+		}							\
+	}								\
+} while (0)
+
+AVX512_TARGET
+static void cv_row(const struct cv_job *j, const struct cv_row *r, uint32_t ox0,
+		   uint32_t ox1)
+{
+	uint32_t n0;
+
+	for (n0 = 0; n0 < j->cop; n0 += 16 * NV) {
+		switch ((j->cop - n0) / 16) {
+		case 1:
+			CV_COLUMNS(1);
+			break;
+		case 2:
+			CV_COLUMNS(2);
+			break;
+		case 3:
+			CV_COLUMNS(3);
+			break;
+		default:
+			CV_COLUMNS(4);
+			break;
+		}
+	}
+}
+
+/* Bias and activation not fused: vnpu_act()'s order, per element. */
+static void cv_epi_pass(const struct cv_job *j, float *y)
+{
+	uint32_t n;
+
+	for (n = 0; n < j->co; n++) {
+		float v = y[n];
+
+		if (j->sv)
+			v = v * j->sv[n] + j->bv[n];
+		else if (j->bv)
+			v += j->bv[n];
+		y[n] = vnpu_act_ab(j->act, j->alpha, vnpu_act_beta(j->c), v);
+	}
+}
+
+/* [lo, hi) of taps k whose coordinate base + k*d lies in [0, n). */
+static void cv_tap_range(int64_t base, int64_t d, uint32_t k, uint32_t n,
+			 uint32_t *lo, uint32_t *hi)
+{
+	int64_t a = 0, b = k;
+
+	if (base < 0)
+		a = (-base + d - 1) / d;
+	if (base + (b - 1) * d >= (int64_t)n)
+		b = base >= (int64_t)n ? 0 : ((int64_t)n - 1 - base) / d + 1;
+	if (a > b)
+		a = b;
+	*lo = (uint32_t)(a > k ? k : a);
+	*hi = (uint32_t)(b > k ? k : b);
+}
+
+/*
+ * Output rows [r0, r1) of the flattened (batch, oy) range: the outer
+ * loop a multi-engine split may hand out in slices.  0 or -ECANCELED.
+ */
+static int cv_rows(const struct cv_job *j, uint32_t r0, uint32_t r1,
+		   struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_attr_conv2d *at = &j->c->attr.conv;
+	const struct vnpu_tv *x = j->x, *y = j->y;
+	uint32_t oh = j->oh, rr, ox, ox0, ox1;
+	struct cv_row r;
+
+	r.dh = at->dilation_h;
+	r.ys2 = y->st[2];
+	for (rr = r0; rr < r1; rr++) {
+		uint32_t b = rr / oh, oy = rr % oh;
+
+		r.xb = (const float *)x->p + (int64_t)b * x->st[0];
+		r.iy0 = (int64_t)oy * at->stride_h - at->pad_top;
+		r.yrow = (float *)y->p + (int64_t)b * y->st[0] + (int64_t)oy * y->st[1];
+		cv_tap_range(r.iy0, r.dh, j->kh, x->dims[1], &r.ky0, &r.ky1);
+		/*
+		 * A row in segments of at most seg columns: the unit between
+		 * polls.  Padding taps count as work, as in the command's MACs,
+		 * so a window mostly outside X still polls in proportion.
+		 */
+		for (ox0 = 0; ox0 < j->ow; ox0 = ox1) {
+			ox1 = j->ow - ox0 < j->seg ? j->ow : ox0 + j->seg;
+			if (vnpu_run_tick(rc, (uint64_t)(ox1 - ox0) * j->cop *
+					  (1 + (uint64_t)j->kh * j->kw * j->ci)))
+				return -ECANCELED;
+			cv_row(j, &r, ox0, ox1);
+			if (!j->fused)
+				for (ox = ox0; ox < ox1; ox++)
+					cv_epi_pass(j, r.yrow + (int64_t)ox * r.ys2);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Dense W [co][K] to [K][cop] in 16 x 16 tiles, so both the rows read
+ * and the rows written stay in cache; columns past co are zero.
+ */
+static int pack_dense(float *dst, const float *src, uint32_t kk, uint32_t co,
+		      uint32_t cop, struct vnpu_run_ctx *rc)
+{
+	uint32_t n0, k0, i, q;
+
+	for (k0 = 0; k0 < kk; k0++)
+		memset(dst + (size_t)k0 * cop + co, 0, sizeof(float) * (cop - co));
+	for (n0 = 0; n0 < co; n0 += 16) {
+		uint32_t nn = co - n0 < 16 ? co - n0 : 16;
+
+		if (vnpu_run_tick(rc, (uint64_t)16 * kk))
+			return -ECANCELED;
+		for (k0 = 0; k0 < kk; k0 += 16) {
+			uint32_t kn = kk - k0 < 16 ? kk - k0 : 16;
+
+			for (i = 0; i < nn; i++) {
+				const float *s = src + (size_t)(n0 + i) * kk + k0;
+
+				for (q = 0; q < kn; q++)
+					dst[(size_t)(k0 + q) * cop + n0 + i] = s[q];
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * A 1x1, stride 1, unpadded conv over uniformly strided pixels is a GEMM
+ * on X: all of an image's pixels form one row, so register blocks never
+ * stop at a row's end.  Makes @j so when it applies (*@kxr then holds
+ * the new column table); -ENOMEM.
+ */
+static int cv_flatten(struct cv_job *j, uint32_t **kxr, struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_attr_conv2d *at = &j->c->attr.conv;
+	const struct vnpu_tv *x = j->x, *y = j->y;
+	uint32_t ox;
+
+	if (j->kh != 1 || j->kw != 1 || at->stride_h != 1 || at->stride_w != 1 ||
+	    at->pad_top || at->pad_left || y->dims[1] != x->dims[1] ||
+	    y->dims[2] != x->dims[2] || x->st[1] != (int64_t)x->dims[2] * x->st[2] ||
+	    y->st[1] != (int64_t)j->ow * y->st[2])
+		return 0;
+	j->ow *= y->dims[1];
+	j->oh = 1;
+	j->full0 = 0;
+	j->full1 = j->ow;
+	vnpu_run_free(rc, *kxr);
+	*kxr = vnpu_run_calloc(rc, 2 * (size_t)j->ow, sizeof(uint32_t));
+	if (!*kxr)
+		return -ENOMEM;
+	for (ox = 0; ox < j->ow; ox++)
+		(*kxr)[j->ow + ox] = 1;
+	j->kx0s = *kxr;
+	j->kx1s = *kxr + j->ow;
+	return 0;
+}
+
+static bool have_avx512(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vl");
+}
+
+bool vnpu_eng_conv_f32_ok(const struct vnpu_cmd_compute *c,
+			  const struct vnpu_op_info *info, const struct vnpu_tv *t,
+			  const struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_tv *x = &t[0], *w = &t[1], *y = &t[3];
+	uint64_t k = (uint64_t)w->dims[1] * w->dims[2] * w->dims[3];
+
+	if (c->hdr.opcode != VNPU_OP_CONV2D || info->quantized || c->attr.conv.groups != 1 ||
+	    x->dtype != VNPU_DT_FP32 || w->dtype != VNPU_DT_FP32 ||
+	    y->dtype != VNPU_DT_FP32 || x->st[3] != 1 || y->st[3] != 1)
+		return false;
+	/* The int8 kernel choice stands for the ISA: AVX-512 only here. */
+	if (vnpu_i8_kernel_resolve(rc ? rc->i8_kernel : VNPU_I8_AUTO) != VNPU_I8_VNNI ||
+	    !have_avx512())
+		return false;
+	/* One output column is the least unit of work between polls. */
+	return (uint64_t)vnpu_round_up(y->dims[3], 16) * (k + 1) <= VNPU_POLL_BLOCK;
+}
+
+int vnpu_eng_conv_f32(const struct vnpu_cmd_compute *c,
+		      const struct vnpu_op_info *info, struct vnpu_tv *t,
+		      struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_attr_conv2d *at = &c->attr.conv;
+	struct vnpu_tv *x = &t[0], *w = &t[1], *bias = &t[2], *y = &t[3];
+	uint32_t kh = w->dims[1], kw = w->dims[2], ci = w->dims[3], co = y->dims[3];
+	uint32_t cop = vnpu_round_up(co, 16), ow = y->dims[2], ky, kx, k, n, ox;
+	float *wp = NULL, *bf = NULL;
+	uint32_t *kxr = NULL;
+	struct cv_job j;
+	int ret = -ENOMEM;
+
+	(void)info;
+	memset(&j, 0, sizeof(j));
+	/* kh * kw * ci * cop is W's size rounded up: within the limits. */
+	wp = vnpu_run_alloc(rc, sizeof(float) * kh * kw * ci * (size_t)cop);
+	kxr = vnpu_run_alloc(rc, sizeof(uint32_t) * 2 * ow);
+	if (!wp || !kxr)
+		goto out;
+	if (bias->p) {
+		bf = vnpu_run_calloc(rc, 2 * (size_t)cop, sizeof(float));
+		if (!bf)
+			goto out;
+		for (n = 0; n < co; n++) {
+			float one;
+
+			vnpu_bias_at(bias, n, bias->rank == 2 ? &bf[cop + n] : &one, &bf[n]);
+		}
+	}
+	if (w->st[3] == 1 && w->st[2] == ci && w->st[1] == (int64_t)kw * ci &&
+	    w->st[0] == (int64_t)kh * kw * ci) {
+		if (pack_dense(wp, (const float *)w->p, kh * kw * ci, co, cop, rc)) {
+			ret = -ECANCELED;
+			goto out;
+		}
+	} else {
+		for (ky = 0; ky < kh; ky++)
+			for (kx = 0; kx < kw; kx++)
+				for (k = 0; k < ci; k++) {
+					float *dst = wp + ((size_t)(ky * kw + kx) * ci + k) * cop;
+
+					if (vnpu_run_tick(rc, cop)) {
+						ret = -ECANCELED;
+						goto out;
+					}
+					for (n = 0; n < co; n++)
+						memcpy(&dst[n], w->p + ((int64_t)n * w->st[0] +
+							(int64_t)ky * w->st[1] + (int64_t)kx * w->st[2] +
+							(int64_t)k * w->st[3]) * 4, 4);
+					memset(dst + co, 0, sizeof(float) * (cop - co));
+				}
+	}
+	for (ox = 0; ox < ow; ox++)
+		cv_tap_range((int64_t)ox * at->stride_w - at->pad_left, at->dilation_w, kw,
+			     x->dims[2], &kxr[ox], &kxr[ow + ox]);
+	j = (struct cv_job){ .c = c, .x = x, .y = y, .w = wp, .kh = kh, .kw = kw,
+		.ci = ci, .co = co, .cop = cop, .ow = ow, .xs1 = x->st[1], .xs2 = x->st[2],
+		.sw = at->stride_w, .pl = at->pad_left, .dw = at->dilation_w,
+		.kx0s = kxr, .kx1s = kxr + ow, .bv = bf,
+		.sv = bf && bias->rank == 2 ? bf + cop : NULL, .act = c->act };
+	memcpy(&j.alpha, &c->act_alpha, 4);
+	j.fused = c->act == VNPU_ACT_NONE || c->act == VNPU_ACT_RELU ||
+		  c->act == VNPU_ACT_RELU6 || c->act == VNPU_ACT_LEAKY_RELU;
+	/* The columns with every kx tap in bounds are one interval. */
+	for (ox = 0; ox < ow; ox++)
+		if (kxr[ox] == 0 && kxr[ow + ox] == kw) {
+			if (!j.full1)
+				j.full0 = ox;
+			j.full1 = ox + 1;
+		}
+	j.oh = y->dims[1];
+	if (cv_flatten(&j, &kxr, rc)) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/*
+	 * Segments of about 2^24 MACs (well under VNPU_POLL_BLOCK) in whole
+	 * register blocks of every width (48 is a multiple of each MR_OF),
+	 * or single columns when even 48 of them are too much work.
+	 */
+	{
+		uint64_t col = (uint64_t)cop * (kh * kw * ci + 1);
+
+		j.seg = (uint32_t)((1u << 24) / col);
+		if (j.seg >= 48)
+			j.seg = j.seg / 48 * 48;
+		else if (48 * col <= VNPU_POLL_BLOCK)
+			j.seg = 48;
+		else if (!j.seg)
+			j.seg = 1;
+	}
+	ret = cv_rows(&j, 0, y->dims[0] * j.oh, rc);
+out:
+	vnpu_run_free(rc, wp);
+	vnpu_run_free(rc, kxr);
+	vnpu_run_free(rc, bf);
+	return ret;
+}
+
+/* ---- int8: VNNI direct conv ------------------------------------------- */
+
+/*
+ * The same blocking with vpdpbusd: X bytes (made unsigned: int8 X is
+ * XORed with 0x80, its zero point shifted with it) are broadcast four
+ * input channels at a time against weights packed per tap as [ci/4][cop]
+ * [4] signed bytes (uint8 W XORed likewise), so every instruction is 16
+ * output channels x 4 MACs.  The X zero point comes off afterwards as
+ * za * (sum of the in-bounds taps' weights), which is what the reference
+ * gets from padding taps contributing nothing: exact mod 2^32.  Commands
+ * whose shifted weight zero point is not 0 (they would need per-pixel
+ * sums of X) take the im2col path.
+ */
+struct q8_job {
+	const struct cv_job *g;	/* geometry: w is unused */
+	const int8_t *w;	/* [kh*kw][cip/4][cop][4] */
+	const int32_t *wsum;	/* [kh*kw][cop] sum over ci of w_s */
+	uint32_t cip;
+	uint32_t axor4;		/* 0x80808080 for int8 X */
+	int32_t za;		/* X zero point, shifted like X */
+	const int32_t *bq, *zp;	/* [cop] */
+	const float *fm, *flo, *fhi;	/* [cop] */
+};
+
+struct q8_row {
+	const uint8_t *xb;
+	int64_t iy0, dh;
+	uint32_t ky0, ky1;
+	uint8_t *yrow;
+	int64_t ys2;
+};
+
+/*
+ * Four X bytes at @p to every lane (a broadcast load), XORed with @axv
+ * when @flip (int8 X; a constant after inlining).
+ */
+AVX512_TARGET
+static inline __m512i q8_bcast(const uint8_t *p, __m512i axv, const bool flip)
+{
+	int32_t v;
+	__m512i b;
+
+	memcpy(&v, p, 4);
+	b = _mm512_set1_epi32(v);
+	return flip ? _mm512_xor_si512(b, axv) : b;
+}
+
+/* The last 1-3 bytes of a pixel likewise, without reading past them. */
+AVX512_TARGET
+static inline __m512i q8_bcast_tail(const uint8_t *p, uint32_t n, __m512i axv,
+				    const bool flip)
+{
+	__m512i b = _mm512_broadcastd_epi32(_mm_maskz_loadu_epi8((__mmask16)((1u << n) - 1), p));
+
+	return flip ? _mm512_xor_si512(b, axv) : b;
+}
+
+#define VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+/*
+ * acc += u8 @a . s8 @b per 4-byte group.  In asm so the accumulator is
+ * updated in place: with the intrinsic GCC 12 copies each of the 24
+ * accumulators through one register and spills (measured: half speed).
+ */
+VNNI_TARGET
+static inline __m512i dpbusd(__m512i acc, __m512i a, __m512i b)
+{
+	__asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+	return acc;
+}
+
+VNNI_TARGET
+static inline __attribute__((always_inline))
+void q8_block(const struct q8_job *q, const struct q8_row *r, uint32_t ox,
+	      const int np, const int nv, const bool flip, uint32_t n0, uint32_t kx0,
+	      uint32_t kx1)
+{
+	const struct cv_job *j = q->g;
+	int64_t step = j->sw * j->xs2, ix0 = (int64_t)ox * j->sw - j->pl;
+	uint32_t ci = j->ci, cop = j->cop, g4 = ci / 4, rem = ci % 4, ky, kx, k;
+	__m512i acc[MR_MAX][NV], corr[NV], axv = _mm512_set1_epi32((int)q->axor4);
+	int p, v;
+
+	/*
+	 * Start from -za * (weight sums of the in-bounds taps), the same for
+	 * every pixel of a block, so no correction register stays live.
+	 */
+	for (v = 0; v < nv; v++) {
+		__m512i cs = _mm512_setzero_si512();
+
+		for (ky = r->ky0; ky < r->ky1; ky++)
+			for (kx = kx0; kx < kx1; kx++)
+				cs = _mm512_add_epi32(cs, _mm512_loadu_si512(q->wsum +
+					(size_t)(ky * j->kw + kx) * cop + n0 + 16 * v));
+		corr[v] = _mm512_mullo_epi32(cs, _mm512_set1_epi32(-q->za));
+	}
+	for (p = 0; p < np; p++)
+		for (v = 0; v < nv; v++)
+			acc[p][v] = corr[v];
+	for (ky = r->ky0; ky < r->ky1; ky++) {
+		const uint8_t *xr = r->xb + (r->iy0 + (int64_t)ky * r->dh) * j->xs1 + ix0 * j->xs2;
+
+		for (kx = kx0; kx < kx1; kx++) {
+			const uint8_t *xp = xr + (int64_t)kx * j->dw * j->xs2;
+			uint32_t tap = ky * j->kw + kx;
+			const int8_t *wp = q->w + ((size_t)tap * (q->cip / 4) * cop + n0) * 4;
+
+			for (k = 0; k < g4; k++) {
+				__m512i wv[NV];
+
+				for (v = 0; v < nv; v++)
+					wv[v] = _mm512_loadu_si512(wp + ((size_t)k * cop + 16 * v) * 4);
+				for (p = 0; p < np; p++) {
+					__m512i xv = q8_bcast(xp + p * step + 4 * k, axv, flip);
+
+					for (v = 0; v < nv; v++)
+						acc[p][v] = dpbusd(acc[p][v], xv, wv[v]);
+				}
+			}
+			if (rem) {
+				/* The last 1-3 channels: never read past the pixel. */
+				__m512i wv[NV];
+
+				for (v = 0; v < nv; v++)
+					wv[v] = _mm512_loadu_si512(wp + ((size_t)g4 * cop + 16 * v) * 4);
+				for (p = 0; p < np; p++) {
+					__m512i xv = q8_bcast_tail(xp + p * step + 4 * g4, rem, axv, flip);
+
+					for (v = 0; v < nv; v++)
+						acc[p][v] = dpbusd(acc[p][v], xv, wv[v]);
+				}
+			}
+		}
+	}
+	for (p = 0; p < np; p++) {
+		uint8_t *yp = r->yrow + (int64_t)(ox + p) * r->ys2;
+
+		for (v = 0; v < nv; v++) {
+			uint32_t n = n0 + 16 * v;
+			__mmask16 m = j->co - n >= 16 ? 0xffff : (__mmask16)((1u << (j->co - n)) - 1);
+			__m512i a = _mm512_add_epi32(acc[p][v], _mm512_loadu_si512(q->bq + n));
+			/* vnpu_round_sat(): rint, NaN as 0, clamp in float, + zp. */
+			__m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(a), _mm512_loadu_ps(q->fm + n));
+
+			f = _mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+			f = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(f, f, _CMP_ORD_Q), f);
+			f = _mm512_min_ps(_mm512_max_ps(f, _mm512_loadu_ps(q->flo + n)),
+					  _mm512_loadu_ps(q->fhi + n));
+			_mm_mask_storeu_epi8(yp + n, m, _mm512_cvtepi32_epi8(_mm512_add_epi32(
+				_mm512_cvttps_epi32(f), _mm512_loadu_si512(q->zp + n))));
+		}
+	}
+}
+
+#define Q8_COLUMNS(NVC, FLIP) do {					\
+	const int mr = MR_OF(NVC), mr2 = MR_OF(NVC) / 2;		\
+	uint32_t ox = ox0;						\
+									\
+	while (ox < ox1) {						\
+		if (ox >= j->full0 && ox + mr <= j->full1 && ox + mr <= ox1) { \
+			q8_block(q, r, ox, mr, NVC, FLIP, n0, 0, j->kw); \
+			ox += mr;					\
+		} else if (ox >= j->full0 && ox + mr2 <= j->full1 && ox + mr2 <= ox1) { \
+			q8_block(q, r, ox, mr2, NVC, FLIP, n0, 0, j->kw); \
+			ox += mr2;					\
+		} else {						\
+			q8_block(q, r, ox, 1, NVC, FLIP, n0, j->kx0s[ox], \
+				 j->kx1s[ox]);				\
+			ox++;						\
+		}							\
+	}								\
+} while (0)
+
+/* One channel block: the width and X's signedness as constants. */
+#define Q8_NV(NVC) do {							\
+	if (q->axor4)							\
+		Q8_COLUMNS(NVC, true);					\
+	else								\
+		Q8_COLUMNS(NVC, false);					\
+} while (0)
+
+VNNI_TARGET
+static void q8_row(const struct q8_job *q, const struct q8_row *r, uint32_t ox0,
+		   uint32_t ox1)
+{
+	const struct cv_job *j = q->g;
+	uint32_t n0;
+
+	for (n0 = 0; n0 < j->cop; n0 += 16 * NV) {
+		switch ((j->cop - n0) / 16) {
+		case 1:
+			Q8_NV(1);
+			break;
+		case 2:
+			Q8_NV(2);
+			break;
+		case 3:
+			Q8_NV(3);
+			break;
+		default:
+			Q8_NV(4);
+			break;
+		}
+	}
+}
+
+/* Output rows [r0, r1) of (batch, oy): a multi-engine split's unit. */
+static int q8_rows(const struct q8_job *q, uint32_t r0, uint32_t r1,
+		   struct vnpu_run_ctx *rc)
+{
+	const struct cv_job *j = q->g;
+	const struct vnpu_attr_conv2d *at = &j->c->attr.conv;
+	const struct vnpu_tv *x = j->x, *y = j->y;
+	uint32_t rr, ox0, ox1;
+	struct q8_row r;
+
+	r.dh = at->dilation_h;
+	r.ys2 = y->st[2] * y->esize;
+	for (rr = r0; rr < r1; rr++) {
+		uint32_t b = rr / j->oh, oy = rr % j->oh;
+
+		r.xb = x->p + (int64_t)b * x->st[0];
+		r.iy0 = (int64_t)oy * at->stride_h - at->pad_top;
+		r.yrow = y->p + (int64_t)b * y->st[0] + (int64_t)oy * y->st[1];
+		cv_tap_range(r.iy0, r.dh, j->kh, x->dims[1], &r.ky0, &r.ky1);
+		for (ox0 = 0; ox0 < j->ow; ox0 = ox1) {
+			ox1 = j->ow - ox0 < j->seg ? j->ow : ox0 + j->seg;
+			if (vnpu_run_tick(rc, (uint64_t)(ox1 - ox0) * j->cop *
+					  (1 + (uint64_t)j->kh * j->kw * j->ci)))
+				return -ECANCELED;
+			q8_row(q, &r, ox0, ox1);
+		}
+	}
+	return 0;
+}
+
+static bool have_vnni(void)
+{
+	__builtin_cpu_init();
+	return have_avx512() && __builtin_cpu_supports("avx512vnni");
+}
+
+static bool q8(uint8_t dt)
+{
+	return dt == VNPU_DT_UINT8 || dt == VNPU_DT_INT8;
+}
+
+bool vnpu_eng_conv_i8_ok(const struct vnpu_cmd_compute *c,
+			 const struct vnpu_op_info *info, const struct vnpu_tv *t,
+			 const struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_tv *x = &t[0], *w = &t[1], *y = &t[3];
+	uint64_t k = (uint64_t)w->dims[1] * w->dims[2] * vnpu_round_up(w->dims[3], 4);
+
+	if (c->hdr.opcode != VNPU_OP_CONV2D || !info->quantized || c->attr.conv.groups != 1 ||
+	    !q8(x->dtype) || !q8(w->dtype) || !q8(y->dtype) || x->st[3] != 1 || y->st[3] != 1)
+		return false;
+	if (vnpu_i8_kernel_resolve(rc ? rc->i8_kernel : VNPU_I8_AUTO) != VNPU_I8_VNNI ||
+	    !have_vnni())
+		return false;
+	return (uint64_t)vnpu_round_up(y->dims[3], 16) * (k + 1) <= VNPU_POLL_BLOCK;
+}
+
+int vnpu_eng_conv_i8(const struct vnpu_cmd_compute *c,
+		     const struct vnpu_op_info *info, struct vnpu_tv *t,
+		     struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_attr_conv2d *at = &c->attr.conv;
+	struct vnpu_tv *x = &t[0], *w = &t[1], *bias = &t[2], *y = &t[3];
+	uint32_t kh = w->dims[1], kw = w->dims[2], ci = w->dims[3], co = y->dims[3];
+	uint32_t cop = vnpu_round_up(co, 16), cip = vnpu_round_up(ci, 4), ow = y->dims[2];
+	uint32_t taps = kh * kw, tap, k, n, ox;
+	uint8_t bxor = w->dtype == VNPU_DT_UINT8 ? 0x80 : 0;
+	int8_t *wp = NULL;
+	int32_t *wsum = NULL, *qi = NULL;
+	float *qf = NULL;
+	uint32_t *kxr = NULL;
+	struct vnpu_epi e;
+	struct cv_job j;
+	struct q8_job q;
+	int ret = -ENOMEM;
+
+	(void)info;
+	memset(&j, 0, sizeof(j));
+	memset(&q, 0, sizeof(q));
+	/* taps * cip * cop is W's size rounded up: within the limits. */
+	wp = vnpu_run_calloc(rc, (size_t)taps * cip * cop, 1);
+	wsum = vnpu_run_calloc(rc, (size_t)taps * cop, sizeof(int32_t));
+	qi = vnpu_run_calloc(rc, 2 * (size_t)cop, sizeof(int32_t));
+	qf = vnpu_run_calloc(rc, 3 * (size_t)cop, sizeof(float));
+	kxr = vnpu_run_alloc(rc, sizeof(uint32_t) * 2 * ow);
+	if (!wp || !wsum || !qi || !qf || !kxr)
+		goto out;
+	for (n = 0; n < co; n++) {
+		if (vnpu_run_tick(rc, (uint64_t)taps * ci)) {
+			ret = -ECANCELED;
+			goto out;
+		}
+		/* Only a zero shifted weight zero point: else the im2col path. */
+		if (vnpu_tv_zp(w, n) - (bxor ? 128 : 0)) {
+			ret = 1;
+			goto out;
+		}
+		vnpu_epi_init(&e, c, x, w, y, n);
+		if (e.mode != VNPU_EPI_REQUANT || e.round != VNPU_ROUND_ONNX) {
+			ret = 1;
+			goto out;
+		}
+		if (bias->p)
+			memcpy(&qi[n], bias->p + (int64_t)n * bias->st[0] * 4, 4);
+		qi[cop + n] = e.out_zp;
+		qf[n] = e.fmult;
+		qf[cop + n] = (float)(e.lo - e.out_zp);
+		qf[2 * cop + n] = (float)(e.hi - e.out_zp);
+		for (tap = 0; tap < taps; tap++) {
+			const uint8_t *src = w->p + (int64_t)n * w->st[0] +
+					     (int64_t)(tap / kw) * w->st[1] +
+					     (int64_t)(tap % kw) * w->st[2];
+			int8_t *dst = wp + ((size_t)tap * (cip / 4) * cop + n) * 4;
+			int32_t sum = 0;
+
+			if (w->st[3] == 1) {
+				/* Four bytes of a k group move as one word. */
+				uint32_t xor4 = bxor * 0x01010101u, u;
+
+				for (k = 0; k < ci; k++)
+					sum += (int8_t)(src[k] ^ bxor);
+				for (k = 0; k + 4 <= ci; k += 4) {
+					memcpy(&u, src + k, 4);
+					u ^= xor4;
+					memcpy(dst + (size_t)(k / 4) * cop * 4, &u, 4);
+				}
+				for (; k < ci; k++)
+					dst[(size_t)(k / 4) * cop * 4 + k % 4] = (int8_t)(src[k] ^ bxor);
+			} else {
+				for (k = 0; k < ci; k++) {
+					int8_t v = (int8_t)(src[(int64_t)k * w->st[3]] ^ bxor);
+
+					dst[(size_t)(k / 4) * cop * 4 + k % 4] = v;
+					sum += v;
+				}
+			}
+			wsum[(size_t)tap * cop + n] = sum;
+		}
+	}
+	for (ox = 0; ox < ow; ox++)
+		cv_tap_range((int64_t)ox * at->stride_w - at->pad_left, at->dilation_w, kw,
+			     x->dims[2], &kxr[ox], &kxr[ow + ox]);
+	j = (struct cv_job){ .c = c, .x = x, .y = y, .kh = kh, .kw = kw, .ci = ci,
+		.co = co, .cop = cop, .ow = ow, .oh = y->dims[1], .xs1 = x->st[1],
+		.xs2 = x->st[2], .sw = at->stride_w, .pl = at->pad_left,
+		.dw = at->dilation_w, .kx0s = kxr, .kx1s = kxr + ow };
+	for (ox = 0; ox < ow; ox++)
+		if (kxr[ox] == 0 && kxr[ow + ox] == kw) {
+			if (!j.full1)
+				j.full0 = ox;
+			j.full1 = ox + 1;
+		}
+	if (cv_flatten(&j, &kxr, rc))
+		goto out;
+	q = (struct q8_job){ .g = &j, .w = wp, .wsum = wsum, .cip = cip,
+		.axor4 = x->dtype == VNPU_DT_INT8 ? 0x80808080u : 0,
+		.za = x->zp + (x->dtype == VNPU_DT_INT8 ? 128 : 0),
+		.bq = qi, .zp = qi + cop, .fm = qf, .flo = qf + cop, .fhi = qf + 2 * cop };
+	{
+		uint64_t col = (uint64_t)cop * (taps * cip + 1);
+
+		j.seg = (uint32_t)((1u << 24) / col);
+		if (j.seg >= 48)
+			j.seg = j.seg / 48 * 48;
+		else if (48 * col <= VNPU_POLL_BLOCK)
+			j.seg = 48;
+		else if (!j.seg)
+			j.seg = 1;
+	}
+	ret = q8_rows(&q, 0, y->dims[0] * j.oh, rc);
+out:
+	vnpu_run_free(rc, wp);
+	vnpu_run_free(rc, wsum);
+	vnpu_run_free(rc, qi);
+	vnpu_run_free(rc, qf);
+	vnpu_run_free(rc, kxr);
+	return ret;
+}
+#else
+bool vnpu_eng_conv_i8_ok(const struct vnpu_cmd_compute *c,
+			 const struct vnpu_op_info *info, const struct vnpu_tv *t,
+			 const struct vnpu_run_ctx *rc)
+{
+	(void)c, (void)info, (void)t, (void)rc;
+	return false;
+}
+
+int vnpu_eng_conv_i8(const struct vnpu_cmd_compute *c,
+		     const struct vnpu_op_info *info, struct vnpu_tv *t,
+		     struct vnpu_run_ctx *rc)
+{
+	(void)c, (void)info, (void)t, (void)rc;
+	return -EINVAL;
+}
+
+bool vnpu_eng_conv_f32_ok(const struct vnpu_cmd_compute *c,
+			  const struct vnpu_op_info *info, const struct vnpu_tv *t,
+			  const struct vnpu_run_ctx *rc)
+{
+	(void)c, (void)info, (void)t, (void)rc;
+	return false;
+}
+
+int vnpu_eng_conv_f32(const struct vnpu_cmd_compute *c,
+		      const struct vnpu_op_info *info, struct vnpu_tv *t,
+		      struct vnpu_run_ctx *rc)
+{
+	(void)c, (void)info, (void)t, (void)rc;
+	return -EINVAL;
+}
+#endif

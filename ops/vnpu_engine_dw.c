@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Depthwise CONV2D of the device engine: one input channel per group and
+ * a channel multiplier of 1, channels dense in X and Y (NHWC).
+ *
+ * Per output pixel the taps are walked in the reference's order (ky, then
+ * kx) and each tap is a multiply-add over all channels at once, so the
+ * vectors run along C.  Padding is resolved outside the inner loops: per
+ * output row the in-bounds ky range, per output column the in-bounds kx
+ * range (both precomputed), so the channel loops never test a border.
+ * Weights are repacked once per command to [tap][C] (fp32, or int32 with
+ * the weight zero point already subtracted), and the bias, activation and
+ * requantization run as a vectorized epilogue per pixel while its sums are
+ * still in L1.
+ *
+ * Kernels: AVX-512 (intrinsics, masked channel tails), and a portable C
+ * body compiled twice, for AVX2 and for baseline x86-64 (or any other
+ * host).  The choice follows the int8 GEMM kernel's configuration (see
+ * vnpu_i8_kernel_resolve()) so tests can run every variant on one host.
+ * Integer results are bit-exact (sums mod 2^32 are order independent);
+ * float sums use fused multiply-adds, within ops.rst's tolerance.
+ */
+#include <errno.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DW_X86 1
+#endif
+
+#include "vnpu_engine.h"
+
+/* One output pixel: which taps are in bounds and where they read. */
+struct dw_px {
+	const uint8_t *xb;	/* X at (b, 0, 0, 0) */
+	int64_t xs1, xs2;	/* byte strides of H and W */
+	uint32_t c, kw;
+	int64_t iy0, ix0;	/* input row/column of tap (0, 0) */
+	int64_t dh, dw;		/* dilations */
+	uint32_t ky0, ky1, kx0, kx1;	/* in-bounds taps [ky0, ky1) x [kx0, kx1) */
+	const void *w;		/* [kh * kw][c]: float, or int32 minus zero point */
+	int32_t zx;		/* X zero point (int8) */
+	bool xs8;		/* X is int8, else uint8 (int8 path) */
+	/* Columns [ox0, ow) of an output row: */
+	uint32_t ox0, ow;
+	int64_t sw, pl;		/* ix0 of column ox is ox * sw - pl */
+	const uint32_t *kx0s, *kx1s;	/* [ow] in-bounds kx range per column */
+	uint32_t full0, full1;	/* columns [full0, full1) have every kx tap */
+	/* Epilogue fused into the AVX-512 kernels (fused == true): */
+	bool fused;
+	const float *bv, *sv;	/* fp32: bias or shift, scale */
+	unsigned int act;	/* fp32: NONE, RELU, RELU6 or LEAKY_RELU */
+	float alpha;
+	const int32_t *bq, *zp;	/* int8: bias, output zero point */
+	const float *fm, *flo, *fhi;	/* int8: multiplier, clamp minus zp */
+	uint8_t *yq;		/* int8: output row, pixel stride ystr bytes */
+	int64_t ystr;
+};
+
+static const uint8_t *tap_ptr(const struct dw_px *p, uint32_t ky, uint32_t kx)
+{
+	return p->xb + (p->iy0 + (int64_t)ky * p->dh) * p->xs1 +
+	       (p->ix0 + (int64_t)kx * p->dw) * p->xs2;
+}
+
+/* ---- portable bodies (also the AVX2 kernels) ---------------------------- */
+
+#define DW_CB	64	/* channels per accumulator block */
+
+static inline __attribute__((always_inline))
+void px_f32_body(const struct dw_px *p, float *out)
+{
+	const float *w = p->w;
+	uint32_t c0, ky, kx, j;
+
+	for (c0 = 0; c0 < p->c; c0 += DW_CB) {
+		uint32_t n = p->c - c0 < DW_CB ? p->c - c0 : DW_CB;
+		float acc[DW_CB];
+
+		for (j = 0; j < n; j++)
+			acc[j] = 0.0f;
+		for (ky = p->ky0; ky < p->ky1; ky++)
+			for (kx = p->kx0; kx < p->kx1; kx++) {
+				const float *x = (const float *)tap_ptr(p, ky, kx) + c0;
+				const float *wt = w + (size_t)(ky * p->kw + kx) * p->c + c0;
+
+				for (j = 0; j < n; j++)
+					acc[j] += x[j] * wt[j];
+			}
+		for (j = 0; j < n; j++)
+			out[c0 + j] = acc[j];
+	}
+}
+
+static inline __attribute__((always_inline))
+void px_i8_body(const struct dw_px *p, int32_t *out)
+{
+	const int32_t *w = p->w;
+	uint32_t c0, ky, kx, j;
+
+	for (c0 = 0; c0 < p->c; c0 += DW_CB) {
+		uint32_t n = p->c - c0 < DW_CB ? p->c - c0 : DW_CB;
+		uint32_t acc[DW_CB];
+
+		for (j = 0; j < n; j++)
+			acc[j] = 0;
+		for (ky = p->ky0; ky < p->ky1; ky++)
+			for (kx = p->kx0; kx < p->kx1; kx++) {
+				const uint8_t *x = tap_ptr(p, ky, kx) + c0;
+				const int32_t *wt = w + (size_t)(ky * p->kw + kx) * p->c + c0;
+
+				if (p->xs8)
+					for (j = 0; j < n; j++)
+						acc[j] += (uint32_t)(((int32_t)(int8_t)x[j] - p->zx) * wt[j]);
+				else
+					for (j = 0; j < n; j++)
+						acc[j] += (uint32_t)(((int32_t)x[j] - p->zx) * wt[j]);
+			}
+		for (j = 0; j < n; j++)
+			out[c0 + j] = (int32_t)acc[j];
+	}
+}
+
+/* A row of output pixels, @out[ox * @ostr + channel]. */
+#define ROW_BODY(body, type) do {					\
+	struct dw_px q = *p;						\
+	uint32_t ox;							\
+									\
+	for (ox = p->ox0; ox < p->ow; ox++) {				\
+		q.ix0 = (int64_t)ox * p->sw - p->pl;			\
+		q.kx0 = p->kx0s[ox];					\
+		q.kx1 = p->kx1s[ox];					\
+		body(&q, (type *)out + ox * ostr);			\
+	}								\
+} while (0)
+
+static void row_f32_generic(const struct dw_px *p, float *out, size_t ostr)
+{
+	ROW_BODY(px_f32_body, float);
+}
+
+static void row_i8_generic(const struct dw_px *p, int32_t *out, size_t ostr)
+{
+	ROW_BODY(px_i8_body, int32_t);
+}
+
+#ifdef DW_X86
+__attribute__((target("avx2,fma")))
+static void row_f32_avx2(const struct dw_px *p, float *out, size_t ostr)
+{
+	ROW_BODY(px_f32_body, float);
+}
+
+__attribute__((target("avx2")))
+static void row_i8_avx2(const struct dw_px *p, int32_t *out, size_t ostr)
+{
+	ROW_BODY(px_i8_body, int32_t);
+}
+
+/* ---- AVX-512 ------------------------------------------------------------- */
+
+#define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+/* The channel mask of the 16-channel block at @c0 of @c. */
+static inline __mmask16 ch_mask(uint32_t c, uint32_t c0)
+{
+	return c - c0 >= 16 ? 0xffff : (__mmask16)((1u << (c - c0)) - 1);
+}
+
+/* Bias and activation of 16 sums, as epi_f32() does them (no FMA). */
+AVX512_TARGET
+static inline __m512 f32_epi_v(const struct dw_px *p, __m512 v, uint32_t c0,
+			       __mmask16 m)
+{
+	const __m512 zero = _mm512_setzero_ps();
+
+	if (p->sv)
+		v = _mm512_add_ps(_mm512_mul_ps(v, _mm512_maskz_loadu_ps(m, p->sv + c0)),
+				  _mm512_maskz_loadu_ps(m, p->bv + c0));
+	else if (p->bv)
+		v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, p->bv + c0));
+	/* vmaxps/vminps return the second operand for NaN and for +-0 pairs: r > 0 ? r : 0. */
+	switch (p->act) {
+	case VNPU_ACT_RELU:
+		return _mm512_max_ps(v, zero);
+	case VNPU_ACT_RELU6:
+		return _mm512_min_ps(_mm512_max_ps(v, zero), _mm512_set1_ps(6.0f));
+	case VNPU_ACT_LEAKY_RELU:
+		return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, zero, _CMP_GE_OQ),
+					    _mm512_mul_ps(v, _mm512_set1_ps(p->alpha)), v);
+	default:
+		return v;
+	}
+}
+
+/*
+ * @np (1 or 4) output pixels from column @ox, all channels, taps kx in
+ * [@kx0, @kx1): each weight vector loaded once feeds @np independent FMA
+ * chains.  Finished (bias, activation) when p->fused, else raw sums.
+ */
+AVX512_TARGET
+static inline __attribute__((always_inline))
+void f32_pix(const struct dw_px *p, uint32_t ox, int np, uint32_t kx0,
+	     uint32_t kx1, float *out, size_t ostr)
+{
+	int64_t xs2 = p->xs2, step = p->sw * xs2, ix0 = (int64_t)ox * p->sw - p->pl;
+	const float *w = p->w;
+	uint32_t c = p->c, c0, ky, kx;
+	int i;
+
+	for (c0 = 0; c0 < c; c0 += 16) {
+		__mmask16 m = ch_mask(c, c0);
+		__m512 a[4];
+
+		for (i = 0; i < np; i++)
+			a[i] = _mm512_setzero_ps();
+		for (ky = p->ky0; ky < p->ky1; ky++) {
+			const uint8_t *xr = p->xb + (int64_t)c0 * 4 +
+					    (p->iy0 + (int64_t)ky * p->dh) * p->xs1 + ix0 * xs2;
+			const float *wr = w + (size_t)ky * p->kw * c + c0;
+
+			for (kx = kx0; kx < kx1; kx++) {
+				__m512 wv = _mm512_maskz_loadu_ps(m, wr + (size_t)kx * c);
+				const uint8_t *xp = xr + (int64_t)kx * p->dw * xs2;
+
+				for (i = 0; i < np; i++)
+					a[i] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, xp + i * step),
+							       wv, a[i]);
+			}
+		}
+		for (i = 0; i < np; i++)
+			_mm512_mask_storeu_ps(out + (ox + i) * ostr + c0, m,
+					      p->fused ? f32_epi_v(p, a[i], c0, m) : a[i]);
+	}
+}
+
+/*
+ * One output row: interior columns four at a time, border columns with
+ * their own kx range.  The channel loop is innermost so the few input
+ * lines of a column group stay in L1 across all channel blocks.
+ */
+AVX512_TARGET
+static void row_f32_avx512(const struct dw_px *p, float *out, size_t ostr)
+{
+	uint32_t ox = p->ox0;
+
+	while (ox < p->ow) {
+		if (ox >= p->full0 && ox + 4 <= p->full1 && ox + 4 <= p->ow) {
+			f32_pix(p, ox, 4, 0, p->kw, out, ostr);
+			ox += 4;
+		} else {
+			f32_pix(p, ox, 1, p->kx0s[ox], p->kx1s[ox], out, ostr);
+			ox++;
+		}
+	}
+}
+
+/* 16 channels of X, widened to int32 (@s8: a constant after inlining). */
+AVX512_TARGET
+static inline __m512i ld_x16(const uint8_t *x, __mmask16 m, const bool s8)
+{
+	__m128i b = _mm_maskz_loadu_epi8(m, x);
+
+	return s8 ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+}
+
+/*
+ * epi_i8() on 16 sums: rint((float)(acc + bias) * fm), NaN as 0, clamped
+ * in float to [lo - zp, hi - zp], plus zp, stored as bytes.
+ */
+AVX512_TARGET
+static inline void i8_epi_store(const struct dw_px *p, __m512i acc, uint32_t c0,
+				__mmask16 m, uint8_t *y)
+{
+	__m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(acc, _mm512_maskz_loadu_epi32(m, p->bq + c0)));
+
+	f = _mm512_roundscale_ps(_mm512_mul_ps(f, _mm512_maskz_loadu_ps(m, p->fm + c0)),
+				 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	f = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(f, f, _CMP_ORD_Q), f);
+	f = _mm512_max_ps(f, _mm512_maskz_loadu_ps(m, p->flo + c0));
+	f = _mm512_min_ps(f, _mm512_maskz_loadu_ps(m, p->fhi + c0));
+	_mm_mask_storeu_epi8(y + c0, m, _mm512_cvtepi32_epi8(
+		_mm512_add_epi32(_mm512_cvttps_epi32(f), _mm512_maskz_loadu_epi32(m, p->zp + c0))));
+}
+
+#define MAC(a, x, w) a = _mm512_add_epi32(a, _mm512_mullo_epi32(x, w))
+
+/* f32_pix() for int8: sums mod 2^32, then requantized (p->fused) or raw. */
+AVX512_TARGET
+static inline __attribute__((always_inline))
+void i8_pix(const struct dw_px *p, uint32_t ox, int np, const bool s8,
+	    uint32_t kx0, uint32_t kx1, int32_t *out, size_t ostr)
+{
+	int64_t xs2 = p->xs2, step = p->sw * xs2, ix0 = (int64_t)ox * p->sw - p->pl;
+	const int32_t *w = p->w;
+	uint32_t c = p->c, c0, ky, kx;
+	__m512i nzx = _mm512_set1_epi32(-p->zx);
+	int i;
+
+	for (c0 = 0; c0 < c; c0 += 16) {
+		__mmask16 m = ch_mask(c, c0);
+		__m512i a[4], cs = _mm512_setzero_si512();
+
+		/*
+		 * sum (x - zx) * w = sum x * w - zx * sum w over the in-bounds
+		 * taps (mod 2^32): start every pixel at the second term.
+		 */
+		for (ky = p->ky0; ky < p->ky1; ky++)
+			for (kx = kx0; kx < kx1; kx++)
+				cs = _mm512_add_epi32(cs, _mm512_maskz_loadu_epi32(m,
+					w + (size_t)(ky * p->kw + kx) * c + c0));
+		cs = _mm512_mullo_epi32(cs, nzx);
+		for (i = 0; i < np; i++)
+			a[i] = cs;
+		for (ky = p->ky0; ky < p->ky1; ky++) {
+			const uint8_t *xr = p->xb + c0 +
+					    (p->iy0 + (int64_t)ky * p->dh) * p->xs1 + ix0 * xs2;
+			const int32_t *wr = w + (size_t)ky * p->kw * c + c0;
+
+			for (kx = kx0; kx < kx1; kx++) {
+				__m512i wv = _mm512_maskz_loadu_epi32(m, wr + (size_t)kx * c);
+				const uint8_t *xp = xr + (int64_t)kx * p->dw * xs2;
+
+				for (i = 0; i < np; i++)
+					MAC(a[i], ld_x16(xp + i * step, m, s8), wv);
+			}
+		}
+		for (i = 0; i < np; i++) {
+			if (p->fused)
+				i8_epi_store(p, a[i], c0, m, p->yq + (int64_t)(ox + i) * p->ystr);
+			else
+				_mm512_mask_storeu_epi32(out + (ox + i) * ostr + c0, m, a[i]);
+		}
+	}
+}
+
+/* One output row: X's signedness as a constant. */
+#define ROW_I8(S8) do {							\
+	while (ox < p->ow) {						\
+		if (ox >= p->full0 && ox + 4 <= p->full1 && ox + 4 <= p->ow) { \
+			i8_pix(p, ox, 4, S8, 0, p->kw, out, ostr);	\
+			ox += 4;					\
+		} else {						\
+			i8_pix(p, ox, 1, S8, p->kx0s[ox], p->kx1s[ox],	\
+			       out, ostr);				\
+			ox++;						\
+		}							\
+	}								\
+} while (0)
+
+AVX512_TARGET
+static void row_i8_avx512(const struct dw_px *p, int32_t *out, size_t ostr)
+{
+	uint32_t ox = p->ox0;
+
+	if (p->xs8)
+		ROW_I8(true);
+	else
+		ROW_I8(false);
+}
+#endif
+
+/* ---- epilogues ------------------------------------------------------------ */
+
+#if defined(DW_X86) && !defined(__clang__)
+#define EPI_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define EPI_CLONES
+#endif
+
+/* vnpu_epi_store()'s ONNX requantization over one pixel's channels. */
+EPI_CLONES
+static void epi_i8(const int32_t *acc, const int32_t *bq, const float *fm,
+		   const int32_t *zp, const int32_t *lo, const int32_t *hi,
+		   uint8_t *y, uint32_t n)
+{
+	uint32_t j;
+
+	for (j = 0; j < n; j++)
+		y[j] = (uint8_t)vnpu_round_sat((float)(int32_t)((uint32_t)acc[j] + (uint32_t)bq[j]) *
+					       fm[j], zp[j], lo[j], hi[j]);
+}
+
+/* Bias (or scale and shift) and activation in place, vnpu_act()'s order. */
+EPI_CLONES
+static void epi_f32(float *y, const float *bv, const float *sv, unsigned int act,
+		    float alpha, float beta, uint32_t n)
+{
+	uint32_t j;
+
+	/* No "+ 0.0f" without a bias: it would turn -0 into +0. */
+	if (sv)
+		for (j = 0; j < n; j++)
+			y[j] = y[j] * sv[j] + bv[j];
+	else if (bv)
+		for (j = 0; j < n; j++)
+			y[j] += bv[j];
+	switch (act) {
+	case VNPU_ACT_NONE:
+		break;
+	case VNPU_ACT_RELU:
+		for (j = 0; j < n; j++)
+			y[j] = y[j] > 0.0f ? y[j] : 0.0f;
+		break;
+	case VNPU_ACT_RELU6:
+		for (j = 0; j < n; j++)
+			y[j] = y[j] > 6.0f ? 6.0f : y[j] > 0.0f ? y[j] : 0.0f;
+		break;
+	case VNPU_ACT_LEAKY_RELU:
+		for (j = 0; j < n; j++)
+			y[j] = y[j] >= 0.0f ? y[j] : y[j] * alpha;
+		break;
+	default:
+		for (j = 0; j < n; j++)
+			y[j] = vnpu_act_ab(act, alpha, beta, y[j]);
+		break;
+	}
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+/* Elements of one output row (int8 sums: 4 MiB of scratch). */
+#define DW_ROW_MAX	(1u << 20)
+
+static bool is_q8(uint8_t dt)
+{
+	return dt == VNPU_DT_UINT8 || dt == VNPU_DT_INT8;
+}
+
+bool vnpu_eng_dw_ok(const struct vnpu_cmd_compute *c,
+		    const struct vnpu_op_info *info, const struct vnpu_tv *t)
+{
+	const struct vnpu_tv *x = &t[0], *w = &t[1], *y = &t[3];
+	uint64_t taps = (uint64_t)w->dims[1] * w->dims[2];
+
+	if (c->hdr.opcode != VNPU_OP_CONV2D || c->attr.conv.groups < 2 ||
+	    w->dims[0] != c->attr.conv.groups || w->dims[3] != 1 ||
+	    x->dims[3] != c->attr.conv.groups || x->st[3] != 1 || y->st[3] != 1 ||
+	    y->dims[3] > VNPU_DW_MAX_CHANNELS)
+		return false;
+	/*
+	 * One output row is the unit of work between polls, and the int8
+	 * sums of one row are scratch: keep both bounded.
+	 */
+	if (taps * y->dims[3] * y->dims[2] > VNPU_POLL_BLOCK ||
+	    (uint64_t)y->dims[3] * y->dims[2] > DW_ROW_MAX)
+		return false;
+	if (info->quantized)
+		return is_q8(x->dtype) && is_q8(w->dtype) && is_q8(y->dtype);
+	return x->dtype == VNPU_DT_FP32 && w->dtype == VNPU_DT_FP32 &&
+	       y->dtype == VNPU_DT_FP32;
+}
+
+typedef void row_f32_fn(const struct dw_px *p, float *out, size_t ostr);
+typedef void row_i8_fn(const struct dw_px *p, int32_t *out, size_t ostr);
+
+/* Everything one output row needs; rows are independent of each other. */
+struct dw_job {
+	const struct vnpu_cmd_compute *c;
+	const struct vnpu_tv *x, *y;
+	struct dw_px px;	/* template: X geometry, weights */
+	uint32_t kh, kw, co;
+	bool q;
+	row_f32_fn *kf;
+	row_i8_fn *ki;
+	/* fp32 epilogue */
+	const float *bv, *sv;
+	float alpha, beta;
+	/* int8 epilogue */
+	const int32_t *bq, *zp, *lo, *hi;
+	const float *fm;
+	int32_t *acc;		/* [ow][co] scratch */
+	uint32_t seg;		/* columns per unit of work */
+};
+
+/* [lo, hi) of taps k whose input coordinate o*s - pad + k*d is inside [0, n). */
+static void tap_range(int64_t base, int64_t d, uint32_t k, uint32_t n,
+		      uint32_t *lo, uint32_t *hi)
+{
+	int64_t a = 0, b = k;
+
+	if (base < 0)
+		a = (-base + d - 1) / d;
+	if (base + (b - 1) * d >= (int64_t)n)
+		b = base >= (int64_t)n ? 0 : ((int64_t)n - 1 - base) / d + 1;
+	if (a > b)
+		a = b;
+	*lo = (uint32_t)(a > k ? k : a);
+	*hi = (uint32_t)(b > k ? k : b);
+}
+
+/*
+ * Output rows [r0, r1) of the flattened (batch, oy) range: the outer
+ * loop a multi-engine split may hand out in slices.  0 or -ECANCELED.
+ */
+static int dw_rows(const struct dw_job *j, uint32_t r0, uint32_t r1,
+		   struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_attr_conv2d *at = &j->c->attr.conv;
+	const struct vnpu_tv *x = j->x, *y = j->y;
+	uint32_t oh = y->dims[1], ow = y->dims[2], r, ox, ox0, ox1;
+	struct dw_px p = j->px;
+
+	for (r = r0; r < r1; r++) {
+		uint32_t b = r / oh, oy = r % oh;
+		uint8_t *yrow = y->p + ((int64_t)b * y->st[0] + (int64_t)oy * y->st[1]) * y->esize;
+
+		p.xb = x->p + (int64_t)b * x->st[0] * x->esize;
+		p.iy0 = (int64_t)oy * at->stride_h - at->pad_top;
+		tap_range(p.iy0, at->dilation_h, j->kh, x->dims[1], &p.ky0, &p.ky1);
+		p.yq = yrow;
+		/*
+		 * Segments of a row are the units of work between polls;
+		 * padding taps count, as in the command's MACs, so a window
+		 * mostly outside X still polls in proportion.
+		 */
+		for (ox0 = 0; ox0 < ow; ox0 = ox1) {
+			ox1 = ow - ox0 < j->seg ? ow : ox0 + j->seg;
+			if (vnpu_run_tick(rc, (uint64_t)(ox1 - ox0) * j->co *
+					  (1 + (uint64_t)j->kh * j->kw)))
+				return -ECANCELED;
+			p.ox0 = ox0;
+			p.ow = ox1;
+			if (j->q) {
+				j->ki(&p, j->acc, j->co);
+				for (ox = ox0; ox < ox1 && !p.fused; ox++)
+					epi_i8(j->acc + (size_t)ox * j->co, j->bq, j->fm, j->zp,
+					       j->lo, j->hi, yrow + (int64_t)ox * y->st[2], j->co);
+			} else {
+				/* Raw sums straight into Y, finished in place while in cache. */
+				j->kf(&p, (float *)yrow, (size_t)y->st[2]);
+				for (ox = ox0; ox < ox1 && !p.fused; ox++)
+					epi_f32((float *)yrow + (int64_t)ox * y->st[2], j->bv,
+						j->sv, j->c->act, j->alpha, j->beta, j->co);
+			}
+		}
+	}
+	return 0;
+}
+
+int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
+		const struct vnpu_op_info *info, struct vnpu_tv *t,
+		struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_attr_conv2d *at = &c->attr.conv;
+	struct vnpu_tv *x = &t[0], *w = &t[1], *bias = &t[2], *y = &t[3];
+	uint32_t kh = w->dims[1], kw = w->dims[2], co = y->dims[3], ow = y->dims[2];
+	uint32_t taps = kh * kw, ch, ky, kx, ox;
+	enum vnpu_i8_kernel kern = vnpu_i8_kernel_resolve(rc ? rc->i8_kernel : VNPU_I8_AUTO);
+	struct dw_job j;
+	uint32_t *kxr = NULL;
+	void *wp = NULL;
+	float *bf = NULL, *fm = NULL, *fl = NULL;
+	int32_t *bq = NULL, *qi = NULL, *acc = NULL;
+	struct vnpu_epi e;
+	int ret = -ENOMEM;
+
+	memset(&j, 0, sizeof(j));
+	j.c = c;
+	j.x = x;
+	j.y = y;
+	j.kh = kh;
+	j.kw = kw;
+	j.co = co;
+	j.q = info->quantized;
+	j.beta = vnpu_act_beta(c);
+	memcpy(&j.alpha, &c->act_alpha, 4);
+	kxr = vnpu_run_alloc(rc, sizeof(uint32_t) * 2 * ow);
+	/* taps * co is W's element count: within the limits. */
+	wp = vnpu_run_alloc(rc, 4 * (size_t)taps * co);
+	if (!kxr || !wp)
+		goto out;
+	for (ox = 0; ox < ow; ox++)
+		tap_range((int64_t)ox * at->stride_w - at->pad_left, at->dilation_w, kw,
+			  x->dims[2], &kxr[ox], &kxr[ow + ox]);
+	if (j.q) {
+		bq = vnpu_run_calloc(rc, co, sizeof(int32_t));
+		fm = vnpu_run_alloc(rc, sizeof(float) * co);
+		qi = vnpu_run_alloc(rc, sizeof(int32_t) * 3 * co);
+		acc = vnpu_run_alloc(rc, sizeof(int32_t) * co * (size_t)ow);
+		fl = vnpu_run_alloc(rc, sizeof(float) * 2 * co);
+		if (!bq || !fm || !qi || !acc || !fl)
+			goto out;
+	} else if (bias->p) {
+		/* Shifts (or the bias), then scales for a [2, CO] operand. */
+		bf = vnpu_run_alloc(rc, sizeof(float) * co * (bias->rank == 2 ? 2 : 1));
+		if (!bf)
+			goto out;
+	}
+	for (ch = 0; ch < co; ch++) {
+		if (vnpu_run_tick(rc, taps)) {
+			ret = -ECANCELED;
+			goto out;
+		}
+		for (ky = 0; ky < kh; ky++)
+			for (kx = 0; kx < kw; kx++) {
+				const uint8_t *pw = w->p + ((int64_t)ch * w->st[0] + (int64_t)ky * w->st[1] +
+							    (int64_t)kx * w->st[2]) * w->esize;
+				size_t ti = (size_t)(ky * kw + kx) * co + ch;
+
+				if (j.q)
+					((int32_t *)wp)[ti] = (w->dtype == VNPU_DT_INT8 ?
+							       (int32_t)(int8_t)*pw : *pw) -
+							      vnpu_tv_zp(w, ch);
+				else
+					memcpy((float *)wp + ti, pw, 4);
+			}
+		if (j.q) {
+			if (bias->p)
+				memcpy(&bq[ch], bias->p + (int64_t)ch * bias->st[0] * 4, 4);
+			vnpu_epi_init(&e, c, x, w, y, ch);
+			/* Other epilogues take the general path. */
+			if (e.mode != VNPU_EPI_REQUANT || e.round != VNPU_ROUND_ONNX) {
+				ret = 1;
+				goto out;
+			}
+			fm[ch] = e.fmult;
+			qi[ch] = e.out_zp;
+			qi[co + ch] = e.lo;
+			qi[2 * co + ch] = e.hi;
+			/* Exact: both differences fit 9 bits for 8-bit outputs. */
+			fl[ch] = (float)(e.lo - e.out_zp);
+			fl[co + ch] = (float)(e.hi - e.out_zp);
+		} else if (bias->p) {
+			float one;
+
+			vnpu_bias_at(bias, ch, bias->rank == 2 ? &bf[co + ch] : &one, &bf[ch]);
+		}
+	}
+	j.px = (struct dw_px){ .xs1 = x->st[1] * x->esize, .xs2 = x->st[2] * x->esize,
+		.c = co, .kw = kw, .dh = at->dilation_h, .dw = at->dilation_w,
+		.w = wp, .zx = x->zp, .xs8 = x->dtype == VNPU_DT_INT8, .ow = ow,
+		.sw = at->stride_w, .pl = at->pad_left, .kx0s = kxr, .kx1s = kxr + ow };
+	/* The columns with every kx tap in bounds are one interval. */
+	for (ox = 0; ox < ow; ox++)
+		if (kxr[ox] == 0 && kxr[ow + ox] == kw) {
+			if (j.px.full1 == 0)
+				j.px.full0 = ox;
+			j.px.full1 = ox + 1;
+		}
+	j.bq = bq;
+	j.fm = fm;
+	j.zp = qi;
+	j.lo = qi ? qi + co : NULL;
+	j.hi = qi ? qi + 2 * co : NULL;
+	j.acc = acc;
+	j.bv = bf;
+	j.sv = bf && bias->rank == 2 ? bf + co : NULL;
+	j.px.bv = j.bv;
+	j.px.sv = j.sv;
+	j.px.act = c->act;
+	j.px.alpha = j.alpha;
+	j.px.bq = bq;
+	j.px.zp = qi;
+	j.px.fm = fm;
+	j.px.flo = fl;
+	j.px.fhi = fl ? fl + co : NULL;
+	j.px.ystr = y->st[2] * y->esize;
+	j.kf = row_f32_generic;
+	j.ki = row_i8_generic;
+#ifdef DW_X86
+	if (kern == VNPU_I8_VNNI) {
+		j.kf = row_f32_avx512;
+		j.ki = row_i8_avx512;
+		j.px.fused = j.q || c->act == VNPU_ACT_NONE || c->act == VNPU_ACT_RELU ||
+			     c->act == VNPU_ACT_RELU6 || c->act == VNPU_ACT_LEAKY_RELU;
+	} else if (kern == VNPU_I8_AVX2) {
+		j.kf = row_f32_avx2;
+		j.ki = row_i8_avx2;
+	}
+#else
+	(void)kern;
+#endif
+	/* Segments of about 2^21 MACs: a few hundred microseconds. */
+	j.seg = (uint32_t)((1u << 21) / ((uint64_t)co * (taps + 1)));
+	j.seg = j.seg < 4 ? 1 : j.seg / 4 * 4;
+	ret = dw_rows(&j, 0, y->dims[0] * y->dims[1], rc);
+out:
+	vnpu_run_free(rc, kxr);
+	vnpu_run_free(rc, wp);
+	vnpu_run_free(rc, bf);
+	vnpu_run_free(rc, bq);
+	vnpu_run_free(rc, fm);
+	vnpu_run_free(rc, qi);
+	vnpu_run_free(rc, acc);
+	vnpu_run_free(rc, fl);
+	return ret;
+}
