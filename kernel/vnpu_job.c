@@ -768,9 +768,13 @@ void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad)
 		vnpu_irq_sync(vdev);
 	}
 	mutex_unlock(&vdev->mmu_lock);
+	/*
+	 * Counted before the replay: a replayed job can complete, and its
+	 * waiter read the count, before this function goes on.
+	 */
+	atomic_inc(&vdev->reset_count);
 	for (i = 0; i < vdev->num_queues; i++)
 		vnpu_queue_replay(&vdev->queues[i], ret ? -ENODEV : 0);
-	atomic_inc(&vdev->reset_count);
 
 	/* The replayed jobs get a full timeout from now. */
 	for (i = 0; i < vdev->num_queues; i++)
