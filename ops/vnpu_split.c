@@ -64,7 +64,7 @@ static uint64_t row_bytes(const struct vnpu_tensor_desc *t, unsigned int dim)
  * (every batch dimension 1), so a band of rows is one contiguous block of
  * both; B and the bias are shared whole.
  */
-static uint32_t gemm_rows(const struct vnpu_cmd_compute *c, uint64_t *pixels)
+static uint32_t gemm_rows(const struct vnpu_cmd_compute *c, uint64_t *min_rows)
 {
 	const struct vnpu_tensor_desc *a = &c->t[0], *y = &c->t[VNPU_OP_SLOT_OUT];
 	unsigned int i;
@@ -80,7 +80,7 @@ static uint32_t gemm_rows(const struct vnpu_cmd_compute *c, uint64_t *pixels)
 	if (a->dims[a->rank - 2] != y->dims[y->rank - 2] ||
 	    channel_along(a, a->rank - 2) || channel_along(y, y->rank - 2))
 		return 0;
-	*pixels = 1;
+	*min_rows = VNPU_SPLIT_MIN_GEMM_ROWS;
 	return y->dims[y->rank - 2];
 }
 
@@ -100,15 +100,17 @@ static void gemm_band(struct vnpu_cmd_compute *p, uint32_t r0, uint32_t r1)
  * original windows reached into the top or bottom padding, the band keeps
  * that much of it, so OH of the band is exactly its row count.
  */
-static uint32_t conv_rows(const struct vnpu_cmd_compute *c, uint64_t *pixels)
+static uint32_t conv_rows(const struct vnpu_cmd_compute *c, uint64_t *min_rows)
 {
 	const struct vnpu_tensor_desc *x = &c->t[0], *y = &c->t[VNPU_OP_SLOT_OUT];
+	uint64_t pixels;
 
 	/* NHWC: only arrays along C, the innermost axis, stay whole. */
 	if ((x->quant == VNPU_QUANT_CHANNEL && x->quant_axis != 3) ||
 	    (y->quant == VNPU_QUANT_CHANNEL && y->quant_axis != 3))
 		return 0;
-	*pixels = (uint64_t)y->dims[2] * (y->dims[0] > 1 ? y->dims[1] : 1);
+	pixels = (uint64_t)y->dims[2] * (y->dims[0] > 1 ? y->dims[1] : 1);
+	*min_rows = (VNPU_SPLIT_MIN_PIXELS + pixels - 1) / pixels;
 	return y->dims[0] > 1 ? y->dims[0] : y->dims[1];
 }
 
@@ -146,11 +148,11 @@ static bool conv_band(const struct vnpu_cmd_compute *c,
 
 /*
  * The rows a command is cut along (0: not cut), after the checks every
- * cut needs; @pixels receives the output positions in one row.
+ * cut needs; @min_rows receives the fewest rows a part may have.
  */
 static uint32_t cut_rows(const void *cmd, uint32_t size,
 			 struct vnpu_cmd_compute *c, struct vnpu_op_info *info,
-			 uint64_t *pixels)
+			 uint64_t *min_rows)
 {
 	int i;
 
@@ -165,9 +167,9 @@ static uint32_t cut_rows(const void *cmd, uint32_t size,
 			return 0;
 	switch (c->hdr.opcode) {
 	case VNPU_OP_GEMM:
-		return gemm_rows(c, pixels);
+		return gemm_rows(c, min_rows);
 	case VNPU_OP_CONV2D:
-		return conv_rows(c, pixels);
+		return conv_rows(c, min_rows);
 	default:
 		return 0;
 	}
@@ -207,10 +209,10 @@ unsigned int vnpu_compute_split_min(const void *cmd, uint32_t size,
 {
 	struct vnpu_cmd_compute c;
 	struct vnpu_op_info info;
-	uint64_t pixels, n;
+	uint64_t min_rows, n;
 	uint32_t rows;
 
-	rows = cut_rows(cmd, size, &c, &info, &pixels);
+	rows = cut_rows(cmd, size, &c, &info, &min_rows);
 	if (!rows || !min_work)
 		return 0;
 	n = info.macs / min_work;
@@ -227,10 +229,10 @@ unsigned int vnpu_compute_split(const void *cmd, uint32_t size,
 {
 	struct vnpu_cmd_compute c;
 	struct vnpu_op_info info;
-	uint64_t pixels, n, cap;
+	uint64_t min_rows, n, cap;
 	uint32_t rows;
 
-	rows = cut_rows(cmd, size, &c, &info, &pixels);
+	rows = cut_rows(cmd, size, &c, &info, &min_rows);
 	if (!rows)
 		return 0;
 	n = info.macs / VNPU_SPLIT_PART_WORK;
@@ -238,8 +240,7 @@ unsigned int vnpu_compute_split(const void *cmd, uint32_t size,
 	n = n < VNPU_SPLIT_MAX_PARTS ? n : VNPU_SPLIT_MAX_PARTS;
 	cap = info.macs / VNPU_SPLIT_MIN_WORK;
 	n = n < cap ? n : cap;
-	/* Rows per part enough for VNPU_SPLIT_MIN_PIXELS output positions. */
-	cap = rows / ((VNPU_SPLIT_MIN_PIXELS + pixels - 1) / pixels);
+	cap = rows / min_rows;
 	n = n < cap ? n : cap;
 	return cut(&c, &info, rows, (unsigned int)n, parts, cycles);
 }
