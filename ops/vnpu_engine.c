@@ -1214,6 +1214,56 @@ out:
 /* Depthwise channels the general kernel takes: one tap stays abortable. */
 #define DW_MAX_CHANNELS	VNPU_DW_MAX_CHANNELS
 
+/* Whether @tv's dims ..@last are one run of rows of stride st[@last]. */
+static bool rows_fold(const struct vnpu_tv *tv, int last)
+{
+	int64_t want = tv->st[last] * tv->dims[last];
+	int d;
+
+	for (d = last - 1; d >= 0; d--) {
+		if (tv->dims[d] != 1 && tv->st[d] != want)
+			return false;
+		want *= tv->dims[d];
+	}
+	return true;
+}
+
+/*
+ * A float GEMM whose B has no batch (a layer's weights under a batched
+ * activation: [B, M, K] x [K, N]) and whose A and Y batches continue
+ * their rows in memory is one GEMM of batch x M rows: rewrite the views
+ * of A and Y as such, so OpenBLAS packs B once and gets tall panels.
+ */
+static void gemm_fold_batches(const struct vnpu_cmd_compute *c,
+			      const struct vnpu_op_info *info, struct vnpu_tv *t)
+{
+	struct vnpu_tv *a = &t[0], *b = &t[1], *y = &t[3];
+	int r = y->rank, d;
+	uint64_t rows = 1;
+
+	if (info->quantized || r < 3 || a->rank != r ||
+	    (c->attr.gemm.flags & VNPU_GEMM_TRANS_A) || y->quant != VNPU_QUANT_NONE)
+		return;
+	for (d = 0; d < b->rank - 2; d++)
+		if (b->dims[d] != 1)
+			return;
+	for (d = 0; d < r - 1; d++) {
+		if (d < r - 2 && a->dims[d] != y->dims[d])
+			return;
+		rows *= y->dims[d];
+	}
+	if (rows > INT_MAX || !rows_fold(a, r - 2) || !rows_fold(y, r - 2))
+		return;
+	a->dims[0] = y->dims[0] = (uint32_t)rows;
+	a->dims[1] = a->dims[r - 1];
+	y->dims[1] = y->dims[r - 1];
+	a->st[0] = a->st[r - 2];
+	a->st[1] = a->st[r - 1];
+	y->st[0] = y->st[r - 2];
+	y->st[1] = y->st[r - 1];
+	a->rank = y->rank = 2;
+}
+
 static int engine_dispatch(const struct vnpu_cmd_compute *c,
 			   const struct vnpu_op_info *info,
 			   const struct vnpu_op_bind *bind, struct vnpu_run_ctx *rc)
@@ -1256,6 +1306,9 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		return vnpu_eng_convt(c, info, t, rc);
 	if (c->hdr.opcode == VNPU_OP_REDUCE && t[0].dtype == VNPU_DT_FP32)
 		return vnpu_eng_reduce(c, t, rc);
+	if (c->hdr.opcode == VNPU_OP_SOFTMAX && t[0].dtype == VNPU_DT_FP32 &&
+	    t[3].dtype == VNPU_DT_FP32)
+		return vnpu_eng_softmax(c, t, rc);
 	if (fast && vnpu_eng_dw_ok(c, info, t)) {
 		int ret = vnpu_eng_dw(c, info, t, rc);
 
@@ -1271,8 +1324,10 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		fast = false;
 	if (!fast)
 		return vnpu_ref_run_ctx(c, bind, rc);
-	if (c->hdr.opcode == VNPU_OP_GEMM)
+	if (c->hdr.opcode == VNPU_OP_GEMM) {
+		gemm_fold_batches(c, info, t);
 		return eng_gemm(c, info, t, rc);
+	}
 	if (vnpu_eng_conv_f32_ok(c, info, t, rc))
 		return vnpu_eng_conv_f32(c, info, t, rc);
 	if (vnpu_eng_conv_i8_ok(c, info, t, rc)) {

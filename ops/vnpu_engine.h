@@ -37,7 +37,7 @@ int vnpu_eng_copy(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 int vnpu_eng_resize(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		    struct vnpu_run_ctx *rc);
 
-/* ---- CONV_TRANSPOSE and REDUCE (vnpu_engine_nn.c) --------------------- */
+/* ---- CONV_TRANSPOSE, REDUCE, SOFTMAX (vnpu_engine_nn.c) ------------ */
 
 /*
  * Bound operands @t of a validated command; same results as the
@@ -49,6 +49,9 @@ int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
 /* X must be fp32. */
 int vnpu_eng_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		    struct vnpu_run_ctx *rc);
+/* SOFTMAX with fp32 X and Y; bit for bit too.  0, -ENOMEM or -ECANCELED. */
+int vnpu_eng_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		     struct vnpu_run_ctx *rc);
 
 /* ---- ELTWISE and the per-element ops (vnpu_engine_elt.c) ------------- */
 

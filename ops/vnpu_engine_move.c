@@ -82,7 +82,7 @@ static int copy_tiled(const struct vnpu_cmd_compute *c, const struct vnpu_tv *x,
 	const struct vnpu_attr_copy *at = &c->attr.copy;
 	int r = y->rank, in = r - 1, d;
 	uint32_t idx[VNPU_MAX_RANK] = { 0 }, outer[VNPU_MAX_RANK];
-	uint32_t es = y->esize, kb, jb, kk;
+	uint32_t es = y->esize, kb, jb, kk, ke;
 
 	memcpy(outer, ext, sizeof(outer));
 	outer[k] = outer[in] = 1;
@@ -97,11 +97,28 @@ static int copy_tiled(const struct vnpu_cmd_compute *c, const struct vnpu_tv *x,
 			xo += s * x->st[d];
 			yo += (int64_t)(lo[d] + idx[d]) * y->st[d];
 		}
+		if (y->st[k] == 1) {
+			/*
+			 * @k contiguous in Y too (a channel slice of NHWC,
+			 * Concat's parts): one memcpy() per row element.
+			 */
+			for (jb = 0; jb < ext[in]; jb++) {
+				for (kb = 0; kb < ext[k]; kb += ke) {
+					ke = ext[k] - kb < RUN_MAX ? ext[k] - kb : RUN_MAX;
+					if (vnpu_run_tick(rc, ke))
+						return -ECANCELED;
+					memcpy(y->p + (yo + (int64_t)jb * y->st[in] + kb) * es,
+					       x->p + (xo + (int64_t)jb * x->st[in] + kb) * es,
+					       (size_t)ke * es);
+				}
+			}
+			continue;
+		}
 		for (kb = 0; kb < ext[k]; kb += TILE)
 		for (jb = 0; jb < ext[in]; jb += TILE) {
-			uint32_t ke = ext[k] - kb < TILE ? ext[k] - kb : TILE;
 			uint32_t je = ext[in] - jb < TILE ? ext[in] - jb : TILE;
 
+			ke = ext[k] - kb < TILE ? ext[k] - kb : TILE;
 			if (vnpu_run_tick(rc, (uint64_t)ke * je))
 				return -ECANCELED;
 			for (kk = kb; kk < kb + ke; kk++) {

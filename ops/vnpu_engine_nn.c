@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Engine paths for CONV_TRANSPOSE and REDUCE.
+ * Engine paths for CONV_TRANSPOSE, REDUCE and SOFTMAX.
  *
- * Both keep the reference's order of summation for every output element,
+ * All keep the reference's order of summation for every output element,
  * so they agree with it bit for bit (integer and float alike); the speed
  * comes from what the reference spends per term: no index vectors, no
  * per-element dtype dispatch, and CONV_TRANSPOSE accumulating all output
@@ -93,6 +93,239 @@ static void tap_i32(uint32_t *restrict acc, const int32_t *restrict x,
 		for (mo = 0; mo < cog; mo++)
 			acc[mo] += xv * (uint32_t)wr[mo];
 	}
+}
+
+/* Output channels up to which convt_rows() runs taps over pixels, not channels. */
+#define CONVT_NARROW_CO	8
+/* Largest output row (elements) or x-tap table convt_rows() keeps in scratch. */
+#define CONVT_ROW_MAX	(1u << 18)
+
+struct convt_f32 {
+	const float *wf, *bf, *sf;	/* W packed [C][KH][KW][COg]; bias */
+	float alpha, beta;
+	uint32_t *tky, *tiy;		/* the y taps of one output row */
+	float *xf;			/* one pixel's channels, gathered */
+};
+
+/*
+ * One input channel's term of one x tap for every output column of a
+ * row: acc[ox * co + m] += x[xo[ox]] * w[wo[ox] + m], columns whose tap
+ * is missing (xo -1) skipped.  Single-channel outputs get a loop of
+ * their own: it is the whole of a detection head's map.
+ */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void convt_narrow(float *restrict acc, const float *restrict x,
+			 const float *restrict w, const int64_t *restrict xo,
+			 const uint32_t *restrict wo, uint32_t ow, uint32_t co,
+			 uint32_t cog)
+{
+	uint32_t ox, m;
+
+	if (cog == 1 && co == 1) {
+		for (ox = 0; ox < ow; ox++)
+			if (xo[ox] >= 0)
+				acc[ox] += x[xo[ox]] * w[wo[ox]];
+		return;
+	}
+	for (ox = 0; ox < ow; ox++) {
+		float xv;
+
+		if (xo[ox] < 0)
+			continue;
+		xv = x[xo[ox]];
+		for (m = 0; m < cog; m++)
+			acc[(size_t)ox * co + m] += xv * w[wo[ox] + m];
+	}
+}
+
+/*
+ * Bias (or scale and shift) and activation over one pixel's @n outputs in
+ * place: vnpu_act_ab()'s operations, the clamps written out so the loops
+ * vectorize.
+ */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+static void convt_epilogue(unsigned int act, const struct convt_f32 *f,
+			   float *restrict v, uint32_t n)
+{
+	const float *restrict bf = f->bf, *restrict sf = f->sf;
+	float alpha = f->alpha;
+	uint32_t m;
+
+	/* No "+ 0.0f" without a bias: it would turn -0 into +0. */
+	if (sf)
+		for (m = 0; m < n; m++)
+			v[m] = v[m] * sf[m] + bf[m];
+	else if (bf)
+		for (m = 0; m < n; m++)
+			v[m] += bf[m];
+	switch (act) {
+	case VNPU_ACT_NONE:
+		break;
+	case VNPU_ACT_RELU:
+		for (m = 0; m < n; m++)
+			v[m] = v[m] > 0.0f ? v[m] : 0.0f;
+		break;
+	case VNPU_ACT_RELU6:
+		for (m = 0; m < n; m++)
+			v[m] = v[m] > 6.0f ? 6.0f : v[m] > 0.0f ? v[m] : 0.0f;
+		break;
+	case VNPU_ACT_LEAKY_RELU:
+		for (m = 0; m < n; m++)
+			v[m] = v[m] >= 0.0f ? v[m] : v[m] * alpha;
+		break;
+	default:
+		for (m = 0; m < n; m++)
+			v[m] = vnpu_act_ab(act, alpha, f->beta, v[m]);
+		break;
+	}
+}
+
+/*
+ * One y tap (X row @xr, W at its ky @wa) for a whole output row of a
+ * narrow output: for the j-th x tap of every column in turn, channel by
+ * channel.  True when aborted.
+ */
+static bool convt_row_narrow(const struct convt_geo *g, const struct vnpu_tv *x,
+			     const float *xr, const float *wa, const int64_t *xoff,
+			     const uint32_t *woff, uint32_t maxnx, float *acc,
+			     struct vnpu_run_ctx *rc)
+{
+	size_t ws = (size_t)g->kh * g->kw * g->cog;
+	uint32_t j, k;
+
+	for (j = 0; j < maxnx; j++) {
+		const int64_t *xo = xoff + (size_t)j * g->ow;
+		const uint32_t *wo = woff + (size_t)j * g->ow;
+
+		for (k = 0; k < g->c; k++) {
+			if (vnpu_run_tick(rc, (uint64_t)g->ow * g->cog))
+				return true;
+			convt_narrow(acc + (k / g->cig) * g->cog,
+				     xr + (int64_t)k * x->st[3], wa + k * ws, xo, wo,
+				     g->ow, g->co, g->cog);
+		}
+	}
+	return false;
+}
+
+/*
+ * fp32 X and Y: one output row at a time, the x taps of every output
+ * column looked up once.  Each output element still takes its terms in
+ * the reference's order (ky, then kx, then input channel), so narrow
+ * outputs (a detection head's single map) can run the channel loop
+ * outermost and the columns innermost: independent accumulators instead
+ * of one serial dot product per pixel.
+ */
+static int convt_rows(const struct vnpu_cmd_compute *c,
+		      const struct convt_geo *g, const struct convt_f32 *f,
+		      struct vnpu_tv *t, struct vnpu_run_ctx *rc)
+{
+	struct vnpu_tv *x = &t[0], *y = &t[3];
+	const float *xp = (const float *)(void *)x->p;
+	float *yp = (float *)(void *)y->p;
+	size_t ws = (size_t)g->kh * g->kw * g->cog, kw = g->kw;
+	uint32_t *ntx, *tkx, *tix, maxnx = 0, b, oy, ox, a, j, k, m;
+	bool narrow = g->co <= CONVT_NARROW_CO;
+	int64_t *xoff = NULL;
+	uint32_t *woff = NULL;
+	float *acc;
+	int ret = -ENOMEM;
+
+	ntx = vnpu_run_alloc(rc, 4ull * g->ow);
+	tkx = vnpu_run_alloc(rc, 4ull * g->ow * kw);
+	tix = vnpu_run_alloc(rc, 4ull * g->ow * kw);
+	acc = vnpu_run_alloc(rc, 4ull * g->ow * g->co);
+	if (!ntx || !tkx || !tix || !acc)
+		goto out;
+	for (ox = 0; ox < g->ow; ox++) {
+		ntx[ox] = convt_taps(ox, g->pl, g->kw, g->dw, g->sw, g->w,
+				     tkx + ox * kw, tix + ox * kw);
+		maxnx = ntx[ox] > maxnx ? ntx[ox] : maxnx;
+	}
+	if (narrow && maxnx) {
+		/* By tap then column; a column without its j-th tap gets -1. */
+		xoff = vnpu_run_alloc(rc, 8ull * g->ow * maxnx);
+		woff = vnpu_run_alloc(rc, 4ull * g->ow * maxnx);
+		if (!xoff || !woff)
+			goto out;
+		for (j = 0; j < maxnx; j++)
+			for (ox = 0; ox < g->ow; ox++) {
+				bool on = j < ntx[ox];
+
+				xoff[(size_t)j * g->ow + ox] = on ?
+					(int64_t)tix[ox * kw + j] * x->st[2] : -1;
+				woff[(size_t)j * g->ow + ox] = on ?
+					tkx[ox * kw + j] * g->cog : 0;
+			}
+	}
+	for (b = 0; b < g->n; b++) {
+		for (oy = 0; oy < g->oh; oy++) {
+			uint32_t ny = convt_taps(oy, g->pt, g->kh, g->dh, g->sh,
+						 g->h, f->tky, f->tiy);
+			float *yr = yp + (int64_t)b * y->st[0] + (int64_t)oy * y->st[1];
+
+			if (vnpu_run_tick(rc, (uint64_t)g->ow * g->co))
+				goto cancel;
+			memset(acc, 0, 4ull * g->ow * g->co);
+			for (a = 0; a < ny; a++) {
+				const float *xr = xp + (int64_t)b * x->st[0] +
+						  (int64_t)f->tiy[a] * x->st[1];
+				const float *wa = f->wf + (size_t)f->tky[a] * kw * g->cog;
+
+				if (narrow) {
+					if (convt_row_narrow(g, x, xr, wa, xoff, woff, maxnx,
+							     acc, rc))
+						goto cancel;
+					continue;
+				}
+				for (ox = 0; ox < g->ow; ox++) {
+					for (j = 0; j < ntx[ox]; j++) {
+						const float *px = xr + (int64_t)tix[ox * kw + j] * x->st[2];
+						uint32_t gi;
+
+						if (vnpu_run_tick(rc, (uint64_t)g->c * g->cog))
+							goto cancel;
+						if (x->st[3] != 1) {
+							for (k = 0; k < g->c; k++)
+								f->xf[k] = px[(int64_t)k * x->st[3]];
+							px = f->xf;
+						}
+						for (gi = 0; gi < g->groups; gi++) {
+							uint32_t cin = gi * g->cig;
+
+							tap_f32(acc + (size_t)ox * g->co + (size_t)gi * g->cog,
+								px + cin,
+								wa + cin * ws + (size_t)tkx[ox * kw + j] * g->cog,
+								g->cig, g->cog, ws);
+						}
+					}
+				}
+			}
+			for (ox = 0; ox < g->ow; ox++) {
+				float *yo = yr + (int64_t)ox * y->st[2];
+
+				convt_epilogue(c->act, f, acc + (size_t)ox * g->co, g->co);
+				if (y->st[3] == 1) {
+					memcpy(yo, acc + (size_t)ox * g->co, 4ull * g->co);
+					continue;
+				}
+				for (m = 0; m < g->co; m++)
+					yo[(int64_t)m * y->st[3]] = acc[(size_t)ox * g->co + m];
+			}
+		}
+	}
+	ret = 0;
+	goto out;
+cancel:
+	ret = -ECANCELED;
+out:
+	vnpu_run_free(rc, woff);
+	vnpu_run_free(rc, xoff);
+	vnpu_run_free(rc, acc);
+	vnpu_run_free(rc, tix);
+	vnpu_run_free(rc, tkx);
+	vnpu_run_free(rc, ntx);
+	return ret;
 }
 
 int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
@@ -190,6 +423,17 @@ int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
 	if (quant)
 		for (co = 0; co < g.co; co++)
 			vnpu_epi_init(&epi[co], c, x, w, y, co);
+	if (!quant && x->dtype == VNPU_DT_FP32 && y->dtype == VNPU_DT_FP32 &&
+	    (uint64_t)g.ow * g.co <= CONVT_ROW_MAX &&
+	    (uint64_t)g.ow * g.kw <= CONVT_ROW_MAX) {
+		struct convt_f32 f = {
+			.wf = wf, .bf = bf, .sf = sf, .alpha = alpha, .beta = beta,
+			.tky = tky, .tiy = tiy, .xf = xf,
+		};
+
+		ret = convt_rows(c, &g, &f, t, rc);
+		goto out;
+	}
 	do {
 		uint32_t b = idx[0], oy = idx[1], ox = idx[2];
 		uint32_t ny = convt_taps(oy, g.pt, g.kh, g.dh, g.sh, g.h, tky, tiy);
@@ -474,5 +718,78 @@ int vnpu_eng_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		vnpu_st(y, y->p + ybase * y->esize, minmax ? m : (float)acc, 0,
 			c->round);
 	} while (next_index(oi, od, no));
+	return 0;
+}
+
+/* ---- SOFTMAX ------------------------------------------------------------- */
+
+/*
+ * One row: the reference's arithmetic exactly (its maximum, expf() of the
+ * same differences, a binary32 sum in index order, one division per
+ * element), so the results agree bit for bit.  What the reference spends
+ * on index vectors and per-element dtype dispatch is gone; a contiguous
+ * row is read in place.
+ */
+static void softmax_row(float *yp, int64_t ys, const float *xp, int64_t xs,
+			uint32_t n, float *e)
+{
+	float mx = -INFINITY, sum = 0.0f;
+	uint32_t i;
+
+	if (xs != 1) {
+		for (i = 0; i < n; i++)
+			e[i] = xp[(int64_t)i * xs];
+		xp = e;
+	}
+	for (i = 0; i < n; i++)
+		mx = xp[i] > mx ? xp[i] : mx;
+	for (i = 0; i < n; i++) {
+		e[i] = expf(xp[i] - mx);
+		sum += e[i];
+	}
+	if (ys == 1) {
+		for (i = 0; i < n; i++)
+			yp[i] = e[i] / sum;
+	} else {
+		for (i = 0; i < n; i++)
+			yp[(int64_t)i * ys] = e[i] / sum;
+	}
+}
+
+int vnpu_eng_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		     struct vnpu_run_ctx *rc)
+{
+	struct vnpu_tv *x = &t[0], *y = &t[3];
+	uint32_t ax = c->attr.softmax.axis, n = x->dims[ax];
+	uint32_t od[VNPU_MAX_RANK], oi[VNPU_MAX_RANK] = { 0 };
+	int64_t xo[VNPU_MAX_RANK], yo[VNPU_MAX_RANK];
+	int no = 0, i;
+	float *e = vnpu_run_alloc(rc, sizeof(float) * n);
+
+	if (!e)
+		return -ENOMEM;
+	for (i = 0; i < x->rank; i++) {
+		if (i == (int)ax)
+			continue;
+		od[no] = x->dims[i];
+		xo[no] = x->st[i];
+		yo[no++] = y->st[i];
+	}
+	do {
+		int64_t xb = 0, yb = 0;
+
+		if (vnpu_run_tick(rc, 3ull * n)) {
+			vnpu_run_free(rc, e);
+			return -ECANCELED;
+		}
+		for (i = 0; i < no; i++) {
+			xb += (int64_t)oi[i] * xo[i];
+			yb += (int64_t)oi[i] * yo[i];
+		}
+		/* In place (Y over X) reads a row whole before writing it. */
+		softmax_row((float *)(void *)y->p + yb, y->st[ax],
+			    (const float *)(void *)x->p + xb, x->st[ax], n, e);
+	} while (next_index(oi, od, no));
+	vnpu_run_free(rc, e);
 	return 0;
 }

@@ -382,6 +382,60 @@ static void one_gemm(struct env *e, bool big)
 	run_case(e, &c);
 }
 
+/*
+ * Batched A times unbatched B ([.., M, K] x [K, N] or [1, 1, K, N]): the
+ * engine runs it as one GEMM of batch x M rows when A's and Y's batches
+ * continue their rows in memory, batch by batch otherwise (gaps, a
+ * transposed A); both within the tolerance.
+ */
+static void one_gemm_fold(struct env *e)
+{
+	struct vnpu_cmd_compute c;
+	uint32_t m = 1 + rnd(&e->r, rnd(&e->r, 4) ? 30 : 1), n = 1 + rnd(&e->r, 50);
+	uint32_t k = 1 + rnd(&e->r, 60);
+	uint32_t da[4], db[4], dy[4];
+	int nb = 1 + (int)rnd(&e->r, 2), r = nb + 2, rb = rnd(&e->r, 2) ? 2 : r, i;
+	bool ta = rnd(&e->r, 6) == 0, tb = rnd(&e->r, 2);
+
+	cmd_init(&c, VNPU_OP_GEMM);
+	for (i = 0; i < nb; i++) {
+		dy[i] = 1 + rnd(&e->r, 5);
+		if (rb > 2)
+			db[i] = 1;
+		/* A broadcast batch (B has none): Y's is 1 too. */
+		if (rnd(&e->r, 8) == 0)
+			dy[i] = 1;
+		da[i] = dy[i];
+	}
+	da[r - 2] = ta ? k : m;
+	da[r - 1] = ta ? m : k;
+	db[rb - 2] = tb ? n : k;
+	db[rb - 1] = tb ? k : n;
+	dy[r - 2] = m;
+	dy[r - 1] = n;
+	c.attr.gemm.flags = (ta ? VNPU_GEMM_TRANS_A : 0) | (tb ? VNPU_GEMM_TRANS_B : 0);
+	flat_reset(&e->f);
+	c.t[0] = tdesc(VNPU_DT_FP32, r, da);
+	c.t[1] = tdesc(rnd(&e->r, 4) ? VNPU_DT_FP32 : VNPU_DT_FP16, rb, db);
+	c.t[3] = tdesc(rnd(&e->r, 4) ? VNPU_DT_FP32 : VNPU_DT_BF16, r, dy);
+	pick_act(e, &c, false);
+	if (rnd(&e->r, 2))
+		float_bias(e, &c.t[2], n);
+	e->ftol_abs = 2e-5f * (float)(k + 1);
+	place(e, &c.t[0], true, true);
+	place(e, &c.t[1], true, true);
+	place(e, &c.t[3], true, false);
+	run_case(e, &c);
+}
+
+static void test_gemm_fold(void **state)
+{
+	int i;
+
+	for (i = 0; i < 600; i++)
+		one_gemm_fold(*state);
+}
+
 static void test_gemm_small(void **state)
 {
 	int i;
@@ -1131,6 +1185,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gemm_small),
 		cmocka_unit_test(test_gemm_blocked),
+		cmocka_unit_test(test_gemm_fold),
 		cmocka_unit_test(test_conv),
 		cmocka_unit_test(test_dwconv),
 		cmocka_unit_test(test_conv_direct),

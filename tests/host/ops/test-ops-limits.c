@@ -405,6 +405,33 @@ static void alloc_all(struct vnpu_cmd_compute *c)
 		}
 }
 
+/* fp32 softmax over [64, 2048] along @axis. */
+static void softmax(struct vnpu_cmd_compute *c, uint32_t axis)
+{
+	static const uint32_t d[2] = { 64, 2048 };
+
+	cmd_init(c, VNPU_OP_SOFTMAX);
+	c->attr.softmax.axis = axis;
+	c->t[0] = tdesc(VNPU_DT_FP32, 2, d);
+	c->t[3] = tdesc(VNPU_DT_FP32, 2, d);
+}
+
+/* PP-OCR det's upsampling: fp32, 2x2 stride 2, 24 channels in, @co out. */
+static void convt(struct vnpu_cmd_compute *c, uint32_t co)
+{
+	const uint32_t dx[4] = { 1, 48, 96, 24 }, dw[4] = { 24, 2, 2, co };
+	const uint32_t dy[4] = { 1, 96, 192, co };
+
+	cmd_init(c, VNPU_OP_CONV_TRANSPOSE);
+	c->attr.convt.groups = 1;
+	c->attr.convt.stride_h = c->attr.convt.stride_w = 2;
+	c->attr.convt.dilation_h = c->attr.convt.dilation_w = 1;
+	c->act = VNPU_ACT_SIGMOID;
+	c->t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+	c->t[1] = tdesc(VNPU_DT_FP32, 4, dw);
+	c->t[3] = tdesc(VNPU_DT_FP32, 4, dy);
+}
+
 /*
  * Every path polls in proportion to its work, so no stretch of a command
  * runs longer than about VNPU_POLL_WORK units without a chance to stop.
@@ -460,6 +487,18 @@ static void test_poll_density(void **state)
 		tquant(&c.t[3], 1.0f / 255, 0);
 		alloc_all(&c);
 		check_polls(&c, VNPU_POLL_WORK, "activation");
+		softmax(&c, 0);
+		alloc_all(&c);
+		check_polls(&c, VNPU_POLL_WORK, "softmax, outer axis");
+		softmax(&c, 1);
+		alloc_all(&c);
+		check_polls(&c, VNPU_POLL_WORK, "softmax, inner axis");
+		convt(&c, 1);
+		alloc_all(&c);
+		check_polls(&c, VNPU_POLL_WORK, "narrow conv transpose");
+		convt(&c, 24);
+		alloc_all(&c);
+		check_polls(&c, VNPU_POLL_WORK, "wide conv transpose");
 	}
 	f.allow_map = true;
 }
@@ -492,6 +531,20 @@ static void test_abort(void **state)
 	gemm(&c, VNPU_DT_INT8, 256, 512, 256);
 	alloc_all(&c);
 	exec_expect(&c, -ECANCELED, "int8 gemm, third poll");
+	softmax(&c, 1);
+	alloc_all(&c);
+	exec_expect(&c, -ECANCELED, "softmax, third poll");
+	assert_int_equal(flat_engine.polls, 3);
+	convt(&c, 1);
+	alloc_all(&c);
+	exec_expect(&c, -ECANCELED, "narrow conv transpose, third poll");
+	assert_int_equal(flat_engine.polls, 3);
+	convt(&c, 24);
+	alloc_all(&c);
+	exec_expect(&c, -ECANCELED, "wide conv transpose, third poll");
+	assert_int_equal(flat_engine.polls, 3);
+	gemm(&c, VNPU_DT_INT8, 256, 512, 256);
+	alloc_all(&c);
 	flat_engine.abort_after = 0;
 	exec_expect(&c, 0, "int8 gemm, not aborted");
 	f.allow_map = true;

@@ -468,6 +468,76 @@ static void test_engine_vs_ref(void **state)
 	free(ref.mem);
 }
 
+/*
+ * Concat's parts in NHWC memory seen as NCHW views (PaddleOCR's det
+ * neck): X and Y both contiguous along a dimension that is not their
+ * innermost, so the engine moves runs of it; Y holding other parts
+ * around the one written (KEEP), any element size, engine and reference
+ * byte for byte.
+ */
+static void test_engine_channel_slices(void **state)
+{
+	static const uint8_t sdts[] = { VNPU_DT_FP32, VNPU_DT_FP16, VNPU_DT_INT8 };
+	struct rng r = { 0x452821e638d01377ull };
+	struct flat ref;
+	unsigned int t;
+
+	(void)state;
+	flat_init(&ref, MEM_SIZE);
+	for (t = 0; t < 600; t++) {
+		struct vnpu_cmd_compute c;
+		uint32_t xd[VNPU_MAX_RANK], yd[VNPU_MAX_RANK];
+		int rank = 2 + (int)rnd(&r, 3), k = (int)rnd(&r, (uint32_t)rank - 1), d;
+		uint8_t dt = sdts[rnd(&r, sizeof(sdts))];
+		uint64_t xs = 1, ys = 1, sx = 1, sy = 1, cycles, used, i;
+
+		for (d = 0; d < rank; d++) {
+			xd[d] = 1 + rnd(&r, d == k ? 40 : 12);
+			yd[d] = xd[d];
+		}
+		yd[k] = xd[k] + rnd(&r, 3 * xd[k] + 1);
+		cmd_init(&c, VNPU_OP_COPY);
+		c.t[0] = tdesc(dt, rank, xd);
+		c.t[3] = tdesc(dt, rank, yd);
+		if (dt == VNPU_DT_INT8) {
+			tquant(&c.t[0], 0.5f, 3);
+			tquant(&c.t[3], 0.5f, 3);
+		}
+		c.attr.copy.border = VNPU_COPY_BORDER_KEEP;
+		c.attr.copy.offset[k] = (int32_t)rnd(&r, yd[k] - xd[k] + 1);
+		/* Dimension k innermost in memory, the rest in their order. */
+		c.t[0].flags = c.t[3].flags = VNPU_TENSOR_STRIDED;
+		c.t[0].strides[k] = c.t[3].strides[k] = 1;
+		sx = xd[k] + rnd(&r, 2);
+		sy = yd[k];
+		for (d = rank - 1; d >= 0; d--) {
+			if (d == k)
+				continue;
+			c.t[0].strides[d] = sx;
+			c.t[3].strides[d] = sy;
+			sx *= xd[d];
+			sy *= yd[d];
+		}
+		xs = sx;
+		ys = sy;
+		flat_reset(&mem);
+		c.t[0].va = flat_alloc(&mem, xs * vnpu_dtype_size(dt));
+		c.t[3].va = flat_alloc(&mem, ys * vnpu_dtype_size(dt));
+		used = mem.next + 4096;
+		for (i = 0; i < used; i++)
+			mem.mem[i] = (uint8_t)rnd(&r, 256);
+		memcpy(ref.mem, mem.mem, used);
+		mem.allow_map = rnd(&r, 2);
+		assert_int_equal(flat_exec(&mem, &c, sizeof(c), &cycles), 0);
+		assert_int_equal(flat_ref(&ref, &c), 0);
+		if (memcmp(mem.mem, ref.mem, used)) {
+			fprintf(stderr, "slices case %u: rank %d k %d dt %u\n", t, rank, k, dt);
+			fail();
+		}
+	}
+	free(ref.mem);
+}
+
 /* A copy the abort flag stops ends -ECANCELED with nothing written. */
 static void test_abort(void **state)
 {
@@ -839,6 +909,7 @@ int main(void)
 		cmocka_unit_test(test_ref_vs_model),
 		cmocka_unit_test(test_ref_examples),
 		cmocka_unit_test(test_engine_vs_ref),
+		cmocka_unit_test(test_engine_channel_slices),
 		cmocka_unit_test(test_abort),
 		cmocka_unit_test(test_resize_validate),
 		cmocka_unit_test(test_resize_ref_vs_model),

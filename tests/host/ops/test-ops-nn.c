@@ -10,6 +10,8 @@
  *   a scatter, REDUCE as a loop over X): with small integer values in
  *   fp32 every sum is exact, so they must agree bit for bit whatever the
  *   order; quantized and fp16 cases compare engine with reference;
+ * - fp32 CONV_TRANSPOSE and SOFTMAX with full-mantissa values (where the
+ *   order of summation shows): engine and reference bit for bit;
  * - malformed commands, each refused at the byte offset of its field.
  */
 #include <math.h>
@@ -599,6 +601,224 @@ static void test_reduce_random(void **state)
 	}
 }
 
+/* ---- fp32 CONV_TRANSPOSE and SOFTMAX with real fractions ------------------ */
+
+/* A value with a full mantissa, now and then an IEEE special. */
+static float real_val(bool specials)
+{
+	static const float sp[] = { INFINITY, -INFINITY, NAN, -0.0f, 1e30f, -1e-40f };
+
+	if (specials && rnd(50) == 0)
+		return sp[rnd(6)];
+	return ((float)rnd(1u << 24) / (float)(1u << 23) - 1.0f) * 3.0f;
+}
+
+/*
+ * A strided view of @d (rank @r): dims permuted in memory by a random
+ * order, gaps between rows; returns the span in elements.
+ */
+static uint64_t rnd_layout(struct vnpu_tensor_desc *d, int r)
+{
+	int ord[VNPU_MAX_RANK], i, j;
+	uint64_t st = 1 + rnd(2), span = 1;
+
+	for (i = 0; i < r; i++)
+		ord[i] = i;
+	for (i = r - 1; i > 0; i--) {
+		int k = (int)rnd((uint32_t)i + 1), tmp = ord[i];
+
+		ord[i] = ord[k];
+		ord[k] = tmp;
+	}
+	d->flags = VNPU_TENSOR_STRIDED;
+	for (i = r - 1; i >= 0; i--) {
+		j = ord[i];
+		d->strides[j] = st;
+		st = st * d->dims[j] + rnd(3);
+	}
+	for (i = 0; i < r; i++)
+		span += (uint64_t)(d->dims[i] - 1) * d->strides[i];
+	return span;
+}
+
+/* Bit for bit, any NaN matching any NaN (which NaN is unspecified). */
+static void same_bits(const float *ref, const float *eng, uint64_t n,
+		      const char *what)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		if (isnan(ref[i]) && isnan(eng[i]))
+			continue;
+		if (memcmp(&ref[i], &eng[i], 4)) {
+			fprintf(stderr, "%s: engine %a != ref %a at %llu\n", what,
+				eng[i], ref[i], (unsigned long long)i);
+			fail();
+		}
+	}
+}
+
+/*
+ * The engine's row path keeps the reference's order of summation, so
+ * with full-mantissa values (where order shows) it must still agree bit
+ * for bit: narrow and wide outputs, groups, strides, dilations, pads,
+ * channel-strided (NCHW-like) X and Y, activations, specials.
+ */
+static void test_convt_float(void **state)
+{
+	static const uint8_t acts[] = { VNPU_ACT_NONE, VNPU_ACT_RELU, VNPU_ACT_SIGMOID,
+					VNPU_ACT_LEAKY_RELU, VNPU_ACT_HARD_SWISH };
+	int it;
+
+	(void)state;
+	for (it = 0; it < 1200; it++) {
+		struct vnpu_cmd_compute c;
+		struct vnpu_attr_conv_transpose *at = &c.attr.convt;
+		uint32_t g = 1 + rnd(3), cig = 1 + rnd(it % 3 ? 6 : 40);
+		uint32_t cog = it % 2 ? 1 + rnd(3) : 1 + rnd(12), kh = 1 + rnd(4), kw = 1 + rnd(4);
+		uint32_t dx[4] = { 1 + rnd(2), 1 + rnd(7), 1 + rnd(it % 5 ? 9 : 60), g * cig };
+		uint32_t dw[4] = { g * cig, kh, kw, cog }, dy[4], co = g * cog;
+		uint64_t full_h, full_w, nx, ny, i;
+		float *ref, *eng;
+
+		cmd_init(&c, VNPU_OP_CONV_TRANSPOSE);
+		at->groups = g;
+		at->stride_h = 1 + rnd(3);
+		at->stride_w = 1 + rnd(3);
+		at->dilation_h = 1 + rnd(2);
+		at->dilation_w = 1 + rnd(2);
+		full_h = (uint64_t)(dx[1] - 1) * at->stride_h + (kh - 1) * at->dilation_h + 1;
+		full_w = (uint64_t)(dx[2] - 1) * at->stride_w + (kw - 1) * at->dilation_w + 1;
+		at->pad_top = rnd((uint32_t)full_h);
+		at->pad_bottom = rnd((uint32_t)(full_h - at->pad_top));
+		at->pad_left = rnd((uint32_t)full_w);
+		at->pad_right = rnd((uint32_t)(full_w - at->pad_left));
+		dy[0] = dx[0];
+		dy[1] = (uint32_t)(full_h - at->pad_top - at->pad_bottom);
+		dy[2] = (uint32_t)(full_w - at->pad_left - at->pad_right);
+		dy[3] = co;
+		c.act = acts[rnd(5)];
+		if (c.act == VNPU_ACT_LEAKY_RELU)
+			c.act_alpha = f2u(0.1f);
+		flat_reset(&f);
+		c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+		c.t[1] = tdesc(VNPU_DT_FP32, 4, dw);
+		c.t[3] = tdesc(VNPU_DT_FP32, 4, dy);
+		nx = (uint64_t)dx[0] * dx[1] * dx[2] * dx[3];
+		if (rnd(3) == 0)
+			nx = rnd_layout(&c.t[0], 4);
+		c.t[0].va = flat_alloc(&f, 4 * nx);
+		for (i = 0; i < nx; i++)
+			wr32(c.t[0].va, i, real_val(true));
+		c.t[1].va = flat_alloc(&f, 4ull * dw[0] * kh * kw * cog);
+		for (i = 0; i < (uint64_t)dw[0] * kh * kw * cog; i++)
+			wr32(c.t[1].va, i, real_val(false));
+		if (rnd(2)) {
+			c.t[2] = tdesc(VNPU_DT_FP32, 1, &co);
+			c.t[2].va = flat_alloc(&f, 4ull * co);
+			for (i = 0; i < co; i++)
+				wr32(c.t[2].va, i, real_val(false));
+		}
+		ny = (uint64_t)dy[0] * dy[1] * dy[2] * dy[3];
+		if (rnd(3) == 0)
+			ny = rnd_layout(&c.t[3], 4);
+		c.t[3].va = flat_alloc(&f, 4 * ny);
+		assert_true(c.t[0].va && c.t[1].va && c.t[3].va);
+		for (i = 0; i < ny; i++)	/* gaps: as run_both() leaves them */
+			wr32(c.t[3].va, i, NAN);
+		ref = calloc(ny, 4);
+		eng = calloc(ny, 4);
+		assert_non_null(ref);
+		assert_non_null(eng);
+		run_both(&c, c.t[3].va, ny, ref, eng);
+		same_bits(ref, eng, ny, "convt");
+		free(ref);
+		free(eng);
+	}
+}
+
+/*
+ * SOFTMAX on fp32: the engine repeats the reference's arithmetic, so bit
+ * for bit along any axis, over strided and in-place operands, rows from
+ * one element to several thousand, with infinities and NaNs in them.
+ */
+static void test_softmax_float(void **state)
+{
+	int it;
+
+	(void)state;
+	for (it = 0; it < 1500; it++) {
+		struct vnpu_cmd_compute c;
+		uint32_t d[VNPU_MAX_RANK];
+		int r = 1 + (int)rnd(5), k;
+		uint64_t nx = 1, ny, i;
+		bool in_place = rnd(6) == 0;
+		float *ref, *eng;
+
+		for (k = 0; k < r; k++) {
+			d[k] = 1 + rnd(6);
+			nx *= d[k];
+		}
+		cmd_init(&c, VNPU_OP_SOFTMAX);
+		c.attr.softmax.axis = rnd((uint32_t)r);
+		if (rnd(4) == 0) {
+			/* A long axis, the others short: several MB at most. */
+			nx = 1;
+			for (k = 0; k < r; k++) {
+				d[k] = k == (int)c.attr.softmax.axis ?
+				       1 + rnd(it % 2 ? 300 : 4000) : 1 + rnd(3);
+				nx *= d[k];
+			}
+		}
+		flat_reset(&f);
+		c.t[0] = tdesc(VNPU_DT_FP32, r, d);
+		c.t[3] = tdesc(VNPU_DT_FP32, r, d);
+		if (rnd(3) == 0)
+			nx = rnd_layout(&c.t[0], r);
+		c.t[0].va = flat_alloc(&f, 4 * nx);
+		assert_true(c.t[0].va != 0);
+		for (i = 0; i < nx; i++)
+			wr32(c.t[0].va, i, rnd(3) ? real_val(rnd(2)) : 40.0f * real_val(false));
+		if (in_place) {
+			c.t[3] = c.t[0];
+			ny = nx;
+		} else {
+			ny = 1;
+			for (k = 0; k < r; k++)
+				ny *= d[k];
+			if (rnd(3) == 0)
+				ny = rnd_layout(&c.t[3], r);
+			c.t[3].va = flat_alloc(&f, 4 * ny);
+			assert_true(c.t[3].va != 0);
+			for (i = 0; i < ny; i++)
+				wr32(c.t[3].va, i, NAN);
+		}
+		ref = calloc(ny, 4);
+		eng = calloc(ny, 4);
+		assert_non_null(ref);
+		assert_non_null(eng);
+		if (in_place) {
+			/* Each run needs the input back. */
+			float *x0 = malloc(4 * nx);
+			uint64_t cycles = 0;
+
+			assert_non_null(x0);
+			memcpy(x0, flat_host(&f, c.t[0].va), 4 * nx);
+			assert_int_equal(flat_ref(&f, &c), 0);
+			memcpy(ref, flat_host(&f, c.t[0].va), 4 * nx);
+			memcpy(flat_host(&f, c.t[0].va), x0, 4 * nx);
+			assert_int_equal(flat_exec(&f, &c, sizeof(c), &cycles), 0);
+			memcpy(eng, flat_host(&f, c.t[0].va), 4 * nx);
+			free(x0);
+		} else {
+			run_both(&c, c.t[3].va, ny, ref, eng);
+		}
+		same_bits(ref, eng, ny, "softmax");
+		free(ref);
+		free(eng);
+	}
+}
+
 /* ---- Malformed commands ------------------------------------------------------- */
 
 static void good_convt(struct vnpu_cmd_compute *c)
@@ -791,6 +1011,8 @@ int main(void)
 		cmocka_unit_test(test_convt_random),
 		cmocka_unit_test(test_convt_int8),
 		cmocka_unit_test(test_reduce_random),
+		cmocka_unit_test(test_convt_float),
+		cmocka_unit_test(test_softmax_float),
 		cmocka_unit_test(test_malformed),
 	};
 
