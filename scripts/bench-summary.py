@@ -28,6 +28,13 @@ import shutil
 import subprocess
 import sys
 
+
+def goal_str(target):
+    """A goal as the issue writes it: 1.0, 1.5, 4.0 (at least one decimal)."""
+    text = "%g" % target
+    return text if "." in text or "e" in text else text + ".0"
+
+
 RATIO = re.compile(r"^ratio (\S+): ([0-9]+(?:\.[0-9]+)?)x \(goal (<=|>=) ([0-9]+(?:\.[0-9]+)?)x\)$")
 GUEST_MEDIAN = re.compile(r"^bench-model (\S+): npu median ([0-9.]+) ms over (\d+) runs$")
 ORT_MEDIAN = re.compile(r"^onnxruntime (\S+): median ([0-9.]+) ms")
@@ -119,7 +126,7 @@ def main():
             missing.append("model %s: no onnxruntime figure from the host" % model)
         if have_npu and have_ort and ort[model] > 0:
             value = round(npu[model] / ort[model], 2)
-            print("  device over onnxruntime: %.2fx (goal <= %gx)" % (value, args.model_goal))
+            print("  device over onnxruntime: %.2fx (goal <= %sx)" % (value, goal_str(args.model_goal)))
             model_ratios.append((model + "-vs-onnxruntime", value, "<=", args.model_goal,
                                  "models"))
 
@@ -154,7 +161,7 @@ def main():
     met = goals = 0
     info = {m + "-vs-onnxruntime" for m in args.informational}
     for name, value, op, target, _ in ratios:
-        print("ratio %s: %.2fx (goal %s %gx)" % (name, value, op, target))
+        print("ratio %s: %.2fx (goal %s %sx)" % (name, value, op, goal_str(target)))
         if name in info:
             continue
         goals += 1
