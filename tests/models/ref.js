@@ -5,8 +5,8 @@
 // feeds every model input from IN_DIR/<name>.npy and writes every output to
 // OUT_DIR/<name>.npy (names with characters outside [A-Za-z0-9._-] replaced
 // by '_', as vnpu-models and npu-run name them).  One thread and no graph
-// rewrites beyond onnxruntime's exact ones, so the references do not depend
-// on the machine that computed them.
+// rewrites at all, so the references do not depend on the machine that
+// computed them and each node is computed as the model writes it.
 'use strict';
 
 const fs = require('fs');
@@ -80,6 +80,12 @@ async function main() {
 		intraOpNumThreads: 1,
 		interOpNumThreads: 1,
 		executionMode: 'sequential',
+		// 'disabled', not 'basic': basic's fusions (Conv with a following
+		// BatchNormalization, Mul or Add) fold constants into the weights,
+		// which rounds differently from the nodes as written; only disabled
+		// leaves every node to its own kernel.  onnxruntime-node's default
+		// is 'all', which adds layout changes and fusions chosen per CPU.
+		graphOptimizationLevel: 'disabled',
 		logSeverityLevel: 3,
 	});
 	const feeds = {};
