@@ -5,7 +5,11 @@ Each executable's top-level "ok"/"not ok" lines become entries in one
 renumbered TAP stream, written to --results and stdout.  An executable that
 exits non-zero without reporting a failure, that prints no result at all,
 or that exceeds --timeout counts as a failure of its own, so a crash can
-never pass silently.
+never pass silently.  Directives keep TAP's meaning: "ok ... # SKIP" and a
+"1..0 # SKIP reason" plan are skipped (never passed), "not ok ... # TODO"
+is an expected failure, and "ok ... # TODO" an unexpected pass, which
+fails (its expected-failure list is out of date).  A layer given no
+executables fails unless --empty names why it is empty by configuration.
 """
 import argparse
 import os
@@ -14,6 +18,17 @@ import subprocess
 import sys
 
 TAP = re.compile(r"^(not ok|ok)\b\s*\d*\s*-?\s*(.*)$")
+SKIP_ALL = re.compile(r"^1\.\.0\s*#\s*SKIP\S*\s*(.*)$", re.IGNORECASE)
+DIRECTIVE = re.compile(r"#\s*(SKIP|TODO)\b", re.IGNORECASE)
+
+
+def status(ok, desc):
+    """passed, failed, skipped or xfail, as tap-summary.py counts them."""
+    d = DIRECTIVE.search(desc)
+    kind = d.group(1).upper() if d else None
+    if ok:
+        return {"SKIP": "skipped", "TODO": "failed"}.get(kind, "passed")
+    return "xfail" if kind == "TODO" else "failed"
 
 
 def main():
@@ -23,6 +38,8 @@ def main():
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--arg", action="append", default=[], help="argument for every test")
     ap.add_argument("--quiet", action="store_true", help="print only failures")
+    ap.add_argument("--empty", metavar="REASON",
+                    help="the layer may have no executables, for this reason")
     ap.add_argument("tests", nargs="*")
     args = ap.parse_args()
 
@@ -38,32 +55,47 @@ def main():
             rc, timed_out = -1, True
         seen, failed = 0, False
         for line in out.splitlines():
+            m = SKIP_ALL.match(line)
+            if m:
+                seen += 1
+                entries.append(("skipped", "%s # SKIP %s" % (name, m.group(1).strip())))
+                continue
             m = TAP.match(line)
             if not m:
                 continue
             seen += 1
-            ok = m.group(1) == "ok"
-            failed |= not ok
-            entries.append((ok, "%s: %s" % (name, m.group(2).strip())))
+            desc = m.group(2).strip()
+            st = status(m.group(1) == "ok", desc)
+            failed |= st == "failed"
+            if st == "failed" and m.group(1) == "ok":
+                # "not ok" without the directive, so every reader counts it failed.
+                desc = re.sub(r"#\s*TODO\b", "(expected to fail:", desc, flags=re.IGNORECASE) + \
+                    ") passed unexpectedly: remove it from its expected-failure list"
+            entries.append((st, "%s: %s" % (name, desc)))
         if timed_out:
-            entries.append((False, "%s: timed out after %d s" % (name, args.timeout)))
+            entries.append(("failed", "%s: timed out after %d s" % (name, args.timeout)))
         elif rc != 0 and not failed:
-            entries.append((False, "%s: exited with status %d" % (name, rc)))
+            entries.append(("failed", "%s: exited with status %d" % (name, rc)))
         elif seen == 0:
-            entries.append((False, "%s: printed no TAP results" % name))
+            entries.append(("failed", "%s: printed no TAP results" % name))
         if failed or rc != 0 or seen == 0 or not args.quiet:
             sys.stdout.write(out)
-    if not entries:
-        print("# %s: no tests in this layer yet" % args.layer)
+    if not args.tests and args.empty:
+        entries.append(("skipped", "%s: empty # SKIP %s" % (args.layer, args.empty)))
+    elif not args.tests:
+        entries.append(("failed", "%s: no tests found to run in this layer" % args.layer))
     lines = ["TAP version 13", "1..%d" % len(entries)]
-    for i, (ok, desc) in enumerate(entries, 1):
-        lines.append("%s %d - %s" % ("ok" if ok else "not ok", i, desc))
-    passed = sum(1 for ok, _ in entries if ok)
-    lines.append("# %s: %d passed, %d failed" % (args.layer, passed, len(entries) - passed))
+    for i, (st, desc) in enumerate(entries, 1):
+        lines.append("%s %d - %s" % ("not ok" if st in ("failed", "xfail") else "ok", i, desc))
+    count = {k: sum(1 for st, _ in entries if st == k)
+             for k in ("passed", "failed", "skipped", "xfail")}
+    lines.append("# %s: %d passed, %d failed, %d skipped%s" % (
+        args.layer, count["passed"], count["failed"], count["skipped"],
+        ", %d expected failures" % count["xfail"] if count["xfail"] else ""))
     with open(args.results, "w") as f:
         f.write("\n".join(lines) + "\n")
     print(lines[-1])
-    sys.exit(0 if passed == len(entries) else 1)
+    sys.exit(1 if count["failed"] else 0)
 
 
 if __name__ == "__main__":
