@@ -8,10 +8,27 @@ VNPU-TEST-BEGIN/END lines.  This harness
   * fails the run on any kernel Oops/BUG/WARNING/lockdep/KASAN report in
     the console log, even when every test passed,
   * keeps the full console log,
+  * fails the run when QEMU itself fails: a non-zero exit status or a
+    signal, or a message of its own on stderr (an assertion, an abort, a
+    sanitizer report: the device model crashed, even after the last test),
+  * fails a test whose device logged a flood of guest errors (QEMU's
+    -d guest_errors, LOG_GUEST_ERROR; the limit is below),
 and writes one renumbered TAP stream (stdout and --results) so the layer's
-pass/fail counts can be summed with the other layers.  A test's
-"not ok ... # TODO" line is a known failure (TAP's meaning): it stays in
-the stream as such and does not fail the run.
+counts can be summed with the other layers.  Directives keep TAP's
+meaning: "ok ... # SKIP" and a "1..0 # SKIP reason" plan are skipped (not
+passed), "not ok ... # TODO" is an expected failure (counted apart), and
+"ok ... # TODO" an unexpected pass, which fails.  --exclude leaves tests
+out of a layer that cannot run them (the init skips them) and says so in
+the stream's header, rather than letting them skip on every run.
+
+Guest errors: the device logs each malformed command, descriptor or
+register access the guest makes (LOG_GUEST_ERROR).  The fault tests make
+such errors on purpose, a few dozen at most; a test whose run logs more
+than --guest-error-limit (GUEST_ERROR_LIMIT, 500) lines is flooding the
+log, i.e. the device or driver is stuck in a loop of errors, and fails.  A
+test that makes more on purpose declares its own bound with a line
+"# expect-guest-errors: N" before it makes them.  Outside any test (boot,
+module load) the same limit applies.
 
 Files come out of the guest over the console, the one channel every boot
 has: the guest prints "VNPU-FILE-BEGIN name size sha256", the file in
@@ -21,6 +38,7 @@ sha256, and shows one line naming the host path in place of the block.
 """
 import argparse
 import base64
+import fnmatch
 import hashlib
 import os
 import re
@@ -56,6 +74,18 @@ BASE64_LINE = re.compile(r"^[A-Za-z0-9+/=]+$")
 FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 # Modes whose device has the debug (fault-injection) registers.
 FAULT_INJECT_MODES = ("test", "shell")
+RESULT_DIRECTIVE = re.compile(r"#\s*(SKIP|TODO)\b", re.IGNORECASE)
+# QEMU's stderr, tagged in the line list (and the log) so the judge tells
+# it from the console.
+STDERR_TAG = "QEMU-STDERR: "
+# What QEMU itself says when it dies or finds itself broken; anything else
+# on its stderr in a test run is a guest-error log line.
+QEMU_PROBLEMS = re.compile(
+    r"Assertion .* failed|assertion failed|hardware error|Aborted|Segmentation fault"
+    r"|core dumped|AddressSanitizer|LeakSanitizer|runtime error:|\*\*ERROR\*\*"
+    r"|^qemu-system-\S+: (?!warning:)|^qemu: ")
+GUEST_ERROR_LIMIT = 500
+EXPECT_GUEST_ERRORS = re.compile(r"^#\s*expect-guest-errors:\s*(\d+)")
 
 
 def build_cmd(args):
@@ -63,6 +93,8 @@ def build_cmd(args):
               "vnpu.timeout=%d" % args.test_timeout]
     if args.tests:
         append.append("vnpu.tests=" + ",".join(args.tests))
+    if args.exclude:
+        append.append("vnpu.exclude=" + ",".join(pat for pat, _ in args.exclude))
     if args.append:
         append.append(args.append)
     cmd = [args.qemu, "-machine", "q35", "-accel", args.accel, "-cpu", "max",
@@ -80,6 +112,9 @@ def build_cmd(args):
         if args.device_opts:
             opts.append(args.device_opts)
         cmd += ["-device", ",".join(opts)]
+    if args.mode == "test":
+        # The device's guest-error log goes to stderr, judged per test.
+        cmd += ["-d", "guest_errors"]
     for extra in args.qemu_arg:
         cmd += extra.split()
     return cmd
@@ -141,7 +176,8 @@ class FileReceiver:
 
 
 def boot(cmd, timeout, log_path, echo, receiver=None):
-    """Run QEMU, stream the console to the log; return (lines, timed_out)."""
+    """Run QEMU, stream the console and QEMU's stderr (tagged STDERR_TAG)
+    to the log; return (lines, timed_out, QEMU's exit status)."""
     lines = []
     start = time.monotonic()
     timed_out = False
@@ -150,32 +186,43 @@ def boot(cmd, timeout, log_path, echo, receiver=None):
     with open(log_path, "w", errors="replace") as log:
         log.write("# " + " ".join(cmd) + "\n")
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, start_new_session=True)
-        buf = b""
-        while True:
+                                stderr=subprocess.PIPE, start_new_session=True)
+        bufs = {proc.stdout: b"", proc.stderr: b""}
+
+        def emit(pipe, raw):
+            text = raw.decode("utf-8", "replace").rstrip("\r")
+            out = [STDERR_TAG + text] if pipe is proc.stderr else receiver.feed(text)
+            for line in out:
+                lines.append(line)
+                log.write(line + "\n")
+                if echo:
+                    print(line, flush=True)
+
+        while bufs:
             left = timeout - (time.monotonic() - start)
             if left <= 0:
                 timed_out = True
                 break
-            ready, _, _ = select.select([proc.stdout], [], [], min(left, 1.0))
+            ready, _, _ = select.select(list(bufs), [], [], min(left, 1.0))
             if not ready:
                 if proc.poll() is not None:
                     break
                 continue
-            chunk = os.read(proc.stdout.fileno(), 65536)
-            if not chunk:
-                break
-            buf += chunk
-            *full, buf = buf.split(b"\n")
-            for raw in full:
-                for line in receiver.feed(raw.decode("utf-8", "replace").rstrip("\r")):
-                    lines.append(line)
-                    log.write(line + "\n")
-                    if echo:
-                        print(line, flush=True)
-        if buf:
-            lines.append(buf.decode("utf-8", "replace"))
-            log.write(lines[-1] + "\n")
+            # QEMU's stderr first: a guest error is logged while the test
+            # that caused it runs, before the console lines that follow.
+            for pipe in sorted(ready, key=lambda p: p is not proc.stderr):
+                chunk = os.read(pipe.fileno(), 65536)
+                if not chunk:
+                    if bufs[pipe]:
+                        emit(pipe, bufs[pipe])
+                    del bufs[pipe]
+                    continue
+                *full, bufs[pipe] = (bufs[pipe] + chunk).split(b"\n")
+                for raw in full:
+                    emit(pipe, raw)
+        for pipe, rest in bufs.items():
+            if rest:
+                emit(pipe, rest)
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -184,68 +231,115 @@ def boot(cmd, timeout, log_path, echo, receiver=None):
     return lines, timed_out, proc.returncode
 
 
-def judge(lines, timed_out, timeout, log_path, require_done=True):
-    """Return a list of (ok, description) over all tests and checks; ok is
-    None for a "not ok # TODO" (a known failure)."""
+def result_status(ok, desc):
+    """passed, failed, skipped or xfail, as scripts/tap-summary.py counts."""
+    d = RESULT_DIRECTIVE.search(desc)
+    kind = d.group(1).upper() if d else None
+    if ok:
+        return {"SKIP": "skipped", "TODO": "failed"}.get(kind, "passed")
+    return "xfail" if kind == "TODO" else "failed"
+
+
+def judge(lines, timed_out, timeout, log_path, require_done=True, qemu_status=0,
+          guest_error_limit=GUEST_ERROR_LIMIT):
+    """Return a list of (status, description) over all tests and checks;
+    status is "passed", "failed", "skipped" or "xfail" (a "not ok # TODO",
+    an expected failure).  qemu_status is QEMU's exit status as
+    subprocess reports it (negative: killed by that signal)."""
     results = []
     current, tap_seen, failed_inside = None, 0, False
     done = False
+    errors, limit, outside_errors = 0, guest_error_limit, 0
+
+    def check_flood(who, count, bound):
+        if count > bound:
+            results.append(("failed", "%s: %d device guest errors (LOG_GUEST_ERROR), more than "
+                            "the %d a test may make (log: %s)" % (who, count, bound, log_path)))
+
     for line in lines:
+        if line.startswith(STDERR_TAG):
+            text = line[len(STDERR_TAG):]
+            if QEMU_PROBLEMS.search(text):
+                results.append(("failed", "QEMU on stderr: " + text.strip()[:160]))
+            elif current:
+                errors += 1
+            else:
+                outside_errors += 1
+            continue
         if line.startswith("VNPU-TEST-BEGIN "):
             current, tap_seen, failed_inside = line.split()[1], 0, False
+            errors, limit = 0, guest_error_limit
             continue
         if line.startswith("VNPU-TEST-END ") and current:
             m = re.search(r"rc=(\d+)", line)
             rc = int(m.group(1)) if m else -1
             if rc == 124 or rc == 143:
-                results.append((False, "%s: timed out inside the guest" % current))
+                results.append(("failed", "%s: timed out inside the guest" % current))
             elif rc == 127:
-                results.append((False, "%s: no such test in the guest" % current))
+                results.append(("failed", "%s: no such test in the guest" % current))
             elif tap_seen == 0:
-                results.append((False, "%s: exited rc=%d without TAP results" % (current, rc)))
+                results.append(("failed", "%s: exited rc=%d without TAP results" % (current, rc)))
             elif rc != 0 and not failed_inside:
-                results.append((False, "%s: exited rc=%d" % (current, rc)))
+                results.append(("failed", "%s: exited rc=%d" % (current, rc)))
+            check_flood(current, errors, limit)
             current = None
             continue
         if line.startswith("VNPU-ALL-DONE"):
             done = True
             continue
         if line.startswith("VNPU-INIT: ") and "failed" in line:
-            results.append((False, "init: " + line[len("VNPU-INIT: "):]))
+            results.append(("failed", "init: " + line[len("VNPU-INIT: "):]))
             continue
         if current:
+            m = EXPECT_GUEST_ERRORS.match(line)
+            if m:
+                limit = int(m.group(1))
+                continue
             # A skip-all plan: the test does not apply to this kernel or
-            # device (e.g. fault injection on the stock kernel).
+            # device; a skip, never a pass.
             m = SKIP_ALL.match(line)
             if m:
                 tap_seen += 1
-                results.append((True, "%s # SKIP %s" % (current, m.group(1).strip())))
+                results.append(("skipped", "%s # SKIP %s" % (
+                    current, m.group(1).strip() or "(no reason given)")))
                 continue
             m = TAP_LINE.match(line)
             if m:
                 tap_seen += 1
-                ok = m.group(1) == "ok"
                 desc = m.group(2).strip()
-                if not ok and TODO.search(desc):
-                    # A known failure: reported, not counted against the run.
-                    results.append((None, "%s: %s" % (current, desc)))
-                    continue
-                if not ok:
+                status = result_status(m.group(1) == "ok", desc)
+                if status == "failed":
                     failed_inside = True
-                results.append((ok, "%s: %s" % (current, desc)))
+                    if m.group(1) == "ok":
+                        # "not ok" without the directive, so every reader
+                        # counts it failed.
+                        desc = re.sub(r"#\s*TODO\b", "(expected to fail:", desc,
+                                      flags=re.IGNORECASE) + \
+                            ") passed unexpectedly: remove it from its expected-failure list"
+                results.append((status, "%s: %s" % (current, desc)))
     if current:
-        results.append((False, "%s: did not finish (guest died or hung)" % current))
+        results.append(("failed", "%s: did not finish (guest died or hung)" % current))
+        check_flood(current, errors, limit)
+    check_flood("outside the tests (boot, module load)", outside_errors, guest_error_limit)
     for line in lines:
-        if KERNEL_BENIGN.search(line):
+        if line.startswith(STDERR_TAG) or KERNEL_BENIGN.search(line):
             continue
         for pat in KERNEL_PROBLEMS:
             if pat.search(line) and not line.startswith(("ok ", "not ok ", "#")):
-                results.append((False, "kernel report in console: " + line.strip()[:160]))
+                results.append(("failed", "kernel report in console: " + line.strip()[:160]))
                 break
     if timed_out:
-        results.append((False, "guest timed out after %d s (log: %s)" % (timeout, log_path)))
-    elif require_done and not done:
-        results.append((False, "guest did not reach the end of its test list (log: %s)" % log_path))
+        results.append(("failed", "guest timed out after %d s (log: %s)" % (timeout, log_path)))
+    else:
+        if qemu_status is None or qemu_status < 0:
+            results.append(("failed", "QEMU was killed by signal %s (log: %s)" % (
+                -qemu_status if qemu_status is not None else "?", log_path)))
+        elif qemu_status != 0:
+            results.append(("failed", "QEMU exited with status %d (log: %s)" % (
+                qemu_status, log_path)))
+        if require_done and not done:
+            results.append(("failed", "guest did not reach the end of its test list (log: %s)"
+                            % log_path))
     return results
 
 
@@ -273,7 +367,19 @@ def main():
     ap.add_argument("--echo", action="store_true", help="echo the console")
     ap.add_argument("--name", default="guest", help="layer name in the summary line")
     ap.add_argument("--out-dir", help="where files the guest sends (VNPU-FILE) go")
+    ap.add_argument("--exclude", action="append", default=[], metavar="PATTERN=REASON",
+                    help="leave the tests matching this shell pattern out of the layer")
+    ap.add_argument("--guest-error-limit", type=int, default=GUEST_ERROR_LIMIT,
+                    help="device guest errors a test may log (default %(default)s)")
     args = ap.parse_args()
+    excludes = []
+    for spec in args.exclude:
+        pat, sep, why = spec.partition("=")
+        if not sep or not why or "," in pat or not re.match(r"^[A-Za-z0-9._*?-]+$", pat):
+            ap.error("--exclude %r: give PATTERN=REASON (a shell pattern of test names)" % spec)
+        excludes.append((pat, why))
+    args.exclude = excludes
+    named = [(t, why) for t in args.tests for pat, why in excludes if fnmatch.fnmatchcase(t, pat)]
 
     cmd = build_cmd(args)
     if args.mode == "shell":
@@ -300,8 +406,9 @@ def main():
             m = re.match(r"^VNPU-DEMO-END rc=(\d+)", line)
             if m:
                 status = int(m.group(1))
-        problems = judge(lines, timed_out, args.timeout, args.log)
-        bad = [d for ok, d in problems if ok is False] + receiver.problems
+        problems = judge(lines, timed_out, args.timeout, args.log, qemu_status=rc,
+                         guest_error_limit=args.guest_error_limit)
+        bad = [d for st, d in problems if st == "failed"] + receiver.problems
         if status is None:
             bad.append("the demo did not finish (log: %s)" % args.log)
         elif status:
@@ -310,19 +417,24 @@ def main():
             print("demo: " + d, file=sys.stderr)
         sys.exit(1 if bad else 0)
 
-    results = judge(lines, timed_out, args.timeout, args.log)
-    if not results:
-        results.append((False, "guest ran no test (log: %s)" % args.log))
-    results += [(False, p) for p in receiver.problems]
-    out = ["TAP version 13", "1..%d" % len(results)]
-    for i, (ok, desc) in enumerate(results, 1):
-        out.append("%s %d - %s" % ("ok" if ok else "not ok", i, desc))
-    passed = sum(1 for ok, _ in results if ok)
-    todo = sum(1 for ok, _ in results if ok is None)
-    failed = len(results) - passed - todo
-    out.append("# %s: %d passed, %d failed%s (console log: %s)" % (
-        args.name, passed, failed, ", %d known failures (TODO)" % todo if todo else "",
-        args.log))
+    results = judge(lines, timed_out, args.timeout, args.log, qemu_status=rc,
+                    guest_error_limit=args.guest_error_limit)
+    if not any(line.startswith("VNPU-TEST-BEGIN ") for line in lines):
+        results.append(("failed", "guest ran no test (log: %s)" % args.log))
+    results += [("failed", "%s: not in this layer: %s" % (t, why)) for t, why in named]
+    results += [("failed", p) for p in receiver.problems]
+    out = ["TAP version 13"]
+    out += ["# %s: not in this layer: %s (%s)" % (args.name, pat, why) for pat, why in excludes]
+    out.append("1..%d" % len(results))
+    for i, (st, desc) in enumerate(results, 1):
+        out.append("%s %d - %s" % ("ok" if st in ("passed", "skipped") else "not ok", i, desc))
+    count = {k: sum(1 for st, _ in results if st == k)
+             for k in ("passed", "failed", "skipped", "xfail")}
+    failed = count["failed"]
+    out.append("# %s: console log %s" % (args.name, args.log))
+    out.append("# %s: %d passed, %d failed, %d skipped%s" % (
+        args.name, count["passed"], failed, count["skipped"],
+        ", %d expected failures" % count["xfail"] if count["xfail"] else ""))
     text = "\n".join(out) + "\n"
     sys.stdout.write(text)
     if args.results:

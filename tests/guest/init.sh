@@ -1,6 +1,8 @@
 #!/bin/sh
 # Guest init (busybox).  The kernel command line selects what to do:
-#   vnpu.mode=test   run every /tests/t-* (or those in vnpu.tests=a,b) as TAP
+#   vnpu.mode=test   run every /tests/t-* (or those in vnpu.tests=a,b) as TAP,
+#                    less those matching a shell pattern in vnpu.exclude=p,q
+#                    (tests a layer cannot run; the harness says so)
 #   vnpu.mode=bench  run every /tests/b-*
 #   vnpu.mode=demo   run /tests/demo (framed by VNPU-DEMO-BEGIN/END rc=N)
 #   vnpu.mode=shell  interactive shell
@@ -17,14 +19,28 @@ mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
 
 mode=test
 only=
+exclude=
 per_test_timeout=300
+set -f	# vnpu.exclude holds patterns, not paths to expand
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	vnpu.mode=*) mode=${arg#vnpu.mode=} ;;
 	vnpu.tests=*) only=$(echo "${arg#vnpu.tests=}" | tr ',' ' ') ;;
+	vnpu.exclude=*) exclude=$(echo "${arg#vnpu.exclude=}" | tr ',' ' ') ;;
 	vnpu.timeout=*) per_test_timeout=${arg#vnpu.timeout=} ;;
 	esac
 done
+set +f
+
+excluded() {
+	set -f
+	for pat in $exclude; do
+		# shellcheck disable=SC2254
+		case "$1" in $pat) set +f; return 0 ;; esac
+	done
+	set +f
+	return 1
+}
 
 # Dependencies first, in the order mkinitramfs.py resolved from modules.dep.
 while read -r m; do
@@ -61,7 +77,9 @@ test|bench)
 		list=$(ls | grep "^$prefix" | sort)
 	fi
 	for t in $list; do
-		if [ -x "/tests/$t" ]; then
+		if excluded "$t"; then
+			continue
+		elif [ -x "/tests/$t" ]; then
 			run_one "/tests/$t"
 		else
 			echo "VNPU-TEST-BEGIN $t"
