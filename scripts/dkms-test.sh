@@ -25,7 +25,7 @@ finish() {
 		echo "TAP version 13"
 		echo "1..$n"
 		printf '%s\n' "${tap[@]}"
-		echo "# dkms: $((n - fails)) passed, $fails failed"
+		echo "# dkms: $((n - fails)) passed, $fails failed, 0 skipped"
 	} > "$results"
 	tail -n 1 "$results"
 	[ "$fails" = 0 ]
