@@ -2398,8 +2398,8 @@ static void test_unplug_long(void)
 }
 
 /*
- * How long the longest legal command runs when nothing stops it: minutes,
- * so only with VNPU_QTEST_SLOW=1.
+ * How long the longest legal command runs when nothing stops it: minutes.
+ * Registered only with VNPU_QTEST_SLOW=1 (see main()).
  */
 static void test_longest_uninterrupted(void)
 {
@@ -2410,10 +2410,6 @@ static void test_longest_uninterrupted(void)
     uint32_t slot, i;
     LongConv lc;
 
-    if (!g_getenv("VNPU_QTEST_SLOW")) {
-        g_test_skip("runs for minutes; set VNPU_QTEST_SLOW=1");
-        return;
-    }
     t = vt_start_machine("-m 512M", NULL);
     vt_device_setup(t);
     long_conv_build(t, &lc, false);
@@ -2478,8 +2474,18 @@ int main(int argc, char **argv)
     qtest_add_func("/vnpu/reset/soft-shared-command", test_reset_split);
     qtest_add_func("/vnpu/reset/flr-longest-command", test_reset_flr_long);
     qtest_add_func("/vnpu/reset/unplug-longest-command", test_unplug_long);
-    qtest_add_func("/vnpu/reset/longest-uninterrupted",
-                   test_longest_uninterrupted);
+    /*
+     * Not in make check-qtest: it runs the longest legal command to the end
+     * (minutes on the host) only to print how long that takes, a
+     * measurement for Documentation/hw-spec.rst; what the layer must know,
+     * that resets stop that command in bounded time, the *-longest-command
+     * tests above assert.  Asked for by hand, it runs (and asserts the
+     * result) instead of skipping on every CI run.
+     */
+    if (g_getenv("VNPU_QTEST_SLOW")) {
+        qtest_add_func("/vnpu/reset/longest-uninterrupted",
+                       test_longest_uninterrupted);
+    }
 #endif
     qtest_add_func("/vnpu/inject/hang", test_inject_hang);
     qtest_add_func("/vnpu/inject/dma-error", test_inject_dma_error);
