@@ -7,18 +7,26 @@ host's onnxruntime and CPU-path model timings, the guest's console).  This
 reads them all and prints
 
   * per real model: npu-run's device/CPU split and the slowest nodes
-    (the guest's "profile <model>: ..." lines), its median on the device,
-    onnxruntime's on the host, and the CPU path's on the host;
-  * the model ratios, "ratio <model>-vs-onnxruntime: <x>x (goal <= 1.5x)",
-    npu-run's median in the guest over onnxruntime-node's (one thread) on
-    the host, the same input;
-  * one block of every "ratio <name>: <x>x (goal <op> <target>x)" line of
-    the whole run, in that exact form, then "goals met: N of M";
+    (the guest's "profile <model>: ..." lines), its median on the device
+    and the engines the device has, onnxruntime's medians on the host with
+    as many threads and with one, the CPU path's on the host, and whether
+    each npu-run's outputs match onnxruntime's reference;
+  * the model ratios: "ratio <model>-vs-onnxruntime", npu-run's median on
+    the device over onnxruntime-node's on the host with one thread per
+    device engine, the primary lines; "ratio <model>-vs-onnxruntime-1thread",
+    the same over onnxruntime on one thread, informational;
+  * one block of every ratio line of the whole run that is a goal, in the
+    exact form "ratio <name>: <x>x (goal <op> <target>x)", then "goals met:
+    N of M", then the informational lines in the same form;
   * the chart of the ratios against their goals (gnuplot, PNG) and its path.
 
-A part that gave no ratio line (it failed, or the line is not there) is
-named; the script then exits non-zero, after printing everything it has.
-Documentation/bench.rst describes each ratio.
+A ratio is a measurement of outputs that were checked, or it is an error:
+"ratio <name>: ERROR <why>", counted as a goal not met, whenever a figure
+it needs is missing, zero, not finite or implausible, the part printed an
+ERROR line (a peer not run, an output that differs from the reference), or
+the model's output on that side does not match onnxruntime's.  A part that
+gave no ratio line is named.  Either makes the script exit non-zero, after
+printing everything it has.  Documentation/bench.rst describes each ratio.
 """
 import argparse
 import math
@@ -35,13 +43,24 @@ def goal_str(target):
     return text if "." in text or "e" in text else text + ".0"
 
 
-RATIO = re.compile(r"^ratio (\S+): ([0-9]+(?:\.[0-9]+)?)x \(goal (<=|>=) ([0-9]+(?:\.[0-9]+)?)x\)$")
-GUEST_MEDIAN = re.compile(r"^bench-model (\S+): npu median ([0-9.]+) ms over (\d+) runs$")
-ORT_MEDIAN = re.compile(r"^onnxruntime (\S+): median ([0-9.]+) ms")
-CPU_MEDIAN = re.compile(r"^cpu-path (\S+): npu-run --cpu median ([0-9.]+) ms")
+RATIO_LINE = re.compile(r"^ratio (\S+): (.*)$")
+RATIO_ERROR = re.compile(r"^ERROR (.+)$")
+RATIO_VALUE = re.compile(r"^(\S+)x \(goal (<=|>=) ([0-9]+(?:\.[0-9]+)?)x\)$")
+GUEST_MEDIAN = re.compile(
+    r"^bench-model (\S+): npu median (\S+) ms over (\d+) runs(?:, (\d+) engines?)?$")
+ORT_MEDIAN = re.compile(r"^onnxruntime (\S+): median (\S+) ms.*\((\d+) threads?\)$")
+CPU_MEDIAN = re.compile(r"^cpu-path (\S+): npu-run --cpu median (\S+) ms")
+# The outputs of a benchmarked run against onnxruntime's reference
+# (tests/guest/models/b-model.sh on the device, bench-host-models.sh for
+# the CPU path).
+CHECK = re.compile(r"^check (device|cpu-path) (\S+): (PASS|FAIL)\b ?(.*)$")
 PROFILE = re.compile(r"^profile (\S+): (.*)$")
-# The console may carry a carriage return or the harness's echo prefix.
+# The console may carry a carriage return.
 CLEAN = re.compile(r"\r")
+# Beyond these a ratio is a placeholder or a broken timer, not a
+# measurement: the fastest and slowest things compared here are within
+# a factor of 1e3 of each other.
+PLAUSIBLE = (1e-6, 1e6)
 
 
 def read_lines(path):
@@ -50,6 +69,215 @@ def read_lines(path):
             return [CLEAN.sub("", line.rstrip("\n")) for line in f]
     except OSError:
         return None
+
+
+def number(text):
+    """A measured figure, or None when it is not a positive finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value > 0 else None
+
+
+def invalid_ratio(value):
+    """Why @value is no ratio, or None when it is one."""
+    if math.isnan(value):
+        return "the ratio is NaN"
+    if math.isinf(value):
+        return "the ratio is infinite"
+    if value <= 0:
+        return "the ratio is %g, not positive" % value
+    if not PLAUSIBLE[0] <= value <= PLAUSIBLE[1]:
+        return "the ratio %g is outside %g..%g, a placeholder rather than a measurement" % (
+            value, PLAUSIBLE[0], PLAUSIBLE[1])
+    return None
+
+
+class Ratios:
+    """The run's ratio lines: a value, or the reason there is none."""
+
+    def __init__(self):
+        self.lines = []     # dicts: name, value, op, target, error, source
+        self.seen = set()
+        self.missing = []   # parts or lines that are not there
+        self.failed = []    # checks that failed outside any ratio line
+
+    def add(self, name, source, op, target, value=None, error=None):
+        if name in self.seen:
+            self.missing.append("%s: ratio %s printed twice" % (source, name))
+            return
+        self.seen.add(name)
+        if error is None:
+            error = invalid_ratio(value)
+        if error is not None:
+            value = None
+        self.lines.append({"name": name, "value": value, "op": op, "target": target,
+                           "error": error, "source": source})
+
+    def parse_part(self, name, lines):
+        """Every "ratio ..." line of one part's log; the number of them."""
+        n = 0
+        for line in lines:
+            m = RATIO_LINE.match(line)
+            if not m:
+                continue
+            n += 1
+            ratio, rest = m.group(1), m.group(2)
+            e = RATIO_ERROR.match(rest)
+            v = RATIO_VALUE.match(rest)
+            if e:
+                self.add(ratio, name, None, None, error=e.group(1))
+            elif v:
+                try:
+                    value = float(v.group(1))
+                except ValueError:
+                    self.add(ratio, name, v.group(2), float(v.group(3)),
+                             error="'%s' is not a number" % v.group(1))
+                    continue
+                self.add(ratio, name, v.group(2), float(v.group(3)), value=value)
+            else:
+                self.add(ratio, name, None, None, error="malformed ratio line: %s" % line)
+        return n
+
+
+def model_ratios(args, ratios):
+    """The model lines from the guest's console and the host's timings."""
+    guest = read_lines(args.guest) if args.guest else None
+    host = read_lines(args.host_models) if args.host_models else None
+    if args.models and guest is None:
+        ratios.missing.append("guest console %s: not there (the guest did not run)" % args.guest)
+    if args.models and host is None:
+        ratios.missing.append("host model timings %s: not there" % args.host_models)
+    npu, engines, ort, cpu, prof, checks = {}, {}, {}, {}, {}, {}
+    for line in guest or []:
+        m = GUEST_MEDIAN.match(line)
+        if m:
+            npu[m.group(1)] = (m.group(2), int(m.group(3)))
+            if m.group(4):
+                engines[m.group(1)] = int(m.group(4))
+        m = PROFILE.match(line)
+        if m:
+            prof.setdefault(m.group(1), []).append(m.group(2))
+        m = CHECK.match(line)
+        if m and m.group(1) == "device":
+            checks[("device", m.group(2))] = (m.group(3), m.group(4))
+    for line in host or []:
+        m = ORT_MEDIAN.match(line)
+        if m:
+            ort.setdefault(m.group(1), {})[int(m.group(3))] = m.group(2)
+        m = CPU_MEDIAN.match(line)
+        if m:
+            cpu[m.group(1)] = m.group(2)
+        m = CHECK.match(line)
+        if m and m.group(1) == "cpu-path":
+            checks[("cpu-path", m.group(2))] = (m.group(3), m.group(4))
+
+    goal = args.model_goal
+    for model in args.models:
+        print("model %s:" % model)
+        for p in prof.get(model, []):
+            print("  " + p)
+        dev_ms = number(npu[model][0]) if model in npu else None
+        n_eng = engines.get(model)
+        ort_ms = {t: number(v) for t, v in ort.get(model, {}).items()}
+        if model in npu:
+            print("  npu-run on the device (guest): median %s ms over %d runs, %s" % (
+                npu[model][0], npu[model][1],
+                "%d engines" % n_eng if n_eng else "engine count not reported"))
+        else:
+            print("  npu-run on the device (guest): no figure")
+        dev_check = checks.get(("device", model))
+        print("  device output against onnxruntime's: %s" % (
+            " ".join(dev_check).strip() if dev_check else "not checked"))
+        for t in sorted(ort_ms):
+            print("  onnxruntime, %d thread%s (host): median %s ms" % (
+                t, "" if t == 1 else "s", ort[model][t]))
+        if not ort_ms:
+            print("  onnxruntime (host): no figure")
+        if model in cpu:
+            cpu_check = checks.get(("cpu-path", model))
+            cpu_ms, ort1 = number(cpu[model]), ort_ms.get(1)
+            print("  npu-run --cpu, 1 thread (host): median %s ms%s" % (
+                cpu[model], ", %.2fx onnxruntime on 1 thread (informational)" % (cpu_ms / ort1)
+                if cpu_ms and ort1 else ""))
+            print("  npu-run --cpu output against onnxruntime's: %s" % (
+                " ".join(cpu_check).strip() if cpu_check else "not checked"))
+            if not cpu_check or cpu_check[0] != "PASS":
+                ratios.failed.append("model %s: npu-run --cpu's output %s" % (
+                    model, "does not match onnxruntime's: " + cpu_check[1]
+                    if cpu_check else "was not checked against onnxruntime's"))
+
+        def device_error():
+            if model not in npu:
+                return "no 'bench-model' line in the guest console (the model did not run)"
+            if dev_ms is None:
+                return "the device's median '%s' ms is not a measurement" % npu[model][0]
+            if not dev_check:
+                return "the device's output was not checked against onnxruntime's"
+            if dev_check[0] != "PASS":
+                return "the device's output does not match onnxruntime's: %s" % (
+                    dev_check[1] or "FAIL")
+            return None
+
+        def ort_error(threads):
+            if threads not in ort_ms:
+                have = ", ".join("%d" % t for t in sorted(ort_ms)) or "none"
+                return "no onnxruntime figure with %d thread%s from the host (have: %s)" % (
+                    threads, "" if threads == 1 else "s", have)
+            if ort_ms[threads] is None:
+                return "onnxruntime's median '%s' ms is not a measurement" % ort[model][threads]
+            return None
+
+        primary_err = device_error()
+        if primary_err is None and not n_eng:
+            primary_err = "the guest did not report the device's engine count"
+        if primary_err is None:
+            primary_err = ort_error(n_eng)
+        one_err = device_error() or ort_error(1)
+        for name, threads, err in ((model + "-vs-onnxruntime", n_eng, primary_err),
+                                   (model + "-vs-onnxruntime-1thread", 1, one_err)):
+            if err:
+                ratios.add(name, "models", "<=", goal, error=err)
+                print("  device over onnxruntime, %s: ERROR %s" % (
+                    "%s threads" % (threads or "?") if name.endswith("onnxruntime")
+                    else "1 thread", err))
+            else:
+                value = round(dev_ms / ort_ms[threads], 2)
+                ratios.add(name, "models", "<=", goal, value=value)
+                print("  device over onnxruntime, %d thread%s: %.2fx (goal <= %sx)%s" % (
+                    threads, "" if threads == 1 else "s", value, goal_str(goal),
+                    "" if name.endswith("onnxruntime") else " (informational)"))
+
+
+def print_block(ratios, info):
+    """The ratio block; (goals met, goals, errors)."""
+    def line(r):
+        if r["error"] is not None:
+            return "ratio %s: ERROR %s" % (r["name"], r["error"])
+        return "ratio %s: %.2fx (goal %s %sx)" % (r["name"], r["value"], r["op"],
+                                                 goal_str(r["target"]))
+
+    goals = [r for r in ratios.lines if r["name"] not in info]
+    informational = [r for r in ratios.lines if r["name"] in info]
+    print("ratios (goal in parentheses):")
+    met = 0
+    for r in goals:
+        print(line(r))
+        if r["error"] is None and ((r["value"] <= r["target"]) if r["op"] == "<="
+                                   else (r["value"] >= r["target"])):
+            met += 1
+    errors = sum(r["error"] is not None for r in ratios.lines)
+    print("goals met: %d of %d%s" % (met, len(goals),
+                                    " (%d in error, counted as not met)" % sum(
+                                        r["error"] is not None for r in goals)
+                                    if any(r["error"] is not None for r in goals) else ""))
+    if informational:
+        print("informational ratios (not goals; onnxruntime on 1 thread, or a model "
+              "without a goal):")
+        for r in informational:
+            print(line(r))
+    return met, len(goals), errors
 
 
 def main():
@@ -65,122 +293,53 @@ def main():
     ap.add_argument("--models", nargs="*", default=[],
                     help="the real models whose ratios are computed here")
     ap.add_argument("--informational", nargs="*", default=[],
-                    help="models whose ratio line is shown but not a goal")
+                    help="models whose ratio lines are shown but not goals")
     ap.add_argument("--model-goal", type=float, default=1.5)
-    ap.add_argument("--out-dir", required=True, help="where ratios.dat/.gp/.png go")
+    ap.add_argument("--out-dir", help="where ratios.dat/.gp/.png go")
+    ap.add_argument("--no-chart", action="store_true", help="print the ratios only")
     args = ap.parse_args()
+    if not args.no_chart and not args.out_dir:
+        ap.error("--out-dir is needed for the chart (or --no-chart)")
 
-    missing = []
-    ratios = []        # (name, value, op, target, source)
-    seen = set()
-
-    def add(name, value, op, target, source):
-        if name in seen:
-            missing.append("%s: ratio %s printed twice" % (source, name))
-            return
-        seen.add(name)
-        ratios.append((name, value, op, target, source))
-
-    # ---- the model ratios ----------------------------------------------
-    guest = read_lines(args.guest) if args.guest else None
-    host = read_lines(args.host_models) if args.host_models else None
-    if args.models and guest is None:
-        missing.append("guest console %s: not there (the guest did not run)" % args.guest)
-    if args.models and host is None:
-        missing.append("host model timings %s: not there" % args.host_models)
-    npu, npu_runs, ort, cpu, prof = {}, {}, {}, {}, {}
-    model_ratios = []
-    for line in guest or []:
-        m = GUEST_MEDIAN.match(line)
-        if m:
-            npu[m.group(1)] = float(m.group(2))
-            npu_runs[m.group(1)] = int(m.group(3))
-        m = PROFILE.match(line)
-        if m:
-            prof.setdefault(m.group(1), []).append(m.group(2))
-    for line in host or []:
-        m = ORT_MEDIAN.match(line)
-        if m:
-            ort[m.group(1)] = float(m.group(2))
-        m = CPU_MEDIAN.match(line)
-        if m:
-            cpu[m.group(1)] = float(m.group(2))
-
-    for model in args.models:
-        print("model %s:" % model)
-        for p in prof.get(model, []):
-            print("  " + p)
-        have_npu, have_ort = model in npu, model in ort
-        print("  npu-run on the device (guest): %s" % (
-            "median %.3f ms over %d runs" % (npu[model], npu_runs[model]) if have_npu
-            else "no figure"))
-        print("  onnxruntime, 1 thread (host): %s" % (
-            "median %.3f ms" % ort[model] if have_ort else "no figure"))
-        if model in cpu:
-            print("  npu-run --cpu, 1 thread (host): median %.3f ms%s" % (
-                cpu[model], ", %.2fx onnxruntime (informational)" % (cpu[model] / ort[model])
-                if have_ort and ort[model] > 0 else ""))
-        if not have_npu:
-            missing.append("model %s: no 'bench-model' line in the guest console" % model)
-        if not have_ort:
-            missing.append("model %s: no onnxruntime figure from the host" % model)
-        if have_npu and have_ort and ort[model] > 0:
-            value = round(npu[model] / ort[model], 2)
-            print("  device over onnxruntime: %.2fx (goal <= %sx)" % (value, goal_str(args.model_goal)))
-            model_ratios.append((model + "-vs-onnxruntime", value, "<=", args.model_goal,
-                                 "models"))
-
-    # ---- every other ratio line, as printed by the parts --------------------
+    ratios = Ratios()
+    model_ratios(args, ratios)
+    model_lines = ratios.lines
+    # The parts' lines come first in the block, the models' after them.
+    ratios.lines = []
     for spec in args.part:
         name, _, path = spec.partition("=")
         lines = read_lines(path)
         if lines is None:
-            missing.append("%s: no log %s (the part did not run)" % (name, path))
+            ratios.missing.append("%s: no log %s (the part did not run)" % (name, path))
             continue
-        n = 0
-        for line in lines:
-            if not line.startswith("ratio "):
-                continue
-            m = RATIO.match(line)
-            if not m:
-                missing.append("%s: malformed ratio line: %s" % (name, line))
-                continue
-            n += 1
-            add(m.group(1), float(m.group(2)), m.group(3), float(m.group(4)), name)
-        if not n:
-            missing.append("%s: no ratio line in %s" % (name, path))
-    for r in model_ratios:
-        add(*r)
+        if not ratios.parse_part(name, lines):
+            ratios.missing.append("%s: no ratio line in %s" % (name, path))
+    ratios.lines += model_lines
     for want in args.expect:
-        if want not in seen:
-            missing.append("ratio %s: not printed by any part" % want)
+        if want not in ratios.seen:
+            ratios.missing.append("ratio %s: not printed by any part" % want)
 
-    # ---- the block ------------------------------------------------------------
-    print()
-    print("ratios (goal in parentheses):")
-    met = goals = 0
     info = {m + "-vs-onnxruntime" for m in args.informational}
-    for name, value, op, target, _ in ratios:
-        print("ratio %s: %.2fx (goal %s %sx)" % (name, value, op, goal_str(target)))
-        if name in info:
-            continue
-        goals += 1
-        if (value <= target) if op == "<=" else (value >= target):
-            met += 1
-    print("goals met: %d of %d%s" % (
-        met, goals, " (informational, not counted: %s)" % ", ".join(sorted(info & seen))
-        if info & seen else ""))
+    info |= {m + "-vs-onnxruntime-1thread" for m in args.models}
+    print()
+    _, _, errors = print_block(ratios, info)
 
-    chart = write_chart(args.out_dir, ratios, info, missing)
-    if chart:
-        print("chart: %s" % chart)
+    if not args.no_chart:
+        chart = write_chart(args.out_dir, [r for r in ratios.lines if r["error"] is None],
+                            info, ratios.missing)
+        if chart:
+            print("chart: %s" % chart)
 
-    for what in missing:
+    for what in ratios.missing:
         print("bench: missing: %s" % what, file=sys.stderr)
-    if missing:
-        print("bench: %d ratio line(s) or part(s) missing (see above)" % len(missing),
+    for what in ratios.failed:
+        print("bench: failed: %s" % what, file=sys.stderr)
+    if ratios.missing:
+        print("bench: %d ratio line(s) or part(s) missing (see above)" % len(ratios.missing),
               file=sys.stderr)
-    return 1 if missing else 0
+    if errors:
+        print("bench: %d ratio line(s) in error (see above)" % errors, file=sys.stderr)
+    return 1 if ratios.missing or ratios.failed or errors else 0
 
 
 def write_chart(out_dir, ratios, info, missing):
@@ -196,12 +355,13 @@ def write_chart(out_dir, ratios, info, missing):
         return None
     with open(dat, "w") as f:
         f.write("# index name value goal met(1/0/2 informational)\n")
-        for i, (name, value, op, target, _) in enumerate(ratios):
+        for i, r in enumerate(ratios):
+            value, op, target = r["value"], r["op"], r["target"]
             ok = (value <= target) if op == "<=" else (value >= target)
-            state = 2 if name in info else (1 if ok else 0)
-            f.write('%d "%s (%s %g)" %.4g %.4g %d\n' % (i, name, op, target,
+            state = 2 if r["name"] in info else (1 if ok else 0)
+            f.write('%d "%s (%s %g)" %.4g %.4g %d\n' % (i, r["name"], op, target,
                                                          max(value, 1e-3), target, state))
-    values = [max(r[1], 1e-3) for r in ratios] + [r[3] for r in ratios]
+    values = [max(r["value"], 1e-3) for r in ratios] + [r["target"] for r in ratios]
     lo = 10 ** math.floor(math.log10(min(values)) - 0.3)
     hi = 10 ** math.ceil(math.log10(max(values)) + 0.3)
     height = 320 + 34 * len(ratios)
