@@ -50,10 +50,32 @@ void ctensor_free(struct ctensor *c)
 	c->i = NULL;
 }
 
-static int alloc_like(struct ctensor *c, bool fl, uint64_t n)
+/* Product of @a and @b, false on overflow. */
+static bool mul_ok(uint64_t a, uint64_t b, uint64_t *r)
 {
+	return !__builtin_mul_overflow(a, b, r);
+}
+
+/*
+ * Storage for @n elements, paid from @b when not NULL: -E2BIG past
+ * MAX_ELEMS, -EDQUOT past the budget, both before allocating.
+ */
+static int alloc_like(struct ctensor *c, bool fl, uint64_t n, struct cbudget *b)
+{
+	uint64_t bytes;
+
+	if (b) {
+		if (!mul_ok(n, fl ? sizeof(float) : sizeof(int64_t), &bytes))
+			bytes = UINT64_MAX;
+		if (bytes > b->limit - b->used) {
+			b->want = bytes > UINT64_MAX - b->used ? UINT64_MAX : b->used + bytes;
+			return -EDQUOT;
+		}
+	}
 	if (n > MAX_ELEMS)
 		return -E2BIG;
+	if (b)
+		b->used += bytes;
 	c->n = n;
 	c->f = NULL;
 	c->i = NULL;
@@ -64,10 +86,10 @@ static int alloc_like(struct ctensor *c, bool fl, uint64_t n)
 	return (fl ? (void *)c->f : (void *)c->i) ? 0 : -ENOMEM;
 }
 
-int ctensor_copy(const struct ctensor *src, struct ctensor *dst)
+int ctensor_copy(const struct ctensor *src, struct ctensor *dst, struct cbudget *b)
 {
 	struct ctensor c = *src;
-	int ret = alloc_like(&c, src->f != NULL, src->n);
+	int ret = alloc_like(&c, src->f != NULL, src->n, b);
 
 	if (ret)
 		return ret;
@@ -82,7 +104,7 @@ int ctensor_copy(const struct ctensor *src, struct ctensor *dst)
 int ctensor_scaled(const struct ctensor *src, float k, struct ctensor *dst)
 {
 	uint64_t j;
-	int ret = ctensor_copy(src, dst);
+	int ret = ctensor_copy(src, dst, NULL);
 
 	if (ret || !dst->f)
 		return ret;
@@ -95,7 +117,7 @@ int ctensor_scalar_f(float v, struct ctensor *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->dt = OT_FLOAT;
-	if (alloc_like(c, true, 1))
+	if (alloc_like(c, true, 1, NULL))
 		return -ENOMEM;
 	c->f[0] = v;
 	return 0;
@@ -105,7 +127,7 @@ int ctensor_scalar_i(int64_t v, struct ctensor *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->dt = OT_INT64;
-	if (alloc_like(c, false, 1))
+	if (alloc_like(c, false, 1, NULL))
 		return -ENOMEM;
 	c->i[0] = v;
 	return 0;
@@ -117,7 +139,7 @@ int ctensor_vec_f(const float *v, size_t n, struct ctensor *c)
 	c->dt = OT_FLOAT;
 	c->rank = 1;
 	c->dims[0] = (int64_t)n;
-	if (alloc_like(c, true, n))
+	if (alloc_like(c, true, n, NULL))
 		return -ENOMEM;
 	if (n)
 		memcpy(c->f, v, n * sizeof(float));
@@ -130,7 +152,7 @@ int ctensor_vec_i(const int64_t *v, size_t n, struct ctensor *c)
 	c->dt = OT_INT64;
 	c->rank = 1;
 	c->dims[0] = (int64_t)n;
-	if (alloc_like(c, false, n))
+	if (alloc_like(c, false, n, NULL))
 		return -ENOMEM;
 	if (n)
 		memcpy(c->i, v, n * sizeof(int64_t));
@@ -138,7 +160,7 @@ int ctensor_vec_i(const int64_t *v, size_t n, struct ctensor *c)
 }
 
 int ctensor_fill(const struct ctensor *v, const int64_t *dims, uint64_t rank,
-		 uint64_t max_elems, struct ctensor *out)
+		 struct cbudget *b, struct ctensor *out)
 {
 	uint64_t n = 1, k;
 	struct ctensor c = { .dt = v->dt };
@@ -147,15 +169,14 @@ int ctensor_fill(const struct ctensor *v, const int64_t *dims, uint64_t rank,
 	if (rank > CT_MAX_RANK)
 		return -EINVAL;
 	for (k = 0; k < rank; k++) {
-		if (dims[k] < 0 || (dims[k] && n > max_elems / (uint64_t)dims[k]))
+		if (dims[k] < 0)
+			return -EINVAL;
+		if (!mul_ok(n, (uint64_t)dims[k], &n))
 			return -E2BIG;
-		n *= (uint64_t)dims[k];
 		c.dims[k] = dims[k];
 	}
-	if (n > max_elems)
-		return -E2BIG;
 	c.rank = (uint32_t)rank;
-	ret = alloc_like(&c, v->f != NULL, n);
+	ret = alloc_like(&c, v->f != NULL, n, b);
 	if (ret)
 		return ret;
 	for (k = 0; k < n; k++) {
@@ -266,7 +287,7 @@ int ctensor_from_proto(const Onnx__TensorProto *tp, struct ctensor *out,
 	} else if (tp->n_int32_data != n) {
 		goto count;
 	}
-	ret = alloc_like(&c, fl, n);
+	ret = alloc_like(&c, fl, n, NULL);
 	if (ret)
 		return ret == -E2BIG ? cfail(err, err_size, "too many elements") : ret;
 	for (k = 0; k < n; k++) {
@@ -306,7 +327,7 @@ count:
 /* ---- Constant evaluation ---------------------------------------------------- */
 
 int const_binary(const char *op, const struct ctensor *a, const struct ctensor *b,
-		 struct ctensor *y, char *err, size_t err_size)
+		 struct cbudget *bud, struct ctensor *y, char *err, size_t err_size)
 {
 	struct ctensor c = { 0 };
 	uint32_t r = a->rank > b->rank ? a->rank : b->rank, k;
@@ -324,13 +345,12 @@ int const_binary(const char *op, const struct ctensor *a, const struct ctensor *
 		if (x != z && x != 1 && z != 1)
 			return cfail(err, err_size, "constant shapes do not broadcast");
 		c.dims[k] = x == 1 ? z : x;
-		if (c.dims[k] && n > MAX_ELEMS / (uint64_t)c.dims[k])
+		if (!mul_ok(n, (uint64_t)c.dims[k], &n))
 			return cfail(err, err_size, "too many elements");
-		n *= (uint64_t)c.dims[k];
 	}
 	c.rank = r;
 	c.dt = a->dt;
-	ret = alloc_like(&c, fl, n);
+	ret = alloc_like(&c, fl, n, bud);
 	if (ret)
 		return ret == -E2BIG ? cfail(err, err_size, "too many elements") : ret;
 	for (e = 0; e < n; e++) {
@@ -358,9 +378,15 @@ int const_binary(const char *op, const struct ctensor *a, const struct ctensor *
 		} else {
 			int64_t x = a->i[oa], z = b->i[ob];
 
-			if (!strcmp(op, "Div") && (z == 0 || (x == INT64_MIN && z == -1))) {
+			if (!strcmp(op, "Div") && z == 0) {
 				ctensor_free(&c);
 				return cfail(err, err_size, "integer division by zero");
+			}
+			if (!strcmp(op, "Div") && x == INT64_MIN && z == -1) {
+				ctensor_free(&c);
+				return cfail(err, err_size,
+					     "integer overflow: %" PRId64 " / -1 does not fit in int64",
+					     x);
 			}
 			/* wrapping, as ONNX integer arithmetic */
 			c.i[e] = !strcmp(op, "Add") ? (int64_t)((uint64_t)x + (uint64_t)z) :
@@ -381,11 +407,12 @@ static int norm_axis(int64_t axis, uint32_t rank, uint32_t *out)
 }
 
 static int c_gather(const struct ctensor *x, const struct ctensor *idx, int64_t axis_a,
-		    struct ctensor *y, char *err, size_t es)
+		    struct cbudget *b, struct ctensor *y, char *err, size_t es)
 {
 	struct ctensor c = { .dt = x->dt };
 	uint64_t outer = 1, inner = 1, n, o, j, q;
 	uint32_t axis, k, r = 0;
+	int64_t d;
 	int ret;
 
 	if (!idx || ct_is_float(idx))
@@ -395,30 +422,34 @@ static int c_gather(const struct ctensor *x, const struct ctensor *idx, int64_t 
 	if (x->rank - 1 + idx->rank > CT_MAX_RANK)
 		return cfail(err, es, "Gather result rank too large");
 	for (k = 0; k < axis; k++) {
-		outer *= (uint64_t)x->dims[k];
+		if (!mul_ok(outer, (uint64_t)x->dims[k], &outer))
+			return cfail(err, es, "too many elements");
 		c.dims[r++] = x->dims[k];
 	}
 	for (k = 0; k < idx->rank; k++)
 		c.dims[r++] = idx->dims[k];
 	for (k = axis + 1; k < x->rank; k++) {
-		inner *= (uint64_t)x->dims[k];
+		if (!mul_ok(inner, (uint64_t)x->dims[k], &inner))
+			return cfail(err, es, "too many elements");
 		c.dims[r++] = x->dims[k];
 	}
 	c.rank = r;
-	n = outer * idx->n * inner;
-	ret = alloc_like(&c, ct_is_float(x), n);
+	/* every index is checked once, whatever the other dims */
+	d = x->dims[axis];
+	for (j = 0; j < idx->n; j++)
+		if (idx->i[j] < -d || idx->i[j] >= d)
+			return cfail(err, es, "Gather index %" PRId64 " out of range for a dimension of %" PRId64,
+				     idx->i[j], d);
+	if (!mul_ok(outer, idx->n, &n) || !mul_ok(n, inner, &n))
+		return cfail(err, es, "too many elements");
+	ret = alloc_like(&c, ct_is_float(x), n, b);
 	if (ret)
 		return ret == -E2BIG ? cfail(err, es, "too many elements") : ret;
-	for (o = 0; o < outer; o++) {
+	/* an empty result copies nothing: the loops below run n times */
+	for (o = 0; n && o < outer; o++) {
 		for (j = 0; j < idx->n; j++) {
-			int64_t v = idx->i[j], d = x->dims[axis];
+			int64_t v = idx->i[j] < 0 ? idx->i[j] + d : idx->i[j];
 
-			if (v < -d || v >= d) {
-				ctensor_free(&c);
-				return cfail(err, es, "Gather index %" PRId64 " out of range", v);
-			}
-			if (v < 0)
-				v += d;
 			for (q = 0; q < inner; q++) {
 				uint64_t src = (o * (uint64_t)d + (uint64_t)v) * inner + q;
 				uint64_t dst = (o * idx->n + j) * inner + q;
@@ -435,10 +466,10 @@ static int c_gather(const struct ctensor *x, const struct ctensor *idx, int64_t 
 }
 
 static int c_concat(const struct ctensor *const *in, size_t nin, int64_t axis_a,
-		    struct ctensor *y, char *err, size_t es)
+		    struct cbudget *b, struct ctensor *y, char *err, size_t es)
 {
 	struct ctensor c = { 0 };
-	uint64_t outer = 1, inner = 1, o, pos = 0, total = 0;
+	uint64_t outer = 1, inner = 1, o, pos = 0, total = 0, n;
 	uint32_t axis, k;
 	size_t j;
 	int ret;
@@ -454,20 +485,23 @@ static int c_concat(const struct ctensor *const *in, size_t nin, int64_t axis_a,
 		for (k = 0; k < in[0]->rank; k++)
 			if (k != axis && in[j]->dims[k] != in[0]->dims[k])
 				return cfail(err, es, "Concat inputs differ in shape");
-		total += (uint64_t)in[j]->dims[axis];
+		if (__builtin_add_overflow(total, (uint64_t)in[j]->dims[axis], &total))
+			return cfail(err, es, "too many elements");
 	}
 	c = *in[0];
-	c.dims[axis] = (int64_t)total;
 	for (k = 0; k < axis; k++)
-		outer *= (uint64_t)c.dims[k];
+		if (!mul_ok(outer, (uint64_t)c.dims[k], &outer))
+			return cfail(err, es, "too many elements");
 	for (k = axis + 1; k < c.rank; k++)
-		inner *= (uint64_t)c.dims[k];
-	if (total > MAX_ELEMS || (total && outer * inner > MAX_ELEMS / total))
+		if (!mul_ok(inner, (uint64_t)c.dims[k], &inner))
+			return cfail(err, es, "too many elements");
+	if (total > INT64_MAX || !mul_ok(outer, total, &n) || !mul_ok(n, inner, &n))
 		return cfail(err, es, "too many elements");
-	ret = alloc_like(&c, ct_is_float(in[0]), outer * total * inner);
+	c.dims[axis] = (int64_t)total;
+	ret = alloc_like(&c, ct_is_float(in[0]), n, b);
 	if (ret)
-		return ret;
-	for (o = 0; o < outer; o++) {
+		return ret == -E2BIG ? cfail(err, es, "too many elements") : ret;
+	for (o = 0; n && o < outer; o++) {
 		for (j = 0; j < nin; j++) {
 			uint64_t cnt = (uint64_t)in[j]->dims[axis] * inner;
 
@@ -482,8 +516,8 @@ static int c_concat(const struct ctensor *const *in, size_t nin, int64_t axis_a,
 	return 0;
 }
 
-static int c_cast(const struct ctensor *x, int64_t to, struct ctensor *y, char *err,
-		  size_t es)
+static int c_cast(const struct ctensor *x, int64_t to, struct cbudget *b, struct ctensor *y,
+		  char *err, size_t es)
 {
 	struct ctensor c = *x;
 	bool fl;
@@ -494,7 +528,7 @@ static int c_cast(const struct ctensor *x, int64_t to, struct ctensor *y, char *
 		return cfail(err, es, "Cast to type %" PRId64 " is not supported", to);
 	fl = dt_float((int)to);
 	c.dt = (int)to;
-	ret = alloc_like(&c, fl, x->n);
+	ret = alloc_like(&c, fl, x->n, b);
 	if (ret)
 		return ret;
 	for (k = 0; k < x->n; k++) {
@@ -516,13 +550,42 @@ static int c_cast(const struct ctensor *x, int64_t to, struct ctensor *y, char *
 	return 0;
 }
 
+/*
+ * ONNX Slice of one axis of @d elements: the first index and the count.
+ * Starts and ends are clamped as the operator's definition says (to
+ * [0, d] going forwards, [-1, d - 1] backwards); the count is a division,
+ * never a walk, so steps near INT64_MAX or INT64_MIN neither overflow nor
+ * loop.
+ */
+static void slice_range(int64_t start, int64_t end, int64_t step, int64_t d,
+			int64_t *first, uint64_t *count)
+{
+	if (start < 0)
+		start = start < -d ? 0 : start + d;
+	if (end < 0)
+		end = end < -d ? -1 : end + d;
+	if (step > 0) {
+		start = start > d ? d : start;
+		end = end < 0 ? 0 : end > d ? d : end;
+		*count = end > start ? (uint64_t)(end - start - 1) / (uint64_t)step + 1 : 0;
+	} else {
+		start = start > d - 1 ? d - 1 : start;
+		end = end > d - 1 ? d - 1 : end;
+		/* -step as unsigned: INT64_MIN has no positive int64 */
+		*count = start > end ?
+			 (uint64_t)(start - end - 1) / (0 - (uint64_t)step) + 1 : 0;
+	}
+	*first = start;
+}
+
 /* Slice of a 1-D constant (opset >= 10: starts/ends/axes/steps inputs). */
 static int c_slice(const struct ctensor *const *in, size_t nin, int64_t opset,
-		   struct ctensor *y, char *err, size_t es)
+		   struct cbudget *b, struct ctensor *y, char *err, size_t es)
 {
 	const struct ctensor *x = in[0];
 	struct ctensor c = { 0 };
-	int64_t start, end, step = 1, d, k, cnt = 0;
+	int64_t step = 1, first;
+	uint64_t cnt, k;
 	int ret;
 
 	if (opset < 10 || nin < 3 || !in[1] || !in[2])
@@ -530,57 +593,47 @@ static int c_slice(const struct ctensor *const *in, size_t nin, int64_t opset,
 	if (x->rank != 1 || in[1]->n != 1 || in[2]->n != 1 || ct_is_float(in[1]) ||
 	    ct_is_float(in[2]))
 		return cfail(err, es, "only 1-D constant Slice is supported");
-	if (nin > 3 && in[3] && (in[3]->n != 1 || ct_is_float(in[3]) || in[3]->i[0] != 0))
+	if (nin > 3 && in[3] && (in[3]->n != 1 || ct_is_float(in[3]) ||
+				 (in[3]->i[0] != 0 && in[3]->i[0] != -1)))
 		return cfail(err, es, "only axis 0");
 	if (nin > 4 && in[4]) {
 		if (in[4]->n != 1 || ct_is_float(in[4]) || in[4]->i[0] == 0)
 			return cfail(err, es, "bad steps");
 		step = in[4]->i[0];
 	}
-	d = x->dims[0];
-	start = in[1]->i[0];
-	end = in[2]->i[0];
-	if (start < 0)
-		start = start < -d ? 0 : start + d;
-	if (end < 0)
-		end = end < -d ? -1 : end + d;
-	if (step > 0) {
-		start = start > d ? d : start;
-		end = end > d ? d : end;
-	} else {
-		start = start > d - 1 ? d - 1 : start;
-		end = end > d - 1 ? d - 1 : end;
-	}
-	for (k = start; step > 0 ? k < end : k > end; k += step)
-		cnt++;
+	slice_range(in[1]->i[0], in[2]->i[0], step, x->dims[0], &first, &cnt);
 	c = *x;
-	c.dims[0] = cnt;
-	ret = alloc_like(&c, ct_is_float(x), (uint64_t)cnt);
+	c.dims[0] = (int64_t)cnt;
+	ret = alloc_like(&c, ct_is_float(x), cnt, b);
 	if (ret)
 		return ret;
+	/* |k * step| < d for every k < cnt: no overflow */
 	for (k = 0; k < cnt; k++) {
+		int64_t at = first + (int64_t)k * step;
+
 		if (c.f)
-			c.f[k] = x->f[start + k * step];
+			c.f[k] = x->f[at];
 		else
-			c.i[k] = x->i[start + k * step];
+			c.i[k] = x->i[at];
 	}
 	*y = c;
 	return 0;
 }
 
 int const_op(const char *op, const struct ctensor *const *in, size_t nin,
-	     const int64_t *iattr, struct ctensor *y, char *err, size_t err_size)
+	     const int64_t *iattr, struct cbudget *b, struct ctensor *y, char *err,
+	     size_t err_size)
 {
 	if (!nin || !in[0])
 		return cfail(err, err_size, "missing input");
 	if (!strcmp(op, "Gather"))
-		return c_gather(in[0], nin > 1 ? in[1] : NULL, iattr[0], y, err, err_size);
+		return c_gather(in[0], nin > 1 ? in[1] : NULL, iattr[0], b, y, err, err_size);
 	if (!strcmp(op, "Concat"))
-		return c_concat(in, nin, iattr[0], y, err, err_size);
+		return c_concat(in, nin, iattr[0], b, y, err, err_size);
 	if (!strcmp(op, "Cast"))
-		return c_cast(in[0], iattr[1], y, err, err_size);
+		return c_cast(in[0], iattr[1], b, y, err, err_size);
 	if (!strcmp(op, "Slice"))
-		return c_slice(in, nin, iattr[2], y, err, err_size);
+		return c_slice(in, nin, iattr[2], b, y, err, err_size);
 	return cfail(err, err_size, "op not supported by libnpu yet");
 }
 

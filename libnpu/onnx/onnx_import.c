@@ -14,12 +14,18 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "onnx_import.h"
+#include "onnx_wire.h"
+
+/* struct oi_names values of imp.reads */
+#define READ_BY_NODE	1u
+#define GRAPH_OUTPUT	2u
 
 __attribute__((format(printf, 2, 3)))
 int oi_fail(struct imp *im, const char *fmt, ...)
@@ -50,6 +56,47 @@ int oi_nomem(struct imp *im)
 {
 	oi_fail(im, "out of memory");
 	return -ENOMEM;
+}
+
+int oi_fold_fail(struct imp *im, int ret)
+{
+	char msg[256];
+
+	if (ret == -EDQUOT) {
+		oi_fail(im, "folded constants would reach %" PRIu64 " bytes, over the limit of %" PRIu64 " (npu_onnx_options.max_const_bytes)",
+			im->consts.want, im->consts.limit);
+		return -E2BIG;
+	}
+	if (ret == -ENOMEM)
+		return oi_nomem(im);
+	snprintf(msg, sizeof(msg), "%s", im->err && im->err_size && *im->err ? im->err :
+		 "cannot evaluate");
+	return oi_fail(im, "%s", msg);
+}
+
+int oi_check_value_size(struct imp *im, const char *name, enum npu_dtype dt,
+			uint32_t rank, const uint32_t *dims)
+{
+	uint64_t bytes = npu_dtype_size(dt);
+	char shape[12 * NPU_TENSOR_MAX_RANK + 4] = "[";
+	bool over = false;
+	uint32_t i;
+
+	for (i = 0; i < rank && i < NPU_TENSOR_MAX_RANK; i++)
+		over |= __builtin_mul_overflow(bytes, dims[i], &bytes);
+	if (!over && bytes <= im->lim.max_value_bytes)
+		return 0;
+	for (i = 0; i < rank && i < NPU_TENSOR_MAX_RANK; i++)
+		snprintf(shape + strlen(shape), sizeof(shape) - strlen(shape), "%s%u",
+			 i ? "," : "", dims[i]);
+	strcat(shape, "]");
+	if (over)
+		oi_fail(im, "tensor '%s' of shape %s would take more than 2^64 bytes, over the limit of %" PRIu64 " (npu_onnx_options.max_value_bytes)",
+			name ? name : "", shape, im->lim.max_value_bytes);
+	else
+		oi_fail(im, "tensor '%s' of shape %s would take %" PRIu64 " bytes, over the limit of %" PRIu64 " (npu_onnx_options.max_value_bytes)",
+			name ? name : "", shape, bytes, im->lim.max_value_bytes);
+	return -E2BIG;
 }
 
 /* ---- Symbols ------------------------------------------------------------ */
@@ -136,12 +183,9 @@ int oi_add_sym(struct imp *im, const char *name, struct sym **out)
 
 static bool is_output_name(const struct imp *im, const char *name)
 {
-	size_t i;
+	const uint32_t *f = oi_names_get(&im->reads, name);
 
-	for (i = 0; i < im->gp->n_output; i++)
-		if (im->gp->output[i]->name && !strcmp(im->gp->output[i]->name, name))
-			return true;
-	return false;
+	return f && (*f & GRAPH_OUTPUT);
 }
 
 /* ---- Graph values ----------------------------------------------------------- */
@@ -155,6 +199,9 @@ int oi_new_value(struct imp *im, struct sym *s, enum npu_dtype dt,
 
 	if (rank > NPU_TENSOR_MAX_RANK)
 		return oi_fail(im, "rank %u above %d", rank, NPU_TENSOR_MAX_RANK);
+	ret = oi_check_value_size(im, s->name, dt, rank, dims);
+	if (ret)
+		return ret;
 	memcpy(d.dims, dims, 4ull * rank);
 	if (is_output_name(im, s->name))
 		d.flags = NPU_VALUE_OUTPUT;
@@ -177,6 +224,11 @@ int oi_tmp_value(struct imp *im, enum npu_dtype dt, uint32_t rank,
 	int ret;
 
 	snprintf(name, sizeof(name), "onnx-tmp-%u", im->tmp_count++);
+	if (rank > NPU_TENSOR_MAX_RANK)
+		return oi_fail(im, "rank %u above %d", rank, NPU_TENSOR_MAX_RANK);
+	ret = oi_check_value_size(im, name, dt, rank, dims);
+	if (ret)
+		return ret;
 	d.name = name;
 	memcpy(d.dims, dims, 4ull * rank);
 	ret = npu_graph_add_value(im->m->g, &d, id);
@@ -229,6 +281,11 @@ int oi_value_of(struct imp *im, struct sym *s, uint32_t *id)
 		return oi_fail(im, "constant '%s' of ONNX type %d cannot be an operand of a compute op",
 			    s->name, s->c.dt);
 	}
+	ret = oi_check_value_size(im, s->name, d.dtype, d.rank, d.dims);
+	if (ret) {
+		free(data);
+		return ret;
+	}
 	ret = npu_graph_add_value(im->m->g, &d, &s->value);
 	free(data);
 	if (ret)
@@ -247,8 +304,12 @@ int oi_add_node(struct imp *im, const struct oi_node *d)
 	struct npu_op_params op = d->op;
 	int ret;
 
-	if (npu_graph_num_nodes(im->m->g) >= MAX_GRAPH_NODES)
-		return oi_fail(im, "too many nodes");
+	uint64_t max = (uint64_t)im->lim.max_nodes * GRAPH_NODES_PER_NODE +
+		       (im->gp ? im->gp->n_output : 0);
+
+	if (npu_graph_num_nodes(im->m->g) >= max)
+		return oi_fail(im, "graph nodes would exceed %" PRIu64 ", %u per ONNX node of the limit of %u (npu_onnx_options.max_nodes)",
+			       max, GRAPH_NODES_PER_NODE, im->lim.max_nodes);
 	op.size = sizeof(op);
 	nd.name = d->name;
 	nd.kind = d->kind;
@@ -332,15 +393,7 @@ int oi_need_in(struct nctx *c, size_t i, struct sym **s)
 
 bool oi_name_used(const struct imp *im, const char *name)
 {
-	size_t i, j;
-
-	if (is_output_name(im, name))
-		return true;
-	for (i = 0; i < im->gp->n_node; i++)
-		for (j = 0; j < im->gp->node[i]->n_input; j++)
-			if (im->gp->node[i]->input[j] && !strcmp(im->gp->node[i]->input[j], name))
-				return true;
-	return false;
+	return oi_names_get(&im->reads, name) != NULL;
 }
 
 int oi_out_sym(struct nctx *c, struct sym **s)
@@ -444,7 +497,8 @@ static int bind_constant(struct imp *im, const char *name,
 	if (t->rank > NPU_TENSOR_MAX_RANK)
 		return oi_fail(im, "constant input '%s': rank %u", name, t->rank);
 	for (i = 0; i < t->rank; i++)
-		n *= t->dims[i];
+		if (__builtin_mul_overflow(n, t->dims[i], &n))
+			n = UINT64_MAX;
 	if (!es || n > MAX_CONST_ELEMS || n * es != t->bytes || (n && !t->data))
 		return oi_fail(im, "constant input '%s': %" PRIu64 " bytes do not hold its %" PRIu64 " elements",
 			       name, t->bytes, n);
@@ -545,7 +599,9 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 			return oi_fail(im, "input '%s': bad dimension %" PRId64, vi->name, v);
 		d.dims[i] = (uint32_t)v;
 	}
-	ret = oi_add_sym(im, vi->name, &s);
+	ret = oi_check_value_size(im, vi->name, d.dtype, d.rank, d.dims);
+	if (!ret)
+		ret = oi_add_sym(im, vi->name, &s);
 	if (ret)
 		return ret;
 	d.name = vi->name;
@@ -623,54 +679,58 @@ static int bind_output(struct imp *im, const char *name)
 	return ret ? ret : add_io(im, &tmp, false);
 }
 
-/* Kahn's order over names; -ELOOP with the node on a cycle. */
+/*
+ * Kahn's order over names, linear in the number of names: each node
+ * output maps to its producer in a hash table, the edges producer ->
+ * reader are laid out per producer (CSR), and a node is ready when its
+ * last producer is.  -ELOOP with a node on a cycle.
+ */
 static int order_nodes(struct imp *im, size_t **order_out)
 {
 	const Onnx__GraphProto *gp = im->gp;
-	size_t n = gp->n_node, i, j, head = 0, cnt = 0;
+	size_t n = gp->n_node, i, j, head = 0, cnt = 0, nout = 0, nedge = 0;
 	size_t *order = malloc((n ? n : 1) * sizeof(*order));
 	uint32_t *deps = calloc(n ? n : 1, sizeof(*deps));
-	/* producer of each output name: a temporary symbol table */
-	struct imp pm = { 0 };
+	size_t *first = calloc(n + 1, sizeof(*first));	/* edges of producer p: first[p].. */
+	uint32_t *reader = NULL;
+	struct oi_names producer = { 0 };
 	int ret = 0;
 
-	if (!order || !deps) {
-		ret = oi_nomem(im);
-		goto out;
-	}
-	pm.err = im->err;
-	pm.err_size = im->err_size;
+	if (!order || !deps || !first)
+		goto nomem;
+	for (i = 0; i < n; i++)
+		nout += gp->node[i]->n_output;
+	if (oi_names_init(&producer, nout))
+		goto nomem;
 	for (i = 0; i < n; i++) {
 		const Onnx__NodeProto *nd = gp->node[i];
 
 		for (j = 0; j < nd->n_output; j++) {
-			struct sym *s;
-
 			if (!nd->output[j] || !*nd->output[j])
 				continue;
-			if (oi_lookup(im, nd->output[j]) || oi_lookup(&pm, nd->output[j])) {
+			if (oi_lookup(im, nd->output[j]) ||
+			    *oi_names_put(&producer, nd->output[j], (uint32_t)i) != i) {
 				im->node = nd;
 				ret = oi_fail(im, "output '%s' is defined twice", nd->output[j]);
 				goto out;
 			}
-			ret = oi_add_sym(&pm, nd->output[j], &s);
-			if (ret)
-				goto out;
-			s->value = (uint32_t)i;
 		}
 	}
+	/* count each producer's readers, then place them */
 	for (i = 0; i < n; i++) {
 		const Onnx__NodeProto *nd = gp->node[i];
 
 		for (j = 0; j < nd->n_input; j++) {
-			const struct sym *p;
+			const uint32_t *p;
 
 			if (!nd->input[j] || !*nd->input[j])
 				continue;
-			p = oi_lookup(&pm, nd->input[j]);
-			if (p)
+			p = oi_names_get(&producer, nd->input[j]);
+			if (p) {
 				deps[i]++;
-			else if (!oi_lookup(im, nd->input[j])) {
+				first[*p + 1]++;
+				nedge++;
+			} else if (!oi_lookup(im, nd->input[j])) {
 				im->node = nd;
 				ret = oi_fail(im, "input '%s' is not defined (dangling name)", nd->input[j]);
 				goto out;
@@ -679,42 +739,120 @@ static int order_nodes(struct imp *im, size_t **order_out)
 		if (!deps[i])
 			order[cnt++] = i;
 	}
-	while (head < cnt) {
-		const Onnx__NodeProto *nd = gp->node[order[head++]];
+	for (i = 0; i < n; i++)
+		first[i + 1] += first[i];
+	reader = malloc((nedge ? nedge : 1) * sizeof(*reader));
+	if (!reader)
+		goto nomem;
+	{
+		size_t *fill = calloc(n ? n : 1, sizeof(*fill));
 
-		/* every node reading an output of @nd loses one dependency */
-		for (j = 0; j < nd->n_output; j++) {
-			size_t k, l;
+		if (!fill)
+			goto nomem;
+		for (i = 0; i < n; i++) {
+			const Onnx__NodeProto *nd = gp->node[i];
 
-			if (!nd->output[j] || !*nd->output[j])
-				continue;
-			for (k = 0; k < n; k++)
-				for (l = 0; l < gp->node[k]->n_input; l++)
-					if (gp->node[k]->input[l] &&
-					    !strcmp(gp->node[k]->input[l], nd->output[j]) &&
-					    --deps[k] == 0)
-						order[cnt++] = k;
+			for (j = 0; j < nd->n_input; j++) {
+				const uint32_t *p = nd->input[j] && *nd->input[j] ?
+						    oi_names_get(&producer, nd->input[j]) : NULL;
+
+				if (p)
+					reader[first[*p] + fill[*p]++] = (uint32_t)i;
+			}
 		}
+		free(fill);
+	}
+	while (head < cnt) {
+		size_t p = order[head++], e;
+
+		/* every node reading an output of p loses one dependency */
+		for (e = first[p]; e < first[p + 1]; e++)
+			if (--deps[reader[e]] == 0)
+				order[cnt++] = reader[e];
 	}
 	if (cnt != n) {
 		for (i = 0; i < n && !deps[i]; i++)
 			;
 		im->node = gp->node[i];
-		ret = oi_fail(im, "part of a cycle");
+		oi_fail(im, "part of a cycle");
 		ret = -ELOOP;
 		goto out;
 	}
 	*order_out = order;
 	order = NULL;
+	goto out;
+nomem:
+	ret = oi_nomem(im);
 out:
 	im->node = ret ? im->node : NULL;
-	for (i = 0; i < pm.nsyms; i++)
-		free(pm.syms[i].name);
-	free(pm.syms);
-	free(pm.table);
+	oi_names_free(&producer);
+	free(reader);
+	free(first);
 	free(order);
 	free(deps);
 	return ret;
+}
+
+/* Everything a node reads, and the graph's outputs: imp.reads. */
+static int index_reads(struct imp *im)
+{
+	const Onnx__GraphProto *gp = im->gp;
+	size_t i, j, total = gp->n_output;
+
+	for (i = 0; i < gp->n_node; i++)
+		total += gp->node[i]->n_input;
+	if (oi_names_init(&im->reads, total))
+		return oi_nomem(im);
+	for (i = 0; i < gp->n_node; i++)
+		for (j = 0; j < gp->node[i]->n_input; j++)
+			if (gp->node[i]->input[j] && *gp->node[i]->input[j])
+				*oi_names_put(&im->reads, gp->node[i]->input[j], 0) |= READ_BY_NODE;
+	for (i = 0; i < gp->n_output; i++)
+		if (gp->output[i]->name)
+			*oi_names_put(&im->reads, gp->output[i]->name, 0) |= GRAPH_OUTPUT;
+	return 0;
+}
+
+/* npu_onnx_options' budgets, the defaults where it has none. */
+static int take_limits(struct imp *im, const struct npu_onnx_options *o)
+{
+	const size_t have = o ? o->size : 0;
+	const size_t base = offsetof(struct npu_onnx_options, size) + sizeof(o->size);
+
+	im->lim = (struct oi_limits){ .max_nesting = NPU_ONNX_DEFAULT_MAX_NESTING,
+				      .max_nodes = NPU_ONNX_DEFAULT_MAX_NODES,
+				      .max_value_bytes = NPU_ONNX_DEFAULT_MAX_VALUE_BYTES };
+	im->consts.limit = NPU_ONNX_DEFAULT_MAX_CONST_BYTES;
+	if (!have)
+		return 0;
+	if (have < base)
+		return oi_fail(im, "npu_onnx_options.size %zu is too small", have);
+	if (have > sizeof(*o)) {
+		const unsigned char *extra = (const unsigned char *)o + sizeof(*o);
+		size_t k;
+
+		for (k = 0; k < have - sizeof(*o); k++)
+			if (extra[k]) {
+				oi_fail(im, "npu_onnx_options has fields this libnpu-onnx does not know");
+				return -E2BIG;
+			}
+	}
+#define TAKE(field, dst) \
+	do { \
+		if (have >= offsetof(struct npu_onnx_options, field) + sizeof(o->field) && o->field) \
+			dst = o->field; \
+	} while (0)
+	TAKE(max_nesting, im->lim.max_nesting);
+	TAKE(max_nodes, im->lim.max_nodes);
+	TAKE(max_const_bytes, im->consts.limit);
+	TAKE(max_value_bytes, im->lim.max_value_bytes);
+#undef TAKE
+	if (have >= offsetof(struct npu_onnx_options, reserved) + sizeof(o->reserved) && o->reserved)
+		return oi_fail(im, "npu_onnx_options.reserved must be zero");
+	if (im->lim.max_nesting > NPU_ONNX_LIMIT_MAX_NESTING)
+		return oi_fail(im, "npu_onnx_options.max_nesting %u is above %u (protobuf-c recurses once per level)",
+			       im->lim.max_nesting, NPU_ONNX_LIMIT_MAX_NESTING);
+	return 0;
 }
 
 static void imp_free(struct imp *im)
@@ -727,6 +865,7 @@ static void imp_free(struct imp *im)
 	}
 	free(im->syms);
 	free(im->table);
+	oi_names_free(&im->reads);
 }
 
 NPU_EXPORT_ONNX int npu_onnx_load(const void *data, size_t size,
@@ -743,6 +882,19 @@ NPU_EXPORT_ONNX int npu_onnx_load(const void *data, size_t size,
 		err[0] = 0;
 	if (!out || (!data && size))
 		return -EINVAL;
+	ret = take_limits(&im, opts);
+	if (ret)
+		return ret;
+	{
+		struct onnx_wire_limits wl = { .max_depth = im.lim.max_nesting };
+
+		/* 8 times the file plus a slack: see ONNX_WIRE_SLACK_MIB */
+		wl.max_unpacked = (size > (UINT64_MAX >> 4) ? UINT64_MAX >> 1 : 8 * (uint64_t)size) +
+				  ((uint64_t)ONNX_WIRE_SLACK_MIB << 20);
+		ret = onnx_wire_check(data, size, &onnx__model_proto__descriptor, &wl, err, err_size);
+		if (ret)
+			return ret;
+	}
 	im.m = calloc(1, sizeof(*im.m));
 	if (!im.m)
 		return -ENOMEM;
@@ -772,6 +924,15 @@ NPU_EXPORT_ONNX int npu_onnx_load(const void *data, size_t size,
 		goto out;
 	}
 	im.gp = mp->graph;
+	if (im.gp->n_node > im.lim.max_nodes) {
+		ret = oi_fail(&im, "the graph has %zu nodes, over the limit of %u (npu_onnx_options.max_nodes)",
+			      im.gp->n_node, im.lim.max_nodes);
+		ret = -E2BIG;
+		goto out;
+	}
+	ret = index_reads(&im);
+	if (ret)
+		goto out;
 	for (i = 0; i < im.gp->n_initializer; i++) {
 		const Onnx__TensorProto *tp = im.gp->initializer[i];
 		struct sym *s;

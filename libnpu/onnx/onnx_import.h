@@ -13,9 +13,35 @@
 #include "onnx_internal.h"
 #include "onnx.pb-c.h"
 
-/* Constants larger than this are refused (a hostile ConstantOfShape). */
+/* Constant inputs the caller binds (npu_onnx_options.constants) at most. */
 #define MAX_CONST_ELEMS		(1ull << 26)
-#define MAX_GRAPH_NODES		(1u << 20)
+/* Graph nodes per ONNX node at most (DepthToSpace: RESHAPE, TRANSPOSE, RESHAPE). */
+#define GRAPH_NODES_PER_NODE	4u
+
+/* npu_onnx_options' budgets with the defaults filled in. */
+struct oi_limits {
+	uint32_t max_nesting, max_nodes;
+	uint64_t max_value_bytes;
+};
+
+/*
+ * Names to small integers: an open-addressing hash table over names the
+ * model's protobuf owns (not copied).  glibc's hsearch() keeps one global
+ * table and is not reentrant, and two imports may run at once.
+ */
+struct oi_names {
+	const char **key;
+	uint32_t *val;
+	size_t cap;		/* a power of two, at least twice the entries */
+	size_t n;
+};
+
+int oi_names_init(struct oi_names *t, size_t max_entries);
+void oi_names_free(struct oi_names *t);
+/* The value of @name, or NULL. */
+uint32_t *oi_names_get(const struct oi_names *t, const char *name);
+/* Its value, added as @val if new; NULL when the table is full. */
+uint32_t *oi_names_put(struct oi_names *t, const char *name, uint32_t val);
 
 struct sym {
 	char *name;
@@ -39,7 +65,11 @@ struct npu_onnx_model {
 struct imp {
 	struct npu_onnx_model *m;
 	const struct npu_onnx_options *opts;
+	struct oi_limits lim;
+	struct cbudget consts;		/* npu_onnx_options.max_const_bytes */
 	const Onnx__GraphProto *gp;
+	/* every name a node reads (READ_BY_NODE) or the graph outputs (GRAPH_OUTPUT) */
+	struct oi_names reads;
 	struct sym *syms;
 	size_t nsyms, cap;
 	uint32_t *table;		/* hash: sym index + 1, 0 = empty */
@@ -91,6 +121,15 @@ struct oi_node {
 __attribute__((format(printf, 2, 3)))
 int oi_fail(struct imp *im, const char *fmt, ...);
 int oi_nomem(struct imp *im);
+/*
+ * The error of a constant fold (onnx_const.c): -EDQUOT (over the budget
+ * of computed constants) as -E2BIG naming the limit, -ENOMEM, or the
+ * message the fold left in im->err.
+ */
+int oi_fold_fail(struct imp *im, int ret);
+/* -E2BIG unless a value of @dt and shape fits max_value_bytes. */
+int oi_check_value_size(struct imp *im, const char *name, enum npu_dtype dt,
+			uint32_t rank, const uint32_t *dims);
 struct sym *oi_lookup(struct imp *im, const char *name);
 int oi_add_sym(struct imp *im, const char *name, struct sym **out);
 int oi_new_value(struct imp *im, struct sym *s, enum npu_dtype dt,

@@ -34,10 +34,21 @@ struct ctensor {
 
 struct Onnx__TensorProto;
 
+/*
+ * The bytes of constants import may compute in total
+ * (npu_onnx_options.max_const_bytes).  Every fold checks its result's size
+ * against it before allocating; past it the fold fails with -EDQUOT and
+ * @want holds the total it would have reached.
+ */
+struct cbudget {
+	uint64_t used, limit, want;
+};
+
 bool ct_is_float(const struct ctensor *c);
 double ctensor_get(const struct ctensor *c, uint64_t k);
 void ctensor_free(struct ctensor *c);
-int ctensor_copy(const struct ctensor *src, struct ctensor *dst);
+/* @b (may be NULL: not counted) pays for the copy. */
+int ctensor_copy(const struct ctensor *src, struct ctensor *dst, struct cbudget *b);
 int ctensor_scaled(const struct ctensor *src, float k, struct ctensor *dst);
 int ctensor_scalar_f(float v, struct ctensor *c);
 int ctensor_scalar_i(int64_t v, struct ctensor *c);
@@ -45,20 +56,23 @@ int ctensor_vec_f(const float *v, size_t n, struct ctensor *c);
 int ctensor_vec_i(const int64_t *v, size_t n, struct ctensor *c);
 /* @v (one element) repeated over shape @dims (@rank values). */
 int ctensor_fill(const struct ctensor *v, const int64_t *dims, uint64_t rank,
-		 uint64_t max_elems, struct ctensor *out);
+		 struct cbudget *b, struct ctensor *out);
 /* -EINVAL with a message in @err for malformed or unsupported data. */
 int ctensor_from_proto(const struct Onnx__TensorProto *tp, struct ctensor *c,
 		       char *err, size_t err_size);
 
-/* Add, Sub, Mul, Div of constants with broadcasting. */
+/*
+ * Add, Sub, Mul, Div of constants with broadcasting; integers wrap as
+ * ONNX's do, Div truncates, and INT64_MIN / -1 is refused as an overflow.
+ */
 int const_binary(const char *op, const struct ctensor *a,
-		 const struct ctensor *b, struct ctensor *y, char *err,
-		 size_t err_size);
+		 const struct ctensor *b, struct cbudget *bud, struct ctensor *y,
+		 char *err, size_t err_size);
 /*
  * Gather, Concat, Cast, Slice of constants; @iattr: axis, to, opset.
  */
 int const_op(const char *op, const struct ctensor *const *in, size_t nin,
-	     const int64_t *iattr, struct ctensor *y, char *err,
+	     const int64_t *iattr, struct cbudget *b, struct ctensor *y, char *err,
 	     size_t err_size);
 
 /* Read a whole file (at most 2 GiB). */

@@ -44,9 +44,9 @@ static int reshape_out(struct nctx *c, struct sym *x, uint32_t r, const int64_t 
 		ret = oi_out_sym(c, &o);
 		if (ret)
 			return ret;
-		ret = ctensor_copy(&x->c, &o->c);
+		ret = ctensor_copy(&x->c, &o->c, &c->im->consts);
 		if (ret)
-			return oi_nomem(c->im);
+			return oi_fold_fail(c->im, ret);
 		o->is_const = true;
 		o->c.rank = r;
 		memcpy(o->c.dims, dims, 8ull * r);
@@ -121,12 +121,10 @@ static int op_meta(struct nctx *c)
 			return oi_fail(c->im, "axis out of range");
 		if (axis < 0)
 			axis += r;
-		for (i = 0; i < r; i++) {
-			if ((int64_t)i < axis)
-				a *= dims[i];
-			else
-				b *= dims[i];
-		}
+		for (i = 0; i < r; i++)
+			if (__builtin_mul_overflow((int64_t)i < axis ? a : b, dims[i],
+						   (int64_t)i < axis ? &a : &b))
+				return oi_fail(c->im, "the flattened shape overflows");
 		nd[0] = a;
 		nd[1] = b;
 		return reshape_out(c, x, 2, nd);
@@ -140,7 +138,8 @@ static int op_meta(struct nctx *c)
 		    s->c.n > CT_MAX_RANK)
 			return oi_fail(c->im, "the shape must be a constant 1-D int64 tensor");
 		for (i = 0; i < r; i++)
-			total *= dims[i];
+			if (__builtin_mul_overflow(total, dims[i], &total))
+				return oi_fail(c->im, "the input's element count overflows");
 		for (i = 0; i < s->c.n; i++) {
 			int64_t v = s->c.i[i];
 
@@ -160,7 +159,8 @@ static int op_meta(struct nctx *c)
 			if (v > UINT32_MAX)
 				return oi_fail(c->im, "huge dimension");
 			nd[i] = v;
-			known *= v;
+			if (__builtin_mul_overflow(known, v, &known))
+				return oi_fail(c->im, "the new shape's element count overflows");
 		}
 		if (inferred >= 0) {
 			if (!known || total % known)
@@ -294,10 +294,14 @@ static int op_const(struct nctx *c)
 			if (ret)
 				return oi_nomem(c->im);
 		}
-		ret = ctensor_fill(&v, s->c.i, s->c.n, MAX_CONST_ELEMS, &y);
+		ret = ctensor_fill(&v, s->c.i, s->c.n, &c->im->consts, &y);
 		ctensor_free(&v);
-		if (ret == -EINVAL || ret == -E2BIG)
-			return oi_fail(c->im, "bad or too large shape");
+		if (ret == -EINVAL)
+			return oi_fail(c->im, "a negative dimension in the shape");
+		if (ret == -E2BIG)
+			return oi_fail(c->im, "the shape has more than 2^31 elements");
+		if (ret)
+			return oi_fold_fail(c->im, ret);
 	} else {
 		/* Gather, Concat, Cast, Slice: constants only */
 		const struct ctensor *ins[8] = { 0 };
@@ -331,14 +335,13 @@ static int op_const(struct nctx *c)
 			iattr[2] = 10;
 		}
 		if (!ret)
-			ret = const_op(t, ins, nin, iattr, &y, c->im->err, c->im->err_size);
+			ret = const_op(t, ins, nin, iattr, &c->im->consts, &y, c->im->err,
+				       c->im->err_size);
 		for (i = 0; i < 3; i++)
 			ctensor_free(&sl[i]);
-		if (ret == -EINVAL)
-			return oi_fail(c->im, "%s", c->im->err);
 	}
 	if (ret)
-		return ret == -ENOMEM ? oi_nomem(c->im) : oi_fail(c->im, "cannot evaluate");
+		return oi_fold_fail(c->im, ret);
 	ret = oi_out_sym(c, &o);
 	if (ret) {
 		ctensor_free(&y);

@@ -31,9 +31,10 @@ int oi_op_binary(struct nctx *c)
 		struct sym *o;
 		struct ctensor y;
 
-		ret = const_binary(t, &a->c, &b->c, &y, c->im->err, c->im->err_size);
+		ret = const_binary(t, &a->c, &b->c, &c->im->consts, &y, c->im->err,
+				   c->im->err_size);
 		if (ret)
-			return ret == -ENOMEM ? oi_nomem(c->im) : oi_fail(c->im, "%s", c->im->err);
+			return oi_fold_fail(c->im, ret);
 		ret = oi_out_sym(c, &o);
 		if (ret) {
 			ctensor_free(&y);

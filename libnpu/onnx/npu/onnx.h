@@ -57,12 +57,40 @@ struct npu_onnx_options {
 	 */
 	const struct npu_onnx_tensor *constants;
 	size_t num_constants;
+	/*
+	 * Budgets a model file cannot exceed, whatever it asks for; a model
+	 * over one fails with -E2BIG and a message naming the node, the op
+	 * and the field below.  Fields are only ever appended after @size,
+	 * which the caller sets to sizeof(struct npu_onnx_options) when it
+	 * sets any of them; a @size of 0 (a caller that predates them) and a
+	 * limit of 0 both mean the default.
+	 */
+	uint32_t size;
+	/* protobuf messages inside messages (the ModelProto is 1), <= 1000 */
+	uint32_t max_nesting;
+	/* nodes in the model's graph */
+	uint32_t max_nodes;
+	uint32_t reserved;	/* zero */
+	/* bytes of all the constants import computes (folding), in total */
+	uint64_t max_const_bytes;
+	/* bytes of any one tensor whose shape import infers or is given */
+	uint64_t max_value_bytes;
 };
+
+#define NPU_ONNX_DEFAULT_MAX_NESTING		64u
+#define NPU_ONNX_LIMIT_MAX_NESTING		1000u
+#define NPU_ONNX_DEFAULT_MAX_NODES		(1u << 20)
+#define NPU_ONNX_DEFAULT_MAX_CONST_BYTES	(64ull << 20)
+#define NPU_ONNX_DEFAULT_MAX_VALUE_BYTES	(1ull << 30)
 
 /*
  * Import the model in @data (@size bytes).  On failure *@err (if not
  * NULL) receives an English message (@err_size bytes at most) naming the
- * node, op, value or field at fault.
+ * node, op, value or field at fault.  -EBADMSG: not a well-formed
+ * ONNX protobuf; -E2BIG: over one of the budgets of npu_onnx_options;
+ * -ENOTSUP: an opset out of range; -ELOOP: a cycle; -EINVAL: anything
+ * else the importer refuses.  Time and memory grow linearly with @size
+ * and the budgets.
  */
 int npu_onnx_load(const void *data, size_t size,
 		  const struct npu_onnx_options *opts,
