@@ -29,14 +29,14 @@ static const struct {
 	{ EMFILE, "too many open files" },
 	{ ENOSPC, "no space left (command buffer or device address space full)" },
 	{ ERANGE, "value out of range" },
-	{ E2BIG, "larger than the device allows" },
+	{ E2BIG, "too big: beyond a limit of the device or of the CPU path (npu_cpu_limits)" },
 	{ ENODATA, "no job status for this fence (imported sync_file)" },
-	{ ETIME, "deadline passed before the fence signalled" },
+	{ ETIME, "deadline passed: the CPU path stopped the op" },
 	{ EOVERFLOW, "value too large: a size does not fit in 64 bits" },
 	{ EPROTO, "malformed command stream" },
 	{ EOPNOTSUPP, "not supported by this device or driver" },
 	{ ETIMEDOUT, "deadline passed before the wait finished" },
-	{ ECANCELED, "context banned after repeated faults" },
+	{ ECANCELED, "cancelled, or context banned after repeated faults" },
 	{ ENOTTY, "not a vnpu device node (unknown ioctl)" },
 };
 

@@ -182,6 +182,14 @@ struct npu_runtime {
 	bool done;
 	int result;
 	struct npu_queue *q;
+
+	/* Bounds of the CPU segments (size 0: the defaults). */
+	struct npu_cpu_limits cpu_limits;
+	atomic_bool cancel;		/* npu_runtime_cancel() */
+	/* 1 + the step running on the caller's or worker thread, or 0 */
+	atomic_size_t running;
+	char err[384];			/* the last run's failure, under @lock */
+	char err_out[384];		/* npu_runtime_error()'s copy */
 };
 
 /* Where the arena is mapped (device or host). */

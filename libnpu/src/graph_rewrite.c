@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "graph_compile.h"
+#include "npu_ops_cpu.h"
 
 /* Grow the per-node arrays of @c to cover every working node. */
 int npu__cstate_fit(struct cstate *c)
@@ -158,6 +159,8 @@ static int fold_node(struct cstate *c, uint32_t id)
 		memcpy(data, vi->data, vo->bytes);
 	} else if (npu__node_has_ops(n)) {
 		struct npu_op *ops[GNODE_MAX_OPS] = { 0 };
+		struct npu_cpu_run run;
+		char msg[256];
 		size_t nops = 0, j;
 
 		data = calloc(1, vo->bytes ? vo->bytes : 1);
@@ -168,8 +171,14 @@ static int fold_node(struct cstate *c, uint32_t id)
 				bin[k].host = w->v[n->in[k]].data;
 		bout.host = data;
 		ret = npu__graph_make_ops(w, n, bin, &bout, ops, &nops);
-		for (j = 0; !ret && j < nops; j++)
-			ret = npu_op_run_cpu(ops[j]);
+		/* Folding runs on the CPU within its default limits. */
+		npu__cpu_run_init(&run, NULL, msg, sizeof(msg));
+		for (j = 0; !ret && j < nops; j++) {
+			ret = npu__op_run_host(ops[j], false, &run);
+			if (ret)
+				npu__graph_fail(w, "node %s (%s): folding its constant output: %s",
+						n->name, npu__node_op_name(n), msg);
+		}
 		for (j = 0; j < nops; j++)
 			npu_op_free(ops[j]);
 		if (ret) {

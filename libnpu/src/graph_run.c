@@ -13,11 +13,13 @@
  *   - no queue (host only, or a forced CPU run): everything runs on the
  *     caller's thread inside npu_runtime_run_async().
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "graph_internal.h"
+#include "npu_ops_cpu.h"
 
 NPU_EXPORT const char *npu_node_where_name(enum npu_node_where w)
 {
@@ -84,12 +86,72 @@ static int copy_outputs(struct npu_runtime *rt)
 	return 0;
 }
 
+__attribute__((format(printf, 2, 3)))
+static void set_error(struct npu_runtime *rt, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&rt->lock);
+	va_start(ap, fmt);
+	vsnprintf(rt->err, sizeof(rt->err), fmt, ap);
+	va_end(ap);
+	pthread_mutex_unlock(&rt->lock);
+}
+
+/* The CPU ops' cancel poll: npu_runtime_cancel(), then the caller's own. */
+static bool run_cancelled(void *opaque)
+{
+	struct npu_runtime *rt = opaque;
+
+	if (atomic_load_explicit(&rt->cancel, memory_order_relaxed))
+		return true;
+	return rt->cpu_limits.cancel &&
+	       rt->cpu_limits.cancel(rt->cpu_limits.cancel_opaque);
+}
+
+/*
+ * Before a step or segment starts: 0, or why the run stops there
+ * (-ECANCELED, -ETIME), with the message naming the node not run.
+ */
+static int run_stop_before(struct npu_runtime *rt, const struct rstep *st)
+{
+	const struct rnode *n = &rt->nodes[st->node];
+	int64_t deadline = rt->cpu_limits.deadline_ns;
+
+	if (run_cancelled(rt)) {
+		set_error(rt, "node '%s' (%s): cancelled before it started",
+			  n->name, n->op);
+		return -ECANCELED;
+	}
+	if (deadline && deadline != NPU_TIMEOUT_INFINITE &&
+	    npu_time_ns() >= deadline) {
+		set_error(rt, "node '%s' (%s): the deadline passed before it started",
+			  n->name, n->op);
+		return -ETIME;
+	}
+	return 0;
+}
+
 static int run_cpu_step(struct npu_runtime *rt, struct rstep *st)
 {
+	const struct rnode *n = &rt->nodes[st->node];
+	struct npu_cpu_run run;
+	char msg[256];
 	int64_t t0 = npu_time_ns();
-	int ret = npu_op_run_cpu(st->op);
+	int ret;
 
+	/* The limits were checked when set: this cannot fail. */
+	npu__cpu_run_init(&run, rt->cpu_limits.size ? &rt->cpu_limits : NULL,
+			  msg, sizeof(msg));
+	run.lim.cancel = run_cancelled;
+	run.lim.cancel_opaque = rt;
+	atomic_store(&rt->running, (size_t)(st - rt->steps) + 1);
+	ret = npu__op_run_host(st->op, false, &run);
+	atomic_store(&rt->running, 0);
 	rt->nodes[st->node].time_ns += (uint64_t)(npu_time_ns() - t0);
+	if (ret)
+		set_error(rt, "node '%s' (%s) on the CPU: %s", n->name, n->op,
+			  msg[0] ? msg : npu_strerror(ret));
 	return ret;
 }
 
@@ -147,6 +209,9 @@ static int run_segments(struct npu_runtime *rt, struct npu_fence **last)
 		struct rseg *s = &rt->segs[i];
 
 		if (s->device && rt->q && !rt->profiling) {
+			ret = run_stop_before(rt, &rt->steps[s->first]);
+			if (ret)
+				break;
 			npu_fence_free(s->fence);
 			s->fence = NULL;
 			ret = npu_submit(rt->q, s->cb, s->bufs, s->num_bufs,
@@ -163,10 +228,16 @@ static int run_segments(struct npu_runtime *rt, struct npu_fence **last)
 		for (j = 0; j < s->count && !ret; j++) {
 			struct rstep *st = &rt->steps[s->first + j];
 
-			if (s->device && rt->q)
+			ret = run_stop_before(rt, st);
+			if (ret)
+				break;
+			if (s->device && rt->q) {
+				atomic_store(&rt->running, s->first + j + 1);
 				ret = run_profiled_step(rt, st);
-			else
+				atomic_store(&rt->running, 0);
+			} else {
 				ret = run_cpu_step(rt, st);
+			}
 		}
 	}
 	*last = ret ? NULL : prev;
@@ -258,6 +329,9 @@ NPU_EXPORT int npu_runtime_run_async(struct npu_runtime *rt,
 	}
 	rt->done = false;
 	rt->result = 0;
+	rt->err[0] = '\0';
+	atomic_store(&rt->cancel, false);
+	atomic_store(&rt->running, 0);
 	switch (mode) {
 	case RUN_SYNC:
 		ret = run_segments(rt, &last);
@@ -281,6 +355,37 @@ NPU_EXPORT int npu_runtime_run_async(struct npu_runtime *rt,
 		return ret;
 	}
 	return -EINVAL;
+}
+
+/*
+ * A wait's deadline passed with the run in flight: say what it is doing,
+ * the CPU op of the worker, else the first device segment not finished.
+ */
+static void describe_running(struct npu_runtime *rt)
+{
+	size_t step = atomic_load(&rt->running), i;
+	const struct rnode *n, *last;
+
+	if (step) {
+		const struct rstep *st = &rt->steps[step - 1];
+
+		n = &rt->nodes[st->node];
+		set_error(rt, "node '%s' (%s) was running on the %s", n->name,
+			  n->op, st->device && rt->q ? "device" : "CPU");
+		return;
+	}
+	for (i = 0; i < rt->num_segs; i++) {
+		const struct rseg *s = &rt->segs[i];
+
+		if (!s->device || !s->fence || npu_fence_is_signaled(s->fence))
+			continue;
+		n = &rt->nodes[rt->steps[s->first].node];
+		last = &rt->nodes[rt->steps[s->first + s->count - 1].node];
+		set_error(rt, "device segment %zu, nodes '%s' (%s) to '%s' (%s), was running",
+			  i, n->name, n->op, last->name, last->op);
+		return;
+	}
+	set_error(rt, "the run had not finished");
 }
 
 static bool has_thread(const struct npu_runtime *rt)
@@ -308,6 +413,8 @@ NPU_EXPORT int npu_runtime_wait(struct npu_runtime *rt, int64_t deadline_ns)
 		struct npu_fence *f = pending_fence(rt);
 
 		ret = f ? npu_fence_wait(f, deadline_ns) : 0;
+		if (ret == -ETIMEDOUT)
+			describe_running(rt);
 		if (ret)
 			return ret;	/* -ETIMEDOUT: still running */
 		ret = f ? npu_fence_error(f) : 0;
@@ -325,8 +432,10 @@ NPU_EXPORT int npu_runtime_wait(struct npu_runtime *rt, int64_t deadline_ns)
 		      pthread_cond_wait(&rt->cond, &rt->lock) :
 		      pthread_cond_timedwait(&rt->cond, &rt->lock, &ts);
 	pthread_mutex_unlock(&rt->lock);
-	if (!rt->done)
+	if (!rt->done) {
+		describe_running(rt);
 		return -ETIMEDOUT;
+	}
 	pthread_join(rt->thread, NULL);
 	rt->thread_live = false;
 	return rt->result;
@@ -338,6 +447,46 @@ NPU_EXPORT int npu_runtime_run(struct npu_runtime *rt, struct npu_queue *q,
 	int ret = npu_runtime_run_async(rt, q);
 
 	return ret ? ret : npu_runtime_wait(rt, deadline_ns);
+}
+
+NPU_EXPORT int npu_runtime_set_cpu_limits(struct npu_runtime *rt,
+					  const struct npu_cpu_limits *limits)
+{
+	struct npu_cpu_run run;
+	int ret;
+
+	if (!rt)
+		return -EINVAL;
+	ret = npu__cpu_run_init(&run, limits, NULL, 0);
+	if (ret)
+		return ret;
+	pthread_mutex_lock(&rt->lock);
+	if (rt->thread_live) {
+		pthread_mutex_unlock(&rt->lock);
+		return -EBUSY;
+	}
+	rt->cpu_limits = run.lim;
+	pthread_mutex_unlock(&rt->lock);
+	return 0;
+}
+
+NPU_EXPORT int npu_runtime_cancel(struct npu_runtime *rt)
+{
+	if (!rt)
+		return -EINVAL;
+	atomic_store(&rt->cancel, true);
+	return 0;
+}
+
+NPU_EXPORT const char *npu_runtime_error(struct npu_runtime *rt)
+{
+	if (!rt)
+		return "";
+	/* A worker still running may write it: read a settled copy. */
+	pthread_mutex_lock(&rt->lock);
+	memcpy(rt->err_out, rt->err, sizeof(rt->err_out));
+	pthread_mutex_unlock(&rt->lock);
+	return rt->err_out;
 }
 
 NPU_EXPORT size_t npu_runtime_num_nodes(const struct npu_runtime *rt)

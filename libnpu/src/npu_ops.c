@@ -837,14 +837,20 @@ NPU_EXPORT size_t npu_op_buffers(const struct npu_op *op,
 	return op->num_bufs;
 }
 
-int npu__op_run_host(const struct npu_op *op, bool reference)
+int npu__op_run_host(const struct npu_op *op, bool reference,
+		     const struct npu_cpu_run *run)
 {
+	struct npu_cpu_run defaults;
 	struct vnpu_op_bind bind;
 	void *map;
 	int i, ret;
 
 	if (!op)
 		return -EINVAL;
+	if (!run) {
+		npu__cpu_run_init(&defaults, NULL, NULL, 0);
+		run = &defaults;
+	}
 	memset(&bind, 0, sizeof(bind));
 	for (i = 0; i < VNPU_OP_SLOTS; i++) {
 		const struct op_slot *s = &op->s[i];
@@ -862,12 +868,25 @@ int npu__op_run_host(const struct npu_op *op, bool reference)
 		bind.qparams[i] = s->qarr;
 	}
 	return reference ? vnpu_ref_run(&op->full, &bind) :
-			   npu__cpu_exec(&op->full, &bind);
+			   npu__cpu_exec(&op->full, &bind, run);
 }
 
 NPU_EXPORT int npu_op_run_cpu(const struct npu_op *op)
 {
-	return npu__op_run_host(op, false);
+	return npu__op_run_host(op, false, NULL);
+}
+
+NPU_EXPORT int npu_op_run_cpu_limits(const struct npu_op *op,
+				     const struct npu_cpu_limits *limits,
+				     char *err, size_t err_size)
+{
+	struct npu_cpu_run run;
+	int ret;
+
+	ret = npu__cpu_run_init(&run, limits, err, err_size);
+	if (ret)
+		return ret;
+	return npu__op_run_host(op, false, &run);
 }
 
 NPU_EXPORT int npu_op_run(const struct npu_op *op, struct npu_queue *q,
@@ -880,7 +899,10 @@ NPU_EXPORT int npu_op_run(const struct npu_op *op, struct npu_queue *q,
 	if (!op)
 		return -EINVAL;
 	if (!q || op->reason) {
-		ret = npu_op_run_cpu(op);
+		struct npu_cpu_limits lim = NPU_CPU_LIMITS_INIT;
+
+		lim.deadline_ns = deadline_ns;
+		ret = npu_op_run_cpu_limits(op, &lim, NULL, 0);
 		if (!ret && where)
 			*where = NPU_OP_RAN_CPU;
 		return ret;

@@ -13,10 +13,19 @@
  * device address.  Each slot gets an address range of its own here, and
  * the callbacks map it straight onto the operand's host memory, so
  * nothing is copied: the same map() path the device takes for guest RAM.
+ *
+ * The host's memory and time are bounded the way the device's are: the
+ * command checker counts the work (ops.rst "Work units") and the bytes,
+ * which struct npu_cpu_limits caps before anything runs, and the engine
+ * and the reference poll an abort callback while they run, here wired to
+ * the caller's deadline and cancel callback.
  */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "npu_internal.h"
 #include "npu_ops_cpu.h"
 #include "vnpu_exec.h"
 #include "vnpu_hw.h"
@@ -32,6 +41,8 @@
 struct host_mem {
 	const struct vnpu_op_bind *bind;
 	struct vnpu_op_info info;
+	const struct npu_cpu_limits *lim;
+	int stop;	/* -ETIME or -ECANCELED once the run must stop */
 };
 
 /* Host address of [@va, @va + @len) in slot data or arrays, else NULL. */
@@ -94,45 +105,170 @@ static void mem_unmap(void *opaque, void *host, uint64_t len, bool is_write,
 	(void)opaque, (void)host, (void)len, (void)is_write, (void)access_len;
 }
 
+/* The engine's and the reference's abort poll. */
+static bool run_stopped(void *opaque)
+{
+	struct host_mem *m = opaque;
+
+	if (m->stop)
+		return true;
+	if (m->lim->cancel && m->lim->cancel(m->lim->cancel_opaque))
+		m->stop = -ECANCELED;
+	else if (m->lim->deadline_ns != NPU_TIMEOUT_INFINITE &&
+		 npu_time_ns() >= m->lim->deadline_ns)
+		m->stop = -ETIME;
+	return m->stop != 0;
+}
+
 static const struct vnpu_mem_ops host_mem_ops = {
 	.read = mem_read,
 	.write = mem_write,
 	.map = mem_map,
 	.unmap = mem_unmap,
+	.aborted = run_stopped,
 };
 
-int npu__cpu_exec(const struct vnpu_cmd_compute *cmd,
-		  const struct vnpu_op_bind *bind)
+int npu__cpu_run_init(struct npu_cpu_run *run,
+		      const struct npu_cpu_limits *limits, char *err,
+		      size_t err_size)
 {
-	/* No arena: the caller owns the memory and the time (vnpu_run.h). */
+	int ret;
+
+	memset(run, 0, sizeof(*run));
+	if (err && err_size)
+		err[0] = '\0';
+	if (limits) {
+		ret = npu__struct_in(&run->lim, sizeof(run->lim), limits,
+				     limits->size);
+		if (ret)
+			return ret;
+		if (run->lim.flags)
+			return -EINVAL;
+	}
+	run->lim.size = sizeof(run->lim);
+	if (!run->lim.max_work)
+		run->lim.max_work = NPU_CPU_DEFAULT_MAX_WORK;
+	if (!run->lim.max_bytes)
+		run->lim.max_bytes = NPU_CPU_DEFAULT_MAX_BYTES;
+	if (!run->lim.deadline_ns)
+		run->lim.deadline_ns = NPU_TIMEOUT_INFINITE;
+	run->err = err;
+	run->err_size = err_size;
+	return 0;
+}
+
+const char *npu__cpu_op_name(unsigned int opcode)
+{
+	static const char *const names[] = {
+		[VNPU_OP_GEMM - VNPU_OP_GEMM] = "GEMM",
+		[VNPU_OP_CONV2D - VNPU_OP_GEMM] = "CONV2D",
+		[VNPU_OP_POOL2D - VNPU_OP_GEMM] = "POOL2D",
+		[VNPU_OP_ELTWISE - VNPU_OP_GEMM] = "ELTWISE",
+		[VNPU_OP_ACTIVATION - VNPU_OP_GEMM] = "ACTIVATION",
+		[VNPU_OP_SOFTMAX - VNPU_OP_GEMM] = "SOFTMAX",
+		[VNPU_OP_LAYERNORM - VNPU_OP_GEMM] = "LAYERNORM",
+		[VNPU_OP_QUANTIZE - VNPU_OP_GEMM] = "QUANTIZE",
+		[VNPU_OP_DEQUANTIZE - VNPU_OP_GEMM] = "DEQUANTIZE",
+		[VNPU_OP_REQUANTIZE - VNPU_OP_GEMM] = "REQUANTIZE",
+		[VNPU_OP_COPY - VNPU_OP_GEMM] = "COPY",
+		[VNPU_OP_RESIZE - VNPU_OP_GEMM] = "RESIZE",
+		[VNPU_OP_CONV_TRANSPOSE - VNPU_OP_GEMM] = "CONV_TRANSPOSE",
+		[VNPU_OP_REDUCE - VNPU_OP_GEMM] = "REDUCE",
+	};
+
+	if (opcode == VNPU_REF_OP_INT_ELTWISE)
+		return "ELTWISE";
+	if (opcode == VNPU_REF_OP_POOL3D)
+		return "POOL3D";
+	if (opcode >= VNPU_OP_GEMM &&
+	    opcode - VNPU_OP_GEMM < sizeof(names) / sizeof(names[0]))
+		return names[opcode - VNPU_OP_GEMM];
+	return "unknown op";
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail(const struct npu_cpu_run *run, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (run->err && run->err_size) {
+		va_start(ap, fmt);
+		vsnprintf(run->err, run->err_size, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+int npu__cpu_exec(const struct vnpu_cmd_compute *cmd,
+		  const struct vnpu_op_bind *bind, const struct npu_cpu_run *run)
+{
+	/* No arena: the caller owns the memory (vnpu_run.h). */
 	static const struct vnpu_engine_cfg cfg = { NULL, VNPU_I8_AUTO };
 	struct vnpu_compute_result res;
 	struct vnpu_cmd_compute c, cc;
-	struct host_mem m = { .bind = bind };
+	struct host_mem m = { .bind = bind, .lim = &run->lim };
+	struct vnpu_run_ctx rc = {
+		.aborted = run_stopped,
+		.opaque = &m,
+		.i8_kernel = VNPU_I8_AUTO,
+	};
+	const char *name = npu__cpu_op_name(cmd->hdr.opcode);
+	uint64_t bytes = 0;
 	int i, ret;
 
-	if (cmd->hdr.opcode < VNPU_CMD_COMPUTE_FIRST ||
-	    cmd->hdr.opcode > VNPU_CMD_COMPUTE_LAST)
-		return vnpu_ref_run(cmd, bind);
 	if (vnpu_ref_check(cmd, sizeof(*cmd), &cc, &m.info))
-		return -EINVAL;
+		return fail(run, -EINVAL, "%s: not a valid command", name);
+	/* Each term is below 2^48 (the checker's VA bound): no wrap. */
+	for (i = 0; i < VNPU_OP_SLOTS; i++)
+		bytes += m.info.span[i] + m.info.qbytes[i];
+	if (m.info.macs > run->lim.max_work)
+		return fail(run, -E2BIG, "%s: %llu work units exceed the CPU path's limit of %llu (npu_cpu_limits.max_work)",
+			    name, (unsigned long long)m.info.macs,
+			    (unsigned long long)run->lim.max_work);
+	if (bytes > run->lim.max_bytes)
+		return fail(run, -E2BIG, "%s: operands of %llu bytes exceed the CPU path's limit of %llu (npu_cpu_limits.max_bytes)",
+			    name, (unsigned long long)bytes,
+			    (unsigned long long)run->lim.max_bytes);
+	/* A run already past its deadline or cancelled starts nothing. */
+	if (run_stopped(&m)) {
+		ret = m.stop;
+		goto out;
+	}
+	if (cmd->hdr.opcode < VNPU_CMD_COMPUTE_FIRST ||
+	    cmd->hdr.opcode > VNPU_CMD_COMPUTE_LAST) {
+		ret = vnpu_ref_run_ctx(cmd, bind, &rc);
+		goto out;
+	}
 	c = *cmd;
 	for (i = 0; i < VNPU_OP_SLOTS; i++) {
 		if (!((m.info.present >> i) & 1))
 			continue;
 		if (!bind->data[i])
-			return -EINVAL;
+			return fail(run, -EINVAL, "%s: operand %d has no memory",
+				    name, i);
 		c.t[i].va = SLOT_VA(i);
 		if (m.info.qbytes[i])
 			c.t[i].quant_va = SLOT_QVA(i);
 	}
 	ret = vnpu_compute_exec(&c, sizeof(c), &host_mem_ops, &m, &cfg, &res);
 	/*
-	 * -EINVAL: beyond the device's command limits (the host's are far
-	 * larger), or a per-channel array with a bad value, which the
-	 * reference reports in turn.
+	 * -EINVAL: beyond the device's command limits (the host's are
+	 * npu_cpu_limits, checked above), or a per-channel array with a bad
+	 * value, which the reference reports in turn.
 	 */
 	if (ret == -EINVAL)
-		return vnpu_ref_run(cmd, bind);
-	return ret;
+		ret = vnpu_ref_run_ctx(cmd, bind, &rc);
+out:
+	/* The engine and the reference say -ECANCELED for any abort. */
+	if (ret == -ECANCELED && m.stop)
+		ret = m.stop;
+	if (!ret)
+		return 0;
+	if (ret == -ETIME)
+		return fail(run, ret, "%s of %llu work units: stopped at the deadline (npu_cpu_limits.deadline_ns)",
+			    name, (unsigned long long)m.info.macs);
+	if (ret == -ECANCELED)
+		return fail(run, ret, "%s of %llu work units: cancelled",
+			    name, (unsigned long long)m.info.macs);
+	return fail(run, ret, "%s: %s", name, npu_strerror(ret));
 }

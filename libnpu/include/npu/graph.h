@@ -294,6 +294,37 @@ int npu_runtime_wait(struct npu_runtime *rt, int64_t deadline_ns);
 int npu_runtime_run(struct npu_runtime *rt, struct npu_queue *q,
 		    int64_t deadline_ns);
 
+/* ---- Bounding a run (since 1.4, NPU_1.4) ---------------------------- */
+
+/*
+ * The limits of the CPU segments' ops in later runs (ops.h, struct
+ * npu_cpu_limits; NULL: the defaults, which apply until this is called).
+ * The deadline and cancel callback bound a whole run: past the deadline,
+ * or once @cancel says so, the op running on the CPU stops and no further
+ * segment starts.  A run that ends so returns -ETIME (deadline) or
+ * -ECANCELED; an op beyond max_work or max_bytes fails the run with
+ * -E2BIG before it starts.  npu_runtime_error() names the node.  -EBUSY
+ * while a run is in flight.
+ */
+int npu_runtime_set_cpu_limits(struct npu_runtime *rt,
+			       const struct npu_cpu_limits *limits);
+
+/*
+ * Stop the run in flight, from any thread: the CPU op running stops at
+ * its next poll (milliseconds), no further segment starts, and the run
+ * ends with -ECANCELED (npu_runtime_wait()).  A device job already
+ * submitted runs to its end.  No effect without a run in flight.
+ */
+int npu_runtime_cancel(struct npu_runtime *rt);
+
+/*
+ * Why the last run failed or, after npu_runtime_wait() returned
+ * -ETIMEDOUT, what was running then, naming the node and op ("node 'up3'
+ * (CONV_TRANSPOSE) on the CPU: stopped at the deadline"); "" when the
+ * last run succeeded.  Valid until the next call on @rt.
+ */
+const char *npu_runtime_error(struct npu_runtime *rt);
+
 /* ---- Introspection and profiling ------------------------------------ */
 
 enum npu_node_where {

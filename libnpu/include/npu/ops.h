@@ -426,8 +426,65 @@ int npu_op_encode(const struct npu_op *op, struct npu_cmdbuf *cb);
 size_t npu_op_buffers(const struct npu_op *op, struct npu_buffer **bufs,
 		      size_t max);
 
-/* Run the op on the CPU: the device's compute engine, else the reference. */
+/*
+ * Run the op on the CPU: the device's compute engine, else the reference,
+ * within the default npu_cpu_limits (below; since 1.4, before which the
+ * CPU path had no bound).
+ */
 int npu_op_run_cpu(const struct npu_op *op);
+
+/* ---- CPU path limits (since 1.4, NPU_1.4) -------------------------------- */
+
+/*
+ * The CPU path counts an op's work as the device does (vnpu's command
+ * checker: Documentation/ops.rst "Work units") and refuses an op beyond
+ * its limits before running any of it, so a hostile model or command
+ * cannot keep a host busy for minutes.  The defaults: 2^32 work units,
+ * the device's own command limit (the engine does that in well under a
+ * second, the reference in a few seconds), and 2^32 bytes of operands.
+ */
+#define NPU_CPU_DEFAULT_MAX_WORK	(1ull << 32)
+#define NPU_CPU_DEFAULT_MAX_BYTES	(1ull << 32)
+
+/*
+ * Extensible (npu.h "ABI rules"): NPU_CPU_LIMITS_INIT, then set what
+ * differs from the defaults; a zero field is its default.
+ *
+ * @max_work: work units one op may take; UINT64_MAX: no limit
+ * @max_bytes: bytes one op's operands (and per-channel arrays) may span
+ * @deadline_ns: absolute CLOCK_MONOTONIC time (npu_deadline_ns()) at which
+ *	a running op is stopped; 0: none
+ * @cancel: polled with @cancel_opaque while an op runs (every 2^16 work
+ *	units or one kernel block, a few milliseconds at most); once it
+ *	returns true the op stops.  NULL: never.  Called on the running
+ *	thread; it must be cheap and thread-safe (an atomic load).
+ *
+ * A stopped op has written part of its output.
+ */
+struct npu_cpu_limits {
+	uint32_t size;		/* sizeof(struct npu_cpu_limits) */
+	uint32_t flags;		/* none defined yet: 0 */
+	uint64_t max_work;
+	uint64_t max_bytes;
+	int64_t deadline_ns;
+	bool (*cancel)(void *opaque);
+	void *cancel_opaque;
+};
+
+#define NPU_CPU_LIMITS_INIT	{ .size = sizeof(struct npu_cpu_limits) }
+
+/*
+ * npu_op_run_cpu() within @limits (NULL: the defaults).  -E2BIG, before
+ * anything runs, for an op beyond @max_work or @max_bytes; -ETIME when
+ * @deadline_ns passed and the op was stopped; -ECANCELED when @cancel
+ * stopped it.  @err (if not NULL) receives an English message for any
+ * failure, naming the op, the limit and the counted value against it,
+ * e.g. "POOL2D: 274869518400 work units exceed the CPU path's limit of
+ * 4294967296 (npu_cpu_limits.max_work)"; "" on success.
+ */
+int npu_op_run_cpu_limits(const struct npu_op *op,
+			  const struct npu_cpu_limits *limits, char *err,
+			  size_t err_size);
 
 enum npu_op_where {
 	NPU_OP_RAN_DEVICE = 1,
@@ -438,8 +495,10 @@ enum npu_op_where {
  * Run the op to completion: as one job on @q when the device supports it
  * (@q may be NULL to force the CPU), else on the CPU.  A job that did not
  * succeed returns its outcome, NPU_ERR_JOB_* (npu.h); a negative errno
- * means the call failed (-ETIMEDOUT: @deadline_ns passed).  *@where (if
- * not NULL) tells which ran.
+ * means the call failed (-ETIMEDOUT: @deadline_ns passed while the job
+ * ran).  On the CPU the default npu_cpu_limits apply with @deadline_ns as
+ * their deadline (-ETIME: the op was stopped there; since 1.4).  *@where
+ * (if not NULL) tells which ran.
  */
 int npu_op_run(const struct npu_op *op, struct npu_queue *q,
 	       int64_t deadline_ns, enum npu_op_where *where);

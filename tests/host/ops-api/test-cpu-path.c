@@ -2,7 +2,7 @@
 /*
  * The op API's CPU path (npu_op_run_cpu(): the device's compute engine
  * over host memory, src/npu_ops_cpu.c) against the reference it replaced
- * as the fallback (npu__op_run_host(op, true)), on every op kind: integer
+ * as the fallback (npu__op_run_host(op, true, NULL)), on every op kind: integer
  * outputs must be the same bytes, float ones within the tolerances of
  * Documentation/ops.rst.  The ops run on host tensors, as the graph
  * runtime's CPU segments and `npu-run --cpu` run them.
@@ -163,7 +163,7 @@ static void run_case(const struct tcase *c)
 	assert_non_null(init);
 	assert_non_null(ref);
 	memcpy(init, omem, span);
-	assert_int_equal(npu__op_run_host(op, true), 0);
+	assert_int_equal(npu__op_run_host(op, true, NULL), 0);
 	memcpy(ref, omem, span);
 	memcpy(omem, init, span);
 	assert_int_equal(npu_op_run_cpu(op), 0);
