@@ -5,6 +5,7 @@
  *   npu-run MODEL.onnx [--input [NAME=]FILE]... [--shape NAME=DIMS]...
  *           [--cpu] [--profile] [--iterations N] [--output-dir DIR]
  *           [--expect [NAME=]FILE]... [--rtol R] [--atol A] [--device N]
+ *           [--timeout SECONDS]
  *
  * FILE is a .npy array or an ONNX TensorProto (.pb).  Without NAME= an
  * input goes to the graph input the .pb names, else to the next graph
@@ -25,8 +26,15 @@
 #include "npy.h"
 
 #define MAX_FILES	64
-/* Exit status when the model cannot be imported or compiled. */
+/*
+ * Exit status when the model cannot be imported or compiled, or a node is
+ * beyond the CPU path's limits.
+ */
 #define EXIT_UNSUPPORTED	3
+/* Exit status when a run did not finish within --timeout. */
+#define EXIT_TIMEOUT		4
+/* How long a run may take without --timeout. */
+#define DEFAULT_RUN_NS		(600ll * 1000000000)
 
 struct tensor_file {
 	const char *name;	/* NULL: positional */
@@ -54,6 +62,7 @@ static void usage(FILE *f)
 		"  --output-dir DIR       write each output as DIR/NAME.npy\n"
 		"  --expect [NAME=]FILE   compare an output with FILE; exit 1 on mismatch\n"
 		"  --rtol R, --atol A     comparison tolerance (default 1e-3, 1e-5)\n"
+		"  --timeout SECONDS      stop a run that takes longer; exit status 4\n"
 		"  -q, --quiet            print only errors and the final verdict\n");
 }
 
@@ -320,6 +329,40 @@ static double elem(const void *p, enum npu_dtype d, uint64_t i)
 }
 
 /* Keep only safe characters of a tensor name for a file name. */
+/*
+ * One run within @timeout_ns (0: DEFAULT_RUN_NS for the device's wait,
+ * no bound on the CPU), reported on failure: 0, or the exit status.
+ */
+static int run_once(struct npu_runtime *rt, struct npu_queue *q, int64_t timeout_ns,
+		    const char *what)
+{
+	struct npu_cpu_limits lim = NPU_CPU_LIMITS_INIT;
+	int64_t deadline = npu_deadline_ns(timeout_ns ? timeout_ns : DEFAULT_RUN_NS);
+	int r;
+
+	/* The CPU segments stop at the same deadline the device's wait has. */
+	if (timeout_ns)
+		lim.deadline_ns = deadline;
+	r = npu_runtime_set_cpu_limits(rt, &lim);
+	if (!r)
+		r = npu_runtime_run(rt, q, deadline);
+	if (!r)
+		return 0;
+	if (r == -ETIME || r == -ETIMEDOUT) {
+		fprintf(stderr, "npu-run: %s: timed out after %.3f s: %s\n", what,
+			(timeout_ns ? timeout_ns : DEFAULT_RUN_NS) / 1e9, npu_runtime_error(rt));
+		/* -ETIMEDOUT: still in flight; no further segment may start. */
+		npu_runtime_cancel(rt);
+		npu_runtime_wait(rt, NPU_TIMEOUT_INFINITE);
+		return EXIT_TIMEOUT;
+	}
+	if (npu_runtime_error(rt)[0])
+		fprintf(stderr, "npu-run: %s: %s\n", what, npu_runtime_error(rt));
+	else
+		fprintf(stderr, "npu-run: %s: %s\n", what, npu_strerror(r));
+	return r == -E2BIG ? EXIT_UNSUPPORTED : 1;
+}
+
 static void file_name(char *buf, size_t size, const char *dir, const char *name)
 {
 	size_t n = (size_t)snprintf(buf, size, "%s/", dir), i;
@@ -347,6 +390,7 @@ int main(int argc, char **argv)
 		{ "rtol", required_argument, NULL, 'R' },
 		{ "atol", required_argument, NULL, 'A' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -360,6 +404,7 @@ int main(int argc, char **argv)
 	bool cpu = false, profile = false, quiet = false;
 	long iterations = 1, dev_index = 0;
 	double rtol = 1e-3, atol = 1e-5;
+	int64_t timeout_ns = 0;
 	struct npu_onnx_options opts = { 0 };
 	struct npu_onnx_model *m = NULL;
 	struct npu_device *dev = NULL;
@@ -424,6 +469,20 @@ int main(int argc, char **argv)
 		case 'R': rtol = strtod(optarg, NULL); break;
 		case 'A': atol = strtod(optarg, NULL); break;
 		case 'q': quiet = true; break;
+		case 't': {
+			char *end;
+			double sec = strtod(optarg, &end);
+
+			/* Up to about 290 years, so nanoseconds fit 63 bits. */
+			if (end == optarg || *end || !(sec > 0) || sec > 9e9) {
+				fprintf(stderr, "npu-run: --timeout wants seconds > 0, e.g. 2.5\n");
+				return 2;
+			}
+			timeout_ns = (int64_t)(sec * 1e9);
+			if (!timeout_ns)
+				timeout_ns = 1;
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -590,10 +649,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < (size_t)iterations; i++) {
 		int64_t t0 = npu_time_ns();
 
-		r = npu_runtime_run(rt, q, npu_deadline_ns(600ll * 1000000000));
+		r = run_once(rt, q, timeout_ns, "run");
 		lat[i] = npu_time_ns() - t0;
 		if (r) {
-			fprintf(stderr, "npu-run: run: %s\n", npu_strerror(r));
+			ret = r;
 			goto out;
 		}
 	}
@@ -603,9 +662,9 @@ int main(int argc, char **argv)
 	 */
 	if (profile && q) {
 		npu_runtime_set_profiling(rt, true);
-		r = npu_runtime_run(rt, q, npu_deadline_ns(600ll * 1000000000));
+		r = run_once(rt, q, timeout_ns, "profiled run");
 		if (r) {
-			fprintf(stderr, "npu-run: profiled run: %s\n", npu_strerror(r));
+			ret = r;
 			goto out;
 		}
 	}
