@@ -109,10 +109,10 @@ def main():
                 c[status] += 1
                 if status == FAIL:
                     print("%-7s FAIL %s" % (layer, desc))
-                elif status == SKIP:
-                    skips[reason].append("%s: %s" % (layer, desc))
-                elif status == XFAIL:
-                    xfails[reason].append("%s: %s" % (layer, desc))
+                elif status in (SKIP, XFAIL):
+                    bare = DIRECTIVE.sub("", desc).strip() or "(unnamed)"
+                    (skips if status == SKIP else xfails)[reason].append(
+                        "%s: %s" % (layer, bare))
         print("%-7s %s%s (%s)" % (layer, counts_line(c),
                                   ", %d expected failures" % c[XFAIL] if c[XFAIL] else "",
                                   ", ".join(os.path.basename(f) for f in files) or "no file"))
@@ -123,11 +123,8 @@ def main():
         print("%s, by reason:" % title)
         for reason in sorted(groups, key=lambda r: (-len(groups[r]), r)):
             tests = groups[reason]
-            print("  %d x %s" % (len(tests), reason))
-            for t in tests[:5]:
-                print("      %s" % t)
-            if len(tests) > 5:
-                print("      ... and %d more" % (len(tests) - 5))
+            more = " and %d more" % (len(tests) - 3) if len(tests) > 3 else ""
+            print("  %d x %s  [%s%s]" % (len(tests), reason, "; ".join(tests[:3]), more))
     if total[XFAIL]:
         print("%d expected failures, not counted as failed" % total[XFAIL])
     print(counts_line(total))
