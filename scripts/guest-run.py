@@ -241,17 +241,20 @@ def result_status(ok, desc):
 
 
 def judge(lines, timed_out, timeout, log_path, require_done=True, qemu_status=0,
-          guest_error_limit=GUEST_ERROR_LIMIT):
+          guest_error_limit=GUEST_ERROR_LIMIT, notes=None):
     """Return a list of (status, description) over all tests and checks;
     status is "passed", "failed", "skipped" or "xfail" (a "not ok # TODO",
     an expected failure).  qemu_status is QEMU's exit status as
-    subprocess reports it (negative: killed by that signal)."""
+    subprocess reports it (negative: killed by that signal).  notes, a
+    list, gets how many guest errors each test made."""
     results = []
     current, tap_seen, failed_inside = None, 0, False
     done = False
     errors, limit, outside_errors = 0, guest_error_limit, 0
 
     def check_flood(who, count, bound):
+        if count and notes is not None:
+            notes.append("%s: %d device guest errors (limit %d)" % (who, count, bound))
         if count > bound:
             results.append(("failed", "%s: %d device guest errors (LOG_GUEST_ERROR), more than "
                             "the %d a test may make (log: %s)" % (who, count, bound, log_path)))
@@ -417,8 +420,9 @@ def main():
             print("demo: " + d, file=sys.stderr)
         sys.exit(1 if bad else 0)
 
+    notes = []
     results = judge(lines, timed_out, args.timeout, args.log, qemu_status=rc,
-                    guest_error_limit=args.guest_error_limit)
+                    guest_error_limit=args.guest_error_limit, notes=notes)
     if not any(line.startswith("VNPU-TEST-BEGIN ") for line in lines):
         results.append(("failed", "guest ran no test (log: %s)" % args.log))
     results += [("failed", "%s: not in this layer: %s" % (t, why)) for t, why in named]
@@ -431,6 +435,7 @@ def main():
     count = {k: sum(1 for st, _ in results if st == k)
              for k in ("passed", "failed", "skipped", "xfail")}
     failed = count["failed"]
+    out += ["# " + note for note in notes]
     out.append("# %s: console log %s" % (args.name, args.log))
     out.append("# %s: %d passed, %d failed, %d skipped%s" % (
         args.name, count["passed"], failed, count["skipped"],
