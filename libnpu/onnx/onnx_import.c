@@ -107,6 +107,13 @@ static uint64_t hash(const char *s)
 
 	while (*s)
 		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	/*
+	 * FNV's low bits, which pick the slot, vary little across names
+	 * like t1 ... t99999: murmur3's finalizer spreads the high ones.
+	 */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
 	return h;
 }
 
@@ -616,21 +623,25 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 	return 0;
 }
 
+/* Room for every graph input and output, so that add_io() never grows it. */
+static int alloc_io(struct imp *im)
+{
+	struct npu_onnx_model *m = im->m;
+	size_t ni = im->gp->n_input, no = im->gp->n_output;
+
+	m->in = calloc(ni ? ni : 1, sizeof(*m->in));
+	m->out = calloc(no ? no : 1, sizeof(*m->out));
+	m->names = calloc(ni + no ? ni + no : 1, sizeof(*m->names));
+	return m->in && m->out && m->names ? 0 : oi_nomem(im);
+}
+
 static int add_io(struct imp *im, const struct sym *s, bool input)
 {
 	struct npu_onnx_model *m = im->m;
-	struct npu_onnx_io **arr = input ? &m->in : &m->out;
+	struct npu_onnx_io *na = input ? m->in : m->out;
 	size_t *n = input ? &m->num_in : &m->num_out;
-	struct npu_onnx_io *na = realloc(*arr, (*n + 1) * sizeof(**arr));
-	char **nn;
+	char **nn = m->names;
 
-	if (!na)
-		return oi_nomem(im);
-	*arr = na;
-	nn = realloc(m->names, (m->num_names + 1) * sizeof(*nn));
-	if (!nn)
-		return oi_nomem(im);
-	m->names = nn;
 	nn[m->num_names] = strdup(s->name);
 	if (!nn[m->num_names])
 		return oi_nomem(im);
@@ -931,6 +942,8 @@ NPU_EXPORT_ONNX int npu_onnx_load(const void *data, size_t size,
 		goto out;
 	}
 	ret = index_reads(&im);
+	if (!ret)
+		ret = alloc_io(&im);
 	if (ret)
 		goto out;
 	for (i = 0; i < im.gp->n_initializer; i++) {

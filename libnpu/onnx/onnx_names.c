@@ -18,6 +18,13 @@ static uint64_t name_hash(const char *s)
 
 	while (*s)
 		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	/*
+	 * FNV's low bits, which pick the slot, vary little across names
+	 * like t1 ... t99999: murmur3's finalizer spreads the high ones.
+	 */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
 	return h;
 }
 
