@@ -188,6 +188,8 @@ struct npu_runtime {
 	atomic_bool cancel;		/* npu_runtime_cancel() */
 	/* 1 + the step running on the caller's or worker thread, or 0 */
 	atomic_size_t running;
+	/* 1 + the device segment whose fence the worker waits for, or 0 */
+	atomic_size_t waiting_seg;
 	char err[384];			/* the last run's failure, under @lock */
 	char err_out[384];		/* npu_runtime_error()'s copy */
 };

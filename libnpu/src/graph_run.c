@@ -202,7 +202,7 @@ static int run_profiled_step(struct npu_runtime *rt, struct rstep *st)
 static int run_segments(struct npu_runtime *rt, struct npu_fence **last)
 {
 	struct npu_fence *prev = NULL;
-	size_t i, j;
+	size_t i, j, prev_seg = 0;
 	int ret = 0;
 
 	for (i = 0; i < rt->num_segs && !ret; i++) {
@@ -217,10 +217,13 @@ static int run_segments(struct npu_runtime *rt, struct npu_fence **last)
 			ret = npu_submit(rt->q, s->cb, s->bufs, s->num_bufs,
 					 prev ? &prev : NULL, prev ? 1 : 0, &s->fence);
 			prev = s->fence;
+			prev_seg = i;
 			continue;
 		}
 		if (prev) {
+			atomic_store(&rt->waiting_seg, prev_seg + 1);
 			ret = wait_fence(prev);
+			atomic_store(&rt->waiting_seg, 0);
 			prev = NULL;
 			if (ret)
 				break;
@@ -246,14 +249,27 @@ static int run_segments(struct npu_runtime *rt, struct npu_fence **last)
 	return ret;
 }
 
+static size_t last_device_seg(const struct npu_runtime *rt)
+{
+	size_t i;
+
+	for (i = rt->num_segs; i-- > 0;)
+		if (rt->segs[i].device)
+			return i;
+	return 0;
+}
+
 static void *worker(void *arg)
 {
 	struct npu_runtime *rt = arg;
 	struct npu_fence *last = NULL;
 	int ret = run_segments(rt, &last);
 
-	if (!ret && last)
+	if (!ret && last) {
+		atomic_store(&rt->waiting_seg, last_device_seg(rt) + 1);
 		ret = wait_fence(last);
+		atomic_store(&rt->waiting_seg, 0);
+	}
 	if (!ret)
 		ret = copy_outputs(rt);
 	pthread_mutex_lock(&rt->lock);
@@ -332,6 +348,7 @@ NPU_EXPORT int npu_runtime_run_async(struct npu_runtime *rt,
 	rt->err[0] = '\0';
 	atomic_store(&rt->cancel, false);
 	atomic_store(&rt->running, 0);
+	atomic_store(&rt->waiting_seg, 0);
 	switch (mode) {
 	case RUN_SYNC:
 		ret = run_segments(rt, &last);
@@ -357,37 +374,6 @@ NPU_EXPORT int npu_runtime_run_async(struct npu_runtime *rt,
 	return -EINVAL;
 }
 
-/*
- * A wait's deadline passed with the run in flight: say what it is doing,
- * the CPU op of the worker, else the first device segment not finished.
- */
-static void describe_running(struct npu_runtime *rt)
-{
-	size_t step = atomic_load(&rt->running), i;
-	const struct rnode *n, *last;
-
-	if (step) {
-		const struct rstep *st = &rt->steps[step - 1];
-
-		n = &rt->nodes[st->node];
-		set_error(rt, "node '%s' (%s) was running on the %s", n->name,
-			  n->op, st->device && rt->q ? "device" : "CPU");
-		return;
-	}
-	for (i = 0; i < rt->num_segs; i++) {
-		const struct rseg *s = &rt->segs[i];
-
-		if (!s->device || !s->fence || npu_fence_is_signaled(s->fence))
-			continue;
-		n = &rt->nodes[rt->steps[s->first].node];
-		last = &rt->nodes[rt->steps[s->first + s->count - 1].node];
-		set_error(rt, "device segment %zu, nodes '%s' (%s) to '%s' (%s), was running",
-			  i, n->name, n->op, last->name, last->op);
-		return;
-	}
-	set_error(rt, "the run had not finished");
-}
-
 static bool has_thread(const struct npu_runtime *rt)
 {
 	size_t i;
@@ -398,6 +384,44 @@ static bool has_thread(const struct npu_runtime *rt)
 		if (!rt->segs[i].device)
 			return true;
 	return false;
+}
+
+/*
+ * A wait's deadline passed with the run in flight: say what it is doing,
+ * the CPU op of the worker, else the first device segment not finished.
+ */
+static void describe_running(struct npu_runtime *rt)
+{
+	size_t step = atomic_load(&rt->running);
+	size_t seg = atomic_load(&rt->waiting_seg), i;
+	const struct rnode *n, *last;
+
+	if (step) {
+		const struct rstep *st = &rt->steps[step - 1];
+
+		n = &rt->nodes[st->node];
+		set_error(rt, "node '%s' (%s) was running on the %s", n->name,
+			  n->op, st->device && rt->q ? "device" : "CPU");
+		return;
+	}
+	/*
+	 * A worker thread owns the fences while it runs: it says which one
+	 * it waits for.  Without one they are the caller's to look at.
+	 */
+	for (i = 0; i < rt->num_segs; i++) {
+		const struct rseg *s = &rt->segs[i];
+
+		if (seg ? i != seg - 1 :
+		    has_thread(rt) || !s->device || !s->fence ||
+		    npu_fence_is_signaled(s->fence))
+			continue;
+		n = &rt->nodes[rt->steps[s->first].node];
+		last = &rt->nodes[rt->steps[s->first + s->count - 1].node];
+		set_error(rt, "device segment %zu, nodes '%s' (%s) to '%s' (%s), was running",
+			  i, n->name, n->op, last->name, last->op);
+		return;
+	}
+	set_error(rt, "the run had not finished");
 }
 
 NPU_EXPORT int npu_runtime_wait(struct npu_runtime *rt, int64_t deadline_ns)
