@@ -67,15 +67,15 @@ for s in llvm-symbolizer /usr/lib/llvm-14/bin/llvm-symbolizer; do
 done
 # libFuzzer's limits, for the regressions and the fuzzing alike.  The
 # issue's goal for a model is under a second of CPU per megabyte and a peak
-# RSS of a few times its size: 10 s per input is that with room for the
-# sanitizers; one allocation may not take all of the RSS limit.
+# RSS of a few times its size: 10 s per input (wall clock) is that with
+# room for the sanitizers and a busy machine.
 case $target in
 engine) max_len=4696 rss_mb=4096 ;;	# header + command + memory data (fuzz-engine.h)
 *) max_len=${FUZZ_ONNX_MAX_LEN:-262144} rss_mb=2048 ;;
 esac
 rss_mb=${FUZZ_RSS_LIMIT_MB:-$rss_mb}
 limits=(-timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb="$rss_mb"
-	-malloc_limit_mb="${FUZZ_MALLOC_LIMIT_MB:-$((rss_mb / 2))}")
+	-malloc_limit_mb="${FUZZ_MALLOC_LIMIT_MB:-$rss_mb}")
 # libFuzzer options common to every fuzzing run.
 opts=(-max_len=$max_len "${limits[@]}" -print_final_stats=1
       -artifact_prefix="$artifacts/")
