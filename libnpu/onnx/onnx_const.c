@@ -13,6 +13,7 @@
 
 #include "npu/onnx.h"
 #include "onnx_internal.h"
+#include "onnx_wire.h"
 #include "onnx.pb-c.h"
 
 #define MAX_ELEMS	(1ull << 31)
@@ -686,6 +687,18 @@ NPU_EXPORT_ONNX int npu_onnx_tensor_load(const void *data, size_t size,
 	if (!t || (!data && size))
 		return -EINVAL;
 	memset(t, 0, sizeof(*t));
+	{
+		/* the same checks as a model's, before protobuf-c recurses */
+		const struct onnx_wire_limits wl = {
+			.max_depth = NPU_ONNX_DEFAULT_MAX_NESTING,
+			.max_unpacked = 8 * (uint64_t)size + ((uint64_t)ONNX_WIRE_SLACK_MIB << 20),
+		};
+
+		ret = onnx_wire_check(data, size, &onnx__tensor_proto__descriptor, &wl, err,
+				      err_size);
+		if (ret)
+			return ret;
+	}
 	tp = onnx__tensor_proto__unpack(NULL, size, data);
 	if (!tp) {
 		cfail(err, err_size, "not a valid TensorProto");

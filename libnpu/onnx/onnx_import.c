@@ -69,6 +69,8 @@ int oi_fold_fail(struct imp *im, int ret)
 	}
 	if (ret == -ENOMEM)
 		return oi_nomem(im);
+	if (ret == -E2BIG)
+		return oi_fail(im, "the result has more than 2^31 elements");
 	snprintf(msg, sizeof(msg), "%s", im->err && im->err_size && *im->err ? im->err :
 		 "cannot evaluate");
 	return oi_fail(im, "%s", msg);

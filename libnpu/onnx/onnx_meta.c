@@ -30,8 +30,7 @@ static int reshape_out(struct nctx *c, struct sym *x, uint32_t r, const int64_t 
 	for (i = 0; i < r; i++) {
 		if (dims[i] < 1 || dims[i] > UINT32_MAX)
 			return oi_fail(c->im, "empty or huge dimension %" PRId64, dims[i]);
-		n *= (uint64_t)dims[i];
-		if (n > (1ull << 48))
+		if (__builtin_mul_overflow(n, (uint64_t)dims[i], &n) || n > (1ull << 48))
 			return oi_fail(c->im, "too many elements");
 		if (i < 8)
 			ud[i] = (uint32_t)dims[i];
@@ -53,7 +52,8 @@ static int reshape_out(struct nctx *c, struct sym *x, uint32_t r, const int64_t 
 		return 0;
 	}
 	for (i = 0; i < x->rank; i++)
-		xn *= x->dims[i];
+		if (__builtin_mul_overflow(xn, x->dims[i], &xn))
+			return oi_fail(c->im, "the input's element count overflows");
 	if (n != xn)
 		return oi_fail(c->im, "%" PRIu64 " elements reshaped to %" PRIu64, xn, n);
 	in = x->value;

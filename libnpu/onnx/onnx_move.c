@@ -409,10 +409,12 @@ int oi_op_pad(struct nctx *c)
 		p.copy.fill = (float)value[0];
 	}
 	for (i = 0; i < r; i++) {
-		int64_t o = (int64_t)xd[i] + full[i] + full[r + i];
+		/* only pads in int32 range are added: no int64 overflow */
+		bool in_range = full[i] >= INT32_MIN && full[i] <= INT32_MAX &&
+				full[r + i] >= INT32_MIN && full[r + i] <= INT32_MAX;
+		int64_t o = in_range ? (int64_t)xd[i] + full[i] + full[r + i] : 0;
 
-		if (full[i] < INT32_MIN || full[i] > INT32_MAX || full[r + i] < INT32_MIN ||
-		    full[r + i] > INT32_MAX || o < 1 || o > UINT32_MAX)
+		if (!in_range || o < 1 || o > UINT32_MAX)
 			return oi_fail(c->im, "pads %" PRId64 ", %" PRId64 " of axis %u (dim %u) give no valid dimension",
 				       full[i], full[r + i], i, xd[i]);
 		/* a negative pad crops: X lands before the output's start */
@@ -475,7 +477,7 @@ int oi_op_tile(struct nctx *c)
 	if (n != (int)r || !r)
 		return oi_fail(c->im, "repeats must have one value per dim of X (rank %u)", r);
 	for (i = 0; i < r; i++) {
-		if (rep[i] < 1 || (uint64_t)rep[i] * xd[i] > UINT32_MAX)
+		if (rep[i] < 1 || rep[i] > UINT32_MAX || (uint64_t)rep[i] * xd[i] > UINT32_MAX)
 			return oi_fail(c->im, "bad repeat %" PRId64 " of dim %u", rep[i], i);
 		yd[i] = (uint32_t)(rep[i] * xd[i]);
 	}

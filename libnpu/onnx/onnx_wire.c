@@ -24,6 +24,7 @@
 
 #include "onnx_internal.h"
 #include "onnx_wire.h"
+#include "onnx.pb-c.h"
 
 struct frame {
 	const ProtobufCMessageDescriptor *desc;
@@ -36,6 +37,7 @@ struct walk {
 	size_t pos;
 	char *err;
 	size_t err_size;
+	const char *what;	/* "model", "tensor" */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -48,7 +50,7 @@ static int wfail(struct walk *w, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (w->err && w->err_size)
-		snprintf(w->err, w->err_size, "not a valid ONNX model: %s", msg);
+		snprintf(w->err, w->err_size, "not a valid ONNX %s: %s", w->what, msg);
 	return -EBADMSG;
 }
 
@@ -120,7 +122,8 @@ static uint64_t packed_count(const uint8_t *p, size_t len, ProtobufCType t)
 int onnx_wire_check(const void *data, size_t size, const ProtobufCMessageDescriptor *top,
 		    const struct onnx_wire_limits *lim, char *err, size_t err_size)
 {
-	struct walk w = { .p = data, .err = err, .err_size = err_size };
+	struct walk w = { .p = data, .err = err, .err_size = err_size,
+			  .what = top == &onnx__model_proto__descriptor ? "model" : "tensor" };
 	struct frame *st;
 	uint64_t mem = top->sizeof_message;
 	size_t depth = 0;

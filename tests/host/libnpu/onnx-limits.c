@@ -523,6 +523,26 @@ static void test_int_overflow(void **state)
 	check("int-reshape-overflow", &b, NULL, -EINVAL,
 	      "node 'rs' (Reshape): the new shape's element count overflows");
 	mb_free(&b);
+
+	/* Pad: dim + INT64_MAX overflowed before the pads' range was checked */
+	mb_init(&b, 13);
+	input(&b, "x", 4, (const int64_t[]){ 2, 3, 4, 4 });
+	init_i64(&b, "p", (const int64_t[]){ 0, 0, INT64_MAX, 0, 0, 0, 0, 0 }, 8);
+	nodef(&b, "Pad", "pad", "x,p", "y", (const char *)NULL);
+	output(&b, "y");
+	check("int-pad-overflow", &b, NULL, -EINVAL,
+	      "node 'pad' (Pad): pads 9223372036854775807, 0 of axis 2 (dim 4) give no valid dimension");
+	mb_free(&b);
+
+	/* Tile: 2^62 x 4 wrapped to 0 in uint64, then overflowed int64 */
+	mb_init(&b, 13);
+	input(&b, "x", 4, (const int64_t[]){ 2, 3, 4, 4 });
+	init_i64(&b, "r", (const int64_t[]){ 1, 1, 1ll << 62, 1 }, 4);
+	nodef(&b, "Tile", "tile", "x,r", "y", (const char *)NULL);
+	output(&b, "y");
+	check("int-tile-overflow", &b, NULL, -EINVAL,
+	      "node 'tile' (Tile): bad repeat 4611686018427387904 of dim 2");
+	mb_free(&b);
 }
 
 /* ---- Tensor sizes ----------------------------------------------------------- */
