@@ -151,6 +151,7 @@ int vnpu_compute_exec(const void *cmd, uint32_t size,
 		}
 	}
 	ret = vnpu_engine_run(&c, &info, &ob, &rc);
+	res->path = rc.path;
 	/* Nothing of an abandoned command reaches memory through write(). */
 	if (!ret && !b.mapped[VNPU_OP_SLOT_OUT])
 		ret = mem->write(opaque, c.t[VNPU_OP_SLOT_OUT].va,

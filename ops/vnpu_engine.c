@@ -1264,6 +1264,13 @@ static void gemm_fold_batches(const struct vnpu_cmd_compute *c,
 	a->rank = y->rank = 2;
 }
 
+/* Record the kernel about to run; a later one that takes over overwrites it. */
+static void took(struct vnpu_run_ctx *rc, enum vnpu_eng_path path)
+{
+	if (rc)
+		rc->path = path;
+}
+
 static int engine_dispatch(const struct vnpu_cmd_compute *c,
 			   const struct vnpu_op_info *info,
 			   const struct vnpu_op_bind *bind, struct vnpu_run_ctx *rc)
@@ -1283,16 +1290,24 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		if (present && info->span[i] > (uint64_t)INT_MAX)
 			fast = false;
 	}
-	if (c->hdr.opcode == VNPU_OP_COPY)
+	if (c->hdr.opcode == VNPU_OP_COPY) {
+		took(rc, VNPU_ENG_COPY);
 		return vnpu_eng_copy(c, t, rc);
-	if (vnpu_eng_elt_ok(c, info))
+	}
+	if (vnpu_eng_elt_ok(c, info)) {
+		took(rc, VNPU_ENG_ELT);
 		return vnpu_eng_elt(c, t, rc);
-	if (vnpu_eng_pool_ok(c, t))
+	}
+	if (vnpu_eng_pool_ok(c, t)) {
+		took(rc, VNPU_ENG_POOL);
 		return vnpu_eng_pool(c, t, rc);
+	}
 	/* Tap tables for every output row and column, unless absurdly many. */
 	if (c->hdr.opcode == VNPU_OP_RESIZE &&
-	    (uint64_t)t[3].dims[1] + t[3].dims[2] <= VNPU_RESIZE_TAP_TABLE_MAX)
+	    (uint64_t)t[3].dims[1] + t[3].dims[2] <= VNPU_RESIZE_TAP_TABLE_MAX) {
+		took(rc, VNPU_ENG_RESIZE);
 		return vnpu_eng_resize(c, t, rc);
+	}
 	if (c->hdr.opcode == VNPU_OP_CONV2D && !info->quantized) {
 		/* The float path needs a dense W (packing goes through the ref). */
 		const struct vnpu_tv *w = &t[1];
@@ -1302,40 +1317,59 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 			fast = false;
 	}
 	/* Its per-channel scratch (epilogues, accumulators) stays small. */
-	if (c->hdr.opcode == VNPU_OP_CONV_TRANSPOSE && t[3].dims[3] <= DW_MAX_CHANNELS)
+	if (c->hdr.opcode == VNPU_OP_CONV_TRANSPOSE && t[3].dims[3] <= DW_MAX_CHANNELS) {
+		took(rc, VNPU_ENG_CONVT);
 		return vnpu_eng_convt(c, info, t, rc);
-	if (c->hdr.opcode == VNPU_OP_REDUCE && t[0].dtype == VNPU_DT_FP32)
+	}
+	if (c->hdr.opcode == VNPU_OP_REDUCE && t[0].dtype == VNPU_DT_FP32) {
+		took(rc, VNPU_ENG_REDUCE);
 		return vnpu_eng_reduce(c, t, rc);
+	}
 	if (c->hdr.opcode == VNPU_OP_SOFTMAX && t[0].dtype == VNPU_DT_FP32 &&
-	    t[3].dtype == VNPU_DT_FP32)
+	    t[3].dtype == VNPU_DT_FP32) {
+		took(rc, VNPU_ENG_SOFTMAX);
 		return vnpu_eng_softmax(c, t, rc);
+	}
 	if (fast && vnpu_eng_dw_ok(c, info, t)) {
-		int ret = vnpu_eng_dw(c, info, t, rc);
+		int ret;
+
+		took(rc, VNPU_ENG_DW);
+		ret = vnpu_eng_dw(c, info, t, rc);
 
 		if (ret <= 0)
 			return ret;
 	}
 	if (fast && c->hdr.opcode == VNPU_OP_CONV2D && c->attr.conv.groups > 1 &&
-	    t[1].dims[3] == 1 && t[3].dims[3] <= DW_MAX_CHANNELS)
+	    t[1].dims[3] == 1 && t[3].dims[3] <= DW_MAX_CHANNELS) {
+		took(rc, VNPU_ENG_DW_GENERAL);
 		return eng_dwconv(c, info, t, rc);
+	}
 	/* Other grouped convs with few outputs per group gain nothing from im2col. */
 	if (c->hdr.opcode == VNPU_OP_CONV2D && c->attr.conv.groups > 1 &&
 	    t[1].dims[0] / c->attr.conv.groups < 8)
 		fast = false;
-	if (!fast)
+	if (!fast) {
+		took(rc, VNPU_ENG_REF);
 		return vnpu_ref_run_ctx(c, bind, rc);
+	}
 	if (c->hdr.opcode == VNPU_OP_GEMM) {
 		gemm_fold_batches(c, info, t);
+		took(rc, info->quantized ? VNPU_ENG_GEMM_I8 : VNPU_ENG_GEMM_F32);
 		return eng_gemm(c, info, t, rc);
 	}
-	if (vnpu_eng_conv_f32_ok(c, info, t, rc))
+	if (vnpu_eng_conv_f32_ok(c, info, t, rc)) {
+		took(rc, VNPU_ENG_CONV_F32);
 		return vnpu_eng_conv_f32(c, info, t, rc);
+	}
 	if (vnpu_eng_conv_i8_ok(c, info, t, rc)) {
-		int ret = vnpu_eng_conv_i8(c, info, t, rc);
+		int ret;
 
+		took(rc, VNPU_ENG_CONV_I8);
+		ret = vnpu_eng_conv_i8(c, info, t, rc);
 		if (ret <= 0)
 			return ret;
 	}
+	took(rc, info->quantized ? VNPU_ENG_IM2COL_I8 : VNPU_ENG_IM2COL_F32);
 	return eng_conv(c, info, t, rc);
 }
 
@@ -1343,7 +1377,10 @@ int vnpu_engine_run(const struct vnpu_cmd_compute *c,
 		    const struct vnpu_op_info *info,
 		    const struct vnpu_op_bind *bind, struct vnpu_run_ctx *rc)
 {
-	int ret = engine_dispatch(c, info, bind, rc);
+	int ret;
+
+	took(rc, VNPU_ENG_NONE);
+	ret = engine_dispatch(c, info, bind, rc);
 
 	/* Whatever a path made of an abort (a failed pack, a NULL), it is one. */
 	return stopped(rc) ? -ECANCELED : ret;

@@ -55,10 +55,12 @@ struct vnpu_engine_cfg {
  * @cycles: modelled cycles, on success
  * @err_off: -EINVAL: byte offset, within the command, of the first field
  *	found at fault (hw-spec.rst, "Command errors")
+ * @path: the engine kernel that ran it (struct vnpu_run_ctx's @path)
  */
 struct vnpu_compute_result {
 	uint64_t cycles;
 	uint32_t err_off;
+	enum vnpu_eng_path path;
 };
 
 /*

@@ -76,6 +76,33 @@ enum vnpu_i8_kernel vnpu_i8_kernel_resolve(enum vnpu_i8_kernel want);
 
 /* ---- Run context ------------------------------------------------------- */
 
+/*
+ * Which of the engine's kernels ran a command (vnpu_engine_run() records
+ * it in the run context).  Tests count these to show that their random
+ * cases reach each kernel: a case that falls back to the reference only
+ * compares the reference with itself.
+ */
+enum vnpu_eng_path {
+	VNPU_ENG_NONE,		/* not run, or rejected before any kernel */
+	VNPU_ENG_REF,		/* vnpu_ref_run_ctx(): the reference itself */
+	VNPU_ENG_COPY,		/* vnpu_eng_copy() */
+	VNPU_ENG_ELT,		/* vnpu_eng_elt(): per-element ops */
+	VNPU_ENG_POOL,		/* vnpu_eng_pool() */
+	VNPU_ENG_RESIZE,	/* vnpu_eng_resize() */
+	VNPU_ENG_CONVT,		/* vnpu_eng_convt() */
+	VNPU_ENG_REDUCE,	/* vnpu_eng_reduce() */
+	VNPU_ENG_SOFTMAX,	/* vnpu_eng_softmax() */
+	VNPU_ENG_DW,		/* vnpu_eng_dw(): direct depthwise rows */
+	VNPU_ENG_DW_GENERAL,	/* per-pixel depthwise, any channel multiplier */
+	VNPU_ENG_GEMM_F32,	/* sgemm with the fused epilogue */
+	VNPU_ENG_GEMM_I8,	/* the packed int8 GEMM */
+	VNPU_ENG_CONV_F32,	/* vnpu_eng_conv_f32(): direct AVX-512 */
+	VNPU_ENG_CONV_I8,	/* vnpu_eng_conv_i8(): direct VNNI */
+	VNPU_ENG_IM2COL_F32,	/* im2col + sgemm */
+	VNPU_ENG_IM2COL_I8,	/* im2col + the int8 GEMM */
+	VNPU_ENG_NPATHS
+};
+
 /**
  * struct vnpu_run_ctx - one command's execution context.
  * @arena: scratch budget; NULL means plain malloc() (host tools and
@@ -87,6 +114,8 @@ enum vnpu_i8_kernel vnpu_i8_kernel_resolve(enum vnpu_i8_kernel want);
  * @i8_kernel: int8 GEMM kernel (VNPU_I8_AUTO: the best available)
  * @work: units done since the last poll (the runner's bookkeeping)
  * @stopped: @aborted has returned true
+ * @path: set by vnpu_engine_run(): the kernel that produced the output
+ *	(written once per command, read by nothing in the engine)
  */
 struct vnpu_run_ctx {
 	struct vnpu_arena *arena;
@@ -95,6 +124,7 @@ struct vnpu_run_ctx {
 	enum vnpu_i8_kernel i8_kernel;
 	uint64_t work;
 	bool stopped;
+	enum vnpu_eng_path path;
 };
 
 /*

@@ -192,7 +192,7 @@ struct flat_engine {
 	struct vnpu_compute_result res;
 };
 
-static struct flat_engine flat_engine = { NULL, VNPU_I8_AUTO, 0, 0, { 0, 0 } };
+static struct flat_engine flat_engine = { .i8_kernel = VNPU_I8_AUTO };
 
 static inline bool flat_aborted(void *o)
 {
