@@ -444,6 +444,8 @@ NPU_EXPORT int npu_runtime_wait(struct npu_runtime *rt, int64_t deadline_ns)
 		ret = f ? npu_fence_error(f) : 0;
 		if (!ret)
 			ret = copy_outputs(rt);
+		if (!ret)
+			rt->err[0] = '\0';	/* an earlier wait's "was running" */
 		rt->result = ret;
 		rt->thread_live = false;
 		return ret;
@@ -462,6 +464,8 @@ NPU_EXPORT int npu_runtime_wait(struct npu_runtime *rt, int64_t deadline_ns)
 	}
 	pthread_join(rt->thread, NULL);
 	rt->thread_live = false;
+	if (!rt->result)
+		rt->err[0] = '\0';	/* an earlier wait's "was running" */
 	return rt->result;
 }
 
