@@ -12,7 +12,10 @@
  *  - a compiled runtime small enough (arena + weights below 16 MiB and
  *    fewer than 2^24 multiply-accumulates) runs once over zeroed inputs,
  *    and must succeed: whatever the compiler accepted, the reference ops
- *    accept too.
+ *    accept too, unless the CPU path's limits (npu_cpu_limits, here
+ *    RUN_WORK_MAX work units per op) refuse an op with -E2BIG and a
+ *    message.  An accepted op must end within -timeout: work units that
+ *    understate an op's cost show up as timeouts.
  * Dynamic dimensions are bound to 1, so any graph input is usable.
  *
  * The allocator never fails here (ASan aborts instead, and libFuzzer's
@@ -34,6 +37,12 @@
 
 #define RUN_BYTES_MAX	(16u << 20)
 #define RUN_MACS_MAX	(1u << 24)
+/*
+ * The CPU path's work limit per op for that run (npu_cpu_limits): well
+ * below the default, so that an op it accepts must finish far inside
+ * -timeout unless its work units understate its cost.
+ */
+#define RUN_WORK_MAX	(1ull << 26)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -46,15 +55,32 @@ static void bug(const char *what, const char *msg)
 	abort();
 }
 
+/* A refusal must say why, and not blame memory that never ran out. */
+static void refused(const char *what, int ret, const char *msg)
+{
+	if (!msg[0])
+		bug(what, "failed without a message");
+	if (ret == -ENOMEM) {
+		char why[640];
+
+		snprintf(why, sizeof(why), "-ENOMEM, but no allocation failed (%s)", msg);
+		bug(what, why);
+	}
+	if (verbose)
+		fprintf(stderr, "fuzz-onnx: refused: %s\n", msg);
+}
+
 static void run_small(struct npu_onnx_model *m, struct npu_runtime *rt)
 {
 	size_t n_in = npu_onnx_num_inputs(m), n_out = npu_onnx_num_outputs(m), i;
 	size_t total = n_in + n_out;
 	uint64_t bytes = npu_runtime_arena_bytes(rt) + npu_runtime_static_bytes(rt), macs = 0;
+	struct npu_cpu_limits lim = NPU_CPU_LIMITS_INIT;
 	uint32_t *ids;
 	void **bufs;
 	int ret;
 
+	lim.max_work = RUN_WORK_MAX;
 	for (i = 0; i < npu_runtime_num_nodes(rt); i++) {
 		struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
 
@@ -84,29 +110,20 @@ static void run_small(struct npu_onnx_model *m, struct npu_runtime *rt)
 	ret = npu_runtime_setup(rt, total, ids, bufs);
 	if (ret)
 		bug("setup", npu_strerror(ret));
-	ret = npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE);
+	ret = npu_runtime_set_cpu_limits(rt, &lim);
 	if (ret)
+		bug("set_cpu_limits", npu_strerror(ret));
+	ret = npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE);
+	/* an op past the CPU path's work or byte limits is refused before it runs */
+	if (ret == -E2BIG)
+		refused("run", ret, npu_runtime_error(rt));
+	else if (ret)
 		bug("run of a compiled graph", npu_strerror(ret));
 out:
 	for (i = 0; bufs && i < total; i++)
 		free(bufs[i]);
 	free(bufs);
 	free(ids);
-}
-
-/* A refusal must say why, and not blame memory that never ran out. */
-static void refused(const char *what, int ret, const char *msg)
-{
-	if (!msg[0])
-		bug(what, "failed without a message");
-	if (ret == -ENOMEM) {
-		char why[640];
-
-		snprintf(why, sizeof(why), "-ENOMEM, but no allocation failed (%s)", msg);
-		bug(what, why);
-	}
-	if (verbose)
-		fprintf(stderr, "fuzz-onnx: refused: %s\n", msg);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)

@@ -217,6 +217,15 @@ static void attr_i(Onnx__NodeProto *n, const char *name, int64_t v)
 	a->i = v;
 }
 
+static void attr_ints(Onnx__NodeProto *n, const char *name, size_t k, const int64_t *v)
+{
+	Onnx__AttributeProto *a = attr_new(n, name, AT(INTS));
+
+	a->n_ints = k;
+	a->ints = xcalloc(k, sizeof(int64_t));
+	memcpy(a->ints, v, k * sizeof(int64_t));
+}
+
 static void attr_t(Onnx__NodeProto *n, const char *name, Onnx__TensorProto *t)
 {
 	attr_new(n, name, AT(TENSOR))->t = t;
@@ -559,6 +568,27 @@ static void huge_output(const char *name, const char *op)
 	write_model(name, m);
 }
 
+/* ---- The CPU path --------------------------------------------------------- */
+
+/*
+ * The issue's MaxPool: a 65535 x 65535 window over 64 channels of one
+ * pixel, all but one tap padding; the device takes no such window, the
+ * CPU path's reference walks every tap.
+ */
+static void cpu_maxpool_window(const char *name)
+{
+	Onnx__ModelProto *m = model_new(13);
+	Onnx__GraphProto *g = m->graph;
+	Onnx__NodeProto *n;
+
+	add_input(g, "x", OT_FLOAT, 4, (const int64_t[]){ 1, 64, 1, 1 });
+	n = add_node(g, "MaxPool", "pool", (const char *[]){ "x" }, 1, "y");
+	attr_ints(n, "kernel_shape", 2, (const int64_t[]){ 65535, 65535 });
+	attr_ints(n, "pads", 4, (const int64_t[]){ 32767, 32767, 32767, 32767 });
+	add_output(g, "y");
+	write_model(name, m);
+}
+
 /* ---- Graph size ---------------------------------------------------------- */
 
 /* @n Relu nodes in a chain, listed last to first: ordering is all the work. */
@@ -694,5 +724,7 @@ int main(int argc, char **argv)
 	expect("expand-2p32-elements.onnx", "refuse ^node 'Expand' \\(Expand\\): .*limit\n");
 	huge_output("resize-2p32-elements.onnx", "Resize");
 	expect("resize-2p32-elements.onnx", "refuse ^node 'resize' \\(Resize\\): .*limit\n");
+	cpu_maxpool_window("cpu-maxpool-65535-window.onnx");
+	expect("cpu-maxpool-65535-window.onnx", "refuse pool\n");
 	return 0;
 }
