@@ -5,12 +5,16 @@
 # For each model, on the input its onnxruntime reference was computed
 # from ($VNPU_CACHE/models/ref/<model>/in, the file the guest's b-model-*
 # feeds npu-run), prints
-#   onnxruntime <model>: median X ms, min X ms over N runs (1 thread)
+#   onnxruntime <model>: median X ms, min X ms over N runs (T threads)
 #   cpu-path <model>: npu-run --cpu median X ms over N runs (1 thread)
-# onnxruntime-node with one intra-op and one inter-op thread, sequential
-# (tests/models/ort/bench.js, after one untimed run), and libnpu's CPU path
-# on one thread (npu-run times every run; the median keeps the cold first
-# one out).  Exits non-zero if a model failed to run, after the others.
+#   check cpu-path <model>: PASS max abs diff X | FAIL <why>
+# onnxruntime-node (tests/models/ort/bench.js, after one untimed run) with
+# T intra-op threads, one inter-op thread, sequential, once per T in
+# BENCH_ORT_THREADS; libnpu's CPU path on one thread (npu-run times every
+# run; the median keeps the cold first one out), its outputs then held
+# against onnxruntime's reference by the checks t-model-<model> makes in
+# the guest.  Exits non-zero if a model failed to run or to match, after
+# the others.
 # shellcheck disable=SC1091
 set -u
 [ $# -ge 3 ] || { echo "usage: $0 NPU_RUN ITERATIONS MODEL..." >&2; exit 2; }
@@ -19,21 +23,72 @@ iterations=$2
 shift 2
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${VNPU_CACHE:-$HOME/.cache/vnpu}
+# One thread per engine of the default device (qemu-device/vnpu.c,
+# property "engines": 2) for the ratios that are goals, one for the
+# informational ones and the CPU path's comparison.  bench-summary.py
+# holds the count against the engines the guest's device reports, so a
+# device booted with another count gives an error, not an unfair ratio.
+ort_threads=${BENCH_ORT_THREADS:-1 2}
 # models-lib.sh is the one place that knows each model's file and input.
 VNPU_MODELS=$cache/models
 . "$top/tests/guest/models/models-lib.sh"
-# One thread for OpenBLAS too, while the engine's fp32 path calls it.
+# The checker `make models` builds for the host (tests/models).
+VNPU_MODELS_TOOL=${VNPU_BUILD:-$cache/build}/tests/models/bin/vnpu-models
+# One thread for OpenBLAS too, should the engine's fp32 path call it.
 export OPENBLAS_NUM_THREADS=1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# check_outputs MODEL OUTDIR: the outputs of a run against onnxruntime's
+# reference, as t-model-<model> checks them; "PASS max abs diff X" or
+# "FAIL <why>".
+check_outputs() {
+	if [ ! -x "$VNPU_MODELS_TOOL" ]; then
+		echo "FAIL no checker: $VNPU_MODELS_TOOL is not built (make models)"
+		return 1
+	fi
+	case $1 in
+	blazeface-*)
+		out=$("$VNPU_MODELS_TOOL" blazeface-check "$MODELS/images/astronaut.png" \
+			"$(blazeface_size "$1")" "$2" "$MODELS/ref/$1/out" 2>&1)
+		;;
+	*)
+		f=$(model_ref_output "$1")
+		out=$("$VNPU_MODELS_TOOL" compare "$2/$f" "$MODELS/ref/$1/out/$f" 2>&1)
+		;;
+	esac
+	rc=$?
+	if [ "$rc" = 0 ]; then
+		echo "PASS max abs diff $(max_abs_diff "$out")"
+	else
+		echo "FAIL $(echo "$out" | grep -v '^face [0-9]' | tr '\n' ';' | sed "s|$2/||g; s/;\$//; s/;/; /g")"
+	fi
+	return "$rc"
+}
+
 rc=0
 for m in "$@"; do
 	file=$(model_file "$m") || { echo "bench-host-models: unknown model $m" >&2; rc=1; continue; }
-	NODE_PATH=$VNPU_MODELS/ort/node_modules node "$top/tests/models/ort/bench.js" \
-		"$m" "$file" "$VNPU_MODELS/ref/$m/in" "$iterations" || rc=1
+	for t in $ort_threads; do
+		out=$(NODE_PATH=$VNPU_MODELS/ort/node_modules node "$top/tests/models/ort/bench.js" \
+			"$m" "$file" "$VNPU_MODELS/ref/$m/in" "$iterations" "$t") || rc=1
+		ran=$(echo "$out" | sed -n 's/^onnxruntime .*(\([0-9]*\) threads*)$/\1/p')
+		if [ "$ran" = "$t" ]; then
+			echo "$out"
+		elif [ -n "$out" ]; then
+			echo "$out" | sed 's/^/# /'
+			echo "bench-host-models: onnxruntime ran $m with ${ran:-an unknown number of} thread(s), not $t" >&2
+			rc=1
+		fi
+	done
+	outdir=$work/$m
 	out=$("$npu_run" "$file" --cpu --input "$(model_input "$m")=$(model_ref_input "$m")" \
-		--iterations "$iterations" 2>&1)
+		--iterations "$iterations" --output-dir "$outdir" 2>&1)
 	ms=$(echo "$out" | sed -n 's/^latency: median \([0-9.]*\) ms.*/\1/p')
 	if [ -n "$ms" ]; then
 		echo "cpu-path $m: npu-run --cpu median $ms ms over $iterations runs (1 thread)"
+		result=$(check_outputs "$m" "$outdir") || rc=1
+		echo "check cpu-path $m: $result"
 	else
 		echo "$out" | tail -n 3 | sed 's/^/# /'
 		echo "bench-host-models: npu-run --cpu failed on $m" >&2

@@ -3,12 +3,16 @@
 # A real model's latency on the device for `make bench`, installed once per
 # model as b-model-<model>: npu-run --iterations N --profile on the input
 # onnxruntime's reference was computed from (the host times onnxruntime on
-# the same file).  Prints, besides one TAP result,
-#   bench-model <model>: npu median <ms> ms over <n> runs
+# the same file), its outputs then held against that reference by the
+# checks t-model-<model> makes.  Prints, besides one TAP result,
+#   bench-model <model>: npu median <ms> ms over <n> runs, <e> engines
+#   check device <model>: PASS max abs diff <x> | FAIL <why>
 #   profile <model>: split: ...            (npu-run's device/CPU split)
 #   profile <model>: profiled run: ...     (device and CPU time)
 #   profile <model>: top <i>: #<n> <node> <op> on the <where>, <us> us, <macs> MACs
-# which scripts/bench-models.py turns into the model's ratio line.
+# which scripts/bench-summary.py turns into the model's ratio lines: the
+# device's engine count (npu-info) is the thread count of the onnxruntime
+# figure it is compared with, and a FAIL makes them errors.
 # shellcheck source=tests/guest/models/models-lib.sh
 . "$(dirname "$0")/models-lib.sh"
 
@@ -29,6 +33,29 @@ if ! model_file "$name" >/dev/null; then
 	exit 0
 fi
 
+# check_outputs MODEL OUTDIR: the outputs of a run against onnxruntime's
+# reference, as t-model-<model> checks them; "PASS max abs diff X" or
+# "FAIL <why>".
+check_outputs() {
+	case $1 in
+	blazeface-*)
+		check_out=$("$VNPU_MODELS_TOOL" blazeface-check "$MODELS/images/astronaut.png" \
+			"$(blazeface_size "$1")" "$2" "$MODELS/ref/$1/out" 2>&1)
+		;;
+	*)
+		f=$(model_ref_output "$1")
+		check_out=$("$VNPU_MODELS_TOOL" compare "$2/$f" "$MODELS/ref/$1/out/$f" 2>&1)
+		;;
+	esac
+	check_rc=$?
+	if [ "$check_rc" = 0 ]; then
+		echo "PASS max abs diff $(max_abs_diff "$check_out")"
+	else
+		echo "FAIL $(echo "$check_out" | grep -v '^face [0-9]' | tr '\n' ';' | sed "s|$2/||g; s/;\$//; s/;/; /g")"
+	fi
+	return "$check_rc"
+}
+
 out=/tmp/b-model-$name
 if ! run_model "$name" "$(model_ref_input "$name")" "$out"; then
 	echo "$RUN_LOG" | sed 's/^/# /'
@@ -36,8 +63,12 @@ if ! run_model "$name" "$(model_ref_input "$name")" "$out"; then
 	echo "1..1"
 	exit 1
 fi
+check=$(check_outputs "$name" "$out")
+matched=$?
 rm -rf "$out"
-echo "bench-model $name: npu median $RUN_MS ms over $ITERATIONS runs"
+engines=$("$BIN/npu-info" 2>/dev/null | sed -n 's/^ *engines: *\([0-9][0-9]*\)$/\1/p' | head -n 1)
+echo "bench-model $name: npu median $RUN_MS ms over $ITERATIONS runs${engines:+, $engines engines}"
+echo "check device $name: $check"
 echo "$RUN_LOG" | sed -n "s/^\(split: .*\)/profile $name: \1/p; s/^\(profiled run: .*\)/profile $name: \1/p"
 # The per-node table: "#  node  op  where  seg  MACs  cycles  time-us  note";
 # rows of nodes that ran (on the device or the CPU), slowest first.
@@ -46,5 +77,10 @@ echo "$RUN_LOG" | awk '$1 ~ /^[0-9]+$/ && ($4 == "device" || $4 == "cpu") && NF 
 	print $8, $1, $2, $3, $4, $6 }' | sort -rn | head -n "$TOP_NODES" |
 	awk -v m="$name" '{ printf "profile %s: top %d: #%s %s %s on the %s, %.1f us, %s MACs\n",
 		m, NR, $2, $3, $4, $5, $1, $6 }'
-echo "ok 1 - $name on the NPU: $(run_summary)"
+if [ "$matched" != 0 ]; then
+	echo "not ok 1 - $name on the NPU: its output does not match onnxruntime's: $check"
+	echo "1..1"
+	exit 1
+fi
+echo "ok 1 - $name on the NPU, output matches onnxruntime's: $(run_summary)"
 echo "1..1"
