@@ -71,7 +71,7 @@ done
 # room for the sanitizers and a busy machine.
 case $target in
 engine) max_len=4696 rss_mb=4096 ;;	# header + command + memory data (fuzz-engine.h)
-*) max_len=${FUZZ_ONNX_MAX_LEN:-262144} rss_mb=2048 ;;
+*) max_len=${FUZZ_ONNX_MAX_LEN:-131072} rss_mb=2048 ;;
 esac
 rss_mb=${FUZZ_RSS_LIMIT_MB:-$rss_mb}
 limits=(-timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb="$rss_mb"

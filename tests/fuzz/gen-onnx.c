@@ -11,9 +11,10 @@
  *        gen-onnx big DIR            the ones too large to commit (deep
  *                                    nesting, 30,000 nodes), which
  *                                    run-fuzz.sh writes at test time
- *        gen-onnx strip IN OUT MAX   IN with its large initializers turned
- *                                    into graph inputs of the same type
- *                                    and shape, if that fits in MAX bytes
+ *        gen-onnx strip IN OUT MAX   IN with its large initializers and
+ *                                    Constant nodes turned into graph
+ *                                    inputs of the same type and shape,
+ *                                    if that fits in MAX bytes
  *                                    (a seed with a real model's graph)
  * Deterministic: the same bytes every run.
  */
@@ -657,6 +658,25 @@ static int strip(const char *in, const char *out, size_t max)
 		onnx__tensor_proto__free_unpacked(t, NULL);
 	}
 	g->n_initializer = kept;
+	/* exporters such as paddle2onnx hold weights in Constant nodes */
+	for (i = 0, kept = 0; i < g->n_node; i++) {
+		Onnx__NodeProto *n = g->node[i];
+		const Onnx__TensorProto *t = NULL;
+
+		for (j = 0; j < n->n_attribute; j++)
+			if (n->attribute[j]->t && n->attribute[j]->name &&
+			    !strcmp(n->attribute[j]->name, "value"))
+				t = n->attribute[j]->t;
+		if (!n->op_type || strcmp(n->op_type, "Constant") || !t || n->n_output != 1 ||
+		    onnx__tensor_proto__get_packed_size(t) <= 1024) {
+			g->node[kept++] = n;
+			continue;
+		}
+		APPEND(g->input, g->n_input,
+		       value_info(n->output[0], tensor_type(t->data_type, (int)t->n_dims, t->dims)));
+		onnx__node_proto__free_unpacked(n, NULL);
+	}
+	g->n_node = kept;
 	len = onnx__model_proto__get_packed_size(m);
 	if (len > max) {
 		fprintf(stderr, "gen-onnx: %s: %zu bytes without its weights, above %zu\n", in, len,
