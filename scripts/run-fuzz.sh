@@ -43,7 +43,7 @@ work=${FUZZ_CORPUS_DIR:-$scratch/corpus}
 mkdir -p "$work"
 seeds=()
 [ -d "$corpus" ] && seeds+=("$corpus")
-seed_dirs=(${FUZZ_EXTRA_SEEDS:-})
+read -r -a seed_dirs <<<"${FUZZ_EXTRA_SEEDS:-}"
 if [ "$target" = onnx ]; then
 	testdata=${ONNX_TESTDATA:-/usr/share/libonnx-testdata/data}
 	seed_dirs+=("$testdata/pytorch-converted" "$testdata/pytorch-operator" "$testdata/simple")
@@ -77,17 +77,24 @@ rss_mb=${FUZZ_RSS_LIMIT_MB:-$rss_mb}
 limits=(-timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb="$rss_mb"
 	-malloc_limit_mb="${FUZZ_MALLOC_LIMIT_MB:-$rss_mb}")
 # libFuzzer options common to every fuzzing run.
-opts=(-max_len=$max_len "${limits[@]}" -print_final_stats=1
+opts=(-max_len="$max_len" "${limits[@]}" -print_final_stats=1
       -artifact_prefix="$artifacts/")
 
 # The onnx target's seeds from the real models (scripts/models.sh puts them
 # in $VNPU_CACHE/models): their weights would not fit in max_len, so
-# gen-onnx makes every large initializer a graph input of its shape.
-if [ "$target" = onnx ] && [ -x "$build/gen-onnx" ]; then
+# gen-onnx makes every large initializer or Constant a graph input of its
+# type and shape.
+if [ "$target" = onnx ]; then
+	n=0
 	while IFS= read -r -d '' f; do
-		"$build/gen-onnx" strip "$f" "$scratch/seeds/real-$(basename "$f")" "$max_len" ||
+		if [ -x "$build/gen-onnx" ] &&
+		   "$build/gen-onnx" strip "$f" "$scratch/seeds/real-$(basename "$f")" "$max_len"; then
+			n=$((n + 1))
+		else
 			log "$name: no seed from $f"
+		fi
 	done < <(find "$VNPU_CACHE/models" -name '*.onnx' -not -path '*/node_modules/*' -print0 2>/dev/null)
+	[ $n -gt 0 ] || log "$name: no real models in $VNPU_CACHE/models (make models): not among the seeds"
 fi
 [ -n "$(ls -A "$scratch/seeds")" ] && seeds+=("$scratch/seeds")
 
