@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "vnpu_engine.h"
+#include "vnpu_taps.h"
 
 /* Advance @idx over @dims (row-major); false after the last one. */
 static bool next_index(uint32_t *idx, const uint32_t *dims, int n)
@@ -33,28 +34,26 @@ static bool next_index(uint32_t *idx, const uint32_t *dims, int n)
 
 struct convt_geo {
 	uint32_t n, h, w, c, oh, ow, co, kh, kw, cig, cog, groups;
-	uint32_t sh, sw, dh, dw, pt, pl;
+	struct vnpu_taps_axis ay, ax;
 };
 
 /*
- * The taps of one output coordinate: ky with oy + pad - ky * dil a
- * non-negative multiple of the stride inside the input, in ky order.
+ * The taps of one output coordinate in tap order (vnpu_taps.h): @kk the
+ * taps, @ii the input coordinates they read.  Costs its taps, not the
+ * kernel.
  */
-static uint32_t convt_taps(uint32_t o, uint32_t pad, uint32_t k, uint32_t dil,
-			   uint32_t stride, uint32_t in, uint32_t *kk,
-			   uint32_t *ii)
+static uint32_t convt_taps(const struct vnpu_taps_axis *a, uint32_t o,
+			   uint32_t *kk, uint32_t *ii)
 {
-	uint32_t n = 0, t;
+	struct vnpu_taps t;
+	uint32_t j;
 
-	for (t = 0; t < k; t++) {
-		int64_t v = (int64_t)o + pad - (int64_t)t * dil;
-
-		if (v < 0 || v % stride || v / stride >= in)
-			continue;
-		kk[n] = t;
-		ii[n++] = (uint32_t)(v / stride);
+	vnpu_taps_of(a, o, &t);
+	for (j = 0; j < t.n; j++) {
+		kk[j] = t.first + j * t.period;
+		ii[j] = t.ifirst - j * t.istep;
 	}
-	return n;
+	return t.n;
 }
 
 /*
@@ -224,8 +223,9 @@ static int convt_rows(const struct vnpu_cmd_compute *c,
 	const float *xp = (const float *)(void *)x->p;
 	float *yp = (float *)(void *)y->p;
 	size_t ws = (size_t)g->kh * g->kw * g->cog, kw = g->kw;
-	uint32_t *ntx, *tkx, *tix, maxnx = 0, b, oy, ox, a, j, k, m;
-	bool narrow = g->co <= CONVT_NARROW_CO;
+	uint32_t *ntx, *tkx, *tix, *act, nact = 0, maxnx = 0, b, oy, ox, a, i, j, k, m;
+	uint64_t sumnx = 0;
+	bool narrow;
 	int64_t *xoff = NULL;
 	uint32_t *woff = NULL;
 	float *acc;
@@ -235,13 +235,23 @@ static int convt_rows(const struct vnpu_cmd_compute *c,
 	tkx = vnpu_run_alloc(rc, 4ull * g->ow * kw);
 	tix = vnpu_run_alloc(rc, 4ull * g->ow * kw);
 	acc = vnpu_run_alloc(rc, 4ull * g->ow * g->co);
-	if (!ntx || !tkx || !tix || !acc)
+	act = vnpu_run_alloc(rc, 4ull * g->ow);
+	if (!ntx || !tkx || !tix || !acc || !act)
 		goto out;
 	for (ox = 0; ox < g->ow; ox++) {
-		ntx[ox] = convt_taps(ox, g->pl, g->kw, g->dw, g->sw, g->w,
-				     tkx + ox * kw, tix + ox * kw);
+		ntx[ox] = convt_taps(&g->ax, ox, tkx + ox * kw, tix + ox * kw);
 		maxnx = ntx[ox] > maxnx ? ntx[ox] : maxnx;
+		sumnx += ntx[ox];
+		if (ntx[ox])
+			act[nact++] = ox;
 	}
+	/*
+	 * The narrow loops visit every column for every tap index: only
+	 * where most columns have most taps, or strides and dilations that
+	 * leave most columns without them would cost far more than the
+	 * taps there are.  The wide loop visits the columns with taps only.
+	 */
+	narrow = g->co <= CONVT_NARROW_CO && 2 * sumnx >= (uint64_t)maxnx * g->ow;
 	if (narrow && maxnx) {
 		/* By tap then column; a column without its j-th tap gets -1. */
 		xoff = vnpu_run_alloc(rc, 8ull * g->ow * maxnx);
@@ -260,8 +270,7 @@ static int convt_rows(const struct vnpu_cmd_compute *c,
 	}
 	for (b = 0; b < g->n; b++) {
 		for (oy = 0; oy < g->oh; oy++) {
-			uint32_t ny = convt_taps(oy, g->pt, g->kh, g->dh, g->sh,
-						 g->h, f->tky, f->tiy);
+			uint32_t ny = maxnx ? convt_taps(&g->ay, oy, f->tky, f->tiy) : 0;
 			float *yr = yp + (int64_t)b * y->st[0] + (int64_t)oy * y->st[1];
 
 			if (vnpu_run_tick(rc, (uint64_t)g->ow * g->co))
@@ -278,7 +287,8 @@ static int convt_rows(const struct vnpu_cmd_compute *c,
 						goto cancel;
 					continue;
 				}
-				for (ox = 0; ox < g->ow; ox++) {
+				for (i = 0; i < nact; i++) {
+					ox = act[i];
 					for (j = 0; j < ntx[ox]; j++) {
 						const float *px = xr + (int64_t)tix[ox * kw + j] * x->st[2];
 						uint32_t gi;
@@ -321,6 +331,7 @@ cancel:
 out:
 	vnpu_run_free(rc, woff);
 	vnpu_run_free(rc, xoff);
+	vnpu_run_free(rc, act);
 	vnpu_run_free(rc, acc);
 	vnpu_run_free(rc, tix);
 	vnpu_run_free(rc, tkx);
@@ -339,21 +350,23 @@ int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
 		.n = x->dims[0], .h = x->dims[1], .w = x->dims[2], .c = x->dims[3],
 		.oh = y->dims[1], .ow = y->dims[2], .co = y->dims[3],
 		.kh = w->dims[1], .kw = w->dims[2], .cog = w->dims[3],
-		.groups = at->groups, .sh = at->stride_h, .sw = at->stride_w,
-		.dh = at->dilation_h, .dw = at->dilation_w,
-		.pt = at->pad_top, .pl = at->pad_left,
+		.groups = at->groups,
 	};
 	float alpha, beta = vnpu_act_beta(c);
 	uint32_t *tky = NULL, *tiy = NULL, *tkx = NULL, *tix = NULL;
 	float *wf = NULL, *xf = NULL, *facc = NULL, *bf = NULL, *sf = NULL;
 	int32_t *wi = NULL, *xi = NULL, *iacc = NULL, *bi = NULL;
 	struct vnpu_epi *epi = NULL;
-	uint32_t idx[4] = { 0 }, ci, co;
+	uint32_t idx[4] = { 0 }, ci, co, ny = 0;
 	uint64_t wel = (uint64_t)g.c * g.kh * g.kw * g.cog;
 	int ret = -ENOMEM;
 
 	memcpy(&alpha, &c->act_alpha, 4);
 	g.cig = g.c / g.groups;
+	vnpu_taps_axis_init(&g.ay, g.kh, at->dilation_h, at->stride_h, g.h,
+			    at->pad_top);
+	vnpu_taps_axis_init(&g.ax, g.kw, at->dilation_w, at->stride_w, g.w,
+			    at->pad_left);
 	tky = vnpu_run_alloc(rc, 4ull * g.kh);
 	tiy = vnpu_run_alloc(rc, 4ull * g.kh);
 	tkx = vnpu_run_alloc(rc, 4ull * g.kw);
@@ -378,12 +391,13 @@ int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
 	for (ci = 0; ci < g.c; ci++) {
 		uint32_t wx[4] = { ci, 0, 0, 0 };
 
-		if (vnpu_run_tick(rc, (uint64_t)g.kh * g.kw * g.cog)) {
-			ret = -ECANCELED;
-			goto out;
-		}
 		for (wx[1] = 0; wx[1] < g.kh; wx[1]++)
-			for (wx[2] = 0; wx[2] < g.kw; wx[2]++)
+			for (wx[2] = 0; wx[2] < g.kw; wx[2]++) {
+				/* One input channel's taps can be all of W. */
+				if (vnpu_run_tick(rc, g.cog)) {
+					ret = -ECANCELED;
+					goto out;
+				}
 				for (wx[3] = 0; wx[3] < g.cog; wx[3]++) {
 					const uint8_t *p = w->p +
 						((int64_t)wx[0] * w->st[0] + (int64_t)wx[1] * w->st[1] +
@@ -400,6 +414,7 @@ int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
 						wf[o] = vnpu_ld(w, p, 0);
 					}
 				}
+			}
 	}
 	if (bias->p) {
 		/* Float: shifts (or the bias), then scales for [2, CO]. */
@@ -436,20 +451,23 @@ int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
 	}
 	do {
 		uint32_t b = idx[0], oy = idx[1], ox = idx[2];
-		uint32_t ny = convt_taps(oy, g.pt, g.kh, g.dh, g.sh, g.h, tky, tiy);
-		uint32_t nx = convt_taps(ox, g.pl, g.kw, g.dw, g.sw, g.w, tkx, tix);
-		uint32_t a, bb, gi;
+		uint32_t nx = 0, a, bb, gi;
 
 		if (vnpu_run_tick(rc, g.co)) {
 			ret = -ECANCELED;
 			goto out;
 		}
+		if (ox == 0)
+			ny = convt_taps(&g.ay, oy, tky, tiy);
+		/* An output pixel costs its taps: none without both. */
+		if (ny)
+			nx = convt_taps(&g.ax, ox, tkx, tix);
 		if (quant)
 			memset(iacc, 0, 4ull * g.co);
 		else
 			memset(facc, 0, 4ull * g.co);
 		/* Per output element: ky, kx, ci order, as the reference. */
-		for (a = 0; a < ny; a++) {
+		for (a = 0; nx && a < ny; a++) {
 			for (bb = 0; bb < nx; bb++) {
 				const uint8_t *px = x->p +
 					((int64_t)b * x->st[0] + (int64_t)tiy[a] * x->st[1] +

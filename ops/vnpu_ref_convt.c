@@ -10,6 +10,8 @@
  * results are defined to the bit and integer ones exactly.
  */
 
+#include "vnpu_taps.h"
+
 /* Output extent (in - 1) * s + (k - 1) * d + 1 - pa - pb + op, or 0. */
 static uint32_t convt_out(uint32_t in, uint32_t s, uint32_t kd, uint32_t d,
 			  uint32_t pa, uint32_t pb, uint32_t op)
@@ -113,36 +115,44 @@ static int ref_convt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	struct vnpu_tv *x = &t[0], *w = &t[1], *bias = &t[2], *y = &t[3];
 	uint32_t kh = w->dims[1], kw = w->dims[2], cog = w->dims[3];
 	uint32_t cig = x->dims[3] / at->groups;
-	uint32_t idx[4] = { 0 };
+	uint32_t idx[4] = { 0 }, ny = 0;
 	float alpha = f32_from_bits(c->act_alpha);
 	float beta = vnpu_act_beta(c);
+	struct vnpu_taps_axis ay, ax;
+	struct vnpu_taps ty = { 0 }, tx = { 0 };
 
+	vnpu_taps_axis_init(&ay, kh, at->dilation_h, at->stride_h, x->dims[1],
+			    at->pad_top);
+	vnpu_taps_axis_init(&ax, kw, at->dilation_w, at->stride_w, x->dims[2],
+			    at->pad_left);
 	do {
 		uint32_t b = idx[0], co = idx[3], g = co / cog, mo = co % cog;
-		uint32_t ky, kx, ci;
+		uint32_t a, bb, ci;
 		uint32_t acc = 0;
 		float facc = 0.0f;
 
-		if (vnpu_run_tick(rc, (uint64_t)kh * kw * cig + 1))
+		/* The taps reaching this pixel, never the whole kernel. */
+		if (!idx[2] && !idx[3]) {
+			vnpu_taps_of(&ay, idx[1], &ty);
+			ny = ty.n;
+		}
+		if (!idx[3]) {
+			tx.n = 0;
+			if (ny)
+				vnpu_taps_of(&ax, idx[2], &tx);
+		}
+		if (vnpu_run_tick(rc, (uint64_t)ny * tx.n * cig + 1))
 			return -ECANCELED;
-		for (ky = 0; ky < kh; ky++) {
-			/* iy * stride = oy + pad - ky * dilation */
-			int64_t ny = (int64_t)idx[1] + at->pad_top -
-				     (int64_t)ky * at->dilation_h;
-			int64_t iy = ny / at->stride_h;
+		for (a = 0; tx.n && a < ny; a++) {
+			uint32_t ky = ty.first + a * ty.period;
+			uint32_t iy = ty.ifirst - a * ty.istep;
 
-			if (ny < 0 || ny % at->stride_h || iy >= x->dims[1])
-				continue;
-			for (kx = 0; kx < kw; kx++) {
-				int64_t nx = (int64_t)idx[2] + at->pad_left -
-					     (int64_t)kx * at->dilation_w;
-				int64_t ix = nx / at->stride_w;
+			for (bb = 0; bb < tx.n; bb++) {
+				uint32_t kx = tx.first + bb * tx.period;
+				uint32_t ix = tx.ifirst - bb * tx.istep;
 
-				if (nx < 0 || nx % at->stride_w || ix >= x->dims[2])
-					continue;
 				for (ci = 0; ci < cig; ci++) {
-					uint32_t xi[4] = { b, (uint32_t)iy, (uint32_t)ix,
-							   g * cig + ci };
+					uint32_t xi[4] = { b, iy, ix, g * cig + ci };
 					uint32_t wi[4] = { g * cig + ci, ky, kx, mo };
 
 					if (quant)
