@@ -182,6 +182,7 @@ static int f32_epilogue(unsigned int act, float alpha, float beta,
  * one block and lose nothing.
  */
 #define F32_BLOCK_MACS	VNPU_POLL_BLOCK
+#define F32_OUT_MACS	64
 
 static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
 		    const struct mat *b, const struct vnpu_tv *bias,
@@ -190,6 +191,12 @@ static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
 	uint32_t m = a->rows, n = b->cols, k = a->cols, i, j, i0, j0, mb, nb;
 	float *ta = NULL, *tb = NULL, *tc = NULL, *cp;
 	uint64_t kk = k ? k : 1, t;
+	/*
+	 * A block's cost in MACs: an element of C written costs about
+	 * F32_OUT_MACS MACs' time, so a small K does not make a block of
+	 * tens of milliseconds (K 1: 2^26 elements written between polls).
+	 */
+	uint64_t kb = kk + F32_OUT_MACS;
 	const float *pa, *pb;
 	bool tra, trb, direct;
 	int lda, ldb, ldc, ret = -ENOMEM;
@@ -219,12 +226,12 @@ static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
 	 * cut N only when 256 rows of it would exceed the block.
 	 */
 	nb = n;
-	if (256 * (uint64_t)n * kk > F32_BLOCK_MACS) {
-		t = F32_BLOCK_MACS / (256 * kk);
+	if (256 * (uint64_t)n * kb > F32_BLOCK_MACS) {
+		t = F32_BLOCK_MACS / (256 * kb);
 		nb = t < 16 ? 16 : (uint32_t)(t / 16 * 16);
 		nb = nb > n ? n : nb;
 	}
-	t = F32_BLOCK_MACS / ((uint64_t)nb * kk);
+	t = F32_BLOCK_MACS / ((uint64_t)nb * kb);
 	mb = t < 1 ? 1 : t > m ? m : (uint32_t)t;
 	for (j0 = 0; j0 < n; j0 += nb) {
 		uint32_t nn = n - j0 < nb ? n - j0 : nb;

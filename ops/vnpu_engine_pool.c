@@ -76,8 +76,8 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 					uint32_t w = ch - c0 < POOL_CHUNK ? ch - c0 : POOL_CHUNK;
 					uint32_t cnt = 0;
 
-					/* At most REDUCTION x POOL_CHUNK = VNPU_POLL_BLOCK units. */
-					if (vnpu_run_tick(rc, ((uint64_t)kh * kw + 1) * w))
+					/* The output write; each window row below polls. */
+					if (vnpu_run_tick(rc, w))
 						return -ECANCELED;
 
 					for (i = 0; i < w; i++)
@@ -86,6 +86,13 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 						int64_t iy = (int64_t)oy * sh - at->pad_top +
 							     (int64_t)ky * dh;
 
+						/*
+						 * A window can be 2^16 taps of 1024
+						 * channels: a row of it at a time,
+						 * at most 2^20 units between polls.
+						 */
+						if (vnpu_run_tick(rc, (uint64_t)kw * w))
+							return -ECANCELED;
 						if (iy < 0 || iy >= x->dims[1])
 							continue;
 						for (kx = 0; kx < kw; kx++) {

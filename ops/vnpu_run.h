@@ -20,14 +20,15 @@
 
 /*
  * Work units (ops.rst, "Work units": a MAC, a window tap, an element
- * moved) between two polls of the abort callback.  A unit costs up to
- * ~40 ns on the reference paths when strides defeat the caches, so 2^16
- * units is at most a few milliseconds.  The fast
+ * moved) between two polls of the abort callback.  A unit costs at most
+ * ~60 ns (ops.rst, "Cost of a work unit": an int8 tanh or a layer norm
+ * over one element), so 2^13 units is under half a millisecond: a device
+ * reset never waits a millisecond for abandoned work.  The fast
  * kernels work in indivisible blocks and poll after each one instead:
  * at most VNPU_POLL_BLOCK units (an fp32 sgemm block, ~1.5 ms; an int8
  * register block sweep is 1.5 M MACs, well under a millisecond).
  */
-#define VNPU_POLL_WORK		(1u << 16)
+#define VNPU_POLL_WORK		(1u << 13)
 #define VNPU_POLL_BLOCK		(1u << 26)
 
 /* ---- Scratch arena ---------------------------------------------------- */
@@ -140,7 +141,12 @@ static inline bool vnpu_run_tick(struct vnpu_run_ctx *x, uint64_t work)
 	x->work += work;
 	if (x->work < VNPU_POLL_WORK)
 		return false;
-	x->work = 0;
+	/*
+	 * What a small tick carried past the interval counts towards the
+	 * next poll (else ticks of a few hundred units would stretch the
+	 * interval by up to their size); a block's worth is dropped.
+	 */
+	x->work = x->work < 2 * VNPU_POLL_WORK ? x->work - VNPU_POLL_WORK : 0;
 	if (x->aborted && x->aborted(x->opaque))
 		x->stopped = true;
 	return x->stopped;
