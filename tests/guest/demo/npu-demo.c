@@ -15,8 +15,10 @@
  *
  * Every batch is submitted before any is waited for, so the device works
  * through the queue while the guest CPU builds the next job.  The same
- * two ops then run over all images at once on libnpu's CPU fallback (the
- * reference implementation); the int8 path must agree bit for bit.
+ * two ops then run over all images at once through the reference
+ * implementation (vnpu_ref_run(), ops/vnpu_ref.c, compiled into this
+ * program) on the guest CPU; the int8 path must agree bit for bit.  Not
+ * through libnpu's CPU path: that runs the device's own compute engine.
  *
  * Everything printed is measured in this run or read from the model file
  * (the host-side figures recorded at build time).  Exit status 1 when the
@@ -35,6 +37,7 @@
 
 #include "npu/npu.h"
 #include "fmnist.h"
+#include "npu-ref-run.h"
 
 #define MIN_ACCURACY	0.70
 #define JOB_TIMEOUT_NS	(120ll * 1000000000ll)
@@ -446,13 +449,13 @@ int main(int argc, char **argv)
 	struct npu_queue *q = NULL;
 	struct npu_buffer *bx = NULL, *bw1 = NULL, *bb1 = NULL, *bh = NULL;
 	struct npu_buffer *bw2 = NULL, *bb2 = NULL, *by = NULL;
+	struct npu_buffer *rbh = NULL, *rby = NULL;
 	struct npu_op *rop1 = NULL, *rop2 = NULL;
 	struct batch *bt = NULL;
 	struct model m;
 	struct dataset d;
 	void *mx, *mw1, *mb1, *mh, *mw2, *mb2, *my;
-	int8_t *ref_h = NULL;
-	int32_t *ref_y = NULL;
+	void *ref_h = NULL, *ref_y = NULL;
 	int64_t cold_ns = 0, warm_ns = 0, ref_ns;
 	uint64_t cyc_sum = 0, cyc_max = 0, dur_sum = 0, macs;
 	uint32_t bad_y = 0, bad_h = 0, correct = 0;
@@ -634,41 +637,48 @@ int main(int argc, char **argv)
 	}
 	macs = (uint64_t)nimg * (784ull * hd + (uint64_t)hd * DEMO_CLASSES);
 
-	/* The CPU reference: the same two ops, all images at once, host memory. */
-	ref_h = malloc((size_t)hd * nimg);
-	ref_y = malloc(4ull * DEMO_CLASSES * nimg);
-	ret = ref_h && ref_y ? 0 : -ENOMEM;
+	/*
+	 * The reference: the same two ops, all images at once, over the
+	 * device's inputs and outputs of their own (the reference reads its
+	 * operands where the commands place them).
+	 */
+	ret = npu_buffer_alloc(ctx, (uint64_t)hd * nimg, 0, &rbh);
+	if (!ret)
+		ret = npu_buffer_alloc(ctx, 4ull * DEMO_CLASSES * nimg, 0, &rby);
+	if (!ret)
+		ret = npu_buffer_map(rbh, &ref_h);
+	if (!ret)
+		ret = npu_buffer_map(rby, &ref_y);
 	if (!ret) {
 		struct place pl[7] = {
-			{ NULL, 0, d.images, 784ull * nimg },
-			{ NULL, 0, m.w1, 784ull * hd }, { NULL, 0, m.b1, 4ull * hd },
-			{ NULL, 0, ref_h, (size_t)hd * nimg },
-			{ NULL, 0, m.w2, (size_t)hd * DEMO_CLASSES },
-			{ NULL, 0, m.b2, 4ull * DEMO_CLASSES },
-			{ NULL, 0, ref_y, 4ull * DEMO_CLASSES * nimg },
+			{ bx, 0, NULL, 0 }, { bw1, 0, NULL, 0 }, { bb1, 0, NULL, 0 },
+			{ rbh, 0, NULL, 0 }, { bw2, 0, NULL, 0 }, { bb2, 0, NULL, 0 },
+			{ rby, 0, NULL, 0 },
 		};
 
+		memset(ref_h, 0x5a, (size_t)hd * nimg);
+		memset(ref_y, 0x5a, 4ull * DEMO_CLASSES * nimg);
 		ret = make_ops(&m, nimg, pl, &rop1, &rop2);
 	}
 	ref_ns = npu_time_ns();
 	if (!ret)
-		ret = npu_op_run_cpu(rop1);
+		ret = npu_ref_run(rop1);
 	if (!ret)
-		ret = npu_op_run_cpu(rop2);
+		ret = npu_ref_run(rop2);
 	ref_ns = npu_time_ns() - ref_ns;
 	if (!ret) {
-		const int32_t *dy = my;
-		const int8_t *dh = mh;
+		const int32_t *dy = my, *ry = ref_y;
+		const int8_t *dh = mh, *rh = ref_h;
 
 		for (i = 0; i < DEMO_CLASSES * nimg; i++)
-			bad_y += dy[i] != ref_y[i];
+			bad_y += dy[i] != ry[i];
 		for (i = 0; i < hd * nimg; i++)
-			bad_h += dh[i] != ref_h[i];
+			bad_h += dh[i] != rh[i];
 	}
 	if (!check(!ret && !bad_y && !bad_h,
-		   "device matches libnpu's CPU reference bit for bit: %u of %u logits and %u of %u hidden activations differ",
+		   "device matches the reference implementation (vnpu_ref_run() on the guest CPU) bit for bit: %u of %u logits and %u of %u hidden activations differ",
 		   bad_y, DEMO_CLASSES * nimg, bad_h, hd * nimg) && ret)
-		say("  CPU reference: %s\n", npu_strerror(ret));
+		say("  reference: %s\n", npu_strerror(ret));
 
 	for (i = 0; i < nimg; i++) {
 		float z[DEMO_CLASSES];
@@ -691,7 +701,7 @@ int main(int argc, char **argv)
 		    correct, nimg, 100.0 * correct / nimg, m.h.eval_images);
 	say("guest wall clock: %.1f ms for %u images = %.0f images/s (first pass %.1f ms, %.0f images/s)\n",
 	    warm_ns / 1e6, nimg, nimg / (warm_ns / 1e9), cold_ns / 1e6, nimg / (cold_ns / 1e9));
-	say("CPU reference in the guest (TCG): %.1f ms = %.0f images/s, %.0fx slower than the NPU\n",
+	say("reference implementation in the guest (TCG): %.1f ms = %.0f images/s, %.0fx slower than the NPU\n",
 	    ref_ns / 1e6, nimg / (ref_ns / 1e9), (double)ref_ns / (double)warm_ns);
 	say("device: %" PRIu64 " modelled cycles per job of %u images (max %" PRIu64 "), %.1f MMAC per job\n",
 	    cyc_sum / nb, batch, cyc_max, (double)macs / nb / 1e6);
@@ -755,8 +765,8 @@ out:
 	}
 	npu_op_free(rop1);
 	npu_op_free(rop2);
-	free(ref_h);
-	free(ref_y);
+	npu_buffer_free(rbh);
+	npu_buffer_free(rby);
 	npu_buffer_free(bx);
 	npu_buffer_free(bw1);
 	npu_buffer_free(bb1);
