@@ -202,15 +202,10 @@ static int load_data(const char *path, struct dataset *d)
 
 /* ---- Building the ops ---------------------------------------------------- */
 
-/*
- * Where each operand lives: a device buffer (for the device path) or host
- * memory (for the CPU reference path).
- */
+/* Where each operand lives: a device buffer and an offset in it. */
 struct place {
-	struct npu_buffer *buf;		/* NULL: host */
+	struct npu_buffer *buf;
 	uint64_t off;
-	void *host;
-	size_t len;			/* bytes at @host */
 };
 
 static int mk_tensor(enum npu_dtype dt, uint32_t d0, uint32_t d1, uint32_t rank,
@@ -222,8 +217,7 @@ static int mk_tensor(enum npu_dtype dt, uint32_t d0, uint32_t d1, uint32_t rank,
 	ret = npu_tensor_create(dt, rank, rank == 1 ? &d1 : dims, out);
 	if (ret)
 		return ret;
-	ret = pl->buf ? npu_tensor_bind_buffer(*out, pl->buf, pl->off) :
-			npu_tensor_bind_host(*out, pl->host, pl->len);
+	ret = npu_tensor_bind_buffer(*out, pl->buf, pl->off);
 	if (ret) {
 		npu_tensor_free(*out);
 		*out = NULL;
@@ -607,11 +601,11 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < nb && !ret; i++) {
 		struct place pl[7] = {
-			{ bx, 784ull * i * batch, NULL, 0 },
-			{ bw1, 0, NULL, 0 }, { bb1, 0, NULL, 0 },
-			{ bh, (uint64_t)hd * i * batch, NULL, 0 },
-			{ bw2, 0, NULL, 0 }, { bb2, 0, NULL, 0 },
-			{ by, 4ull * DEMO_CLASSES * i * batch, NULL, 0 },
+			{ bx, 784ull * i * batch },
+			{ bw1, 0 }, { bb1, 0 },
+			{ bh, (uint64_t)hd * i * batch },
+			{ bw2, 0 }, { bb2, 0 },
+			{ by, 4ull * DEMO_CLASSES * i * batch },
 		};
 
 		bt[i].first = i * batch;
@@ -651,9 +645,9 @@ int main(int argc, char **argv)
 		ret = npu_buffer_map(rby, &ref_y);
 	if (!ret) {
 		struct place pl[7] = {
-			{ bx, 0, NULL, 0 }, { bw1, 0, NULL, 0 }, { bb1, 0, NULL, 0 },
-			{ rbh, 0, NULL, 0 }, { bw2, 0, NULL, 0 }, { bb2, 0, NULL, 0 },
-			{ rby, 0, NULL, 0 },
+			{ bx, 0 }, { bw1, 0 }, { bb1, 0 },
+			{ rbh, 0 }, { bw2, 0 }, { bb2, 0 },
+			{ rby, 0 },
 		};
 
 		memset(ref_h, 0x5a, (size_t)hd * nimg);
