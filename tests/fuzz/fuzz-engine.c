@@ -29,6 +29,11 @@
  *    accepted command gives parts that are valid commands, whose outputs
  *    tile its output in order and whose every operand lies inside the
  *    whole command's: sharing a command never reaches other memory;
+ *  - the CPU time of a command that runs to the end stays within a
+ *    generous multiple of its counted work units times the cost per unit
+ *    ops.rst documents for its op (vnpu_cost.h), and no stretch between
+ *    two polls of the abort callback is long: work a count does not see
+ *    is a hang a guest can start;
  *  - on success, within a smaller budget, the reference runs over a copy
  *    of the same memory: integer results bit-exact, float GEMM/CONV2D
  *    within Documentation/ops.rst's tolerances, every other op
@@ -50,6 +55,7 @@
 
 #include <cblas.h>
 
+#include "vnpu_cost.h"
 #include "vnpu_engine.h"
 #include "vnpu_exec.h"
 #include "vnpu_ref.h"
@@ -68,11 +74,21 @@
 /*
  * Longest the engine may run without polling the abort callback, in CPU
  * time of this (ASan) build: ops.rst promises a poll every VNPU_POLL_WORK
- * units on the element paths and every block of at most VNPU_POLL_BLOCK
- * units in the fast kernels, milliseconds of work natively, so a second
- * is far past any correct path.
+ * units on the element paths (under half a millisecond natively) and
+ * every block of at most VNPU_POLL_BLOCK units in the fast kernels (an
+ * sgemm block, about a millisecond; BLAS is not instrumented), so 50 ms
+ * is far past any correct path, sanitizers and a loaded host included.
  */
-#define POLL_GAP_NS	1000000000ull
+#define POLL_GAP_NS	50000000ull
+/*
+ * A finished command's CPU time may be at most COST_FLOOR_NS (the fixed
+ * cost of a command: bounce copies and maps of up to a MiB, arena setup,
+ * under sanitizers) plus COST_SLACK times its work units at vnpu_cost.h's
+ * documented cost of a unit: sanitizers cost 3-10x, the slack covers that
+ * and noise; a count that misses the work is off by orders of magnitude.
+ */
+#define COST_FLOOR_NS	10000000ull
+#define COST_SLACK	20u
 
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -101,6 +117,8 @@ static struct {
 	uint64_t big_ns_max, big_macs_at_max;	/* slowest first-poll abort */
 	uint64_t ns_max, macs_at_max;		/* slowest input */
 	unsigned int op_at_max;
+	uint64_t unit_ns_max;			/* CPU ns per unit, finished runs */
+	unsigned int op_at_unit_max;
 } st;
 
 static uint64_t clock_ns(clockid_t id)
@@ -146,6 +164,8 @@ static void print_stats(void)
 		st.big_ns_max / 1e6, (unsigned long long)st.big_macs_at_max);
 	fprintf(stderr, "\n  slowest input: %.1f ms (op 0x%x, %llu work units)",
 		st.ns_max / 1e6, st.op_at_max, (unsigned long long)st.macs_at_max);
+	fprintf(stderr, "\n  most CPU per work unit: %llu ns (op 0x%x)",
+		(unsigned long long)st.unit_ns_max, st.op_at_unit_max);
 	fprintf(stderr, "\n  rejected at (offset:count):");
 	for (i = 0; i < FZ_CMD; i++)
 		if (st.err_off[i] * 200 > st.rejected)
@@ -804,7 +824,8 @@ static void run_accepted(const struct fz_hdr *h, const void *cmd, uint32_t csize
 	struct vnpu_compute_result res;
 	void *abase;
 	bool all_in = true, ovl = false, outmem, big;
-	uint64_t yva = c->t[3].va, yspan = info->span[3], ylo, yhi, t0;
+	uint64_t yva = c->t[3].va, yspan = info->span[3], ylo, yhi, t0, cpu0;
+	uint64_t cost_ns;
 	int i, j, ret;
 
 	for (i = 0; i < VNPU_OP_SLOTS; i++) {
@@ -844,8 +865,10 @@ static void run_accepted(const struct fz_hdr *h, const void *cmd, uint32_t csize
 
 	t0 = now_ns();
 	fm.t_poll = cpu_ns();
+	cpu0 = fm.t_poll;
 	ret = vnpu_compute_exec(cmd, csize, &mops, NULL, &cfg, &res);
 	poll_gap();
+	cpu0 = cpu_ns() - cpu0;
 	t0 = now_ns() - t0;
 	if (big && t0 > st.big_ns_max) {
 		st.big_ns_max = t0;
@@ -879,6 +902,18 @@ static void run_accepted(const struct fz_hdr *h, const void *cmd, uint32_t csize
 	      "%.0f ms of CPU without a poll of the abort callback (%u polls, "
 	      "%llu work units)", fm.max_gap / 1e6, fm.polls,
 	      (unsigned long long)info->macs);
+	cost_ns = COST_FLOOR_NS + (uint64_t)COST_SLACK *
+		  vnpu_cost_unit_ns(c->hdr.opcode) * info->macs;
+	if (ret == 0 && cpu0 > st.unit_ns_max * (info->macs ? info->macs : 1)) {
+		st.unit_ns_max = cpu0 / (info->macs ? info->macs : 1);
+		st.op_at_unit_max = c->hdr.opcode;
+	}
+	CHECK(ret != 0 || cpu0 <= cost_ns,
+	      "%.1f ms of CPU for %llu work units: over %.1f ms, %u times the "
+	      "%u ns a unit of op 0x%x may cost (ops.rst) plus %.0f ms",
+	      cpu0 / 1e6, (unsigned long long)info->macs, cost_ns / 1e6,
+	      COST_SLACK, vnpu_cost_unit_ns(c->hdr.opcode), c->hdr.opcode,
+	      COST_FLOOR_NS / 1e6);
 
 	/* Where the engine may have written. */
 	outmem = in_mem(yva, yspan);
