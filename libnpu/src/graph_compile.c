@@ -350,8 +350,10 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 	if (ret)
 		return ret;
 	w = c.w;
-	c.consumers = calloc(w->nv ? w->nv : 1, 4);
-	ret = c.consumers ? npu__cstate_fit(&c) : -ENOMEM;
+	c.cap_consumers = w->nv ? w->nv : 1;
+	c.consumers = calloc(c.cap_consumers, 4);
+	c.readers_xor = calloc(c.cap_consumers, 4);
+	ret = c.consumers && c.readers_xor ? npu__cstate_fit(&c) : -ENOMEM;
 	if (ret)
 		goto out;
 	for (i = 0; i < w->nn; i++) {
@@ -657,6 +659,8 @@ out:
 	free(c.origin);
 	free(c.order);
 	free(c.consumers);
+	free(c.readers_xor);
+	free(c.counted);
 	work_free(c.w);
 	return ret;
 }

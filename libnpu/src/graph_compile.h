@@ -21,6 +21,14 @@ struct cstate {
 	uint32_t *order;		/* topological, working node indices */
 	size_t norder;
 	uint32_t *consumers;		/* per value, among live nodes */
+	/* per value, the XOR of those nodes: the reader when there is one */
+	uint32_t *readers_xor;
+	size_t cap_consumers;
+	/*
+	 * Per node, the inputs @consumers counts for it (none unless it is
+	 * live): a rewrite recounts the nodes it touched, not the graph.
+	 */
+	uint32_t (*counted)[GNODE_MAX_INPUTS];
 	size_t cap_nodes;
 };
 
@@ -46,6 +54,8 @@ int npu__add_value_raw(struct cstate *c, const struct gvalue *like,
 		       uint32_t rank, const uint32_t *dims, void *data,
 		       uint32_t *id);
 void npu__count_consumers(struct cstate *c);
+/* Make node @id's part of the consumer counts match its inputs and state. */
+void npu__recount_node(struct cstate *c, uint32_t id);
 
 int npu__fold_constants(struct cstate *c);
 int npu__rewrite_special(struct cstate *c);

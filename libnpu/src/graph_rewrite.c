@@ -18,11 +18,12 @@ int npu__cstate_fit(struct cstate *c)
 {
 	size_t n = c->w->nn, cap;
 	uint8_t *st;
-	uint32_t *fi, *orig, *ord;
+	uint32_t *fi, *orig, *ord, (*cnt)[GNODE_MAX_INPUTS];
 
 	if (n <= c->cap_nodes)
 		return 0;
-	cap = n + 16;
+	/* geometric, so that rewrites adding a node each stay linear */
+	cap = n + n / 2 + 16;
 	st = realloc(c->state, cap);
 	if (!st)
 		return -ENOMEM;
@@ -39,6 +40,10 @@ int npu__cstate_fit(struct cstate *c)
 	if (!ord)
 		return -ENOMEM;
 	c->order = ord;
+	cnt = realloc(c->counted, cap * sizeof(*cnt));
+	if (!cnt)
+		return -ENOMEM;
+	c->counted = cnt;
 	c->cap_nodes = cap;
 	return 0;
 }
@@ -69,6 +74,7 @@ int npu__add_node_raw(struct cstate *c, const struct gnode *tmpl,
 	c->state[*id] = N_ALIVE;
 	c->fused_into[*id] = NPU_VALUE_NONE;
 	c->origin[*id] = origin;
+	memset(c->counted[*id], 0xff, sizeof(c->counted[*id]));
 	return 0;
 }
 
@@ -88,11 +94,21 @@ int npu__add_value_raw(struct cstate *c, const struct gvalue *like,
 	ret = npu__graph_push_value(c->w, &d, data, id);
 	if (ret)
 		return ret;
-	cons = realloc(c->consumers, c->w->nv * 4);
-	if (!cons)
-		return -ENOMEM;
-	c->consumers = cons;
-	cons[*id] = 0;
+	if (c->w->nv > c->cap_consumers) {
+		size_t cap = c->w->nv + c->w->nv / 2 + 16;
+
+		cons = realloc(c->consumers, cap * 4);
+		if (!cons)
+			return -ENOMEM;
+		c->consumers = cons;
+		cons = realloc(c->readers_xor, cap * 4);
+		if (!cons)
+			return -ENOMEM;
+		c->readers_xor = cons;
+		c->cap_consumers = cap;
+	}
+	c->consumers[*id] = 0;
+	c->readers_xor[*id] = 0;
 	return 0;
 }
 
@@ -100,29 +116,35 @@ void npu__count_consumers(struct cstate *c)
 {
 	struct npu_graph *w = c->w;
 	size_t i;
-	uint32_t k;
 
 	memset(c->consumers, 0, w->nv * 4);
-	for (i = 0; i < w->nn; i++) {
-		if (c->state[i] != N_ALIVE)
-			continue;
-		for (k = 0; k < w->n[i].num_inputs; k++)
-			if (w->n[i].in[k] != NPU_VALUE_NONE)
-				c->consumers[w->n[i].in[k]]++;
-	}
+	memset(c->readers_xor, 0, w->nv * 4);
+	memset(c->counted, 0xff, w->nn * sizeof(*c->counted));
+	for (i = 0; i < w->nn; i++)
+		npu__recount_node(c, (uint32_t)i);
 }
 
-/* Insert working node @id into the order right after node @after. */
-static void order_insert_after(struct cstate *c, uint32_t after, uint32_t id)
+void npu__recount_node(struct cstate *c, uint32_t id)
 {
-	size_t i, pos = c->norder;
+	const struct gnode *n = &c->w->n[id];
+	uint32_t *was = c->counted[id], k;
 
-	for (i = 0; i < c->norder; i++)
-		if (c->order[i] == after)
-			pos = i + 1;
-	memmove(&c->order[pos + 1], &c->order[pos], (c->norder - pos) * 4);
-	c->order[pos] = id;
-	c->norder++;
+	for (k = 0; k < GNODE_MAX_INPUTS; k++) {
+		if (was[k] != NPU_VALUE_NONE) {
+			c->consumers[was[k]]--;
+			c->readers_xor[was[k]] ^= id;
+		}
+		was[k] = NPU_VALUE_NONE;
+	}
+	if (c->state[id] != N_ALIVE)
+		return;
+	for (k = 0; k < n->num_inputs; k++) {
+		was[k] = n->in[k];
+		if (n->in[k] != NPU_VALUE_NONE) {
+			c->consumers[n->in[k]]++;
+			c->readers_xor[n->in[k]] ^= id;
+		}
+	}
 }
 
 /* ---- Constant folding ---------------------------------------------------- */
@@ -255,6 +277,7 @@ static int rewrite_div(struct cstate *c, uint32_t id)
 	n->op.kind = NPU_OP_ELTWISE;
 	n->op.eltwise.kind = NPU_ELTWISE_MUL;
 	n->in[1] = nb;
+	npu__recount_node(c, id);
 	return 0;
 }
 
@@ -306,7 +329,8 @@ static void fuse(struct cstate *c, uint32_t into, uint32_t gone)
 	w->v[w->n[gone].out].producer = into;
 	c->state[gone] = N_FUSED;
 	c->fused_into[gone] = into;
-	npu__count_consumers(c);
+	npu__recount_node(c, into);
+	npu__recount_node(c, gone);
 }
 
 /*
@@ -353,7 +377,8 @@ static uint32_t out_channel(const struct gnode *p, const struct gvalue *wv, uint
 	return (uint32_t)(c_in / cpg * cog + mo);
 }
 
-static int rewrite_bn(struct cstate *c, uint32_t id)
+/* *@added: the node the rewrite adds after @id, or NPU_VALUE_NONE. */
+static int rewrite_bn(struct cstate *c, uint32_t id, uint32_t *added)
 {
 	struct npu_graph *w = c->w;
 	struct gnode *n = &w->n[id], *p = NULL;
@@ -455,33 +480,42 @@ fail_fold:
 		for (k = 2; k < GNODE_MAX_INPUTS; k++)
 			n->in[k] = NPU_VALUE_NONE;
 		n->out = mid;
-		order_insert_after(c, id, aid);
-		npu__count_consumers(c);
+		*added = aid;
+		npu__recount_node(c, id);
+		npu__recount_node(c, aid);
 		return 0;
 	}
 }
 
 int npu__rewrite_special(struct cstate *c)
 {
-	size_t i;
-	int ret;
+	/* the order again, with each node a rewrite adds right after its origin */
+	uint32_t *order = malloc((2 * c->norder + 1) * sizeof(*order));
+	size_t i, n = 0;
+	int ret = 0;
 
+	if (!order)
+		return -ENOMEM;
 	npu__count_consumers(c);
-	for (i = 0; i < c->norder; i++) {
-		uint32_t id = c->order[i];
+	for (i = 0; i < c->norder && !ret; i++) {
+		uint32_t id = c->order[i], added = NPU_VALUE_NONE;
 
+		order[n++] = id;
 		if (c->state[id] != N_ALIVE)
 			continue;
 		if (c->w->n[id].kind == NPU_NODE_DIV)
 			ret = rewrite_div(c, id);
 		else if (c->w->n[id].kind == NPU_NODE_BATCHNORM)
-			ret = rewrite_bn(c, id);
-		else
-			ret = 0;
-		if (ret)
-			return ret;
+			ret = rewrite_bn(c, id, &added);
+		if (added != NPU_VALUE_NONE)
+			order[n++] = added;
 	}
-	return 0;
+	if (!ret) {
+		memcpy(c->order, order, n * sizeof(*order));
+		c->norder = n;
+	}
+	free(order);
+	return ret;
 }
 
 /* ---- Fusion --------------------------------------------------------------- */
@@ -813,17 +847,57 @@ static int permute_static(struct cstate *c, uint32_t sid, uint32_t *out)
 	return ret;
 }
 
+/* An OP node that keeps one layout across all its runtime operands. */
+static bool layout_group(const struct cstate *c, uint32_t id)
+{
+	const struct gnode *n = &c->w->n[id];
+
+	return c->state[id] == N_ALIVE && n->kind == NPU_NODE_OP &&
+	       layout_role(n, 0) == L_ROLE_GROUP;
+}
+
+/* Operand @k of @n: an input, or the output for k == num_inputs. */
+static uint32_t operand(const struct gnode *n, uint32_t k)
+{
+	return k < n->num_inputs ? n->in[k] : n->out;
+}
+
+/*
+ * Mark bad every runtime operand of layout-free node @id and queue the
+ * newly marked ones.
+ */
+static void spread_bad(struct npu_graph *w, uint32_t id, uint8_t *bad,
+		       uint32_t *queue, size_t *tail)
+{
+	const struct gnode *n = &w->n[id];
+	uint32_t k;
+
+	for (k = 0; k <= n->num_inputs; k++) {
+		uint32_t v = operand(n, k);
+
+		if (v != NPU_VALUE_NONE && !w->v[v].data && !bad[v]) {
+			bad[v] = 1;
+			queue[(*tail)++] = v;
+		}
+	}
+}
+
 int npu__plan_layout(struct cstate *c)
 {
 	struct npu_graph *w = c->w;
 	uint8_t *bad = calloc(w->nv ? w->nv : 1, 1);
-	bool changed = true;
-	size_t i;
+	uint8_t *spread = calloc(w->nn ? w->nn : 1, 1);
+	uint32_t *start = calloc(w->nv + 1, sizeof(*start));
+	uint32_t *queue = malloc((w->nv ? w->nv : 1) * sizeof(*queue));
+	uint32_t *touch = NULL, *fill = NULL;
+	size_t i, head = 0, tail = 0, total = 0;
 	uint32_t k;
 	int ret = 0;
 
-	if (!bad)
-		return -ENOMEM;
+	if (!bad || !spread || !start || !queue) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < w->nv; i++)
 		bad[i] = !layout_candidate(&w->v[i]);
 	/* values some node needs in the graph's own layout */
@@ -833,37 +907,71 @@ int npu__plan_layout(struct cstate *c)
 		if (c->state[c->order[i]] != N_ALIVE)
 			continue;
 		for (k = 0; k <= n->num_inputs; k++) {
-			uint32_t v = k < n->num_inputs ? n->in[k] : n->out;
+			uint32_t v = operand(n, k);
 
 			if (v != NPU_VALUE_NONE && layout_role(n, k) == L_ROLE_NONE)
 				bad[v] = 1;
 		}
 	}
-	/* layout-free ops keep one layout across all their runtime operands */
-	while (changed) {
-		changed = false;
-		for (i = 0; i < c->norder; i++) {
-			const struct gnode *n = &w->n[c->order[i]];
-			bool any_bad = false;
+	/*
+	 * Layout-free ops keep one layout across all their runtime operands:
+	 * a bad operand (or a static one above rank 4) makes every runtime
+	 * operand bad, and that spreads on through the layout-free ops
+	 * touching them, breadth first over the ops touching each value.
+	 */
+	for (i = 0; i < w->nn; i++) {
+		if (!layout_group(c, (uint32_t)i))
+			continue;
+		for (k = 0; k <= w->n[i].num_inputs; k++) {
+			uint32_t v = operand(&w->n[i], k);
 
-			if (c->state[c->order[i]] != N_ALIVE || n->kind != NPU_NODE_OP ||
-			    layout_role(n, 0) != L_ROLE_GROUP)
-				continue;
-			for (k = 0; k <= n->num_inputs; k++) {
-				uint32_t v = k < n->num_inputs ? n->in[k] : n->out;
-
-				if (v == NPU_VALUE_NONE)
-					continue;
-				if (w->v[v].data ? w->v[v].rank > 4 : bad[v])
-					any_bad = true;
+			if (v != NPU_VALUE_NONE && !w->v[v].data) {
+				start[v + 1]++;
+				total++;
 			}
-			for (k = 0; any_bad && k <= n->num_inputs; k++) {
-				uint32_t v = k < n->num_inputs ? n->in[k] : n->out;
+		}
+	}
+	for (i = 0; i < w->nv; i++)
+		start[i + 1] += start[i];
+	touch = malloc((total ? total : 1) * sizeof(*touch));
+	fill = calloc(w->nv ? w->nv : 1, sizeof(*fill));
+	if (!touch || !fill) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < w->nn; i++) {
+		if (!layout_group(c, (uint32_t)i))
+			continue;
+		for (k = 0; k <= w->n[i].num_inputs; k++) {
+			uint32_t v = operand(&w->n[i], k);
 
-				if (v != NPU_VALUE_NONE && !w->v[v].data && !bad[v]) {
-					bad[v] = 1;
-					changed = true;
-				}
+			if (v != NPU_VALUE_NONE && !w->v[v].data)
+				touch[start[v] + fill[v]++] = (uint32_t)i;
+		}
+	}
+	for (i = 0; i < w->nv; i++)
+		if (bad[i] && !w->v[i].data)
+			queue[tail++] = (uint32_t)i;
+	for (i = 0; i < w->nn; i++) {
+		if (!layout_group(c, (uint32_t)i))
+			continue;
+		for (k = 0; k <= w->n[i].num_inputs; k++) {
+			uint32_t v = operand(&w->n[i], k);
+
+			if (v != NPU_VALUE_NONE && w->v[v].data && w->v[v].rank > 4) {
+				spread[i] = 1;
+				spread_bad(w, (uint32_t)i, bad, queue, &tail);
+				break;
+			}
+		}
+	}
+	while (head < tail) {
+		uint32_t v = queue[head++], j;
+
+		for (j = start[v]; j < start[v + 1]; j++) {
+			if (!spread[touch[j]]) {
+				spread[touch[j]] = 1;
+				spread_bad(w, touch[j], bad, queue, &tail);
 			}
 		}
 	}
@@ -887,7 +995,13 @@ int npu__plan_layout(struct cstate *c)
 				w->n[id].in[k] = nv;
 		}
 	}
+out:
 	free(bad);
+	free(spread);
+	free(start);
+	free(queue);
+	free(touch);
+	free(fill);
 	return ret;
 }
 
@@ -920,19 +1034,7 @@ static bool read_only_by(const struct cstate *c, uint32_t v, uint32_t n)
 /* The one live node reading @v, if exactly one input reads it. */
 static uint32_t sole_consumer(const struct cstate *c, uint32_t v)
 {
-	size_t i;
-	uint32_t k;
-
-	if (!read_only_by(c, v, 1))
-		return NPU_VALUE_NONE;
-	for (i = 0; i < c->w->nn; i++) {
-		if (c->state[i] != N_ALIVE)
-			continue;
-		for (k = 0; k < c->w->n[i].num_inputs; k++)
-			if (c->w->n[i].in[k] == v)
-				return (uint32_t)i;
-	}
-	return NPU_VALUE_NONE;
+	return read_only_by(c, v, 1) ? c->readers_xor[v] : NPU_VALUE_NONE;
 }
 
 static bool static_scalar(const struct gvalue *v, float *f)
@@ -1114,6 +1216,7 @@ static int layernorm_at(struct cstate *c, uint32_t id)
 			continue;
 		c->state[pid] = N_FUSED;
 		c->fused_into[pid] = last;
+		npu__recount_node(c, pid);
 	}
 	div = &w->n[last];
 	div->kind = NPU_NODE_OP;
@@ -1126,7 +1229,7 @@ static int layernorm_at(struct cstate *c, uint32_t id)
 	div->in[1] = gid;
 	div->in[2] = bid;
 	div->num_inputs = bid != NPU_VALUE_NONE ? 3 : gid != NPU_VALUE_NONE ? 2 : 1;
-	npu__count_consumers(c);
+	npu__recount_node(c, last);
 	return 0;
 }
 
@@ -1199,6 +1302,7 @@ static int hardswish_at(struct cstate *c, uint32_t id)
 
 		c->state[pid] = N_FUSED;
 		c->fused_into[pid] = id;
+		npu__recount_node(c, pid);
 	}
 	memset(&last->op, 0, sizeof(last->op));
 	last->op.kind = NPU_OP_ACTIVATION;
@@ -1206,7 +1310,7 @@ static int hardswish_at(struct cstate *c, uint32_t id)
 	last->in[0] = x;
 	last->in[1] = NPU_VALUE_NONE;
 	last->num_inputs = 1;
-	npu__count_consumers(c);
+	npu__recount_node(c, id);
 	return 0;
 }
 
