@@ -603,7 +603,7 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 		rn->macs += npu__node_macs(w, n);
 	}
 
-	/* External inputs and outputs. */
+	/* External inputs and outputs, by value id: setup searches them. */
 	rt->io = calloc(g->nv ? g->nv : 1, sizeof(*rt->io));
 	if (!rt->io) {
 		ret = -ENOMEM;

@@ -33,29 +33,40 @@ NPU_EXPORT const char *npu_node_where_name(enum npu_node_where w)
 	return "unknown";
 }
 
+/* @rt->io is in value order (compile builds it so): a binary search. */
+static struct rio *find_io(struct npu_runtime *rt, uint32_t id)
+{
+	size_t lo = 0, hi = rt->num_io;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (rt->io[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < rt->num_io && rt->io[lo].id == id ? &rt->io[lo] : NULL;
+}
+
 NPU_EXPORT int npu_runtime_setup(struct npu_runtime *rt, size_t count,
 				 const uint32_t *ids, void *const *data)
 {
-	size_t i, j;
+	size_t i;
 
 	if (!rt || (count && (!ids || !data)))
 		return -EINVAL;
 	/* All or nothing: check every id before binding any. */
-	for (i = 0; i < count; i++) {
-		for (j = 0; j < rt->num_io && rt->io[j].id != ids[i]; j++)
-			;
-		if (j == rt->num_io || !data[i])
+	for (i = 0; i < count; i++)
+		if (!find_io(rt, ids[i]) || !data[i])
 			return -EINVAL;
-	}
 	pthread_mutex_lock(&rt->lock);
 	if (rt->thread_live) {
 		pthread_mutex_unlock(&rt->lock);
 		return -EBUSY;
 	}
 	for (i = 0; i < count; i++)
-		for (j = 0; j < rt->num_io; j++)
-			if (rt->io[j].id == ids[i])
-				rt->io[j].user = data[i];
+		find_io(rt, ids[i])->user = data[i];
 	pthread_mutex_unlock(&rt->lock);
 	return 0;
 }
