@@ -19,7 +19,9 @@
  *   bench-cost [-n RANDOM_PER_OP] [-t SECONDS_PER_RUN] [-o OP] [-v]
  *
  * Output, one line per op and a summary (plain text, no goals):
- *   cost <op> engine <ns>/unit [<case>] ref <ns>/unit [<case>] poll-gap <ms> abort <ms>
+ *   cost <op> engine <ns>/unit [<case>] ref <ns>/unit [<case>] (ceiling <ns>)
+ *	small-command <us>; poll-gap <ms> [<case>]; after an abort: unwind
+ *	<ms> CPU, return <ms> wall
  *   cost-longest <s>: the longest legal command (CMD_MACS units at the
  *	worst engine ratio)
  * A ratio marked '>' comes from a run stopped at the time limit: a lower
@@ -37,6 +39,7 @@
 
 #include <cblas.h>
 
+#include "vnpu_cost.h"
 #include "vnpu_engine.h"
 #include "vnpu_ref.h"
 #include "fuzz-engine.h"
@@ -791,10 +794,12 @@ int main(int argc, char **argv)
 		}
 		worst_abort(&res.gap, &wall, &unwind);
 		printf("cost %s engine %s%.2f ns/unit [%s] ref %s%.2f ns/unit [%s] "
+		       "(ceiling %u, vnpu_cost.h) "
 		       "small-command %.1f us; poll-gap %.3f ms [%s]; after an abort: "
 		       "unwind %.3f ms CPU, return %.3f ms wall\n",
 		       op_name(op), res.eng.lower ? ">" : "", res.eng.ns, res.eng.what,
 		       res.ref.lower ? ">" : "", res.ref.ns, res.ref.what,
+		       vnpu_cost_unit_ns(op),
 		       res.fixed.ns, res.gap_ms, res.gap_what, unwind, wall);
 		fflush(stdout);
 		if (res.eng.ns > worst_eng) {
