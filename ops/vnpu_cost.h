@@ -31,8 +31,8 @@ static inline unsigned int vnpu_cost_unit_ns(unsigned int op)
 		[VNPU_OP_DEQUANTIZE - VNPU_OP_GEMM]	= 30,
 		[VNPU_OP_REQUANTIZE - VNPU_OP_GEMM]	= 30,
 		[VNPU_OP_COPY - VNPU_OP_GEMM]		= 100,
-		[VNPU_OP_RESIZE - VNPU_OP_GEMM]		= 40,
-		[VNPU_OP_CONV_TRANSPOSE - VNPU_OP_GEMM]	= 40,
+		[VNPU_OP_RESIZE - VNPU_OP_GEMM]		= 60,
+		[VNPU_OP_CONV_TRANSPOSE - VNPU_OP_GEMM]	= 60,
 		[VNPU_OP_REDUCE - VNPU_OP_GEMM]		= 40,
 	};
 

@@ -403,6 +403,13 @@ static void build_cases(unsigned int op)
 		/* The command at 1/256 of its output: 1088 taps scanned per pixel. */
 		convt("tall kernel, one input pixel, fp16", H, 1, 1, 1, 1024, 64, 1, 1, 1, 1, 0);
 		convt("tall kernel, 2x2 input, fp16", H, 2, 2, 1, 1024, 64, 1, 1, 1, 1, 0);
+		/* The command itself: Y [1,65536,1024,1], 67 M units. */
+		convt("the issue's command, strides 64512 and 960", H, 2, 2, 1, 1024, 64, 1, 1,
+		      1, 1, 0);
+		c = &cases[ncases - 1].c;
+		c->attr.convt.stride_h = 64512;
+		c->attr.convt.stride_w = 960;
+		fix(c);
 		convt("tall kernel, fp32 rows", F, 1, 1, 1, 1024, 64, 1, 1, 1, 1, 0);
 		convt("dilation 1000, 1024 channels, fp32 narrow", F, 1, 1, 1024, 1, 64, 1, 1, 1, 1000, 0);
 		convt("dilation 997 stride 1000, fp32", F, 1, 4, 8, 1, 8, 4, 1, 1000, 997, 0);
