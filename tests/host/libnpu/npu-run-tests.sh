@@ -247,6 +247,34 @@ fi
 "$NPU_RUN" "$dir/model.onnx" --shape x=1xq >/dev/null 2>&1
 [ $? = 2 ] && ok "npu-run rejects a bad --shape" || notok "npu-run rejects a bad --shape"
 
+# --timeout and the CPU path's limits (issue 20): a one-node MaxPool model
+# written by gen-pool-onnx.py (no onnx module needed).  A 4096 x 4096
+# window over 64 channels (2^30 taps, seconds on the CPU) stops at
+# --timeout 0.05 with exit 4 naming the node; a 65535 x 65535 window is
+# refused by the CPU path's work limit with exit 3.
+GEN_POOL=${VNPU_TOP:-.}/tests/host/libnpu/gen-pool-onnx.py
+if python3 "$GEN_POOL" 4096 "$scratch/long.onnx" "$scratch/pool-x.npy" &&
+	python3 "$GEN_POOL" 65535 "$scratch/huge.onnx" "$scratch/pool-x.npy"; then
+	out=$("$NPU_RUN" "$scratch/long.onnx" --cpu --input "$scratch/pool-x.npy" --timeout 0.05 2>&1)
+	rc=$?
+	if [ $rc = 4 ] && grep -q "timed out after 0.050 s: node 'pool' (POOL2D) on the CPU: .*stopped at the deadline" <<<"$out"; then
+		ok "npu-run --timeout stops a long CPU run: exit 4, names the node"
+	else
+		notok "npu-run --timeout: exit $rc, want 4 naming node 'pool'"
+		sed 's/^/#   /' <<<"$out"
+	fi
+	out=$("$NPU_RUN" "$scratch/huge.onnx" --cpu --input "$scratch/pool-x.npy" 2>&1)
+	rc=$?
+	if [ $rc = 3 ] && grep -q "node 'pool' (POOL2D) on the CPU: POOL2D: 274869518400 work units exceed the CPU path's limit of 4294967296" <<<"$out"; then
+		ok "npu-run refuses a node beyond the CPU path's work limit: exit 3"
+	else
+		notok "npu-run CPU work limit: exit $rc, want 3 and the limit named"
+		sed 's/^/#   /' <<<"$out"
+	fi
+else
+	notok "gen-pool-onnx.py could not write the MaxPool models"
+fi
+
 # 3. The guide's example
 if out=$("$GRAPH_EXAMPLE" 2>&1); then
 	ok "Documentation/graph.rst example: $(tail -1 <<<"$out")"
