@@ -159,7 +159,7 @@ check-host: deps models
 		$(MAKE) -s -C $$d host-tests O=$(VNPU_BUILD)/$$d; \
 	done
 	$(Q)$(S)/run-host-tests.sh $(RESULTS)/host.tap $(foreach d,$(HOST_DIRS),$(VNPU_BUILD)/$(d)/host-tests) \
-		$(TOP)/tests/harness
+		$(TOP)/tests/harness $(TOP)/bench
 
 ## check-fuzz: the compute engine and the ONNX importer under libFuzzer +
 ## ASan/UBSan (tests/fuzz): the regression inputs, then fixed-seed runs of
@@ -284,7 +284,7 @@ bench: bench-deps qemu models-initramfs
 		{ $(MAKE) -s -C ops bench O=$(VNPU_BUILD)/ops || echo "bench: host engine benchmark failed"; } \
 			2>&1 | tee $(BENCH_O)/host-ops.log; \
 	fi; \
-	echo "[vnpu] bench 2/4: the real models on the host: onnxruntime, 1 thread, and npu-run --cpu"; \
+	echo "[vnpu] bench 2/4: the real models on the host: onnxruntime with 1 and 2 threads, and npu-run --cpu, outputs checked"; \
 	{ $(S)/bench-host-models.sh $(VNPU_BUILD)/libnpu/bin/npu-run $(BENCH_ITERATIONS) $(BENCH_MODELS) || \
 		echo "bench: a host model run failed"; } 2>&1 | tee $(BENCH_O)/host-models.log; \
 	echo "[vnpu] bench 3/4: the guest (npu-bench, the real models on the device)"; \
