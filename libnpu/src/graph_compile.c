@@ -240,6 +240,14 @@ int npu__runtime_arena(struct npu_runtime *rt, uint8_t **p)
 	return ret;
 }
 
+static int by_address(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t)*(struct npu_buffer *const *)a;
+	uintptr_t y = (uintptr_t)*(struct npu_buffer *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* Group steps into segments and encode the device ones. */
 static int partition(struct npu_runtime *rt)
 {
@@ -306,7 +314,7 @@ static int partition(struct npu_runtime *rt)
 		for (j = 0; j < s->count; j++) {
 			const struct npu_op *op = rt->steps[s->first + j].op;
 			struct npu_buffer *b[VNPU_OP_SLOTS + 1];
-			size_t k, m, n = npu_op_buffers(op, b, VNPU_OP_SLOTS + 1);
+			size_t k, n = npu_op_buffers(op, b, VNPU_OP_SLOTS + 1);
 
 			if (j) {
 				ret = npu_cmdbuf_barrier(s->cb);
@@ -316,13 +324,15 @@ static int partition(struct npu_runtime *rt)
 			ret = npu_op_encode(op, s->cb);
 			if (ret)
 				return ret;
-			for (k = 0; k < n && k < VNPU_OP_SLOTS + 1; k++) {
-				for (m = 0; m < s->num_bufs && s->bufs[m] != b[k]; m++)
-					;
-				if (m == s->num_bufs)
-					s->bufs[s->num_bufs++] = b[k];
-			}
+			for (k = 0; k < n && k < VNPU_OP_SLOTS + 1; k++)
+				s->bufs[s->num_bufs++] = b[k];
 		}
+		/* each buffer once, by sorting: a segment may hold thousands of ops */
+		qsort(s->bufs, s->num_bufs, sizeof(*s->bufs), by_address);
+		for (j = 0, nb = 0; j < s->num_bufs; j++)
+			if (!nb || s->bufs[nb - 1] != s->bufs[j])
+				s->bufs[nb++] = s->bufs[j];
+		s->num_bufs = nb;
 	}
 	return 0;
 }
