@@ -277,21 +277,25 @@ static void test_compile_chain(void **state)
 }
 
 /*
- * x read by WIDE nodes, b[i] = x + i % 8, all of them live until an
- * adder chain sums them: WIDE * x + WIDE / 8 * 28, exact in floats for
- * these integers.
+ * x read by WIDE nodes, b[i] = x + i % 8, each a graph output and all of
+ * them live until an adder chain sums them: WIDE * x + WIDE / 8 * 28,
+ * exact in floats for these integers.  The WIDE + 2 inputs and outputs
+ * are bound in one call, in reverse order.
  */
 static void test_compile_wide(void **state)
 {
 	struct npu_graph *g;
-	uint32_t vx, *b = calloc(WIDE, sizeof(*b)), acc;
-	float *c = calloc(WIDE, sizeof(*c)), x[1] = { 3 }, y[1];
+	struct npu_runtime *rt;
+	uint32_t vx, *b = calloc(WIDE, sizeof(*b)), *ids = calloc(WIDE + 2, sizeof(*ids));
+	uint32_t acc, first_c = 0;
+	float *c = calloc(WIDE, sizeof(*c)), *bo = calloc(WIDE, sizeof(*bo));
+	float x[1] = { 3 }, y[1];
+	void **ptrs = calloc(WIDE + 2, sizeof(*ptrs));
 	char name[32];
 	size_t i;
 
 	(void)state;
-	assert_non_null(b);
-	assert_non_null(c);
+	assert_true(b && ids && c && bo && ptrs);
 	assert_int_equal(npu_graph_create(&g), 0);
 	vx = val(g, "x", NPU_VALUE_INPUT, NULL, 1);
 	for (i = 0; i < WIDE; i++) {
@@ -300,8 +304,10 @@ static void test_compile_wide(void **state)
 		c[i] = (float)(i % 8);
 		snprintf(name, sizeof(name), "c%zu", i);
 		vc = val(g, name, 0, &c[i], 1);
+		if (!i)
+			first_c = vc;
 		snprintf(name, sizeof(name), "b%zu", i);
-		b[i] = val(g, name, 0, NULL, 1);
+		b[i] = val(g, name, NPU_VALUE_OUTPUT, NULL, 1);
 		node(g, name, NPU_ELTWISE_ADD, vx, vc, b[i]);
 	}
 	acc = b[0];
@@ -313,11 +319,31 @@ static void test_compile_wide(void **state)
 		node(g, name, NPU_ELTWISE_ADD, acc, b[i], nxt);
 		acc = nxt;
 	}
-	run(g, vx, acc, x, y);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	for (i = 0; i < WIDE; i++) {
+		ids[WIDE - 1 - i] = b[i];
+		ptrs[WIDE - 1 - i] = &bo[i];
+	}
+	ids[WIDE] = acc;
+	ptrs[WIDE] = y;
+	ids[WIDE + 1] = vx;
+	ptrs[WIDE + 1] = x;
+	assert_int_equal(npu_runtime_setup(rt, WIDE + 2, ids, ptrs), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	print_message("# arena %llu bytes\n", (unsigned long long)npu_runtime_arena_bytes(rt));
+	for (i = 0; i < WIDE; i++)
+		assert_true(bo[i] == x[0] + c[i]);
 	assert_true(y[0] == (float)WIDE * x[0] + WIDE / 8 * 28);
+	/* a constant's id, last of many: refused */
+	ids[WIDE + 1] = first_c;
+	assert_int_equal(npu_runtime_setup(rt, WIDE + 2, ids, ptrs), -EINVAL);
+	npu_runtime_free(rt);
 	npu_graph_free(g);
 	free(b);
+	free(ids);
 	free(c);
+	free(bo);
+	free(ptrs);
 }
 
 /*
