@@ -908,8 +908,15 @@ static int check_gemm(const struct chk *k)
 	ret = check_bias(k, n);
 	if (ret)
 		return ret;
-	/* batch * m * n is y's element count; times k may overflow. */
-	if (__builtin_mul_overflow(batch * m * n, (uint64_t)kk, &k->info->macs))
+	/*
+	 * batch * m * n is y's element count; times k may overflow.  Each
+	 * output element also costs its epilogue and each batch its own
+	 * setup (operand packing, a kernel call): 17952 batches of 1x1x1
+	 * took 2.6 us each, 65x a MAC's cost (ops.rst, "Work units").
+	 */
+	if (__builtin_mul_overflow(batch * m * n, (uint64_t)kk + 1, &k->info->macs) ||
+	    __builtin_add_overflow(k->info->macs, batch * VNPU_WORK_GEMM_BATCH,
+				   &k->info->macs))
 		return bad(k, 0);
 	return 0;
 }

@@ -87,6 +87,13 @@ enum vnpu_dtype {
 #define VNPU_LIMIT_KERNEL_DIM	1024u
 #define VNPU_LIMIT_CHANNELS	(1u << 16)
 
+/*
+ * Work units one GEMM batch costs beyond its batch x M x N x (K + 1)
+ * (ops.rst, "Work units"): packing and a kernel call per batch, so that
+ * many tiny batches are counted at what they cost.
+ */
+#define VNPU_WORK_GEMM_BATCH	64u
+
 #define VNPU_QUANT_NONE		0	/* float tensor, or int32 bias/acc */
 #define VNPU_QUANT_TENSOR	1	/* inline @scale, @zero_point */
 #define VNPU_QUANT_CHANNEL	2	/* arrays at @quant_va along @quant_axis */

@@ -166,11 +166,34 @@ static void test_limits(void **state)
 	c.t[0].dims[0] = c.t[1].dims[0] = c.t[3].dims[0] = 1u << 24;
 	accept(&c, "192 MiB per command");
 
-	/* CMD_MACS: 2048 x 1024 x 2048 is exactly 2^32. */
-	gemm(&c, VNPU_DT_INT8, 2048, 1024, 2048);
+	/*
+	 * CMD_MACS: M x N x (K + 1) + VNPU_WORK_GEMM_BATCH work units, so
+	 * 2048 x 1022 x 2048 is 64 below 2^32 (the last 2^22 + 64 units
+	 * are the epilogue's and the batch's), and K = 1023 is past it.
+	 */
+	gemm(&c, VNPU_DT_INT8, 2048, 1022, 2048);
 	accept(&c, "MACs at the limit");
-	gemm(&c, VNPU_DT_INT8, 2048, 1025, 2048);
+	gemm(&c, VNPU_DT_INT8, 2048, 1023, 2048);
 	refuse_at(&c, 0, "MACs past the limit");
+	/* Many tiny batches are counted at what they cost. */
+	gemm(&c, VNPU_DT_INT8, 1, 1, 1);
+	c.t[0].rank = c.t[1].rank = c.t[3].rank = 3;
+	c.t[0].dims[2] = c.t[0].dims[1];
+	c.t[0].dims[1] = c.t[0].dims[0];
+	c.t[0].dims[0] = 1u << 16;
+	c.t[1].dims[2] = c.t[1].dims[1];
+	c.t[1].dims[1] = c.t[1].dims[0];
+	c.t[1].dims[0] = 1u << 16;
+	c.t[3].dims[2] = c.t[3].dims[1];
+	c.t[3].dims[1] = c.t[3].dims[0];
+	c.t[3].dims[0] = 1u << 16;
+	{
+		struct vnpu_cmd_compute cc;
+		struct vnpu_op_info info;
+
+		assert_int_equal(vnpu_op_check(&c, sizeof(c), &cc, &info), 0);
+		assert_int_equal(info.macs, (1u << 16) * (2 + VNPU_WORK_GEMM_BATCH));
+	}
 
 	/* REDUCTION: K. */
 	gemm(&c, VNPU_DT_FP32, 1, VNPU_LIMIT_REDUCTION, 1);
