@@ -435,12 +435,23 @@ static void test_cmd_limits(int fd)
 	     "GEMM of 2^33 MACs > CMD_MACS: CMD_ERROR at the command (state %d, fault_va %llu)",
 	     ret, (unsigned long long)st.fault_va);
 
-	/* The same GEMM at half the rows is within every limit and runs. */
+	/*
+	 * At 1023 rows it is the largest within CMD_MACS (M x N x (K + 1)
+	 * plus one batch's setup work units, ops.rst "Work units") and runs;
+	 * at 1024 it is just past it.
+	 */
 	c.t[0].dims[0] = 1024;
 	c.t[3].dims[0] = 1024;
 	memcpy((char *)cmd.map + 16, &c, sizeof(c));
 	ret = t_run(fd, cmd.va, 16 + sizeof(c), 0, bos, 4, &st);
-	t_ok(ret == DRM_VNPU_JOB_OK, "GEMM of 2^32 MACs == CMD_MACS runs (state %d)", ret);
+	t_ok(ret == DRM_VNPU_JOB_CMD_ERROR && st.fault_va == 16,
+	     "GEMM of 1024 x 2048 x 2048 just past CMD_MACS: CMD_ERROR (state %d)", ret);
+	c.t[0].dims[0] = 1023;
+	c.t[3].dims[0] = 1023;
+	memcpy((char *)cmd.map + 16, &c, sizeof(c));
+	ret = t_run(fd, cmd.va, 16 + sizeof(c), 0, bos, 4, &st);
+	t_ok(ret == DRM_VNPU_JOB_OK,
+	     "GEMM of 1023 x 2048 x 2048, the largest within CMD_MACS, runs (state %d)", ret);
 }
 
 static void test_prime(int fd)

@@ -244,11 +244,12 @@ static void test_gemm_at_limit_runs(void **state)
 	in[0] = a.t;
 	in[1] = b.t;
 	assert_int_equal(npu_op_create(&p, in, 2, y.t, &op), 0);
-	assert_int_equal(npu__op_work(op), 4 * 4 * 8);
-	lim.max_work = 127;
+	/* M x N x (K + 1) + one batch's setup (ops.rst, "Work units") */
+	assert_int_equal(npu__op_work(op), 4 * 4 * (8 + 1) + VNPU_WORK_GEMM_BATCH);
+	lim.max_work = 207;
 	assert_int_equal(npu_op_run_cpu_limits(op, &lim, err, sizeof(err)), -E2BIG);
-	expect_msg(err, "GEMM: 128 work units exceed the CPU path's limit of 127 (npu_cpu_limits.max_work)");
-	lim.max_work = 128;
+	expect_msg(err, "GEMM: 208 work units exceed the CPU path's limit of 207 (npu_cpu_limits.max_work)");
+	lim.max_work = 208;
 	assert_int_equal(npu_op_run_cpu_limits(op, &lim, err, sizeof(err)), 0);
 	av = a.mem;
 	bv = b.mem;
@@ -337,7 +338,8 @@ static void test_cancel_stops_engine(void **state)
 	lim.cancel_opaque = &c;
 	assert_int_equal(npu_op_run_cpu_limits(op, &lim, err, sizeof(err)), -ECANCELED);
 	assert_int_equal(atomic_load(&c.calls), 2);
-	expect_msg(err, "GEMM of %llu work units: cancelled", 512ull * 2048 * 2048);
+	expect_msg(err, "GEMM of %llu work units: cancelled",
+		   512ull * 2048 * (2048 + 1) + VNPU_WORK_GEMM_BATCH);
 	npu_op_free(op);
 	host_free(&a);
 	host_free(&b);

@@ -84,9 +84,17 @@ static struct npu_cmdbuf *encode_checked(const struct npu_op *op,
 
 		assert_int_equal(vnpu_op_check_limits(p, CMD_SIZE, &c, &info, &lim), 0);
 		assert_true(info.macs <= l->cmd_macs);
-		*work += info.macs;
 		for (d = 0; d < c.t[3].rank; d++)
 			e *= c.t[3].dims[d];
+		/*
+		 * A GEMM's work units also count its epilogue and its
+		 * batches' setup, which tiling multiplies: count its MACs.
+		 */
+		if (c.hdr.opcode == VNPU_OP_GEMM)
+			*work += e * c.t[0].dims[c.t[0].rank -
+				(c.attr.gemm.flags & VNPU_GEMM_TRANS_A ? 2 : 1)];
+		else
+			*work += info.macs;
 		*out_elems += e;
 	}
 	return cb;
@@ -321,10 +329,11 @@ static void test_gemm_too_many_commands(void **state)
 
 	(void)state;
 	arena_used = 0;
-	l.cmd_macs = 64;
+	/* At most 8 outputs of K = 8 a command: 8 x 9 + one batch's 64. */
+	l.cmd_macs = 8 * 9 + VNPU_WORK_GEMM_BATCH;
 	gemm_fix_init(&f, limited_ctx(&l), false, 2, (uint32_t[]){ 16, 8 },
 		      2, (uint32_t[]){ 8, 16 }, 2, (uint32_t[]){ 16, 16 });
-	/* 2048 MACs in tiles of 64 or fewer: 32 commands at least. */
+	/* 256 outputs in tiles of 8 or fewer: 32 commands at least. */
 	f.ctx->info.max_cmd_size = 16 * CMD_SIZE;
 	gemm_fix_ops(&f, &p, &op, &op2);
 	assert_int_equal(npu_op_supported(op, &why), 0);
