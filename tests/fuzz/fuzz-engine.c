@@ -82,13 +82,22 @@
 #define POLL_GAP_NS	50000000ull
 /*
  * A finished command's CPU time may be at most COST_FLOOR_NS (the fixed
- * cost of a command: bounce copies and maps of up to a MiB, arena setup,
- * under sanitizers) plus COST_SLACK times its work units at vnpu_cost.h's
- * documented cost of a unit: sanitizers cost 3-10x, the slack covers that
- * and noise; a count that misses the work is off by orders of magnitude.
+ * cost of a command: maps, arena setup, under sanitizers; 10 ms was
+ * exceeded by noise alone on a loaded 2-core host, 10.4 ms for 150 units
+ * that took 1 ms on the rerun) plus COST_SLACK times its work units at
+ * vnpu_cost.h's documented cost of a unit and its bytes at COST_BYTE_PS:
+ * sanitizers cost 3-10x, the slack covers that and noise; a count that
+ * misses the work is off by orders of magnitude.
  */
-#define COST_FLOOR_NS	10000000ull
+#define COST_FLOOR_NS	50000000ull
 #define COST_SLACK	20u
+/*
+ * Bytes cost too: a bounced operand is copied in full, whatever the work
+ * (a COPY of one element from a strided 100 MiB span), and so are the
+ * per-channel arrays.  COST_BYTE_PS is a generous ceiling for a byte
+ * moved under the sanitizers, page faults included, in picoseconds.
+ */
+#define COST_BYTE_PS	1000u
 
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -902,15 +911,20 @@ static void run_accepted(const struct fz_hdr *h, const void *cmd, uint32_t csize
 	      "%.0f ms of CPU without a poll of the abort callback (%u polls, "
 	      "%llu work units)", fm.max_gap / 1e6, fm.polls,
 	      (unsigned long long)info->macs);
+	cost_ns = 0;
+	for (i = 0; i < VNPU_OP_SLOTS; i++)
+		if ((info->present >> i) & 1)
+			cost_ns += info->span[i] + info->qbytes[i];
 	cost_ns = COST_FLOOR_NS + (uint64_t)COST_SLACK *
-		  vnpu_cost_unit_ns(c->hdr.opcode) * info->macs;
+		  (vnpu_cost_unit_ns(c->hdr.opcode) * info->macs +
+		   cost_ns * COST_BYTE_PS / 1000);
 	if (ret == 0 && cpu0 > st.unit_ns_max * (info->macs ? info->macs : 1)) {
 		st.unit_ns_max = cpu0 / (info->macs ? info->macs : 1);
 		st.op_at_unit_max = c->hdr.opcode;
 	}
 	CHECK(ret != 0 || cpu0 <= cost_ns,
 	      "%.1f ms of CPU for %llu work units: over %.1f ms, %u times the "
-	      "%u ns a unit of op 0x%x may cost (ops.rst) plus %.0f ms",
+	      "%u ns a unit of op 0x%x may cost (ops.rst) and its bytes, plus %.0f ms",
 	      cpu0 / 1e6, (unsigned long long)info->macs, cost_ns / 1e6,
 	      COST_SLACK, vnpu_cost_unit_ns(c->hdr.opcode), c->hdr.opcode,
 	      COST_FLOOR_NS / 1e6);
