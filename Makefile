@@ -33,7 +33,8 @@ FUZZ_SEED ?= 20261122
 FUZZ_ENGINE_SECONDS ?= 60
 FUZZ_ENGINE_RUNS ?= 100000
 FUZZ_O := $(VNPU_BUILD)/tests/fuzz
-# check-fuzz: the ONNX importer's budget, seeded with Debian's node tests.
+# check-fuzz: the ONNX importer's budget, seeded with Debian's ONNX test
+# models and the real models' graphs.
 FUZZ_ONNX_SECONDS ?= 30
 FUZZ_ONNX_RUNS ?= 3000
 ONNX_NODE_DATA ?= /usr/share/libonnx-testdata/data/node
@@ -164,7 +165,8 @@ check-host: deps models
 ## check-fuzz: the compute engine and the ONNX importer under libFuzzer +
 ## ASan/UBSan (tests/fuzz): the regression inputs, then fixed-seed runs of
 ## FUZZ_ENGINE_SECONDS / FUZZ_ONNX_SECONDS and at least FUZZ_ENGINE_RUNS /
-## FUZZ_ONNX_RUNS executions (the importer seeded with Debian's node tests)
+## FUZZ_ONNX_RUNS executions (the importer seeded with Debian's ONNX test
+## models and the real models' graphs)
 check-fuzz: deps
 	$(Q)mkdir -p $(RESULTS)
 	$(Q)$(MAKE) -s -C tests/fuzz host-tests O=$(FUZZ_O)
