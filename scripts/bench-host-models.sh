@@ -39,32 +39,6 @@ export OPENBLAS_NUM_THREADS=1
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# check_outputs MODEL OUTDIR: the outputs of a run against onnxruntime's
-# reference, as t-model-<model> checks them; "PASS max abs diff X" or
-# "FAIL <why>".
-check_outputs() {
-	if [ ! -x "$VNPU_MODELS_TOOL" ]; then
-		echo "FAIL no checker: $VNPU_MODELS_TOOL is not built (make models)"
-		return 1
-	fi
-	case $1 in
-	blazeface-*)
-		out=$("$VNPU_MODELS_TOOL" blazeface-check "$MODELS/images/astronaut.png" \
-			"$(blazeface_size "$1")" "$2" "$MODELS/ref/$1/out" 2>&1)
-		;;
-	*)
-		f=$(model_ref_output "$1")
-		out=$("$VNPU_MODELS_TOOL" compare "$2/$f" "$MODELS/ref/$1/out/$f" 2>&1)
-		;;
-	esac
-	rc=$?
-	if [ "$rc" = 0 ]; then
-		echo "PASS max abs diff $(max_abs_diff "$out")"
-	else
-		echo "FAIL $(echo "$out" | grep -v '^face [0-9]' | tr '\n' ';' | sed "s|$2/||g; s/;\$//; s/;/; /g")"
-	fi
-	return "$rc"
-}
 
 rc=0
 for m in "$@"; do

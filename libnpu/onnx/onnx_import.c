@@ -103,29 +103,13 @@ int oi_check_value_size(struct imp *im, const char *name, enum npu_dtype dt,
 
 /* ---- Symbols ------------------------------------------------------------ */
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-	/*
-	 * FNV's low bits, which pick the slot, vary little across names
-	 * like t1 ... t99999: murmur3's finalizer spreads the high ones.
-	 */
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h;
-}
-
 struct sym *oi_lookup(struct imp *im, const char *name)
 {
 	size_t i;
 
 	if (!name || !im->tcap)
 		return NULL;
-	for (i = hash(name) & (im->tcap - 1); im->table[i];
+	for (i = oi_name_hash(name) & (im->tcap - 1); im->table[i];
 	     i = (i + 1) & (im->tcap - 1))
 		if (!strcmp(im->syms[im->table[i] - 1].name, name))
 			return &im->syms[im->table[i] - 1];
@@ -140,7 +124,7 @@ static int rehash(struct imp *im, size_t cap)
 	if (!t)
 		return -ENOMEM;
 	for (i = 0; i < im->nsyms; i++) {
-		for (j = hash(im->syms[i].name) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+		for (j = oi_name_hash(im->syms[i].name) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
 			;
 		t[j] = (uint32_t)i + 1;
 	}
@@ -181,7 +165,7 @@ int oi_add_sym(struct imp *im, const char *name, struct sym **out)
 	{
 		size_t j;
 
-		for (j = hash(name) & (im->tcap - 1); im->table[j]; j = (j + 1) & (im->tcap - 1))
+		for (j = oi_name_hash(name) & (im->tcap - 1); im->table[j]; j = (j + 1) & (im->tcap - 1))
 			;
 		im->table[j] = (uint32_t)im->nsyms + 1;
 	}

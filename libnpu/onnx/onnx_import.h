@@ -36,6 +36,7 @@ struct oi_names {
 	size_t n;
 };
 
+uint64_t oi_name_hash(const char *s);
 int oi_names_init(struct oi_names *t, size_t max_entries);
 void oi_names_free(struct oi_names *t);
 /* The value of @name, or NULL. */

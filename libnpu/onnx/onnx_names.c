@@ -11,8 +11,8 @@
 
 #include "onnx_import.h"
 
-/* FNV-1a */
-static uint64_t name_hash(const char *s)
+/* FNV-1a, finalized: the one hash of every name table of the importer. */
+uint64_t oi_name_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
 
@@ -58,7 +58,7 @@ void oi_names_free(struct oi_names *t)
 /* The slot of @name, or the empty slot where it would go. */
 static size_t slot(const struct oi_names *t, const char *name)
 {
-	size_t i = name_hash(name) & (t->cap - 1);
+	size_t i = oi_name_hash(name) & (t->cap - 1);
 
 	while (t->key[i] && strcmp(t->key[i], name))
 		i = (i + 1) & (t->cap - 1);

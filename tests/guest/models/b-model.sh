@@ -33,28 +33,6 @@ if ! model_file "$name" >/dev/null; then
 	exit 0
 fi
 
-# check_outputs MODEL OUTDIR: the outputs of a run against onnxruntime's
-# reference, as t-model-<model> checks them; "PASS max abs diff X" or
-# "FAIL <why>".
-check_outputs() {
-	case $1 in
-	blazeface-*)
-		check_out=$("$VNPU_MODELS_TOOL" blazeface-check "$MODELS/images/astronaut.png" \
-			"$(blazeface_size "$1")" "$2" "$MODELS/ref/$1/out" 2>&1)
-		;;
-	*)
-		f=$(model_ref_output "$1")
-		check_out=$("$VNPU_MODELS_TOOL" compare "$2/$f" "$MODELS/ref/$1/out/$f" 2>&1)
-		;;
-	esac
-	check_rc=$?
-	if [ "$check_rc" = 0 ]; then
-		echo "PASS max abs diff $(max_abs_diff "$check_out")"
-	else
-		echo "FAIL $(echo "$check_out" | grep -v '^face [0-9]' | tr '\n' ';' | sed "s|$2/||g; s/;\$//; s/;/; /g")"
-	fi
-	return "$check_rc"
-}
 
 out=/tmp/b-model-$name
 if ! run_model "$name" "$(model_ref_input "$name")" "$out"; then

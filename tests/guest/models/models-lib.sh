@@ -106,6 +106,34 @@ max_abs_diff() {
 	echo "$1" | sed -n 's/.*max abs diff \([^ ]*\).*/\1/p' | tail -n 1
 }
 
+# check_outputs MODEL OUTDIR: the outputs of a run against onnxruntime's
+# reference, as t-model-<model> checks them; prints "PASS max abs diff X"
+# or "FAIL <why>".  The benchmarks check what they time with it, in the
+# guest (b-model) and on the host (scripts/bench-host-models.sh).
+check_outputs() {
+	if [ ! -x "$VNPU_MODELS_TOOL" ]; then
+		echo "FAIL no checker: $VNPU_MODELS_TOOL is not built (make models)"
+		return 1
+	fi
+	case $1 in
+	blazeface-*)
+		check_out=$("$VNPU_MODELS_TOOL" blazeface-check "$MODELS/images/astronaut.png" \
+			"$(blazeface_size "$1")" "$2" "$MODELS/ref/$1/out" 2>&1)
+		;;
+	*)
+		f=$(model_ref_output "$1")
+		check_out=$("$VNPU_MODELS_TOOL" compare "$2/$f" "$MODELS/ref/$1/out/$f" 2>&1)
+		;;
+	esac
+	check_rc=$?
+	if [ "$check_rc" = 0 ]; then
+		echo "PASS max abs diff $(max_abs_diff "$check_out")"
+	else
+		echo "FAIL $(echo "$check_out" | grep -v '^face [0-9]' | tr '\n' ';' | sed "s|$2/||g; s/;\$//; s/;/; /g")"
+	fi
+	return "$check_rc"
+}
+
 # larger of two max abs diffs (as awk reads numbers, inf included)
 max_of() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b == "" || a + 0 >= b + 0) print a; else print b }'
