@@ -748,30 +748,55 @@ int vnpu_eng_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
  * on index vectors and per-element dtype dispatch is gone; a contiguous
  * row is read in place.
  */
-static void softmax_row(float *yp, int64_t ys, const float *xp, int64_t xs,
-			uint32_t n, float *e)
+/* The end of the chunk from @i, or 0 if the command was stopped. */
+static uint32_t row_chunk(struct vnpu_run_ctx *rc, uint32_t i, uint32_t n)
+{
+	uint32_t end = n - i > VNPU_ROW_CHUNK ? i + VNPU_ROW_CHUNK : n;
+
+	return vnpu_run_tick(rc, end - i) ? 0 : end;
+}
+
+/* Each pass polls every VNPU_ROW_CHUNK elements; false if stopped. */
+static bool softmax_row(float *yp, int64_t ys, const float *xp, int64_t xs,
+			uint32_t n, float *e, struct vnpu_run_ctx *rc)
 {
 	float mx = -INFINITY, sum = 0.0f;
-	uint32_t i;
+	uint32_t i, end;
 
 	if (xs != 1) {
 		for (i = 0; i < n; i++)
 			e[i] = xp[(int64_t)i * xs];
 		xp = e;
 	}
-	for (i = 0; i < n; i++)
-		mx = xp[i] > mx ? xp[i] : mx;
-	for (i = 0; i < n; i++) {
-		e[i] = expf(xp[i] - mx);
-		sum += e[i];
+	for (i = 0; i < n; i = end) {
+		end = row_chunk(rc, i, n);
+		if (!end)
+			return false;
+		for (; i < end; i++)
+			mx = xp[i] > mx ? xp[i] : mx;
 	}
-	if (ys == 1) {
-		for (i = 0; i < n; i++)
-			yp[i] = e[i] / sum;
-	} else {
-		for (i = 0; i < n; i++)
-			yp[(int64_t)i * ys] = e[i] / sum;
+	for (i = 0; i < n; i = end) {
+		end = row_chunk(rc, i, n);
+		if (!end)
+			return false;
+		for (; i < end; i++) {
+			e[i] = expf(xp[i] - mx);
+			sum += e[i];
+		}
 	}
+	for (i = 0; i < n; i = end) {
+		end = row_chunk(rc, i, n);
+		if (!end)
+			return false;
+		if (ys == 1) {
+			for (; i < end; i++)
+				yp[i] = e[i] / sum;
+		} else {
+			for (; i < end; i++)
+				yp[(int64_t)i * ys] = e[i] / sum;
+		}
+	}
+	return true;
 }
 
 int vnpu_eng_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
@@ -796,17 +821,16 @@ int vnpu_eng_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	do {
 		int64_t xb = 0, yb = 0;
 
-		if (vnpu_run_tick(rc, 3ull * n)) {
-			vnpu_run_free(rc, e);
-			return -ECANCELED;
-		}
 		for (i = 0; i < no; i++) {
 			xb += (int64_t)oi[i] * xo[i];
 			yb += (int64_t)oi[i] * yo[i];
 		}
 		/* In place (Y over X) reads a row whole before writing it. */
-		softmax_row((float *)(void *)y->p + yb, y->st[ax],
-			    (const float *)(void *)x->p + xb, x->st[ax], n, e);
+		if (!softmax_row((float *)(void *)y->p + yb, y->st[ax],
+				 (const float *)(void *)x->p + xb, x->st[ax], n, e, rc)) {
+			vnpu_run_free(rc, e);
+			return -ECANCELED;
+		}
 	} while (next_index(oi, od, no));
 	vnpu_run_free(rc, e);
 	return 0;

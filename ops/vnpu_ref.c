@@ -1853,6 +1853,19 @@ static bool outer_next(uint32_t *idx, const uint32_t *dims, int axis)
 	return axis > 0 && idx_next(idx, dims, axis);
 }
 
+/*
+ * Count one element of a row towards the next tick, ticking every
+ * VNPU_ROW_CHUNK; the caller ticks what is left at the row's end.  True
+ * once the command is stopped.
+ */
+static bool row_poll(struct vnpu_run_ctx *rc, uint32_t *k)
+{
+	if (++*k < VNPU_ROW_CHUNK)
+		return false;
+	*k = 0;
+	return vnpu_run_tick(rc, VNPU_ROW_CHUNK);
+}
+
 static int ref_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		       struct vnpu_run_ctx *rc)
 {
@@ -1867,25 +1880,30 @@ static int ref_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	/* The softmax axis goes innermost: iterate the others, then it. */
 	do {
 		float mx = -INFINITY, sum = 0.0f;
+		uint32_t k = 0;
 
-		if (vnpu_run_tick(rc, 3ull * n)) {
-			vnpu_run_free(rc, e);
-			return -ECANCELED;
-		}
-
+		/* Each pass polls every VNPU_ROW_CHUNK elements. */
 		for (i = 0; i < n; i++) {
+			if (row_poll(rc, &k))
+				goto stopped;
 			idx[ax] = i;
 			e[i] = vnpu_ld(x, tv_at(x, idx), 0);
 			mx = e[i] > mx ? e[i] : mx;
 		}
 		for (i = 0; i < n; i++) {
+			if (row_poll(rc, &k))
+				goto stopped;
 			e[i] = expf(e[i] - mx);
 			sum += e[i];
 		}
 		for (i = 0; i < n; i++) {
+			if (row_poll(rc, &k))
+				goto stopped;
 			idx[ax] = i;
 			vnpu_st(y, tv_at(y, idx), e[i] / sum, 0, c->round);
 		}
+		if (vnpu_run_tick(rc, k))
+			goto stopped;
 		idx[ax] = 0;
 		for (d = r - 1; d >= 0; d--) {
 			if (d == (int)ax)
@@ -1897,6 +1915,9 @@ static int ref_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	} while (d >= 0);
 	vnpu_run_free(rc, e);
 	return 0;
+stopped:
+	vnpu_run_free(rc, e);
+	return -ECANCELED;
 }
 
 static int ref_layernorm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
@@ -1912,29 +1933,36 @@ static int ref_layernorm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	for (d = ax; d < r; d++)
 		cnt *= x->dims[d];
 	do {
-		uint32_t in[VNPU_MAX_RANK];
+		uint32_t in[VNPU_MAX_RANK], k = 0;
 		double sum = 0.0, sq = 0.0;
 		float mean, rstd;
 
-		if (vnpu_run_tick(rc, 3 * cnt))
-			return -ECANCELED;
-
-		/* Statistics in double: the reference should not lose bits. */
+		/*
+		 * Statistics in double: the reference should not lose bits.
+		 * Each pass polls every VNPU_ROW_CHUNK elements.
+		 */
 		memcpy(in, idx, sizeof(in));
 		do {
 			double v = vnpu_ld(x, tv_at(x, in), 0);
 
+			if (row_poll(rc, &k))
+				return -ECANCELED;
 			sum += v;
 		} while (idx_next(in + ax, x->dims + ax, r - ax));
 		mean = (float)(sum / (double)cnt);
 		do {
 			double v = (double)vnpu_ld(x, tv_at(x, in), 0) - mean;
 
+			if (row_poll(rc, &k))
+				return -ECANCELED;
 			sq += v * v;
 		} while (idx_next(in + ax, x->dims + ax, r - ax));
 		rstd = (float)(1.0 / sqrt(sq / (double)cnt + eps));
 		do {
 			float v = (vnpu_ld(x, tv_at(x, in), 0) - mean) * rstd;
+
+			if (row_poll(rc, &k))
+				return -ECANCELED;
 
 			if (g->p)
 				v *= vnpu_ld(g, tv_at(g, in + ax), 0);
@@ -1942,6 +1970,8 @@ static int ref_layernorm(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 				v += vnpu_ld(bt, tv_at(bt, in + ax), 0);
 			vnpu_st(y, tv_at(y, in), v, 0, c->round);
 		} while (idx_next(in + ax, x->dims + ax, r - ax));
+		if (vnpu_run_tick(rc, k))
+			return -ECANCELED;
 	} while (outer_next(idx, x->dims, ax));
 	return 0;
 }

@@ -29,6 +29,11 @@
  * register block sweep is 1.5 M MACs, well under a millisecond).
  */
 #define VNPU_POLL_WORK		(1u << 13)
+/*
+ * Elements of one row (SOFTMAX, LAYERNORM) between two ticks: a row may
+ * be 2^16 elements of three passes, ~2 ms, too long to run unpolled.
+ */
+#define VNPU_ROW_CHUNK		4096u
 #define VNPU_POLL_BLOCK		(1u << 26)
 
 /* ---- Scratch arena ---------------------------------------------------- */
