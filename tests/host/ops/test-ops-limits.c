@@ -517,6 +517,18 @@ static void test_poll_density(void **state)
 		softmax(&c, 1);
 		alloc_all(&c);
 		check_polls(&c, VNPU_POLL_WORK, "softmax, inner axis");
+		/* One row as long as REDUCTION allows: polled inside the row. */
+		cmd_init(&c, VNPU_OP_SOFTMAX);
+		c.t[0] = tdesc(VNPU_DT_FP32, 1, (const uint32_t[]){ VNPU_LIMIT_REDUCTION });
+		c.t[3] = c.t[0];
+		alloc_all(&c);
+		check_polls(&c, VNPU_POLL_WORK, "softmax, one row of 2^16");
+		cmd_init(&c, VNPU_OP_LAYERNORM);
+		c.attr.layernorm.epsilon = f2u(1e-5f);
+		c.t[0] = tdesc(VNPU_DT_FP32, 1, (const uint32_t[]){ VNPU_LIMIT_REDUCTION });
+		c.t[3] = c.t[0];
+		alloc_all(&c);
+		check_polls(&c, VNPU_POLL_WORK, "layer norm, one row of 2^16");
 		convt(&c, 1);
 		alloc_all(&c);
 		check_polls(&c, VNPU_POLL_WORK, "narrow conv transpose");
