@@ -176,12 +176,14 @@ static int f32_epilogue(unsigned int act, float alpha, float beta,
 
 /*
  * Work of one cblas_sgemm call, in MACs.  A call cannot be interrupted, so
- * a product is cut into blocks no larger than this (about 1.5 ms of fp32
- * work on one core).  Measured cost on the 1024^3 GEMM: 0.88x of one
- * uncut call, against 0.79x for 2^24-MAC blocks; 512^3 and smaller fit
- * one block and lose nothing.
+ * a product is cut into blocks no larger than this: 2^24 MACs is 0.3-0.6
+ * ms of fp32 work on one core (27-49 GMAC/s, AVX2 and AVX-512 hosts),
+ * within the 1 ms a reset may wait for abandoned work; 2^26 took 1.4-2.8
+ * ms.  The price, measured on the 1024^3 GEMM: 0.79x of one uncut call,
+ * against 0.88x for 2^26-MAC blocks; 256^3 and smaller fit one block and
+ * lose nothing.
  */
-#define F32_BLOCK_MACS	VNPU_POLL_BLOCK
+#define F32_BLOCK_MACS	(VNPU_POLL_BLOCK / 4)
 #define F32_OUT_MACS	64
 
 static int f32_gemm(const struct vnpu_cmd_compute *c, const struct mat *a,
