@@ -208,10 +208,13 @@ else
 	record 1 "$name: $total execs in $secs s, 0 crashes"
 fi
 
+failed=$(printf '%s\n' "${tap[@]}" | grep -c '^not ok' || true)
+summary="# $name: $((${#tap[@]} - failed)) passed, $failed failed, 0 skipped"
 {
 	echo "TAP version 13"
 	echo "1..${#tap[@]}"
 	printf '%s\n' "${tap[@]}"
+	echo "$summary"
 } >"$results"
-printf '%s\n' "${tap[@]}"
-! grep -q '^not ok' "$results"
+printf '%s\n' "${tap[@]}" "$summary"
+[ "$failed" = 0 ]
