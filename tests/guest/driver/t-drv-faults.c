@@ -177,9 +177,13 @@ int main(void)
 		t_cmd_write(c3.map, 0x10, 1);
 		t_cmd_write((char *)c3.map + 64, o3.va, 99);
 		T_REQUIRE(submit_sync(fd3, c3.va + 4096, n, 3, 0, syn, &slow) == 0);
+		/*
+		 * Queued before the faults: submitted after them, the third
+		 * fault can ban the file first and SUBMIT rightly fails.
+		 */
+		T_REQUIRE(submit_sync(fd3, c3.va + 64, 24, 1, syn, 0, &x) == 0);
 		for (i = 0; i < 3; i++)
 			T_REQUIRE(t_submit(fd3, c3.va, 24, 0, NULL, 0, NULL) == 0);
-		T_REQUIRE(submit_sync(fd3, c3.va + 64, 24, 1, syn, 0, &x) == 0);
 		int wr = t_wait_job(fd3, x, 120), sx = job_state(fd3, x);
 
 		t_ok(wr == 0 && sx == DRM_VNPU_JOB_ABORTED && ((uint64_t *)o3.map)[0] == 0,
