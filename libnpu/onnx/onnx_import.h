@@ -91,6 +91,12 @@ struct nctx {
 	const char *name;
 };
 
+/* What a kernel op's create() sees (npu/onnx.h). */
+struct npu_onnx_node {
+	const Onnx__NodeProto *n;
+	int64_t opset;
+};
+
 /*
  * A node as the importer builds it: npu_node_desc with its op parameters
  * inline, which is easy to fill field by field.  oi_add_node() turns it

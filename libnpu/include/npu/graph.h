@@ -159,6 +159,11 @@ enum npu_node_kind {
 	 * strided view of X: Slice with any steps.
 	 */
 	NPU_NODE_SLICE,
+	/*
+	 * A CPU kernel (kernel.h), added with npu_graph_add_kernel_node()
+	 * only: any number of inputs and outputs of any dtype.  Since 1.5.
+	 */
+	NPU_NODE_KERNEL,
 	NPU_NODE_KIND_COUNT,
 };
 
@@ -213,6 +218,40 @@ int npu_graph_add_value(struct npu_graph *g, const struct npu_value_desc *v,
  */
 int npu_graph_add_node(struct npu_graph *g, const struct npu_node_desc *n,
 		       uint32_t *id);
+
+/* ---- Kernel nodes (since 1.5, NPU_1.5) ------------------------------ */
+
+struct npu_kernel;
+
+/*
+ * A node running a CPU kernel (kernel.h).  Extensible (npu.h "ABI
+ * rules"): NPU_KERNEL_NODE_DESC_INIT, then fill.  @kernel must stay valid
+ * while the graph or a runtime compiled from it exists (a static table);
+ * the graph takes @state (even when the call fails) and releases it with
+ * @kernel->release once the graph and its runtimes are freed.
+ */
+struct npu_kernel_node_desc {
+	uint32_t size;			/* sizeof(struct npu_kernel_node_desc) */
+	const char *name;		/* optional, copied; for messages */
+	const struct npu_kernel *kernel;
+	void *state;
+	uint32_t num_inputs;		/* <= NPU_KERNEL_MAX_INPUTS */
+	const uint32_t *inputs;		/* NPU_VALUE_NONE if absent */
+	uint32_t num_outputs;		/* 1..NPU_KERNEL_MAX_OUTPUTS */
+	const uint32_t *outputs;
+};
+
+#define NPU_KERNEL_NODE_DESC_INIT { .size = sizeof(struct npu_kernel_node_desc) }
+
+/*
+ * Add a kernel node; *@id (if not NULL) receives its index.  Checks the
+ * value ids, that no output is static, an input or written by another
+ * node, and runs @kernel->infer: -EINVAL (npu_graph_error() says why)
+ * when it fails or its dtypes and shapes differ from the output values'.
+ */
+int npu_graph_add_kernel_node(struct npu_graph *g,
+			      const struct npu_kernel_node_desc *d,
+			      uint32_t *id);
 
 size_t npu_graph_num_values(const struct npu_graph *g);
 size_t npu_graph_num_nodes(const struct npu_graph *g);

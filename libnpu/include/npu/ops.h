@@ -66,7 +66,7 @@ struct npu_queue;
 
 #define NPU_TENSOR_MAX_RANK	6
 
-/* Element types; same values as the hardware's VNPU_DT_*. */
+/* Element types; 1 to 6 are the hardware's VNPU_DT_* values. */
 enum npu_dtype {
 	NPU_DTYPE_FP32 = 1,
 	NPU_DTYPE_FP16 = 2,	/* storage only, computed in fp32 */
@@ -74,6 +74,18 @@ enum npu_dtype {
 	NPU_DTYPE_INT8 = 4,	/* quantized: needs scale and zero point */
 	NPU_DTYPE_UINT8 = 5,	/* quantized: needs scale and zero point */
 	NPU_DTYPE_INT32 = 6,	/* GEMM/CONV2D biases and raw accumulators */
+	/*
+	 * Host-only types (since 1.5): graph values and CPU kernels
+	 * (kernel.h) take them, no device op or libnpu op does.  BOOL is one
+	 * byte, 0 or 1.
+	 */
+	NPU_DTYPE_INT64 = 7,
+	NPU_DTYPE_BOOL = 8,
+	NPU_DTYPE_FP64 = 9,
+	NPU_DTYPE_INT16 = 10,
+	NPU_DTYPE_UINT16 = 11,
+	NPU_DTYPE_UINT32 = 12,
+	NPU_DTYPE_UINT64 = 13,
 };
 
 /* Bytes of one element, 0 for an unknown dtype. */

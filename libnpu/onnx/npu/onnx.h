@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "npu/npu.h"
+#include "npu/kernel.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +43,7 @@ struct npu_onnx_shape {
 };
 
 struct npu_onnx_tensor;
+struct npu_onnx_op;
 
 /* Load options; zero-initialise. */
 struct npu_onnx_options {
@@ -75,6 +77,13 @@ struct npu_onnx_options {
 	uint64_t max_const_bytes;
 	/* bytes of any one tensor whose shape import infers or is given */
 	uint64_t max_value_bytes;
+	/*
+	 * Custom operators (below): a node whose domain and op type match
+	 * one runs its kernel.  They take precedence over the built-in ops,
+	 * so an application can also replace one of those.  Since 1.5.
+	 */
+	const struct npu_onnx_op *const *custom_ops;
+	size_t num_custom_ops;
 };
 
 #define NPU_ONNX_DEFAULT_MAX_NESTING		64u
@@ -121,15 +130,80 @@ int npu_onnx_output(const struct npu_onnx_model *m, size_t i,
 /* The default-domain opset the model imports. */
 int64_t npu_onnx_opset(const struct npu_onnx_model *m);
 
+/* ---- Operators with a CPU kernel: custom operators (since 1.5) ------- */
+
+/*
+ * The node being imported, as npu_onnx_op.create sees it; valid during
+ * that call only.
+ */
+struct npu_onnx_node;
+
+/*
+ * An ONNX operator run by a CPU kernel (npu/kernel.h).  Extensible
+ * (npu.h "ABI rules"): NPU_ONNX_OP_INIT, then fill.  Every ONNX op of
+ * libnpu-onnx that has no device op is one of these, so a custom op gets
+ * exactly what the built-in ones get: shape inference (the kernel's
+ * infer), folding when its inputs are constants, a place in the graph's
+ * CPU segments, the CPU path's limits, and messages naming the node.
+ *
+ * @domain: the node's domain ("" or "ai.onnx" is the default domain)
+ * @op_type: the node's op type
+ * @since_version, @until_version: opsets of @domain the entry applies to
+ *	(0: no bound); the model's opset_import gives the node's
+ * @kernel: must outlive every model and runtime that uses it
+ * @create: parse the node's attributes into the kernel's state for that
+ *	node (NULL: state NULL); 0, or -EINVAL with a reason in @err.  The
+ *	state then belongs to the graph (kernel->release frees it).
+ * @opaque: passed to @create
+ */
+struct npu_onnx_op {
+	uint32_t size;		/* sizeof(struct npu_onnx_op) */
+	const char *domain;
+	const char *op_type;
+	int64_t since_version;
+	int64_t until_version;
+	const struct npu_kernel *kernel;
+	int (*create)(const struct npu_onnx_node *node, void *opaque,
+		      void **state, char *err, size_t err_size);
+	void *opaque;
+};
+
+#define NPU_ONNX_OP_INIT	{ .size = sizeof(struct npu_onnx_op) }
+
+/* The node's op type, name ("" if unnamed), domain and its opset. */
+const char *npu_onnx_node_op_type(const struct npu_onnx_node *n);
+const char *npu_onnx_node_name(const struct npu_onnx_node *n);
+int64_t npu_onnx_node_opset(const struct npu_onnx_node *n);
+/* Inputs and outputs the node lists, absent optional ones included. */
+size_t npu_onnx_node_num_inputs(const struct npu_onnx_node *n);
+size_t npu_onnx_node_num_outputs(const struct npu_onnx_node *n);
+
+/*
+ * The node's attribute @name: 0 with its value, -ENOENT when the node has
+ * none of that name, -EINVAL when it has another type.  Arrays point into
+ * the model (valid during create()); npu_onnx_attr_string() copies at
+ * most @size - 1 bytes plus a NUL, -ERANGE if it does not fit.
+ */
+int npu_onnx_attr_int(const struct npu_onnx_node *n, const char *name,
+		      int64_t *v);
+int npu_onnx_attr_float(const struct npu_onnx_node *n, const char *name,
+			float *v);
+int npu_onnx_attr_ints(const struct npu_onnx_node *n, const char *name,
+		       const int64_t **v, size_t *count);
+int npu_onnx_attr_floats(const struct npu_onnx_node *n, const char *name,
+			 const float **v, size_t *count);
+int npu_onnx_attr_string(const struct npu_onnx_node *n, const char *name,
+			 char *buf, size_t size);
+
 /*
  * A serialized TensorProto (ONNX's test_data_set_N/input_K.pb) read into
- * dense native data.  INT64 data is kept as int64 (dtype field
- * NPU_ONNX_INT64), everything else as the npu_dtype.
+ * dense native data of its npu_dtype (int64 as NPU_DTYPE_INT64 since 1.5;
+ * NPU_ONNX_INT64 is kept as its old name).
  */
-#define NPU_ONNX_INT64	100
+#define NPU_ONNX_INT64	NPU_DTYPE_INT64
 struct npu_onnx_tensor {
 	char name[128];
-	int dtype;		/* enum npu_dtype, or NPU_ONNX_INT64 */
+	int dtype;		/* enum npu_dtype */
 	uint32_t rank;
 	uint32_t dims[NPU_TENSOR_MAX_RANK];
 	void *data;		/* malloc'd */
