@@ -32,8 +32,12 @@ extern const struct npu_onnx_op *const ok_ops_math[];
 extern const struct npu_onnx_op *const ok_ops_index[];
 /* Reductions, arg/top-k, softmax forms, normalizations, losses. */
 extern const struct npu_onnx_op *const ok_ops_reduce[];
-/* Convolutions and pooling of any rank, Einsum, RNNs, GridSample, NMS, DFT. */
+/* Convolutions and pooling of any rank, MatMul/Gemm forms, Einsum, Resize, GridSample. */
 extern const struct npu_onnx_op *const ok_ops_nn[];
+/* RNN/GRU/LSTM, DFT/STFT and windows, NonMaxSuppression, TfIdfVectorizer. */
+extern const struct npu_onnx_op *const ok_ops_seq[];
+/* Quantization: QuantizeLinear, DequantizeLinear, QLinear*, *Integer. */
+extern const struct npu_onnx_op *const ok_ops_quant[];
 
 /* ---- dtypes ------------------------------------------------------------------ */
 
