@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+/* What the reduce family's kernels share: dtype checks and axis splits. */
+#include "ok_reduce.h"
+
+int ok_red_check_float(const char *what, enum npu_dtype dt, char *err, size_t err_size)
+{
+	if (ok_is_float(dt))
+		return 0;
+	return ok_fail(err, err_size, "%s must be float16, bfloat16, float32 or float64, not %s",
+		       what, ok_dtype_name(dt));
+}
+
+int ok_red_check_numeric(const char *what, enum npu_dtype dt, char *err, size_t err_size)
+{
+	if (dt == NPU_DTYPE_BOOL || dt == NPU_DTYPE_UINT64 || ok_dtype_name(dt)[0] == '?')
+		return ok_fail(err, err_size, "%s must be a number of at most 64 signed bits, not %s",
+			       what, ok_dtype_name(dt));
+	return 0;
+}
+
+void ok_red_split(const struct npu_kernel_tensor *t, uint32_t axis, uint64_t *outer,
+		  uint64_t *n, uint64_t *inner)
+{
+	uint64_t o = 1, in = 1;
+	uint32_t d;
+
+	for (d = 0; d < axis; d++)
+		o *= t->dims[d];
+	for (d = axis + 1; d < t->rank; d++)
+		in *= t->dims[d];
+	*outer = o;
+	*n = t->rank ? t->dims[axis] : 1;
+	*inner = in;
+}
