@@ -42,8 +42,11 @@ NPU_EXPORT void npu_graph_free(struct npu_graph *g)
 		if (!g->v[i].data_borrowed)
 			free(g->v[i].data);
 	}
-	for (i = 0; i < g->nn; i++)
+	for (i = 0; i < g->nn; i++) {
 		free(g->n[i].name);
+		free(g->n[i].kv);
+		npu__gkernel_put(g->n[i].kern);
+	}
 	free(g->v);
 	free(g->n);
 	free(g);
@@ -150,6 +153,22 @@ NPU_EXPORT int npu_graph_add_value(struct npu_graph *g,
 	return 0;
 }
 
+int npu__graph_reserve_node(struct npu_graph *g)
+{
+	if (g->nn >= UINT32_MAX - 1)
+		return -ENOSPC;
+	if (g->nn == g->cap_n) {
+		size_t cap = g->cap_n ? 2 * g->cap_n : 16;
+		struct gnode *nn = realloc(g->n, cap * sizeof(*nn));
+
+		if (!nn)
+			return -ENOMEM;
+		g->n = nn;
+		g->cap_n = cap;
+	}
+	return 0;
+}
+
 NPU_EXPORT int npu_graph_add_node(struct npu_graph *g,
 				  const struct npu_node_desc *d, uint32_t *id)
 {
@@ -185,6 +204,9 @@ NPU_EXPORT int npu_graph_add_node(struct npu_graph *g,
 	}
 	if ((unsigned int)d->kind >= NPU_NODE_KIND_COUNT)
 		return npu__graph_fail(g, "node %s: unknown kind %u", nm, (unsigned int)d->kind);
+	if (d->kind == NPU_NODE_KERNEL)
+		return npu__graph_fail(g, "node %s: kernel nodes are added with npu_graph_add_kernel_node()",
+				       nm);
 	if (d->flags & ~NPU_NODE_NCHW)
 		return npu__graph_fail(g, "node %s: unknown flags", nm);
 	if (!d->num_inputs || d->num_inputs > GNODE_MAX_INPUTS || !d->inputs)
@@ -203,17 +225,9 @@ NPU_EXPORT int npu_graph_add_node(struct npu_graph *g,
 		return npu__graph_fail(g, "node %s: value %s is already written by node %s", nm,
 				       g->v[d->output].name,
 				       g->n[g->v[d->output].producer].name);
-	if (g->nn >= UINT32_MAX - 1)
-		return -ENOSPC;
-	if (g->nn == g->cap_n) {
-		size_t cap = g->cap_n ? 2 * g->cap_n : 16;
-		struct gnode *nn = realloc(g->n, cap * sizeof(*nn));
-
-		if (!nn)
-			return -ENOMEM;
-		g->n = nn;
-		g->cap_n = cap;
-	}
+	ret = npu__graph_reserve_node(g);
+	if (ret)
+		return ret;
 	n = &g->n[g->nn];
 	memset(n, 0, sizeof(*n));
 	n->name = dup_name(d->name);
@@ -313,6 +327,8 @@ const char *npu__node_op_name(const struct gnode *n)
 		return "CONCAT";
 	case NPU_NODE_SLICE:
 		return "SLICE";
+	case NPU_NODE_KERNEL:
+		return n->kern->k.name ? n->kern->k.name : "KERNEL";
 	default:
 		return "?";
 	}
@@ -553,6 +569,10 @@ NPU_EXPORT int npu_graph_node_supported(struct npu_graph *g, uint32_t id,
 		return npu__graph_fail(g, "no node %u", id);
 	n = &g->n[id];
 	switch (n->kind) {
+	case NPU_NODE_KERNEL:
+		if (reason)
+			*reason = "a CPU kernel";
+		return 0;
 	case NPU_NODE_RESHAPE:
 		if (g->v[n->in[0]].elems != g->v[n->out].elems ||
 		    g->v[n->in[0]].dtype != g->v[n->out].dtype)

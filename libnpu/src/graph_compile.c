@@ -42,11 +42,21 @@ static int work_clone(const struct npu_graph *g, struct npu_graph **out)
 		w->nv++;
 	}
 	for (i = 0; i < g->nn; i++) {
-		w->n[i] = g->n[i];
-		w->n[i].name = strdup(g->n[i].name);
+		const struct gnode *n = &g->n[i];
+
+		w->n[i] = *n;
+		w->n[i].kv = NULL;
+		w->n[i].kern = npu__gkernel_get(n->kern);
+		w->nn++;
+		w->n[i].name = strdup(n->name);
 		if (!w->n[i].name)
 			goto nomem;
-		w->nn++;
+		if (n->kv) {
+			w->n[i].kv = malloc(4ull * (n->kin + n->kout));
+			if (!w->n[i].kv)
+				goto nomem;
+			memcpy(w->n[i].kv, n->kv, 4ull * (n->kin + n->kout));
+		}
 	}
 	*out = w;
 	return 0;
@@ -69,12 +79,15 @@ static int topo_sort(struct cstate *c)
 	if (!deps || !start)
 		goto nomem;
 	/* Users of each value, as a compressed adjacency list. */
-	for (i = 0; i < w->nn; i++)
-		for (k = 0; k < w->n[i].num_inputs; k++)
-			if (w->n[i].in[k] != NPU_VALUE_NONE) {
-				start[w->n[i].in[k] + 1]++;
+	for (i = 0; i < w->nn; i++) {
+		const uint32_t *in = npu__node_inputs(&w->n[i]);
+
+		for (k = 0; k < npu__node_num_inputs(&w->n[i]); k++)
+			if (in[k] != NPU_VALUE_NONE) {
+				start[in[k] + 1]++;
 				total++;
 			}
+	}
 	for (i = 0; i < w->nv; i++)
 		start[i + 1] += start[i];
 	users = malloc((total ? total : 1) * 4);
@@ -86,8 +99,10 @@ static int topo_sort(struct cstate *c)
 		if (!fill)
 			goto nomem;
 		for (i = 0; i < w->nn; i++) {
-			for (k = 0; k < w->n[i].num_inputs; k++) {
-				uint32_t v = w->n[i].in[k];
+			const uint32_t *in = npu__node_inputs(&w->n[i]);
+
+			for (k = 0; k < npu__node_num_inputs(&w->n[i]); k++) {
+				uint32_t v = in[k];
 
 				if (v == NPU_VALUE_NONE)
 					continue;
@@ -100,13 +115,14 @@ static int topo_sort(struct cstate *c)
 	}
 	for (i = 0; i < w->nn; i++) {
 		const struct gnode *n = &w->n[i];
+		const uint32_t *in = npu__node_inputs(n);
 
-		for (k = 0; k < n->num_inputs; k++) {
+		for (k = 0; k < npu__node_num_inputs(n); k++) {
 			const struct gvalue *v;
 
-			if (n->in[k] == NPU_VALUE_NONE)
+			if (in[k] == NPU_VALUE_NONE)
 				continue;
-			v = &w->v[n->in[k]];
+			v = &w->v[in[k]];
 			if (v->producer == NPU_VALUE_NONE && !v->data &&
 			    !(v->flags & NPU_VALUE_INPUT)) {
 				ret = -ENOENT;
@@ -120,11 +136,18 @@ static int topo_sort(struct cstate *c)
 	}
 	while (head < c->norder) {
 		const struct gnode *n = &w->n[c->order[head++]];
-		uint32_t v = n->out;
+		const uint32_t *outs = npu__node_outputs(n);
+		uint32_t o;
 
-		for (k = start[v]; k < start[v + 1]; k++)
-			if (--deps[users[k]] == 0)
-				c->order[c->norder++] = users[k];
+		for (o = 0; o < npu__node_num_outputs(n); o++) {
+			uint32_t v = outs[o];
+
+			if (v == NPU_VALUE_NONE)
+				continue;
+			for (k = start[v]; k < start[v + 1]; k++)
+				if (--deps[users[k]] == 0)
+					c->order[c->norder++] = users[k];
+		}
 	}
 	if (c->norder != w->nn) {
 		for (i = 0; i < w->nn && !deps[i]; i++)
@@ -169,6 +192,7 @@ NPU_EXPORT void npu_runtime_free(struct npu_runtime *rt)
 		npu_fence_free(rt->steps[i].prof_fence);
 		npu_cmdbuf_destroy(rt->steps[i].prof_cb);
 		npu_op_free(rt->steps[i].op);
+		npu__rkernel_free(rt->steps[i].kern);
 	}
 	for (i = 0; i < rt->num_nodes && rt->nodes; i++)
 		free(rt->nodes[i].name);
@@ -240,6 +264,21 @@ int npu__runtime_arena(struct npu_runtime *rt, uint8_t **p)
 	return ret;
 }
 
+int npu__runtime_statics(struct npu_runtime *rt, uint8_t **p)
+{
+	void *m;
+	int ret;
+
+	if (!rt->static_buf) {
+		*p = rt->static_host;
+		return 0;
+	}
+	ret = npu_buffer_map(rt->static_buf, &m);
+	if (!ret)
+		*p = m;
+	return ret;
+}
+
 static int by_address(const void *a, const void *b)
 {
 	uintptr_t x = (uintptr_t)*(struct npu_buffer *const *)a;
@@ -272,9 +311,11 @@ static int partition(struct npu_runtime *rt)
 		return -ENOMEM;
 	for (i = 0; i < rt->num_steps; i++) {
 		struct rstep *st = &rt->steps[i];
-		size_t bytes = npu_op_num_commands(st->op) * sizeof(struct vnpu_cmd_compute) +
+		/* what a device job holds: CPU steps (kernels have no op) count nothing */
+		size_t bytes = !st->device ? 0 :
+			       npu_op_num_commands(st->op) * sizeof(struct vnpu_cmd_compute) +
 			       sizeof(struct vnpu_cmd_barrier);
-		uint64_t work = npu__op_work(st->op);
+		uint64_t work = st->device ? npu__op_work(st->op) : 0;
 
 		if (!s || s->device != st->device ||
 		    (st->device && (seg_bytes + bytes > cap ||
@@ -442,6 +483,8 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 		default:
 			rn->where = w->n[i].kind == NPU_NODE_RESHAPE ? NPU_WHERE_ELIDED :
 				    NPU_WHERE_CPU;
+			if (w->n[i].kind == NPU_NODE_KERNEL)
+				rn->cpu_reason = "a CPU kernel";
 			break;
 		}
 	}
@@ -459,6 +502,7 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 		for (i = 0; i < c.norder; i++) {
 			uint32_t id = c.order[i], k;
 			struct gnode *n = &w->n[id];
+			const uint32_t *in = npu__node_inputs(n), *outs = npu__node_outputs(n);
 
 			if (c.state[id] != N_ALIVE)
 				continue;
@@ -472,6 +516,8 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 					goto out;
 				}
 				root[n->out] = root[n->in[0]];
+			} else if (n->kind == NPU_NODE_KERNEL) {
+				nsteps++;
 			} else if (!npu__node_has_ops(n)) {
 				ret = npu__graph_fail(g, "node %s (%s): cannot be compiled", n->name,
 						      npu__node_op_name(n));
@@ -479,13 +525,14 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 			} else {
 				nsteps += n->kind == NPU_NODE_CONCAT ? n->num_inputs : 1;
 			}
-			for (k = 0; k < n->num_inputs; k++) {
-				uint32_t v = n->in[k];
+			for (k = 0; k < npu__node_num_inputs(n); k++) {
+				uint32_t v = in[k];
 
 				if (v == NPU_VALUE_NONE)
 					continue;
 				if (w->v[v].data) {
-					if (npu__node_has_ops(n) && soff[v] == UINT64_MAX) {
+					if ((npu__node_has_ops(n) || n->kind == NPU_NODE_KERNEL) &&
+					    soff[v] == UINT64_MAX) {
 						static_end = npu__align_up(static_end, ARENA_ALIGN);
 						soff[v] = static_end;
 						static_end += w->v[v].bytes;
@@ -495,10 +542,18 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 				if (vlast[root[v]] < pos)
 					vlast[root[v]] = pos;
 			}
-			if (vfirst[root[n->out]] > pos)
-				vfirst[root[n->out]] = pos;
-			if (vlast[root[n->out]] < pos)
-				vlast[root[n->out]] = pos;
+			/* every output a kernel writes needs room, read or not */
+			for (k = 0; k < npu__node_num_outputs(n); k++) {
+				uint32_t r;
+
+				if (outs[k] == NPU_VALUE_NONE)
+					continue;
+				r = root[outs[k]];
+				if (vfirst[r] > pos)
+					vfirst[r] = pos;
+				if (vlast[r] < pos)
+					vlast[r] = pos;
+			}
 			pos++;
 		}
 		for (i = 0; i < w->nv; i++) {
@@ -569,7 +624,19 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 		size_t nops = 0, j;
 		struct rnode *rn;
 
-		if (c.state[id] != N_ALIVE || !npu__node_has_ops(n))
+		if (c.state[id] != N_ALIVE)
+			continue;
+		if (n->kind == NPU_NODE_KERNEL) {
+			struct rstep *st = &rt->steps[rt->num_steps];
+
+			ret = npu__rkernel_create(w, n, root, soff, &st->kern);
+			if (ret)
+				goto out;
+			st->node = c.origin[id];
+			rt->num_steps++;
+			continue;
+		}
+		if (!npu__node_has_ops(n))
 			continue;
 		for (k = 0; k <= n->num_inputs; k++) {
 			uint32_t v = k < n->num_inputs ? n->in[k] : n->out;

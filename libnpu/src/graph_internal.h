@@ -11,6 +11,7 @@
 
 #include "npu_internal.h"
 #include "npu/graph.h"
+#include "npu/kernel.h"
 #include "vnpu/vnpu_hw_ops.h"
 
 #define GNODE_MAX_INPUTS	8
@@ -40,6 +41,21 @@ struct gvalue {
 	bool nhwc;
 };
 
+/*
+ * A kernel node's kernel and state.  Shared by the graph, compile's
+ * working copies and every runtime compiled from the graph, because the
+ * graph may be freed before its runtimes: the last one to let go calls
+ * release.
+ */
+struct gkernel {
+	struct npu_kernel k;		/* the caller's table, size-versioned */
+	void *state;
+	atomic_uint refs;
+};
+
+struct gkernel *npu__gkernel_get(struct gkernel *gk);
+void npu__gkernel_put(struct gkernel *gk);
+
 struct gnode {
 	char *name;
 	enum npu_node_kind kind;
@@ -52,7 +68,37 @@ struct gnode {
 	uint32_t num_inputs;
 	uint32_t in[GNODE_MAX_INPUTS];
 	uint32_t out;
+	/*
+	 * NPU_NODE_KERNEL: its @kin inputs then @kout outputs in @kv (owned,
+	 * NPU_VALUE_NONE where absent).  Its num_inputs is 0 and in[] unused,
+	 * so a pass that knows only fixed nodes sees no inputs rather than
+	 * reading past in[]; @out is its first present output.
+	 */
+	struct gkernel *kern;
+	uint32_t kin, kout;
+	uint32_t *kv;
 };
+
+/* A node's inputs and outputs, whatever its kind. */
+static inline uint32_t npu__node_num_inputs(const struct gnode *n)
+{
+	return n->kind == NPU_NODE_KERNEL ? n->kin : n->num_inputs;
+}
+
+static inline const uint32_t *npu__node_inputs(const struct gnode *n)
+{
+	return n->kind == NPU_NODE_KERNEL ? n->kv : n->in;
+}
+
+static inline uint32_t npu__node_num_outputs(const struct gnode *n)
+{
+	return n->kind == NPU_NODE_KERNEL ? n->kout : 1;
+}
+
+static inline const uint32_t *npu__node_outputs(const struct gnode *n)
+{
+	return n->kind == NPU_NODE_KERNEL ? n->kv + n->kin : &n->out;
+}
 
 struct npu_graph {
 	struct gvalue *v;
@@ -65,6 +111,9 @@ struct npu_graph {
 
 __attribute__((format(printf, 2, 3)))
 int npu__graph_fail(struct npu_graph *g, const char *fmt, ...);
+
+/* Room for one more node in @g->n. */
+int npu__graph_reserve_node(struct npu_graph *g);
 
 /* Append a value/node without the public checks (compile's rewrites). */
 int npu__graph_push_value(struct npu_graph *g, const struct npu_value_desc *d,
@@ -112,6 +161,45 @@ static inline bool npu__node_has_ops(const struct gnode *n)
 	       n->kind == NPU_NODE_CONCAT || n->kind == NPU_NODE_SLICE;
 }
 
+/* ---- Kernel nodes (graph_kernel.c) --------------------------------- */
+
+struct npu_cpu_run;
+
+/* A dtype the device and the op API take (the host-only ones are not). */
+static inline bool npu__dtype_is_device(enum npu_dtype d)
+{
+	return d >= NPU_DTYPE_FP32 && d <= NPU_DTYPE_INT32;
+}
+
+/* "fp32", "int64", ... */
+const char *npu__dtype_name(enum npu_dtype dtype);
+
+/* The view of value @v a kernel gets, its data at @data. */
+void npu__kernel_tensor(const struct gvalue *v, void *data,
+			struct npu_kernel_tensor *t);
+
+/*
+ * Run @k within @run's limits: its work and bytes checked first (-E2BIG),
+ * then @run's deadline and cancel while it runs (npu_kernel_poll()).
+ * The message, without the node's name, is in @run->err.
+ */
+int npu__kernel_exec(const struct npu_kernel *k, const void *state,
+		     size_t nin, const struct npu_kernel_tensor *const *in,
+		     size_t nout, struct npu_kernel_tensor *const *out,
+		     const struct npu_cpu_run *run);
+
+/* Fold kernel node @n of working graph @w: its outputs become static. */
+int npu__fold_kernel(struct npu_graph *w, const struct gnode *n);
+
+/*
+ * The step of kernel node @n: its static operands are at @off[value] in
+ * the statics, the others at @off[@root[value]] in the arena.
+ */
+struct rkernel;
+int npu__rkernel_create(const struct npu_graph *w, const struct gnode *n,
+			const uint32_t *root, const uint64_t *off,
+			struct rkernel **out);
+
 /* Data movement that sees its values through views of any layout. */
 bool npu__node_is_move(const struct gnode *n);
 
@@ -129,9 +217,27 @@ struct rnode {
 	uint64_t time_ns;
 };
 
-/* One op in execution order; @node is the graph node it reports to. */
+/*
+ * A kernel node's run: its kernel, and views of its operands whose @data
+ * each run points into the arena or the statics (@where, @offset).
+ */
+enum rk_where { RK_ABSENT, RK_ARENA, RK_STATIC };
+
+struct rkernel {
+	struct gkernel *kern;		/* referenced */
+	uint32_t nin, nout;
+	struct npu_kernel_tensor *t;	/* nin + nout */
+	struct npu_kernel_tensor **pt;	/* into @t, NULL where absent */
+	uint8_t *where;			/* enum rk_where, per operand */
+	uint64_t *offset;
+};
+
+void npu__rkernel_free(struct rkernel *rk);
+
+/* One op (or kernel) in execution order; @node is the graph node it reports to. */
 struct rstep {
 	struct npu_op *op;
+	struct rkernel *kern;		/* a kernel node's step: no @op */
 	uint32_t node;
 	bool device;
 	struct npu_cmdbuf *prof_cb;	/* profiling: the op alone */
@@ -196,6 +302,13 @@ struct npu_runtime {
 
 /* Where the arena is mapped (device or host). */
 int npu__runtime_arena(struct npu_runtime *rt, uint8_t **p);
+
+/* Where the statics are mapped (device or host). */
+int npu__runtime_statics(struct npu_runtime *rt, uint8_t **p);
+
+/* Run kernel step @rk of @rt within @run (message in @run->err). */
+int npu__rkernel_run(struct npu_runtime *rt, struct rkernel *rk,
+		     const struct npu_cpu_run *run);
 
 /* Multiply-accumulates of node @n (GEMM, CONV2D, CONV_TRANSPOSE; else 0). */
 uint64_t npu__node_macs(const struct npu_graph *g, const struct gnode *n);

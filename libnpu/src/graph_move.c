@@ -292,9 +292,19 @@ int npu__graph_make_ops(struct npu_graph *g, const struct gnode *n,
 			const struct gbind *bind_in, const struct gbind *bind_out,
 			struct npu_op **ops, size_t *count)
 {
+	uint32_t k;
 	int ret;
 
 	*count = 0;
+	/* Device ops and libnpu ops take the device's dtypes only. */
+	for (k = 0; k <= n->num_inputs && npu__node_has_ops(n); k++) {
+		uint32_t v = k < n->num_inputs ? n->in[k] : n->out;
+
+		if (v != NPU_VALUE_NONE && !npu__dtype_is_device(g->v[v].dtype))
+			return npu__graph_fail(g, "node %s (%s): value %s is %s, a host-only dtype that only kernel nodes take",
+					       n->name, npu__node_op_name(n), g->v[v].name,
+					       npu__dtype_name(g->v[v].dtype));
+	}
 	switch (n->kind) {
 	case NPU_NODE_TRANSPOSE:
 		ret = make_transpose(g, n, bind_in, bind_out, &ops[0]);

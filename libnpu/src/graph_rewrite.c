@@ -124,11 +124,41 @@ void npu__count_consumers(struct cstate *c)
 		npu__recount_node(c, (uint32_t)i);
 }
 
+/*
+ * No rewrite changes a kernel node's inputs, so they need no copy in
+ * @counted (a kernel has up to NPU_KERNEL_MAX_INPUTS): counted[id][0]
+ * says only whether they are counted.
+ */
+static void recount_kernel(struct cstate *c, uint32_t id)
+{
+	const struct gnode *n = &c->w->n[id];
+	bool was = c->counted[id][0] != NPU_VALUE_NONE;
+	bool now = c->state[id] == N_ALIVE;
+	uint32_t k;
+
+	if (was == now)
+		return;
+	for (k = 0; k < n->kin; k++) {
+		if (n->kv[k] == NPU_VALUE_NONE)
+			continue;
+		if (now)
+			c->consumers[n->kv[k]]++;
+		else
+			c->consumers[n->kv[k]]--;
+		c->readers_xor[n->kv[k]] ^= id;
+	}
+	c->counted[id][0] = now ? 0 : NPU_VALUE_NONE;
+}
+
 void npu__recount_node(struct cstate *c, uint32_t id)
 {
 	const struct gnode *n = &c->w->n[id];
 	uint32_t *was = c->counted[id], k;
 
+	if (n->kind == NPU_NODE_KERNEL) {
+		recount_kernel(c, id);
+		return;
+	}
 	for (k = 0; k < GNODE_MAX_INPUTS; k++) {
 		if (was[k] != NPU_VALUE_NONE) {
 			c->consumers[was[k]]--;
@@ -151,10 +181,11 @@ void npu__recount_node(struct cstate *c, uint32_t id)
 
 static bool all_static(const struct npu_graph *w, const struct gnode *n)
 {
+	const uint32_t *in = npu__node_inputs(n);
 	uint32_t k;
 
-	for (k = 0; k < n->num_inputs; k++)
-		if (n->in[k] != NPU_VALUE_NONE && !w->v[n->in[k]].data)
+	for (k = 0; k < npu__node_num_inputs(n); k++)
+		if (in[k] != NPU_VALUE_NONE && !w->v[in[k]].data)
 			return false;
 	return true;
 }
@@ -169,6 +200,13 @@ static int fold_node(struct cstate *c, uint32_t id)
 	uint32_t k;
 	int ret;
 
+	if (n->kind == NPU_NODE_KERNEL) {
+		/* the same run path as the runtime's, once */
+		ret = npu__fold_kernel(w, n);
+		if (!ret)
+			c->state[id] = N_FOLDED;
+		return ret;
+	}
 	if (n->kind == NPU_NODE_RESHAPE) {
 		const struct gvalue *vi = &w->v[n->in[0]];
 
@@ -701,15 +739,21 @@ int npu__drop_dead(struct cstate *c)
 		uint32_t id = c->order[i];
 		struct gnode *n = &w->n[id];
 
+		const uint32_t *in = npu__node_inputs(n), *outs = npu__node_outputs(n);
+		bool needed = false;
+
 		if (c->state[id] != N_ALIVE)
 			continue;
-		if (!need[n->out]) {
+		/* a node with several outputs runs if any of them is needed */
+		for (k = 0; k < npu__node_num_outputs(n); k++)
+			needed |= outs[k] != NPU_VALUE_NONE && need[outs[k]];
+		if (!needed) {
 			c->state[id] = N_DEAD;
 			continue;
 		}
-		for (k = 0; k < n->num_inputs; k++)
-			if (n->in[k] != NPU_VALUE_NONE)
-				need[n->in[k]] = 1;
+		for (k = 0; k < npu__node_num_inputs(n); k++)
+			if (in[k] != NPU_VALUE_NONE)
+				need[in[k]] = 1;
 	}
 	free(need);
 	npu__count_consumers(c);
@@ -906,6 +950,13 @@ int npu__plan_layout(struct cstate *c)
 
 		if (c->state[c->order[i]] != N_ALIVE)
 			continue;
+		if (n->kind == NPU_NODE_KERNEL) {
+			/* kernels see dense row-major values, as the graph has them */
+			for (k = 0; k < n->kin + n->kout; k++)
+				if (n->kv[k] != NPU_VALUE_NONE)
+					bad[n->kv[k]] = 1;
+			continue;
+		}
 		for (k = 0; k <= n->num_inputs; k++) {
 			uint32_t v = operand(n, k);
 
@@ -1021,7 +1072,7 @@ static struct gnode *producer_op(struct cstate *c, uint32_t v)
 
 static bool is_eltwise(const struct gnode *n, enum npu_eltwise_kind kind)
 {
-	return n && n->op.kind == NPU_OP_ELTWISE && n->op.eltwise.kind == kind &&
+	return n && n->kind == NPU_NODE_OP && n->op.kind == NPU_OP_ELTWISE && n->op.eltwise.kind == kind &&
 	       n->op.act == NPU_ACT_NONE && n->num_inputs == 2;
 }
 

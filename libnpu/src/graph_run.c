@@ -157,12 +157,14 @@ static int run_cpu_step(struct npu_runtime *rt, struct rstep *st)
 	run.lim.cancel = run_cancelled;
 	run.lim.cancel_opaque = rt;
 	atomic_store(&rt->running, (size_t)(st - rt->steps) + 1);
-	ret = npu__op_run_host(st->op, false, &run);
+	ret = st->kern ? npu__rkernel_run(rt, st->kern, &run) :
+			 npu__op_run_host(st->op, false, &run);
 	atomic_store(&rt->running, 0);
 	rt->nodes[st->node].time_ns += (uint64_t)(npu_time_ns() - t0);
+	/* a kernel's own message reads on from the node: "node 'k' (TopK): index 9 ..." */
 	if (ret)
-		set_error(rt, "node '%s' (%s) on the CPU: %s", n->name, n->op,
-			  msg[0] ? msg : npu_strerror(ret));
+		set_error(rt, st->kern ? "node '%s' (%s): %s" : "node '%s' (%s) on the CPU: %s",
+			  n->name, n->op, msg[0] ? msg : npu_strerror(ret));
 	return ret;
 }
 

@@ -84,9 +84,28 @@ static uint32_t bits_of(float f)
 	return u;
 }
 
+/*
+ * Every dtype, the host-only ones included (graph values, kernels).  The
+ * op API itself goes by vnpu_dtype_size(), the device's, so a tensor of a
+ * host-only dtype is refused where it is created and never reaches an op.
+ */
 NPU_EXPORT size_t npu_dtype_size(enum npu_dtype dtype)
 {
-	return vnpu_dtype_size((unsigned int)dtype);
+	switch (dtype) {
+	case NPU_DTYPE_BOOL:
+		return 1;
+	case NPU_DTYPE_INT16:
+	case NPU_DTYPE_UINT16:
+		return 2;
+	case NPU_DTYPE_UINT32:
+		return 4;
+	case NPU_DTYPE_INT64:
+	case NPU_DTYPE_FP64:
+	case NPU_DTYPE_UINT64:
+		return 8;
+	default:
+		return vnpu_dtype_size((unsigned int)dtype);
+	}
 }
 
 /* ---- Tensors -------------------------------------------------------------- */
