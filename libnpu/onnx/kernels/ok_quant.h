@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The quant family of ONNX CPU kernels (ok_quant*.c): QuantizeLinear,
+ * DequantizeLinear, DynamicQuantizeLinear, MatMulInteger, ConvInteger,
+ * QLinearMatMul and QLinearConv.  They are the reference the int8 device
+ * path is compared with, so they compute exactly what onnxruntime's CPU
+ * provider (MLAS) computes: the division x / scale in float32, clamping
+ * to the output range before rounding half to even, requantization as a
+ * float32 multiplier (x_scale * w_scale / y_scale, in that order).
+ * Private to the family and its tests (tests/host/libnpu/onnx-kquant.c
+ * fills these states directly).
+ */
+#ifndef NPU_ONNX_OK_QUANT_H
+#define NPU_ONNX_OK_QUANT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ok_util.h"
+
+#define OK_QUANT_MAX_SPATIAL	(NPU_TENSOR_MAX_RANK - 2)
+
+/* QuantizeLinear and DequantizeLinear. */
+struct ok_qdq_state {
+	int64_t axis;		/* of a per-axis scale (default 1) */
+	bool per_axis;		/* opset >= 13: a 1-D scale may be per axis */
+};
+
+enum ok_quant_pad {
+	OK_QPAD_NOTSET,
+	OK_QPAD_SAME_UPPER,
+	OK_QPAD_SAME_LOWER,
+	OK_QPAD_VALID,
+};
+
+/* ConvInteger and QLinearConv; a count of 0: the attribute is absent. */
+struct ok_qconv_state {
+	enum ok_quant_pad auto_pad;
+	int64_t group;
+	uint32_t n_kernel, n_strides, n_dilations, n_pads;
+	int64_t kernel[OK_QUANT_MAX_SPATIAL];
+	int64_t strides[OK_QUANT_MAX_SPATIAL];
+	int64_t dilations[OK_QUANT_MAX_SPATIAL];
+	int64_t pads[2 * OK_QUANT_MAX_SPATIAL];	/* begins, then ends */
+};
+
+/*
+ * MLAS's requantization of an int32 accumulator: float(acc) * multiplier
+ * clamped to the output range around @zero_point, rounded half to even.
+ */
+int32_t ok_requantize(int32_t acc, float multiplier, int32_t zero_point,
+		      int32_t lo, int32_t hi);
+/* MLAS's QuantizeLinear of one value: saturate(round(x / scale) + zp). */
+int32_t ok_quantize_f32(float x, float scale, int32_t zero_point, int32_t lo,
+			int32_t hi);
+/* The range of a quantized dtype; false if @dt is not one. */
+bool ok_quant_range(enum npu_dtype dt, int32_t *lo, int32_t *hi);
+
+/* ---- The ops (ok_ops_quant[] lists them) ---------------------------------- */
+
+extern const struct npu_onnx_op ok_op_quantize_linear;
+extern const struct npu_onnx_op ok_op_dequantize_linear;
+extern const struct npu_onnx_op ok_op_dynamic_quantize_linear;
+extern const struct npu_onnx_op ok_op_matmul_integer;
+extern const struct npu_onnx_op ok_op_qlinear_matmul;
+extern const struct npu_onnx_op ok_op_conv_integer;
+extern const struct npu_onnx_op ok_op_qlinear_conv;
+
+/* The kernels, for tests that run them directly. */
+extern const struct npu_kernel ok_kernel_quantize_linear;
+extern const struct npu_kernel ok_kernel_dequantize_linear;
+extern const struct npu_kernel ok_kernel_dynamic_quantize_linear;
+extern const struct npu_kernel ok_kernel_matmul_integer;
+extern const struct npu_kernel ok_kernel_qlinear_matmul;
+extern const struct npu_kernel ok_kernel_conv_integer;
+extern const struct npu_kernel ok_kernel_qlinear_conv;
+
+#endif /* NPU_ONNX_OK_QUANT_H */
