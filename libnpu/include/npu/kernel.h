@@ -21,9 +21,11 @@
  *   the runtime places kernel nodes in CPU segments, maps their operands
  *   and orders them after the device jobs that write their inputs.
  *
- *   Compile calls @infer to check the node (its output values must have
- *   the dtypes and shapes it infers), folds a node whose inputs are all
- *   static by calling @run once, and otherwise calls @run in every run.
+ *   npu_graph_add_kernel_node() calls @infer to check the node (its
+ *   output values must have the dtypes and shapes it infers); compile
+ *   folds a node whose inputs are all static (one without inputs too) by
+ *   calling @run once, drops one whose outputs nothing needs, and
+ *   otherwise the runtime calls @run in every run.
  *
  * Callbacks
  *
@@ -33,20 +35,24 @@
  *   must treat it as read-only, because runtimes compiled from one graph
  *   share it and may run on different threads at once.
  *
- *   @infer (required) fills each output's dtype, rank and dims from the
- *   inputs' (whose @data is set for static inputs only, so shape-like
- *   inputs such as axes can be read when they are constants) and returns
- *   0, or -EINVAL with an English reason in @err.
+ *   @infer (required) fills each present output's dtype, rank and dims
+ *   (which start zeroed) from the inputs' (whose @data is set for static
+ *   inputs only, so shape-like inputs such as axes can be read when they
+ *   are constants) and returns 0, or -EINVAL with an English reason in
+ *   @err.
  *
  *   @work (optional) returns the work units of one run (the CPU path's
  *   max_work limit, ops.h struct npu_cpu_limits); without it a node costs
- *   one unit per element of its inputs and outputs.
+ *   one unit per element of its inputs and outputs.  The operands' bytes
+ *   count against max_bytes.  Both are checked before @run starts.
  *
  *   @run computes the outputs.  A kernel whose time grows with its input
  *   calls npu_kernel_poll() every few milliseconds of work, and returns
  *   its non-zero result at once (the run was cancelled or passed its
  *   deadline).  It returns 0, or a negative errno with
- *   npu_kernel_fail() saying why ("index 7 is out of range [-3, 3)").
+ *   npu_kernel_fail() saying why ("index 7 is out of range [-3, 3)");
+ *   the runtime reports it after the node, "node 'k' (TopK): index 7 is
+ *   out of range [-3, 3)".
  *
  *   @release (optional) frees @state when the graph and every runtime
  *   compiled from it are gone.
@@ -131,10 +137,11 @@ int npu_kernel_fail(struct npu_kernel_call *call, int error,
 
 /*
  * Run @kernel once on host memory, outside any graph: @in and @out as the
- * callbacks get them (every @data set, outputs' dtypes and shapes as
- * @infer gives them; the caller allocates), within @limits (NULL: the
- * defaults; max_work bounds @work's count).  For folding constants,
- * tests and tools.  @err (if not NULL) receives the failure's message.
+ * callbacks get them (NULL where absent, every other @data set, outputs'
+ * dtypes and shapes as @infer would give them: @infer is not called; the
+ * caller allocates), within @limits (NULL: the defaults; max_work bounds
+ * @work's count, -E2BIG before anything runs).  For tests and tools.
+ * @err (if not NULL) receives the failure's message.
  */
 int npu_kernel_run(const struct npu_kernel *kernel, const void *state,
 		   size_t num_inputs, const struct npu_kernel_tensor *const *in,
