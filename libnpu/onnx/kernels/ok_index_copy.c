@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+/* The index family's shared pieces: the strided byte copy, index and shape checks. */
+#include <errno.h>
+#include <string.h>
+
+#include "ok_index.h"
+
+/* One row of @n elements @stride elements apart; sizes the compiler can inline. */
+static void copy_row(char *dst, const char *src, size_t esz, uint64_t n, int64_t stride)
+{
+	uint64_t i;
+
+	if (stride == 1) {
+		memcpy(dst, src, n * esz);
+		return;
+	}
+#define ROW(SZ)								\
+	for (i = 0; i < n; i++, dst += SZ, src += stride * (SZ))	\
+		memcpy(dst, src, SZ);					\
+	return
+	switch (esz) {
+	case 1: ROW(1);
+	case 2: ROW(2);
+	case 4: ROW(4);
+	case 8: ROW(8);
+	}
+#undef ROW
+	for (i = 0; i < n; i++, dst += esz, src += stride * (int64_t)esz)
+		memcpy(dst, src, esz);
+}
+
+int ok_view_copy(void *dst, const void *src, size_t elem_size, const struct ok_view *v,
+		 struct npu_kernel_call *call)
+{
+	uint64_t dims[OK_VIEW_MAX_RANK], idx[OK_VIEW_MAX_RANK] = { 0 }, pending = 0, n;
+	int64_t stride[OK_VIEW_MAX_RANK], inner;
+	const char *s = src;
+	char *d = dst;
+	uint32_t r = 0, k;
+	int e;
+
+	/* Ones go; a dimension contiguous with the next one merges into it. */
+	for (k = 0; k < v->rank; k++) {
+		if (v->dims[k] == 1)
+			continue;
+		if (r && stride[r - 1] == v->stride[k] * (int64_t)v->dims[k]) {
+			dims[r - 1] *= v->dims[k];
+			stride[r - 1] = v->stride[k];
+			continue;
+		}
+		dims[r] = v->dims[k];
+		stride[r] = v->stride[k];
+		r++;
+	}
+	if (!r) {
+		memcpy(d, s, elem_size);
+		return 0;
+	}
+	n = dims[r - 1];
+	inner = stride[r - 1];
+	for (;;) {
+		copy_row(d, s, elem_size, n, inner);
+		d += n * elem_size;
+		e = ok_tick(call, &pending, n);
+		if (e)
+			return e;
+		/* Next row: an odometer over the outer dimensions. */
+		for (k = r - 1; k-- > 0;) {
+			s += stride[k] * (int64_t)elem_size;
+			if (++idx[k] < dims[k])
+				break;
+			s -= stride[k] * (int64_t)(dims[k] * elem_size);
+			idx[k] = 0;
+		}
+		if (k == UINT32_MAX)
+			break;
+	}
+	return 0;
+}
+
+int ok_check_indices(const struct npu_kernel_tensor *t, const char *what, char *err,
+		     size_t err_size)
+{
+	if (t->dtype != NPU_DTYPE_INT32 && t->dtype != NPU_DTYPE_INT64)
+		return ok_fail(err, err_size, "%s must be int32 or int64, not %s", what,
+			       ok_dtype_name(t->dtype));
+	return 0;
+}
+
+int ok_set_shape64(struct npu_kernel_tensor *t, uint32_t rank, const uint64_t *dims,
+		   const char *what, char *err, size_t err_size)
+{
+	uint32_t d32[NPU_TENSOR_MAX_RANK], i;
+
+	if (rank > NPU_TENSOR_MAX_RANK)
+		return ok_fail(err, err_size, "%s would have rank %u, above the limit of %d",
+			       what, rank, NPU_TENSOR_MAX_RANK);
+	for (i = 0; i < rank; i++) {
+		if (!dims[i])
+			return ok_fail(err, err_size,
+				       "%s would be empty (dimension %u is 0), which is not supported",
+				       what, i);
+		if (dims[i] > UINT32_MAX)
+			return ok_fail(err, err_size,
+				       "%s's dimension %u (%llu) is above %u", what, i,
+				       (unsigned long long)dims[i], UINT32_MAX);
+		d32[i] = (uint32_t)dims[i];
+	}
+	return ok_set_shape(t, rank, d32);
+}
+
+int ok_onnx_dtype(int64_t onnx_type)
+{
+	switch (onnx_type) {
+	case 1: return NPU_DTYPE_FP32;
+	case 2: return NPU_DTYPE_UINT8;
+	case 3: return NPU_DTYPE_INT8;
+	case 4: return NPU_DTYPE_UINT16;
+	case 5: return NPU_DTYPE_INT16;
+	case 6: return NPU_DTYPE_INT32;
+	case 7: return NPU_DTYPE_INT64;
+	case 9: return NPU_DTYPE_BOOL;
+	case 10: return NPU_DTYPE_FP16;
+	case 11: return NPU_DTYPE_FP64;
+	case 12: return NPU_DTYPE_UINT32;
+	case 13: return NPU_DTYPE_UINT64;
+	case 16: return NPU_DTYPE_BF16;
+	}
+	return -1;
+}
+
+int ok_reduction_attr(const struct npu_onnx_node *n, enum ok_reduction *out, char *err,
+		      size_t err_size)
+{
+	static const char *const names[] = { "none", "add", "mul", "max", "min" };
+	char buf[16];
+	int r = npu_onnx_attr_string(n, "reduction", buf, sizeof(buf));
+	size_t i;
+
+	*out = OK_REDUCE_NONE;
+	if (r == -ENOENT)
+		return 0;
+	if (r)
+		return ok_fail(err, err_size, "the reduction attribute is not a short string");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(buf, names[i])) {
+			*out = (enum ok_reduction)i;
+			return 0;
+		}
+	return ok_fail(err, err_size,
+		       "reduction \"%s\" is not one of none, add, mul, max and min", buf);
+}
