@@ -1,0 +1,716 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The seq family of ONNX CPU kernels (libnpu/onnx/kernels/ok_seq*.c) run
+ * directly through npu_kernel_run(): RNN, GRU and LSTM against their
+ * equations evaluated here step by step, the windows, DFT and STFT
+ * against values worked out by hand, MelWeightMatrix's triangles,
+ * NonMaxSuppression and TfIdfVectorizer on the ONNX specification's
+ * examples, every infer() refusal and a poll.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "npu/kernel.h"
+#include "kernels/ok_seq.h"
+
+/* ---- Tensors on the heap, freed at the end of each test ---------------------- */
+
+static struct npu_kernel_tensor *pool[64];
+static size_t npool;
+
+static struct npu_kernel_tensor *tensor(enum npu_dtype dt, uint32_t rank,
+					const uint32_t *dims, const void *data)
+{
+	struct npu_kernel_tensor *t = calloc(1, sizeof(*t));
+	size_t bytes;
+
+	assert_non_null(t);
+	assert_true(npool < 64);
+	pool[npool++] = t;
+	t->dtype = dt;
+	t->rank = rank;
+	t->elems = 1;
+	for (uint32_t i = 0; i < rank; i++) {
+		t->dims[i] = dims[i];
+		t->elems *= dims[i];
+	}
+	bytes = t->elems * npu_dtype_size(dt);
+	t->data = calloc(1, bytes);
+	assert_non_null(t->data);
+	if (data)
+		memcpy(t->data, data, bytes);
+	return t;
+}
+
+#define T(dt, dims, data) tensor(dt, sizeof(dims) / sizeof(uint32_t), dims, data)
+#define S(dt, data) tensor(dt, 0, NULL, data)
+
+static int teardown(void **unused)
+{
+	(void)unused;
+	while (npool) {
+		npool--;
+		free(pool[npool]->data);
+		free(pool[npool]);
+	}
+	return 0;
+}
+
+/* @t as infer sees a value computed at run time: no data. */
+static void not_constant(struct npu_kernel_tensor *t)
+{
+	free(t->data);
+	t->data = NULL;
+}
+
+static char msg[256];
+
+/* infer, allocate the outputs, run; the result of whichever failed. */
+static int run_k(const struct npu_kernel *k, const void *st, size_t nin,
+		 struct npu_kernel_tensor **in, size_t nout,
+		 struct npu_kernel_tensor **out, const struct npu_cpu_limits *lim)
+{
+	int ret;
+
+	msg[0] = 0;
+	for (size_t i = 0; i < nout; i++) {
+		if (!out[i])
+			continue;
+		memset(out[i], 0, sizeof(*out[i]));
+	}
+	ret = k->infer(st, nin, (const struct npu_kernel_tensor *const *)in, nout, out, msg,
+		       sizeof(msg));
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < nout; i++) {
+		if (!out[i])
+			continue;
+		out[i]->data = calloc(1, out[i]->elems * npu_dtype_size(out[i]->dtype));
+		assert_non_null(out[i]->data);
+	}
+	ret = npu_kernel_run(k, st, nin, (const struct npu_kernel_tensor *const *)in, nout,
+			     out, lim, msg, sizeof(msg));
+	return ret;
+}
+
+static void free_out(struct npu_kernel_tensor *t)
+{
+	free(t->data);
+	t->data = NULL;
+}
+
+static void expect_fail(int ret, const char *part)
+{
+	assert_int_equal(ret, -EINVAL);
+	if (!strstr(msg, part))
+		fail_msg("message \"%s\" lacks \"%s\"", msg, part);
+}
+
+static void expect_close(const float *got, const double *want, size_t n, double tol)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!(fabs(got[i] - want[i]) <= tol))
+			fail_msg("element %zu: %.9g, want %.9g", i, got[i], want[i]);
+}
+
+static double sigm(double x)
+{
+	return 1 / (1 + exp(-x));
+}
+
+/* ---- RNN ------------------------------------------------------------------------- */
+
+static void test_rnn_forward(void **unused)
+{
+	/*
+	 * H = 2, I = 1, 2 steps, batch 1, Tanh:
+	 * h_t = tanh(W x_t + R h_(t-1) + Wb + Rb), from initial_h.
+	 */
+	static const float x[] = { 1, -2 }, w[] = { 0.5f, -0.25f };
+	static const float r[] = { 0.1f, 0.2f, -0.3f, 0.4f }, b[] = { 0.1f, 0.2f, 0.05f, -0.1f };
+	static const float h0[] = { 0.3f, -0.6f };
+	struct ok_rnn_state st;
+	uint32_t dx[] = { 2, 1, 1 }, dw[] = { 1, 2, 1 }, dr[] = { 1, 2, 2 }, db[] = { 1, 4 },
+		 dh[] = { 1, 1, 2 };
+	struct npu_kernel_tensor y, yh, *in[6] = { T(NPU_DTYPE_FP32, dx, x), T(NPU_DTYPE_FP32, dw, w),
+						  T(NPU_DTYPE_FP32, dr, r), T(NPU_DTYPE_FP32, db, b),
+						  NULL, T(NPU_DTYPE_FP32, dh, h0) };
+	struct npu_kernel_tensor *out[2] = { &y, &yh };
+	double h[2] = { h0[0], h0[1] }, want[4];
+
+	(void)unused;
+	for (int t = 0; t < 2; t++) {
+		double n0 = tanh(w[0] * x[t] + r[0] * h[0] + r[1] * h[1] + b[0] + b[2]);
+		double n1 = tanh(w[1] * x[t] + r[2] * h[0] + r[3] * h[1] + b[1] + b[3]);
+
+		h[0] = n0;
+		h[1] = n1;
+		want[2 * t] = n0;
+		want[2 * t + 1] = n1;
+	}
+	ok_rnn_defaults(&st, OK_RNN);
+	assert_int_equal(run_k(&ok_kernel_rnn, &st, 6, in, 2, out, NULL), 0);
+	assert_int_equal(y.rank, 4);
+	assert_int_equal(y.dims[0], 2);
+	assert_int_equal(y.dims[1], 1);
+	assert_int_equal(y.dims[3], 2);
+	expect_close(y.data, want, 4, 1e-6);
+	expect_close(yh.data, want + 2, 2, 1e-6);
+	free_out(&y);
+	free_out(&yh);
+	/* hidden_size disagreeing with R, and a W of the wrong shape */
+	st.hidden_size = 3;
+	expect_fail(run_k(&ok_kernel_rnn, &st, 6, in, 2, out, NULL),
+		    "hidden_size is 3 but R is [.., .., 2]");
+	st.hidden_size = 0;
+	in[1] = T(NPU_DTYPE_FP32, dr, r);
+	expect_fail(run_k(&ok_kernel_rnn, &st, 6, in, 2, out, NULL), "W must be [1, 2, 1]");
+	in[1] = T(NPU_DTYPE_FP64, dw, NULL);
+	expect_fail(run_k(&ok_kernel_rnn, &st, 6, in, 2, out, NULL), "W is float64, X is float32");
+}
+
+static void test_rnn_bidirectional_lengths(void **unused)
+{
+	/*
+	 * H = 1, I = 1, seq 3, batch 2 with lengths (3, 1), Relu, no bias:
+	 * forward h = relu(w x + r h); the reverse direction (w', r') starts
+	 * at each entry's last valid step.  Steps past a length are zeros in Y.
+	 */
+	static const float x[] = { 1, 5, 2, 0, 3, 0 };	/* [seq 3, batch 2, 1] */
+	static const float w[] = { 1, 2 }, r[] = { 0.5f, 0.25f };
+	static const int32_t lens[] = { 3, 1 };
+	struct ok_rnn_state st;
+	uint32_t dx[] = { 3, 2, 1 }, dw[] = { 2, 1, 1 }, dr[] = { 2, 1, 1 }, dl[] = { 2 };
+	struct npu_kernel_tensor y, yh, *in[5] = { T(NPU_DTYPE_FP32, dx, x), T(NPU_DTYPE_FP32, dw, w),
+						  T(NPU_DTYPE_FP32, dr, r), NULL,
+						  T(NPU_DTYPE_INT32, dl, lens) };
+	struct npu_kernel_tensor *out[2] = { &y, &yh };
+	/* Y [seq, dir, batch, 1] */
+	double want[12] = { 0 }, hf, hr;
+
+	(void)unused;
+	/* batch 0, forward: 1, 2 + 0.5, 3 + 1.25 */
+	hf = 1; want[0] = hf;
+	hf = 2 + 0.5 * hf; want[4] = hf;
+	hf = 3 + 0.5 * hf; want[8] = hf;
+	/* batch 0, reverse: t = 2, 1, 0 */
+	hr = 2 * 3; want[10] = hr;
+	hr = 2 * 2 + 0.25 * hr; want[6] = hr;
+	hr = 2 * 1 + 0.25 * hr; want[2] = hr;
+	/* batch 1, length 1: only t = 0, both directions */
+	want[1] = 5;
+	want[3] = 10;
+	ok_rnn_defaults(&st, OK_RNN);
+	st.direction = OK_DIR_BIDIRECTIONAL;
+	st.funcs[0][0].act = OK_ACT_RELU;
+	st.funcs[1][0].act = OK_ACT_RELU;
+	assert_int_equal(run_k(&ok_kernel_rnn, &st, 5, in, 2, out, NULL), 0);
+	expect_close(y.data, want, 12, 1e-6);
+	{
+		/* Y_h [dir, batch, 1]: forward last, reverse at t = 0 */
+		double wh[4] = { want[8], 5, want[2], 10 };
+
+		expect_close(yh.data, wh, 4, 1e-6);
+	}
+	free_out(&y);
+	free_out(&yh);
+	/* layout 1 (batch major) gives the same numbers, transposed */
+	{
+		static const float xb[] = { 1, 2, 3, 5, 0, 0 };	/* [batch 2, seq 3, 1] */
+		double wb[12];
+
+		st.batch_major = true;
+		in[0] = T(NPU_DTYPE_FP32, dx, xb);
+		in[0]->dims[0] = 2;
+		in[0]->dims[1] = 3;
+		assert_int_equal(run_k(&ok_kernel_rnn, &st, 5, in, 2, out, NULL), 0);
+		assert_int_equal(y.dims[0], 2);
+		assert_int_equal(y.dims[1], 3);
+		assert_int_equal(y.dims[2], 2);
+		/* Y [batch, seq, dir, 1] from [seq, dir, batch, 1] */
+		for (int b = 0; b < 2; b++)
+			for (int t = 0; t < 3; t++)
+				for (int d = 0; d < 2; d++)
+					wb[(b * 3 + t) * 2 + d] = want[(t * 2 + d) * 2 + b];
+		expect_close(y.data, wb, 12, 1e-6);
+		free_out(&y);
+		free_out(&yh);
+		st.batch_major = false;
+		in[0] = T(NPU_DTYPE_FP32, dx, x);
+	}
+	/* a length out of range fails the run, naming it */
+	{
+		static const int32_t bad[] = { 4, 1 };
+
+		in[4] = T(NPU_DTYPE_INT32, dl, bad);
+		assert_int_equal(run_k(&ok_kernel_rnn, &st, 5, in, 2, out, NULL), -EINVAL);
+		assert_non_null(strstr(msg, "sequence_lens[0] is 4, out of range [0, 3]"));
+		free_out(&y);
+		free_out(&yh);
+	}
+}
+
+/* ---- GRU ------------------------------------------------------------------------- */
+
+static void gru_case(bool lbr)
+{
+	/* H = 1, I = 1, 2 steps; gates z, r, h */
+	static const double x[] = { 0.5, -1 };
+	static const double w[] = { 0.3, -0.2, 0.7 }, r[] = { 0.4, 0.6, -0.5 };
+	static const double b[] = { 0.1, -0.1, 0.2, 0.05, 0.15, -0.25 };
+	struct ok_rnn_state st;
+	uint32_t dx[] = { 2, 1, 1 }, dw[] = { 1, 3, 1 }, db[] = { 1, 6 };
+	struct npu_kernel_tensor y, yh, *in[4] = { T(NPU_DTYPE_FP64, dx, x), T(NPU_DTYPE_FP64, dw, w),
+						  T(NPU_DTYPE_FP64, dw, r), T(NPU_DTYPE_FP64, db, b) };
+	struct npu_kernel_tensor *out[2] = { &y, &yh };
+	double h = 0, want[2];
+
+	for (int t = 0; t < 2; t++) {
+		double z = sigm(w[0] * x[t] + r[0] * h + b[0] + b[3]);
+		double rr = sigm(w[1] * x[t] + r[1] * h + b[1] + b[4]);
+		double c = lbr ? tanh(w[2] * x[t] + rr * (r[2] * h + b[5]) + b[2]) :
+				 tanh(w[2] * x[t] + r[2] * (rr * h) + b[5] + b[2]);
+
+		h = (1 - z) * c + z * h;
+		want[t] = h;
+	}
+	ok_rnn_defaults(&st, OK_GRU);
+	st.linear_before_reset = lbr;
+	assert_int_equal(run_k(&ok_kernel_rnn, &st, 4, in, 2, out, NULL), 0);
+	assert_int_equal(y.dtype, NPU_DTYPE_FP64);
+	for (int t = 0; t < 2; t++)
+		assert_true(fabs(((double *)y.data)[t] - want[t]) < 1e-12);
+	assert_true(fabs(((double *)yh.data)[0] - want[1]) < 1e-12);
+	free_out(&y);
+	free_out(&yh);
+}
+
+static void test_gru(void **unused)
+{
+	(void)unused;
+	gru_case(false);
+	gru_case(true);
+}
+
+/* ---- LSTM ------------------------------------------------------------------------ */
+
+static void lstm_case(bool peep, bool input_forget, double clip)
+{
+	/* H = 1, I = 1, 2 steps; gates i, o, f, c; peepholes i, o, f */
+	static const float x[] = { 1, -0.5f };
+	static const float w[] = { 0.2f, 0.4f, -0.3f, 0.9f }, r[] = { 0.5f, -0.6f, 0.7f, 0.1f };
+	static const float b[] = { 0.1f, 0, -0.1f, 0.2f, 0, 0.3f, 0, -0.2f };
+	static const float p[] = { 0.25f, -0.5f, 0.75f }, h0 = 0.2f, c0 = -0.4f;
+	struct ok_rnn_state st;
+	uint32_t dx[] = { 2, 1, 1 }, dw[] = { 1, 4, 1 }, db[] = { 1, 8 }, dp[] = { 1, 3 },
+		 ds[] = { 1, 1, 1 };
+	struct npu_kernel_tensor y, yh, yc, *in[8] = {
+		T(NPU_DTYPE_FP32, dx, x), T(NPU_DTYPE_FP32, dw, w), T(NPU_DTYPE_FP32, dw, r),
+		T(NPU_DTYPE_FP32, db, b), NULL, T(NPU_DTYPE_FP32, ds, &h0),
+		T(NPU_DTYPE_FP32, ds, &c0), peep ? T(NPU_DTYPE_FP32, dp, p) : NULL };
+	struct npu_kernel_tensor *out[3] = { &y, &yh, &yc };
+	double h = h0, c = c0, want[2];
+
+#define CL(v) (clip > 0 ? fmax(-clip, fmin(clip, (v))) : (v))
+	for (int t = 0; t < 2; t++) {
+		double pi = peep ? p[0] : 0, po = peep ? p[1] : 0, pf = peep ? p[2] : 0;
+		double i = sigm(CL(w[0] * x[t] + r[0] * h + b[0] + b[4] + pi * c));
+		double f = input_forget ? 1 - i : sigm(CL(w[2] * x[t] + r[2] * h + b[2] + b[6] + pf * c));
+		double g = tanh(CL(w[3] * x[t] + r[3] * h + b[3] + b[7]));
+		double o;
+
+		c = f * c + i * g;
+		o = sigm(CL(w[1] * x[t] + r[1] * h + b[1] + b[5] + po * c));
+		h = o * tanh(c);
+		want[t] = h;
+	}
+#undef CL
+	ok_rnn_defaults(&st, OK_LSTM);
+	st.input_forget = input_forget;
+	st.clip = clip;
+	assert_int_equal(run_k(&ok_kernel_rnn, &st, 8, in, 3, out, NULL), 0);
+	expect_close(y.data, want, 2, 1e-6);
+	expect_close(yh.data, want + 1, 1, 1e-6);
+	expect_close(yc.data, &c, 1, 1e-6);
+	free_out(&y);
+	free_out(&yh);
+	free_out(&yc);
+}
+
+static void test_lstm(void **unused)
+{
+	(void)unused;
+	lstm_case(false, false, 0);
+	lstm_case(true, false, 0);
+	lstm_case(true, true, 0);
+	lstm_case(true, false, 0.1);
+}
+
+static void test_rnn_activations(void **unused)
+{
+	struct ok_rnn_func f;
+	bool a, b;
+
+	(void)unused;
+	/* names are case-insensitive, as onnxruntime reads them */
+	assert_true(ok_rnn_act_parse("leakyrelu", &f, &a, &b));
+	assert_int_equal(f.act, OK_ACT_LEAKY_RELU);
+	assert_true(f.alpha == 0.01 && a && !b);
+	assert_true(ok_rnn_act_parse("HardSigmoid", &f, &a, &b));
+	assert_true(f.alpha == 0.2 && f.beta == 0.5 && a && b);
+	assert_false(ok_rnn_act_parse("Swish", &f, &a, &b));
+}
+
+/* ---- Windows and MelWeightMatrix -------------------------------------------------- */
+
+static void window(enum ok_window_kind kind, bool periodic, enum npu_dtype dt, int64_t n,
+		   struct npu_kernel_tensor *y)
+{
+	struct ok_window_state st = { .kind = kind, .periodic = periodic, .dtype = dt };
+	struct npu_kernel_tensor *in[1] = { S(NPU_DTYPE_INT64, &n) };
+	struct npu_kernel_tensor *out[1] = { y };
+
+	assert_int_equal(run_k(&ok_kernel_window, &st, 1, in, 1, out, NULL), 0);
+	assert_int_equal(y->dims[0], n);
+}
+
+static void test_windows(void **unused)
+{
+	static const double hann_p4[] = { 0, 0.5, 1, 0.5 }, hann_s5[] = { 0, 0.5, 1, 0.5, 0 };
+	static const double hamming_p2[] = { 4.0 / 46, 1 }, blackman_s3[] = { 0, 1, 0 };
+	static const int32_t hann_i4[] = { 0, 0, 1, 0 };
+	struct ok_window_state st = { .kind = OK_WIN_HANN, .periodic = true, .dtype = NPU_DTYPE_FP32 };
+	struct npu_kernel_tensor y, *in[1], *out[1] = { &y };
+	int64_t zero = 0;
+
+	(void)unused;
+	window(OK_WIN_HANN, true, NPU_DTYPE_FP32, 4, &y);
+	expect_close(y.data, hann_p4, 4, 1e-7);
+	free_out(&y);
+	window(OK_WIN_HANN, false, NPU_DTYPE_FP32, 5, &y);
+	expect_close(y.data, hann_s5, 5, 1e-7);
+	free_out(&y);
+	window(OK_WIN_HAMMING, true, NPU_DTYPE_FP32, 2, &y);
+	expect_close(y.data, hamming_p2, 2, 1e-7);
+	free_out(&y);
+	window(OK_WIN_BLACKMAN, false, NPU_DTYPE_FP32, 3, &y);
+	expect_close(y.data, blackman_s3, 3, 1e-7);
+	free_out(&y);
+	window(OK_WIN_HANN, true, NPU_DTYPE_INT32, 4, &y);
+	assert_memory_equal(y.data, hann_i4, sizeof(hann_i4));
+	free_out(&y);
+	/* the size must be a constant, positive scalar */
+	in[0] = S(NPU_DTYPE_INT64, &zero);
+	expect_fail(run_k(&ok_kernel_window, &st, 1, in, 1, out, NULL),
+		    "size 0 is out of range [1, 16777216]");
+	not_constant(in[0]);
+	expect_fail(run_k(&ok_kernel_window, &st, 1, in, 1, out, NULL),
+		    "the output shape depends on size's value, which must be constant");
+}
+
+static void test_mel_weight_matrix(void **unused)
+{
+	/*
+	 * 2 mel bins over 0..8000 Hz at 16 kHz, dft_length 16: the mel
+	 * points 0, 710, 1420, 2130 are 0, 614.5, 1768.5, 3935.4 Hz, so
+	 * spectrogram bins floor(17 hz / 16000) = 0, 0, 1, 4.  Triangle 0 is
+	 * (0, 0, 1): 1 at bin 0; triangle 1 is (0, 1, 4): 0, 1, 2/3, 1/3.
+	 */
+	static const double want[18] = { 1, 0, 0, 1, 0, 2.0 / 3, 0, 1.0 / 3 };
+	struct ok_mel_state st = { .dtype = NPU_DTYPE_FP32 };
+	int64_t bins = 2, dft = 16, rate = 16000;
+	float lo = 0, hi = 8000, hi_bad = 9000;
+	struct npu_kernel_tensor y, *in[5] = { S(NPU_DTYPE_INT64, &bins), S(NPU_DTYPE_INT64, &dft),
+					       S(NPU_DTYPE_INT64, &rate), S(NPU_DTYPE_FP32, &lo),
+					       S(NPU_DTYPE_FP32, &hi) };
+	struct npu_kernel_tensor *out[1] = { &y };
+
+	(void)unused;
+	assert_int_equal(run_k(&ok_kernel_mel_weight_matrix, &st, 5, in, 1, out, NULL), 0);
+	assert_int_equal(y.dims[0], 9);
+	assert_int_equal(y.dims[1], 2);
+	expect_close(y.data, want, 18, 1e-6);
+	free_out(&y);
+	/* an upper edge beyond Nyquist lands outside the spectrogram */
+	in[4] = S(NPU_DTYPE_FP32, &hi_bad);
+	rate = 8000;
+	in[2] = S(NPU_DTYPE_INT64, &rate);
+	assert_int_equal(run_k(&ok_kernel_mel_weight_matrix, &st, 5, in, 1, out, NULL), -EINVAL);
+	assert_non_null(strstr(msg, "out of range [0, 9)"));
+	free_out(&y);
+	in[3] = S(NPU_DTYPE_INT64, &dft);
+	expect_fail(run_k(&ok_kernel_mel_weight_matrix, &st, 5, in, 1, out, NULL),
+		    "input 3 must be a float, not int64");
+}
+
+/* ---- DFT and STFT ---------------------------------------------------------------- */
+
+static void test_dft(void **unused)
+{
+	/* [1, 2, 3, 4]: 10, -2 + 2i, -2, -2 - 2i */
+	static const float x[] = { 1, 2, 3, 4 };
+	static const double want[] = { 10, 0, -2, 2, -2, 0, -2, -2 };
+	static const double back[] = { 1, 0, 2, 0, 3, 0, 4, 0 };
+	/* zero-padded to 8: X[0] = 10, X[4] = 1 - 2 + 3 - 4 = -2 */
+	struct ok_dft_state st = { .axis = 1 };
+	uint32_t dx[] = { 1, 4, 1 }, dc[] = { 1, 4, 2 };
+	int64_t len8 = 8;
+	struct npu_kernel_tensor y, *in[2] = { T(NPU_DTYPE_FP32, dx, x), NULL };
+	struct npu_kernel_tensor *out[1] = { &y };
+
+	(void)unused;
+	assert_int_equal(run_k(&ok_kernel_dft, &st, 1, in, 1, out, NULL), 0);
+	assert_int_equal(y.dims[1], 4);
+	assert_int_equal(y.dims[2], 2);
+	expect_close(y.data, want, 8, 1e-5);
+	/* the inverse of the complex result is the signal */
+	st.inverse = true;
+	in[0] = T(NPU_DTYPE_FP32, dc, y.data);
+	free_out(&y);
+	assert_int_equal(run_k(&ok_kernel_dft, &st, 1, in, 1, out, NULL), 0);
+	expect_close(y.data, back, 8, 1e-5);
+	free_out(&y);
+	/* onesided, dft_length 8 */
+	st.inverse = false;
+	st.onesided = true;
+	in[0] = T(NPU_DTYPE_FP32, dx, x);
+	in[1] = S(NPU_DTYPE_INT64, &len8);
+	assert_int_equal(run_k(&ok_kernel_dft, &st, 2, in, 1, out, NULL), 0);
+	assert_int_equal(y.dims[1], 5);
+	assert_true(fabs(((float *)y.data)[0] - 10) < 1e-5);
+	assert_true(fabs(((float *)y.data)[8] + 2) < 1e-5);
+	free_out(&y);
+	/* errors */
+	not_constant(in[1]);
+	expect_fail(run_k(&ok_kernel_dft, &st, 2, in, 1, out, NULL),
+		    "depends on dft_length's value, which must be constant");
+	st.axis = 2;
+	expect_fail(run_k(&ok_kernel_dft, &st, 1, in, 1, out, NULL),
+		    "axis 2 is out of range [-3, 1]");
+	st.axis = 1;
+	dx[2] = 3;
+	in[0] = T(NPU_DTYPE_FP32, dx, NULL);
+	expect_fail(run_k(&ok_kernel_dft, &st, 1, in, 1, out, NULL),
+		    "the last dimension must be 1 (real) or 2 (complex), not 3");
+}
+
+static void test_stft(void **unused)
+{
+	/*
+	 * 1..8 in frames of 4 every 4: [1, 2, 3, 4] gives 10, -2 + 2i, -2;
+	 * [5, 6, 7, 8] gives 26, -2 + 2i, -2.  With the window (0, 1, 1, 0)
+	 * the first frame is [0, 2, 3, 0]: 5, -3 - 2i, 1.
+	 */
+	static const float x[] = { 1, 2, 3, 4, 5, 6, 7, 8 }, win[] = { 0, 1, 1, 0 };
+	static const double want[] = { 10, 0, -2, 2, -2, 0, 26, 0, -2, 2, -2, 0 };
+	static const double want_w[] = { 5, 0, -3, -2, 1, 0 };
+	struct ok_stft_state st = { .onesided = true };
+	uint32_t dx[] = { 1, 8, 1 }, dw[] = { 4 };
+	int64_t step = 4, flen = 4, flen_bad = 5;
+	struct npu_kernel_tensor y, *in[4] = { T(NPU_DTYPE_FP32, dx, x), S(NPU_DTYPE_INT64, &step),
+					       NULL, S(NPU_DTYPE_INT64, &flen) };
+	struct npu_kernel_tensor *out[1] = { &y };
+
+	(void)unused;
+	assert_int_equal(run_k(&ok_kernel_stft, &st, 4, in, 1, out, NULL), 0);
+	assert_int_equal(y.dims[1], 2);
+	assert_int_equal(y.dims[2], 3);
+	expect_close(y.data, want, 12, 1e-5);
+	free_out(&y);
+	in[2] = T(NPU_DTYPE_FP32, dw, win);
+	in[3] = NULL;
+	assert_int_equal(run_k(&ok_kernel_stft, &st, 3, in, 1, out, NULL), 0);
+	expect_close(y.data, want_w, 6, 1e-5);
+	free_out(&y);
+	in[3] = S(NPU_DTYPE_INT64, &flen_bad);
+	expect_fail(run_k(&ok_kernel_stft, &st, 4, in, 1, out, NULL),
+		    "window has 4 values, frame_length is 5");
+	in[2] = NULL;
+	in[3] = NULL;
+	expect_fail(run_k(&ok_kernel_stft, &st, 4, in, 1, out, NULL),
+		    "window or frame_length is required");
+}
+
+/* ---- NonMaxSuppression ------------------------------------------------------------ */
+
+static void test_nms(void **unused)
+{
+	/* ONNX's suppress_by_IOU example, then its center_point_box form */
+	static const float boxes[] = { 0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f,
+				       0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101 };
+	static const float centers[] = { 0.5f, 0.5f, 1, 1, 0.5f, 0.6f, 1, 1, 0.5f, 0.4f, 1, 1,
+					 0.5f, 10.5f, 1, 1, 0.5f, 10.6f, 1, 1, 0.5f, 100.5f, 1, 1 };
+	static const float scores[] = { 0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f };
+	static const int64_t want[] = { 0, 0, 3, 0, 0, 0, 0, 0, 5 };
+	int64_t max_out = 3, two = 2;
+	float iou = 0.5f, score = 0, high = 0.99f, bad_iou = 1.5f;
+	struct ok_nms_state st = { 0 };
+	uint32_t db[] = { 1, 6, 4 }, ds[] = { 1, 1, 6 };
+	struct npu_kernel_tensor y, *in[5] = { T(NPU_DTYPE_FP32, db, boxes), T(NPU_DTYPE_FP32, ds, scores),
+					       S(NPU_DTYPE_INT64, &max_out), S(NPU_DTYPE_FP32, &iou),
+					       S(NPU_DTYPE_FP32, &score) };
+	struct npu_kernel_tensor *out[1] = { &y };
+
+	(void)unused;
+	assert_int_equal(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL), 0);
+	assert_int_equal(y.dtype, NPU_DTYPE_INT64);
+	assert_int_equal(y.dims[0], 3);
+	assert_memory_equal(y.data, want, sizeof(want));
+	free_out(&y);
+	st.center_point_box = true;
+	in[0] = T(NPU_DTYPE_FP32, db, centers);
+	assert_int_equal(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL), 0);
+	assert_memory_equal(y.data, want, sizeof(want));
+	free_out(&y);
+	/* the limit per class */
+	in[2] = S(NPU_DTYPE_INT64, &two);
+	assert_int_equal(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL), 0);
+	assert_int_equal(y.dims[0], 2);
+	assert_memory_equal(y.data, want, 6 * sizeof(int64_t));
+	free_out(&y);
+	/* errors */
+	in[4] = S(NPU_DTYPE_FP32, &high);
+	expect_fail(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL),
+		    "no box is selected: empty outputs are not supported");
+	in[4] = S(NPU_DTYPE_FP32, &score);
+	in[3] = S(NPU_DTYPE_FP32, &bad_iou);
+	expect_fail(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL),
+		    "iou_threshold 1.5 is out of range [0, 1]");
+	in[3] = S(NPU_DTYPE_FP32, &iou);
+	not_constant(in[1]);
+	expect_fail(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL),
+		    "the output shape depends on the input's values, which must be constant");
+}
+
+/* ---- TfIdfVectorizer --------------------------------------------------------------- */
+
+static int64_t tf_counts[] = { 0, 4 }, tf_indexes[] = { 0, 1, 2, 3, 4, 5, 6 };
+static int64_t tf_pool[] = { 2, 3, 5, 4, 5, 6, 7, 8, 6, 7 };
+
+static void tfidf_state(struct ok_tfidf_state *st, int64_t min, int64_t max, int64_t skip)
+{
+	memset(st, 0, sizeof(*st));
+	st->mode = OK_TFIDF_TF;
+	st->min_gram = min;
+	st->max_gram = max;
+	st->max_skip = skip;
+	st->ngram_counts = tf_counts;
+	st->n_counts = 2;
+	st->ngram_indexes = tf_indexes;
+	st->n_indexes = 7;
+	st->pool = tf_pool;
+	st->n_pool = 10;
+	st->out_len = 7;
+}
+
+static void test_tfidf(void **unused)
+{
+	/* ONNX's examples: batch of bigrams without skips; uni- and bigrams with skips up to 5 */
+	static const int32_t xb[] = { 1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8 };
+	static const double want_b[] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1 };
+	static const int64_t x1[] = { 1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8 };
+	static const double want_s5[] = { 0, 3, 1, 0, 1, 3, 1 };
+	static float weights[] = { 1, 2, 3, 4, 5, 6, 7 };
+	static const double want_idf[] = { 0, 2, 3, 0, 5, 6, 7 };
+	static const double want_tfidf[] = { 0, 6, 3, 0, 5, 18, 7 };
+	struct ok_tfidf_state st;
+	uint32_t db[] = { 2, 6 }, d1[] = { 12 };
+	struct npu_kernel_tensor y, *in[1] = { T(NPU_DTYPE_INT32, db, xb) };
+	struct npu_kernel_tensor *out[1] = { &y };
+
+	(void)unused;
+	tfidf_state(&st, 2, 2, 0);
+	assert_int_equal(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
+	assert_int_equal(y.rank, 2);
+	assert_int_equal(y.dims[1], 7);
+	expect_close(y.data, want_b, 14, 0);
+	free_out(&y);
+	tfidf_state(&st, 1, 2, 5);
+	in[0] = T(NPU_DTYPE_INT64, d1, x1);
+	assert_int_equal(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
+	assert_int_equal(y.rank, 1);
+	expect_close(y.data, want_s5, 7, 0);
+	free_out(&y);
+	st.weights = weights;
+	st.n_weights = 7;
+	st.mode = OK_TFIDF_IDF;
+	assert_int_equal(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
+	expect_close(y.data, want_idf, 7, 0);
+	free_out(&y);
+	st.mode = OK_TFIDF_TFIDF;
+	assert_int_equal(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
+	expect_close(y.data, want_tfidf, 7, 0);
+	free_out(&y);
+	in[0] = T(NPU_DTYPE_FP32, d1, NULL);
+	expect_fail(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL),
+		    "X must be int32 or int64, not float32");
+}
+
+/* ---- Limits ------------------------------------------------------------------------ */
+
+static int polls;
+
+static bool cancel_after_first(void *opaque)
+{
+	(void)opaque;
+	return ++polls > 1;
+}
+
+static void test_limits(void **unused)
+{
+	struct npu_cpu_limits lim = NPU_CPU_LIMITS_INIT;
+	struct ok_dft_state st = { .axis = 1 };
+	uint32_t dx[] = { 1, 4096, 1 };
+	struct npu_kernel_tensor y, *in[1] = { T(NPU_DTYPE_FP32, dx, NULL) };
+	struct npu_kernel_tensor *out[1] = { &y };
+	struct ok_rnn_state rs;
+	uint32_t rx[] = { 64, 1, 64 }, rw[] = { 1, 256, 64 };
+	struct npu_kernel_tensor *rin[3] = { T(NPU_DTYPE_FP32, rx, NULL), T(NPU_DTYPE_FP32, rw, NULL),
+					     T(NPU_DTYPE_FP32, rw, NULL) };
+
+	(void)unused;
+	/* a 4096-point transform is 2^24 work units: over a limit of 2^20 */
+	lim.max_work = 1u << 20;
+	assert_int_equal(run_k(&ok_kernel_dft, &st, 1, in, 1, out, &lim), -E2BIG);
+	free_out(&y);
+	lim.max_work = 0;
+	lim.cancel = cancel_after_first;
+	polls = 0;
+	assert_int_equal(run_k(&ok_kernel_dft, &st, 1, in, 1, out, &lim), -ECANCELED);
+	assert_true(polls >= 2);
+	free_out(&y);
+	ok_rnn_defaults(&rs, OK_LSTM);
+	polls = 0;
+	assert_int_equal(run_k(&ok_kernel_rnn, &rs, 3, rin, 1, out, &lim), -ECANCELED);
+	assert_true(polls >= 2);
+	free_out(&y);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_rnn_forward, teardown),
+		cmocka_unit_test_teardown(test_rnn_bidirectional_lengths, teardown),
+		cmocka_unit_test_teardown(test_gru, teardown),
+		cmocka_unit_test_teardown(test_lstm, teardown),
+		cmocka_unit_test_teardown(test_rnn_activations, teardown),
+		cmocka_unit_test_teardown(test_windows, teardown),
+		cmocka_unit_test_teardown(test_mel_weight_matrix, teardown),
+		cmocka_unit_test_teardown(test_dft, teardown),
+		cmocka_unit_test_teardown(test_stft, teardown),
+		cmocka_unit_test_teardown(test_nms, teardown),
+		cmocka_unit_test_teardown(test_tfidf, teardown),
+		cmocka_unit_test_teardown(test_limits, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
