@@ -109,8 +109,9 @@ extern const struct npu_onnx_op ok_op_hann_window, ok_op_hamming_window,
 extern const struct npu_onnx_op ok_op_dft, ok_op_stft;
 extern const struct npu_onnx_op ok_op_non_max_suppression, ok_op_tfidf_vectorizer;
 
-extern const struct npu_kernel ok_kernel_rnn;		/* RNN, GRU and LSTM */
-extern const struct npu_kernel ok_kernel_window;	/* the three windows */
+extern const struct npu_kernel ok_kernel_rnn, ok_kernel_gru, ok_kernel_lstm;
+extern const struct npu_kernel ok_kernel_hann_window, ok_kernel_hamming_window,
+	ok_kernel_blackman_window;
 extern const struct npu_kernel ok_kernel_mel_weight_matrix;
 extern const struct npu_kernel ok_kernel_dft;
 extern const struct npu_kernel ok_kernel_stft;

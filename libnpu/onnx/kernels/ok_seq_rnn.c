@@ -498,14 +498,20 @@ out:
 	return ret;
 }
 
-const struct npu_kernel ok_kernel_rnn = {
-	.size = sizeof(struct npu_kernel),
-	.name = "RNN",
-	.infer = rnn_infer,
-	.work = rnn_work,
-	.run = rnn_run,
-	.release = ok_state_free,
-};
+/* One kernel per op only for its name: the state says which it computes. */
+#define RNN_KERNEL(var, nm)				\
+	const struct npu_kernel var = {			\
+		.size = sizeof(struct npu_kernel),	\
+		.name = nm,				\
+		.infer = rnn_infer,			\
+		.work = rnn_work,			\
+		.run = rnn_run,				\
+		.release = ok_state_free,		\
+	}
+
+RNN_KERNEL(ok_kernel_rnn, "RNN");
+RNN_KERNEL(ok_kernel_gru, "GRU");
+RNN_KERNEL(ok_kernel_lstm, "LSTM");
 
 /* ---- create() --------------------------------------------------------------------- */
 
@@ -594,7 +600,7 @@ const struct npu_onnx_op ok_op_gru = {
 	.domain = "",
 	.op_type = "GRU",
 	.since_version = 7,
-	.kernel = &ok_kernel_rnn,
+	.kernel = &ok_kernel_gru,
 	.create = rnn_create,
 	.opaque = (void *)&kind_gru,
 };
@@ -604,7 +610,7 @@ const struct npu_onnx_op ok_op_lstm = {
 	.domain = "",
 	.op_type = "LSTM",
 	.since_version = 7,
-	.kernel = &ok_kernel_rnn,
+	.kernel = &ok_kernel_lstm,
 	.create = rnn_create,
 	.opaque = (void *)&kind_lstm,
 };

@@ -127,13 +127,19 @@ static int win_run(const void *state, size_t num_inputs,
 	return 0;
 }
 
-const struct npu_kernel ok_kernel_window = {
-	.size = sizeof(struct npu_kernel),
-	.name = "Window",
-	.infer = win_infer,
-	.run = win_run,
-	.release = ok_state_free,
-};
+/* One kernel per op only for its name: the state says which window. */
+#define WINDOW_KERNEL(var, nm)				\
+	const struct npu_kernel var = {			\
+		.size = sizeof(struct npu_kernel),	\
+		.name = nm,				\
+		.infer = win_infer,			\
+		.run = win_run,				\
+		.release = ok_state_free,		\
+	}
+
+WINDOW_KERNEL(ok_kernel_hann_window, "HannWindow");
+WINDOW_KERNEL(ok_kernel_hamming_window, "HammingWindow");
+WINDOW_KERNEL(ok_kernel_blackman_window, "BlackmanWindow");
 
 static int win_create(const struct npu_onnx_node *node, void *opaque, void **state,
 		      char *err, size_t err_size)
@@ -162,7 +168,7 @@ const struct npu_onnx_op ok_op_hann_window = {
 	.domain = "",
 	.op_type = "HannWindow",
 	.since_version = 17,
-	.kernel = &ok_kernel_window,
+	.kernel = &ok_kernel_hann_window,
 	.create = win_create,
 	.opaque = (void *)&win_hann,
 };
@@ -172,7 +178,7 @@ const struct npu_onnx_op ok_op_hamming_window = {
 	.domain = "",
 	.op_type = "HammingWindow",
 	.since_version = 17,
-	.kernel = &ok_kernel_window,
+	.kernel = &ok_kernel_hamming_window,
 	.create = win_create,
 	.opaque = (void *)&win_hamming,
 };
@@ -182,7 +188,7 @@ const struct npu_onnx_op ok_op_blackman_window = {
 	.domain = "",
 	.op_type = "BlackmanWindow",
 	.since_version = 17,
-	.kernel = &ok_kernel_window,
+	.kernel = &ok_kernel_blackman_window,
 	.create = win_create,
 	.opaque = (void *)&win_blackman,
 };

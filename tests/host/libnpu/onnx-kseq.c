@@ -285,7 +285,7 @@ static void gru_case(bool lbr)
 	}
 	ok_rnn_defaults(&st, OK_GRU);
 	st.linear_before_reset = lbr;
-	assert_int_equal(run_k(&ok_kernel_rnn, &st, 4, in, 2, out, NULL), 0);
+	assert_int_equal(run_k(&ok_kernel_gru, &st, 4, in, 2, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_FP64);
 	for (int t = 0; t < 2; t++)
 		assert_true(fabs(((double *)y.data)[t] - want[t]) < 1e-12);
@@ -337,7 +337,7 @@ static void lstm_case(bool peep, bool input_forget, double clip)
 	ok_rnn_defaults(&st, OK_LSTM);
 	st.input_forget = input_forget;
 	st.clip = clip;
-	assert_int_equal(run_k(&ok_kernel_rnn, &st, 8, in, 3, out, NULL), 0);
+	assert_int_equal(run_k(&ok_kernel_lstm, &st, 8, in, 3, out, NULL), 0);
 	expect_close(y.data, want, 2, 1e-6);
 	expect_close(yh.data, want + 1, 1, 1e-6);
 	expect_close(yc.data, &c, 1, 1e-6);
@@ -378,8 +378,11 @@ static void window(enum ok_window_kind kind, bool periodic, enum npu_dtype dt, i
 	struct ok_window_state st = { .kind = kind, .periodic = periodic, .dtype = dt };
 	struct npu_kernel_tensor *in[1] = { S(NPU_DTYPE_INT64, &n) };
 	struct npu_kernel_tensor *out[1] = { y };
+	const struct npu_kernel *k = kind == OK_WIN_HANN ? &ok_kernel_hann_window :
+				     kind == OK_WIN_HAMMING ? &ok_kernel_hamming_window :
+							      &ok_kernel_blackman_window;
 
-	assert_int_equal(run_k(&ok_kernel_window, &st, 1, in, 1, out, NULL), 0);
+	assert_int_equal(run_k(k, &st, 1, in, 1, out, NULL), 0);
 	assert_int_equal(y->dims[0], n);
 }
 
@@ -410,10 +413,10 @@ static void test_windows(void **unused)
 	free_out(&y);
 	/* the size must be a constant, positive scalar */
 	in[0] = S(NPU_DTYPE_INT64, &zero);
-	expect_fail(run_k(&ok_kernel_window, &st, 1, in, 1, out, NULL),
+	expect_fail(run_k(&ok_kernel_hann_window, &st, 1, in, 1, out, NULL),
 		    "size 0 is out of range [1, 16777216]");
 	not_constant(in[0]);
-	expect_fail(run_k(&ok_kernel_window, &st, 1, in, 1, out, NULL),
+	expect_fail(run_k(&ok_kernel_hann_window, &st, 1, in, 1, out, NULL),
 		    "the output shape depends on size's value, which must be constant");
 }
 
@@ -690,7 +693,7 @@ static void test_limits(void **unused)
 	free_out(&y);
 	ok_rnn_defaults(&rs, OK_LSTM);
 	polls = 0;
-	assert_int_equal(run_k(&ok_kernel_rnn, &rs, 3, rin, 1, out, &lim), -ECANCELED);
+	assert_int_equal(run_k(&ok_kernel_lstm, &rs, 3, rin, 1, out, &lim), -ECANCELED);
 	assert_true(polls >= 2);
 	free_out(&y);
 }
