@@ -10,7 +10,8 @@
  * npu_runtime_wait()'s -ETIMEDOUT leaves the run in flight, and
  * npu_runtime_error() then names what was running: the device segment
  * whose job has not finished.  npu_runtime_cancel() keeps the segments
- * after it from starting.
+ * after it from starting.  A kernel node between device segments waits
+ * for the job before it and sees its operands in the device buffers.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -30,6 +31,7 @@
 
 #include "npu_internal.h"
 #include "npu/graph.h"
+#include "npu/kernel.h"
 
 /* ---- The fake kernel ------------------------------------------------------ */
 
@@ -366,11 +368,133 @@ static void test_cancel_between_segments(void **state)
 	dev_graph_free(&dg);
 }
 
+/*
+ * Tally: t = s + x (int64 [8]: a static int64 and the graph input), and
+ * h = g (fp32 [1,8], the device's GEMM result, passed on to the next).
+ */
+static atomic_uint tally_runs;
+
+static int tally_infer(const void *state, size_t nin,
+		       const struct npu_kernel_tensor *const *in, size_t nout,
+		       struct npu_kernel_tensor *const *out, char *err, size_t size)
+{
+	(void)state, (void)nin, (void)nout, (void)err, (void)size;
+	*out[0] = *in[0];
+	*out[1] = *in[1];
+	out[0]->data = out[1]->data = NULL;
+	return 0;
+}
+
+static int tally_run(const void *state, size_t nin,
+		     const struct npu_kernel_tensor *const *in, size_t nout,
+		     struct npu_kernel_tensor *const *out, struct npu_kernel_call *call)
+{
+	const int64_t *s = in[1]->data;
+	const float *x = in[2]->data;
+	int64_t *t = out[1]->data;
+	int i;
+
+	(void)state, (void)nin, (void)nout, (void)call;
+	memcpy(out[0]->data, in[0]->data, 32);
+	for (i = 0; i < 8; i++)
+		t[i] = s[i] + (int64_t)x[i];
+	atomic_fetch_add(&tally_runs, 1);
+	return 0;
+}
+
+static const struct npu_kernel tally_kernel = {
+	.size = sizeof(struct npu_kernel), .name = "Tally",
+	.infer = tally_infer, .run = tally_run,
+};
+
+/*
+ * x -> GEMM "fc1" (device) -> g -> Tally (CPU, with static s and x) ->
+ * h -> GEMM "fc2" (device) -> y, and Tally's t is a graph output: three
+ * segments; the kernel runs only once the first job is done, and reads
+ * the statics and the input where the device has them.
+ */
+static void test_kernel_between_device_segments(void **state)
+{
+	static const float w[64] = { 1 };
+	static const int64_t s[8] = { 10, -20, 30, 1ll << 40, 0, 5, 6, 7 };
+	uint32_t d2[2] = { 1, 8 }, d88[2] = { 8, 8 }, d8[1] = { 8 };
+	struct npu_op_params gemm = NPU_OP_PARAMS_INIT;
+	struct npu_kernel_node_desc kd = NPU_KERNEL_NODE_DESC_INIT;
+	struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
+	uint32_t ix, iw, ig, is, ih, it, iy, in[3], outs[2], kn;
+	float x[8] = { 1, 2, 3, 4, 5, 6, 7, -8 }, y[8];
+	int64_t t[8];
+	struct npu_graph *g;
+	struct npu_runtime *rt;
+	struct npu_queue *q;
+	size_t dev = 0;
+	int i;
+
+	(void)state;
+	atomic_store(&tally_runs, 0);
+	assert_int_equal(npu_graph_create(&g), 0);
+	ix = val(g, "x", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_INPUT, NULL);
+	iw = val(g, "w", NPU_DTYPE_FP32, 2, d88, 0, w);
+	ig = val(g, "g", NPU_DTYPE_FP32, 2, d2, 0, NULL);
+	is = val(g, "s", NPU_DTYPE_INT64, 1, d8, 0, s);
+	ih = val(g, "h", NPU_DTYPE_FP32, 2, d2, 0, NULL);
+	it = val(g, "t", NPU_DTYPE_INT64, 1, d8, NPU_VALUE_OUTPUT, NULL);
+	iy = val(g, "y", NPU_DTYPE_FP32, 2, d2, NPU_VALUE_OUTPUT, NULL);
+	gemm.kind = NPU_OP_GEMM;
+	in[0] = ix;
+	in[1] = iw;
+	node(g, "fc1", &gemm, 2, in, ig);
+	in[0] = ig;
+	in[1] = is;
+	in[2] = ix;
+	outs[0] = ih;
+	outs[1] = it;
+	kd.name = "tally";
+	kd.kernel = &tally_kernel;
+	kd.num_inputs = 3;
+	kd.inputs = in;
+	kd.num_outputs = 2;
+	kd.outputs = outs;
+	assert_int_equal(npu_graph_add_kernel_node(g, &kd, &kn), 0);
+	in[0] = ih;
+	in[1] = iw;
+	node(g, "fc2", &gemm, 2, in, iy);
+	assert_int_equal(npu_graph_compile(g, ctx, 0, &rt), 0);
+	assert_int_equal(npu_runtime_num_segments(rt, &dev), 3);
+	assert_int_equal(dev, 2);
+	assert_int_equal(npu_runtime_node_profile(rt, kn, &p), 0);
+	assert_int_equal(p.where, NPU_WHERE_CPU);
+	assert_int_equal(p.segment, 1);
+	assert_string_equal(p.op, "Tally");
+	assert_int_equal(npu_queue_create(ctx, 0, NPU_PRIORITY_NORMAL, &q), 0);
+	assert_int_equal(npu_runtime_setup(rt, 3, (uint32_t[]){ ix, it, iy },
+					   (void *const[]){ x, t, y }), 0);
+	assert_int_equal(npu_runtime_run_async(rt, q), 0);
+	/* the worker waits for fc1's job: the kernel has not run */
+	while (!atomic_load(&k.blocked))
+		nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
+	assert_int_equal(atomic_load(&tally_runs), 0);
+	assert_int_equal(atomic_load(&k.next_job), 1);
+	finish_all();
+	/* then the kernel runs and fc2's job follows it */
+	while (atomic_load(&k.next_job) < 2)
+		nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
+	assert_int_equal(atomic_load(&tally_runs), 1);
+	finish_all();
+	assert_int_equal(npu_runtime_wait(rt, NPU_TIMEOUT_INFINITE), 0);
+	for (i = 0; i < 8; i++)
+		assert_true(t[i] == s[i] + (int64_t)x[i]);
+	npu_runtime_free(rt);
+	npu_queue_destroy(q);
+	npu_graph_free(g);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_wait_timeout_names_segment, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cancel_between_segments, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kernel_between_device_segments, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
