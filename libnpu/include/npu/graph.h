@@ -244,10 +244,14 @@ struct npu_kernel_node_desc {
 #define NPU_KERNEL_NODE_DESC_INIT { .size = sizeof(struct npu_kernel_node_desc) }
 
 /*
- * Add a kernel node; *@id (if not NULL) receives its index.  Checks the
- * value ids, that no output is static, an input or written by another
- * node, and runs @kernel->infer: -EINVAL (npu_graph_error() says why)
- * when it fails or its dtypes and shapes differ from the output values'.
+ * Add a kernel node; *@id (if not NULL) receives its index.  Checks that
+ * @kernel has infer and run, the value ids, that no output is static, a
+ * graph input, written by another node, listed twice or read by the node
+ * itself, and runs @kernel->infer: -EINVAL (npu_graph_error() says why,
+ * naming the node and the kernel) when any fails or infer's dtypes and
+ * shapes differ from the output values'.  Compile folds the node when its
+ * inputs are all static and drops it when nothing needs its outputs;
+ * npu_graph_node_supported() says 0, "a CPU kernel".
  */
 int npu_graph_add_kernel_node(struct npu_graph *g,
 			      const struct npu_kernel_node_desc *d,
