@@ -204,6 +204,34 @@ static float half_to_float(uint16_t h)
 	return s ? -v : v;
 }
 
+static float bf16_to_float(uint16_t h)
+{
+	uint32_t x = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+const char *onnx_type_name(int onnx_type)
+{
+	static const char *const names[] = {
+		[0] = "undefined", [OT_FLOAT] = "float32", [OT_UINT8] = "uint8",
+		[OT_INT8] = "int8", [OT_UINT16] = "uint16", [OT_INT16] = "int16",
+		[OT_INT32] = "int32", [OT_INT64] = "int64", [OT_STRING] = "string",
+		[OT_BOOL] = "bool", [OT_FLOAT16] = "float16", [OT_DOUBLE] = "float64",
+		[OT_UINT32] = "uint32", [OT_UINT64] = "uint64", [14] = "complex64",
+		[15] = "complex128", [OT_BFLOAT16] = "bfloat16", [17] = "float8e4m3fn",
+		[18] = "float8e4m3fnuz", [19] = "float8e5m2", [20] = "float8e5m2fnuz",
+		[21] = "uint4", [22] = "int4", [23] = "float4e2m1",
+	};
+
+	if (onnx_type < 0 || (size_t)onnx_type >= sizeof(names) / sizeof(names[0]))
+		return "unknown";
+	return names[onnx_type];
+}
+
+/* Bytes of one element of @dt, 0 for a type constants cannot hold. */
 static size_t raw_size(int dt)
 {
 	switch (dt) {
@@ -220,26 +248,194 @@ static bool dt_float(int dt)
 	return dt == OT_FLOAT || dt == OT_DOUBLE || dt == OT_FLOAT16 || dt == OT_BFLOAT16;
 }
 
-/* Element @k of little-endian raw data of type @dt. */
-static void raw_get(const uint8_t *p, int dt, uint64_t k, float *f, int64_t *i)
+static bool dt_signed(int dt)
 {
-	size_t es = raw_size(dt);
-	uint64_t u = 0;
-	size_t b;
+	return dt == OT_INT8 || dt == OT_INT16 || dt == OT_INT32 || dt == OT_INT64;
+}
 
-	for (b = 0; b < es; b++)
-		u |= (uint64_t)p[k * es + b] << (8 * b);
+/* The typed fields of TensorProto, in the order of its .proto. */
+enum tp_field { TF_FLOAT, TF_INT32, TF_STRING, TF_INT64, TF_DOUBLE, TF_UINT64, TF_COUNT };
+
+static const char *const tp_field_name[TF_COUNT] = {
+	"float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data",
+};
+
+/* The field ONNX keeps values of @dt in when there is no raw_data. */
+static enum tp_field tp_field_of(int dt)
+{
 	switch (dt) {
-	case OT_FLOAT: { uint32_t x = (uint32_t)u; memcpy(f, &x, 4); break; }
-	case OT_DOUBLE: { double d; memcpy(&d, &u, 8); *f = (float)d; break; }
-	case OT_FLOAT16: *f = half_to_float((uint16_t)u); break;
-	case OT_BFLOAT16: { uint32_t x = (uint32_t)u << 16; memcpy(f, &x, 4); break; }
-	case OT_INT8: *i = (int8_t)u; break;
-	case OT_INT16: *i = (int16_t)u; break;
-	case OT_INT32: *i = (int32_t)u; break;
-	case OT_INT64: *i = (int64_t)u; break;
-	case OT_UINT64: *i = (int64_t)u; break;
-	default: *i = (int64_t)u; break;
+	case OT_FLOAT: return TF_FLOAT;
+	case OT_INT64: return TF_INT64;
+	case OT_DOUBLE: return TF_DOUBLE;
+	case OT_UINT32: case OT_UINT64: return TF_UINT64;
+	default: return TF_INT32;	/* the 8- and 16-bit types, int32, bool */
+	}
+}
+
+static size_t tp_field_count(const Onnx__TensorProto *tp, enum tp_field f)
+{
+	switch (f) {
+	case TF_FLOAT: return tp->n_float_data;
+	case TF_INT32: return tp->n_int32_data;
+	case TF_STRING: return tp->n_string_data;
+	case TF_INT64: return tp->n_int64_data;
+	case TF_DOUBLE: return tp->n_double_data;
+	case TF_UINT64: return tp->n_uint64_data;
+	case TF_COUNT: break;
+	}
+	return 0;
+}
+
+/*
+ * The range of a value of @dt held in int32_data or uint64_data (wider
+ * than the type): 16-bit floats as their bit patterns, bool as 0 or 1.
+ */
+static void typed_range(int dt, int64_t *lo, int64_t *hi)
+{
+	*lo = 0;
+	switch (dt) {
+	case OT_INT8: *lo = INT8_MIN; *hi = INT8_MAX; break;
+	case OT_UINT8: *hi = UINT8_MAX; break;
+	case OT_INT16: *lo = INT16_MIN; *hi = INT16_MAX; break;
+	case OT_UINT16: case OT_FLOAT16: case OT_BFLOAT16: *hi = UINT16_MAX; break;
+	case OT_BOOL: *hi = 1; break;
+	case OT_UINT32: *hi = UINT32_MAX; break;
+	default: *lo = INT64_MIN; *hi = INT64_MAX; break;
+	}
+}
+
+/*
+ * Check that @tp holds exactly the elements its dims promise, in raw_data
+ * or in the one typed field of its type, every value within its type;
+ * *@count receives the element count.  Nothing is read beyond what the
+ * checks have bounded.
+ */
+static int tp_check(const Onnx__TensorProto *tp, uint64_t *count, char *err, size_t es)
+{
+	int dt = tp->data_type;
+	uint64_t n = 1, k;
+	enum tp_field want, f;
+	size_t have;
+
+	if (!tp->has_data_type || dt == 0)
+		return cfail(err, es, "the tensor has no data type");
+	if (!raw_size(dt)) {
+		if (!strcmp(onnx_type_name(dt), "unknown"))
+			return cfail(err, es, "data type %d is not an ONNX type", dt);
+		return cfail(err, es, "%s tensors are not supported", onnx_type_name(dt));
+	}
+	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+		return cfail(err, es, "external data is not supported");
+	if (tp->segment)
+		return cfail(err, es, "segmented tensors are not supported");
+	if (tp->n_dims > CT_MAX_RANK)
+		return cfail(err, es, "rank %zu is above %d", tp->n_dims, CT_MAX_RANK);
+	for (k = 0; k < tp->n_dims; k++) {
+		if (tp->dims[k] < 0)
+			return cfail(err, es, "dimension %" PRIu64 " is negative (%" PRId64 ")", k,
+				     tp->dims[k]);
+		if (tp->dims[k] && n > MAX_ELEMS / (uint64_t)tp->dims[k])
+			return cfail(err, es, "dimension %" PRIu64 " (%" PRId64 ") makes more than %llu elements",
+				     k, tp->dims[k], MAX_ELEMS);
+		n *= (uint64_t)tp->dims[k];
+	}
+	want = tp_field_of(dt);
+	for (f = 0; f < TF_COUNT; f++) {
+		if (!tp_field_count(tp, f) || (f == want && !tp->has_raw_data))
+			continue;
+		if (tp->has_raw_data)
+			return cfail(err, es, "the tensor has both raw_data and %s", tp_field_name[f]);
+		return cfail(err, es, "%s values belong in %s or raw_data, not %s",
+			     onnx_type_name(dt), tp_field_name[want], tp_field_name[f]);
+	}
+	/* the data must match the shape exactly: that bounds every read */
+	if (tp->has_raw_data) {
+		if (tp->raw_data.len != n * raw_size(dt))
+			return cfail(err, es, "%zu bytes of raw_data for %" PRIu64 " %s elements (%" PRIu64 " bytes)",
+				     tp->raw_data.len, n, onnx_type_name(dt), n * raw_size(dt));
+		*count = n;
+		return 0;
+	}
+	have = tp_field_count(tp, want);
+	if (have != n)
+		return cfail(err, es, "%zu values in %s for %" PRIu64 " %s elements",
+			     have, tp_field_name[want], n, onnx_type_name(dt));
+	if (want == TF_INT32 || dt == OT_UINT32) {
+		int64_t lo, hi;
+
+		typed_range(dt, &lo, &hi);
+		for (k = 0; k < n; k++) {
+			bool bad = want == TF_INT32 ?
+				   tp->int32_data[k] < lo || tp->int32_data[k] > hi :
+				   tp->uint64_data[k] > (uint64_t)hi;
+
+			if (bad)
+				return cfail(err, es, "%s value %" PRId64 " of element %" PRIu64 " is out of range for %s",
+					     tp_field_name[want],
+					     want == TF_INT32 ? (int64_t)tp->int32_data[k] :
+					     (int64_t)tp->uint64_data[k], k, onnx_type_name(dt));
+		}
+	}
+	*count = n;
+	return 0;
+}
+
+/*
+ * Element @k of a checked TensorProto as the bits of its type, in the low
+ * bytes, sign-extended for signed integers; bool is 0 or 1.
+ */
+static uint64_t tp_bits(const Onnx__TensorProto *tp, uint64_t k)
+{
+	int dt = tp->data_type;
+	size_t es = raw_size(dt), b;
+	uint64_t u = 0;
+
+	if (tp->has_raw_data) {
+		const uint8_t *p = tp->raw_data.data + k * es;
+
+		for (b = 0; b < es; b++)
+			u |= (uint64_t)p[b] << (8 * b);
+		if (dt_signed(dt) && es < 8 && (u >> (8 * es - 1)) & 1)
+			u |= ~0ull << (8 * es);
+		return dt == OT_BOOL ? u != 0 : u;
+	}
+	switch (tp_field_of(dt)) {
+	case TF_FLOAT: {
+		uint32_t x;
+
+		memcpy(&x, &tp->float_data[k], 4);
+		return x;
+	}
+	case TF_DOUBLE:
+		memcpy(&u, &tp->double_data[k], 8);
+		return u;
+	case TF_INT64: return (uint64_t)tp->int64_data[k];
+	case TF_UINT64: return tp->uint64_data[k];
+	default:
+		/* in range (tp_check): 16-bit floats are their bit patterns */
+		return (uint64_t)(int64_t)tp->int32_data[k];
+	}
+}
+
+/* A float type's element bits as a double. */
+static double float_bits_value(int dt, uint64_t u)
+{
+	switch (dt) {
+	case OT_FLOAT: {
+		uint32_t x = (uint32_t)u;
+		float f;
+
+		memcpy(&f, &x, 4);
+		return f;
+	}
+	case OT_DOUBLE: {
+		double d;
+
+		memcpy(&d, &u, 8);
+		return d;
+	}
+	case OT_FLOAT16: return half_to_float((uint16_t)u);
+	default: return bf16_to_float((uint16_t)u);
 	}
 }
 
@@ -247,82 +443,32 @@ int ctensor_from_proto(const Onnx__TensorProto *tp, struct ctensor *out,
 		       char *err, size_t err_size)
 {
 	struct ctensor c = { 0 };
-	uint64_t n = 1, k;
+	uint64_t n, k;
 	bool fl;
 	int ret;
 
-	if (!tp->has_data_type || !raw_size(tp->data_type))
-		return cfail(err, err_size, "data type %d is not supported", tp->data_type);
-	if (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-		return cfail(err, err_size, "external data is not supported");
-	if (tp->segment)
-		return cfail(err, err_size, "segmented tensors are not supported");
-	if (tp->n_dims > CT_MAX_RANK)
-		return cfail(err, err_size, "rank %zu is above %d", tp->n_dims, CT_MAX_RANK);
+	ret = tp_check(tp, &n, err, err_size);
+	if (ret)
+		return ret;
 	c.dt = tp->data_type;
 	c.rank = (uint32_t)tp->n_dims;
-	for (k = 0; k < tp->n_dims; k++) {
-		if (tp->dims[k] < 0 || (tp->dims[k] && n > MAX_ELEMS / (uint64_t)tp->dims[k]))
-			return cfail(err, err_size, "bad or huge dimension %" PRId64, tp->dims[k]);
-		n *= (uint64_t)tp->dims[k];
+	for (k = 0; k < tp->n_dims; k++)
 		c.dims[k] = tp->dims[k];
-	}
 	fl = dt_float(c.dt);
-	/* the data must match the shape exactly: that bounds every allocation */
-	if (tp->has_raw_data) {
-		if (tp->raw_data.len != n * raw_size(c.dt))
-			return cfail(err, err_size, "%zu bytes of raw data for %" PRIu64 " elements",
-				     tp->raw_data.len, n);
-	} else if (c.dt == OT_FLOAT) {
-		if (tp->n_float_data != n)
-			goto count;
-	} else if (c.dt == OT_DOUBLE) {
-		if (tp->n_double_data != n)
-			goto count;
-	} else if (c.dt == OT_INT64) {
-		if (tp->n_int64_data != n)
-			goto count;
-	} else if (c.dt == OT_UINT32 || c.dt == OT_UINT64) {
-		if (tp->n_uint64_data != n)
-			goto count;
-	} else if (tp->n_int32_data != n) {
-		goto count;
-	}
 	ret = alloc_like(&c, fl, n, NULL);
 	if (ret)
 		return ret == -E2BIG ? cfail(err, err_size, "too many elements") : ret;
 	for (k = 0; k < n; k++) {
-		float f = 0;
-		int64_t i = 0;
+		uint64_t u = tp_bits(tp, k);
 
-		if (tp->has_raw_data) {
-			raw_get(tp->raw_data.data, c.dt, k, &f, &i);
-		} else if (c.dt == OT_FLOAT) {
-			f = tp->float_data[k];
-		} else if (c.dt == OT_DOUBLE) {
-			f = (float)tp->double_data[k];
-		} else if (c.dt == OT_INT64) {
-			i = tp->int64_data[k];
-		} else if (c.dt == OT_UINT32 || c.dt == OT_UINT64) {
-			i = (int64_t)tp->uint64_data[k];
-		} else if (c.dt == OT_FLOAT16) {
-			f = half_to_float((uint16_t)tp->int32_data[k]);
-		} else if (c.dt == OT_BFLOAT16) {
-			uint32_t x = (uint32_t)tp->int32_data[k] << 16;
-
-			memcpy(&f, &x, 4);
-		} else {
-			i = tp->int32_data[k];
-		}
+		/* float64 is held as float32, uint64 above INT64_MAX wraps */
 		if (fl)
-			c.f[k] = f;
+			c.f[k] = (float)float_bits_value(c.dt, u);
 		else
-			c.i[k] = i;
+			c.i[k] = (int64_t)u;
 	}
 	*out = c;
 	return 0;
-count:
-	return cfail(err, err_size, "the element count does not match the shape");
 }
 
 /* ---- Constant evaluation ---------------------------------------------------- */
@@ -517,6 +663,64 @@ static int c_concat(const struct ctensor *const *in, size_t nin, int64_t axis_a,
 	return 0;
 }
 
+/* binary32 to binary16 and back, to nearest even, as Cast rounds */
+static float round_to_half(float f)
+{
+	uint32_t u, sign, mant, r;
+	int e;
+
+	memcpy(&u, &f, 4);
+	sign = (u >> 16) & 0x8000;
+	e = (int)((u >> 23) & 0xff) - 127 + 15;
+	mant = u & 0x7fffff;
+	if (((u >> 23) & 0xff) == 0xff)
+		return f;
+	if (e >= 31)
+		return sign ? -INFINITY : INFINITY;
+	if (e <= 0) {
+		uint32_t shift = (uint32_t)(14 - e), full = mant | 0x800000, rest;
+
+		if (shift > 24)
+			return half_to_float((uint16_t)sign);
+		r = full >> shift;
+		rest = full & ((1u << shift) - 1);
+		if (rest > (1u << (shift - 1)) || (rest == (1u << (shift - 1)) && (r & 1)))
+			r++;
+		return half_to_float((uint16_t)(sign | r));
+	}
+	r = ((uint32_t)e << 10) | (mant >> 13);
+	if ((mant & 0x1fff) > 0x1000 || ((mant & 0x1fff) == 0x1000 && (r & 1)))
+		r++;
+	return half_to_float((uint16_t)(sign | r));
+}
+
+static float round_to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return f;
+	u = (u + 0x7fff + ((u >> 16) & 1)) & 0xffff0000u;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* @v as an integer of type @dt holds it: ONNX's Cast wraps. */
+static int64_t wrap_int(int dt, int64_t v)
+{
+	switch (dt) {
+	case OT_INT8: return (int8_t)(uint8_t)v;
+	case OT_UINT8: return (uint8_t)v;
+	case OT_INT16: return (int16_t)(uint16_t)v;
+	case OT_UINT16: return (uint16_t)v;
+	case OT_INT32: return (int32_t)(uint32_t)v;
+	case OT_UINT32: return (uint32_t)v;
+	case OT_BOOL: return v != 0;
+	default: return v;
+	}
+}
+
 static int c_cast(const struct ctensor *x, int64_t to, struct cbudget *b, struct ctensor *y,
 		  char *err, size_t es)
 {
@@ -526,25 +730,34 @@ static int c_cast(const struct ctensor *x, int64_t to, struct cbudget *b, struct
 	int ret;
 
 	if (to > INT32_MAX || to < 0 || !raw_size((int)to))
-		return cfail(err, es, "Cast to type %" PRId64 " is not supported", to);
+		return cfail(err, es, "Cast to %s (type %" PRId64 ") is not supported",
+			     onnx_type_name(to > INT32_MAX || to < 0 ? -1 : (int)to), to);
 	fl = dt_float((int)to);
 	c.dt = (int)to;
 	ret = alloc_like(&c, fl, x->n, b);
 	if (ret)
 		return ret;
 	for (k = 0; k < x->n; k++) {
-		if (fl)
-			c.f[k] = x->f ? x->f[k] : (float)x->i[k];
-		else if (x->f) {
+		if (fl) {
+			float v = x->f ? x->f[k] : (float)x->i[k];
+
+			c.f[k] = to == OT_FLOAT16 ? round_to_half(v) :
+				 to == OT_BFLOAT16 ? round_to_bf16(v) : v;
+		} else if (x->f) {
 			float v = x->f[k];
 
+			if (to == OT_BOOL) {
+				c.i[k] = v != 0;
+				continue;
+			}
 			if (!(v > -9.2e18f && v < 9.2e18f)) {
 				ctensor_free(&c);
-				return cfail(err, es, "Cast of an out-of-range float");
+				return cfail(err, es, "Cast of %g to %s is out of range", (double)v,
+					     onnx_type_name((int)to));
 			}
-			c.i[k] = to == OT_BOOL ? v != 0 : (int64_t)v;
+			c.i[k] = wrap_int((int)to, (int64_t)v);
 		} else {
-			c.i[k] = to == OT_BOOL ? x->i[k] != 0 : x->i[k];
+			c.i[k] = wrap_int((int)to, x->i[k]);
 		}
 	}
 	*y = c;
@@ -674,15 +887,113 @@ out:
 
 /* ---- Test tensors (input_K.pb) ------------------------------------------- */
 
+/* A protobuf varint at *@p before @end; false when malformed. */
+static bool wire_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned shift;
+
+	*v = 0;
+	for (shift = 0; shift < 64 && *p < end; shift += 7) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * ONNX's sequence and optional test data (SequenceProto, OptionalProto
+ * of onnx-data.proto, which Debian's onnx.proto lacks) share one layout:
+ * name = 1 (a string), elem_type = 2, the elements in fields 3 to 7.  A
+ * file that is not a valid TensorProto but has exactly that layout is
+ * named as what it is; *@elems counts fields 3 to 7.
+ */
+static bool seq_or_optional(const uint8_t *p, size_t size, char *name, size_t name_size,
+			    uint64_t *elem_type, uint64_t *elems)
+{
+	const uint8_t *end = p + size;
+	bool have_name = false, have_type = false;
+
+	*elems = 0;
+	while (p < end) {
+		uint64_t key, len;
+
+		if (!wire_varint(&p, end, &key))
+			return false;
+		if ((key >> 3) == 2 && (key & 7) == 0) {
+			if (have_type || !wire_varint(&p, end, elem_type) || *elem_type > 5)
+				return false;
+			have_type = true;
+			continue;
+		}
+		if ((key & 7) != 2 || (key >> 3) < 1 || (key >> 3) > 7 ||
+		    !wire_varint(&p, end, &len) || len > (uint64_t)(end - p))
+			return false;
+		if ((key >> 3) == 1) {
+			uint64_t k;
+
+			if (have_name || !len)
+				return false;
+			for (k = 0; k < len; k++)
+				if (p[k] < 0x20 || p[k] > 0x7e)
+					return false;
+			snprintf(name, name_size, "%.*s", (int)(len < 100 ? len : 100), (const char *)p);
+			have_name = true;
+		} else {
+			(*elems)++;
+		}
+		p += len;
+	}
+	return have_name && have_type;
+}
+
+static int not_a_tensor(const void *data, size_t size, int ret, char *err, size_t err_size)
+{
+	static const char *const kinds[] = {
+		"undefined", "tensor", "sparse tensor", "sequence", "map", "optional",
+	};
+	uint64_t elem_type = 0, elems;
+	char name[104];
+
+	if (!seq_or_optional(data, size, name, sizeof(name), &elem_type, &elems))
+		return ret;
+	cfail(err, err_size,
+	      "'%s' is an ONNX sequence or optional (%" PRIu64 " %s element%s), not a tensor: only tensors are supported",
+	      name, elems, kinds[elem_type], elems == 1 ? "" : "s");
+	return -ENOTSUP;
+}
+
+/* The npu_dtype of a loadable ONNX type. */
+static enum npu_dtype npu_dtype_of(int dt)
+{
+	switch (dt) {
+	case OT_FLOAT: return NPU_DTYPE_FP32;
+	case OT_UINT8: return NPU_DTYPE_UINT8;
+	case OT_INT8: return NPU_DTYPE_INT8;
+	case OT_UINT16: return NPU_DTYPE_UINT16;
+	case OT_INT16: return NPU_DTYPE_INT16;
+	case OT_INT32: return NPU_DTYPE_INT32;
+	case OT_INT64: return NPU_DTYPE_INT64;
+	case OT_BOOL: return NPU_DTYPE_BOOL;
+	case OT_FLOAT16: return NPU_DTYPE_FP16;
+	case OT_DOUBLE: return NPU_DTYPE_FP64;
+	case OT_UINT32: return NPU_DTYPE_UINT32;
+	case OT_UINT64: return NPU_DTYPE_UINT64;
+	case OT_BFLOAT16: return NPU_DTYPE_BF16;
+	}
+	return 0;
+}
+
 NPU_EXPORT_ONNX int npu_onnx_tensor_load(const void *data, size_t size,
 					 struct npu_onnx_tensor *t, char *err,
 					 size_t err_size)
 {
 	Onnx__TensorProto *tp;
-	struct ctensor c;
-	uint64_t k;
-	int ret;
+	uint64_t n, k;
 	size_t es;
+	int ret;
 
 	if (!t || (!data && size))
 		return -EINVAL;
@@ -697,58 +1008,51 @@ NPU_EXPORT_ONNX int npu_onnx_tensor_load(const void *data, size_t size,
 		ret = onnx_wire_check(data, size, &onnx__tensor_proto__descriptor, &wl, err,
 				      err_size);
 		if (ret)
-			return ret;
+			return not_a_tensor(data, size, ret, err, err_size);
 	}
 	tp = onnx__tensor_proto__unpack(NULL, size, data);
 	if (!tp) {
 		cfail(err, err_size, "not a valid TensorProto");
 		return -EBADMSG;
 	}
-	ret = ctensor_from_proto(tp, &c, err, err_size);
+	ret = tp_check(tp, &n, err, err_size);
+	if (!ret && tp->n_dims > NPU_TENSOR_MAX_RANK)
+		ret = cfail(err, err_size, "rank %zu is above libnpu's limit of %d",
+			    tp->n_dims, NPU_TENSOR_MAX_RANK);
+	for (k = 0; !ret && k < tp->n_dims; k++)
+		if (tp->dims[k] > UINT32_MAX)
+			ret = cfail(err, err_size, "dimension %" PRIu64 " (%" PRId64 ") is above %u",
+				    k, tp->dims[k], UINT32_MAX);
+	if (ret) {
+		onnx__tensor_proto__free_unpacked(tp, NULL);
+		return not_a_tensor(data, size, ret, err, err_size);
+	}
 	if (tp->name)
 		snprintf(t->name, sizeof(t->name), "%s", tp->name);
-	onnx__tensor_proto__free_unpacked(tp, NULL);
-	if (ret)
-		return ret;
-	if (c.rank > NPU_TENSOR_MAX_RANK) {
-		ctensor_free(&c);
-		return cfail(err, err_size, "rank %u above %d", c.rank, NPU_TENSOR_MAX_RANK);
-	}
-	switch (c.dt) {
-	case OT_FLOAT: case OT_DOUBLE: case OT_FLOAT16: case OT_BFLOAT16:
-		t->dtype = NPU_DTYPE_FP32; break;
-	case OT_INT8: t->dtype = NPU_DTYPE_INT8; break;
-	case OT_UINT8: case OT_BOOL: t->dtype = NPU_DTYPE_UINT8; break;
-	case OT_INT32: t->dtype = NPU_DTYPE_INT32; break;
-	case OT_INT64: t->dtype = NPU_ONNX_INT64; break;
-	default:
-		ctensor_free(&c);
-		return cfail(err, err_size, "element type %d is not supported", c.dt);
-	}
-	t->rank = c.rank;
-	for (k = 0; k < c.rank; k++) {
-		if (c.dims[k] > UINT32_MAX) {
-			ctensor_free(&c);
-			return cfail(err, err_size, "huge dimension");
-		}
-		t->dims[k] = (uint32_t)c.dims[k];
-	}
-	es = t->dtype == NPU_ONNX_INT64 ? 8 : npu_dtype_size((enum npu_dtype)t->dtype);
-	t->bytes = c.n * es;
+	t->dtype = npu_dtype_of(tp->data_type);
+	t->rank = (uint32_t)tp->n_dims;
+	for (k = 0; k < tp->n_dims; k++)
+		t->dims[k] = (uint32_t)tp->dims[k];
+	es = npu_dtype_size((enum npu_dtype)t->dtype);
+	t->bytes = n * es;
 	t->data = malloc(t->bytes ? t->bytes : 1);
 	if (!t->data) {
-		ctensor_free(&c);
+		onnx__tensor_proto__free_unpacked(tp, NULL);
 		return -ENOMEM;
 	}
-	for (k = 0; k < c.n; k++) {
-		switch (t->dtype) {
-		case NPU_DTYPE_FP32: ((float *)t->data)[k] = c.f[k]; break;
-		case NPU_DTYPE_INT32: ((int32_t *)t->data)[k] = (int32_t)c.i[k]; break;
-		case NPU_ONNX_INT64: ((int64_t *)t->data)[k] = c.i[k]; break;
-		default: ((uint8_t *)t->data)[k] = (uint8_t)c.i[k]; break;
+	/* elements keep their bits: no rounding, uint64 and int64 exact */
+	for (k = 0; k < n; k++) {
+		uint64_t u = tp_bits(tp, k);
+		uint8_t *p = (uint8_t *)t->data + k * es;
+
+		switch (es) {
+		case 1: *p = (uint8_t)u; break;
+		case 2: { uint16_t v = (uint16_t)u; memcpy(p, &v, 2); break; }
+		case 4: { uint32_t v = (uint32_t)u; memcpy(p, &v, 4); break; }
+		default: memcpy(p, &u, 8); break;
 		}
 	}
-	ctensor_free(&c);
+	onnx__tensor_proto__free_unpacked(tp, NULL);
 	return 0;
 }
 

@@ -20,8 +20,9 @@ enum {
 #define CT_MAX_RANK	8
 
 /*
- * A constant: float types are held as float (@f), integer and bool types
- * as int64 (@i); @dt remembers the ONNX type.
+ * A constant: float types are held as float (@f; float64 too, rounded),
+ * integer and bool types as int64 (@i; uint64 above INT64_MAX wraps);
+ * @dt remembers the ONNX type.
  */
 struct ctensor {
 	int dt;
@@ -44,6 +45,9 @@ struct cbudget {
 	uint64_t used, limit, want;
 };
 
+/* "float32", "int64", "bool", ...; "unknown" for a number ONNX lacks. */
+const char *onnx_type_name(int onnx_type);
+
 bool ct_is_float(const struct ctensor *c);
 double ctensor_get(const struct ctensor *c, uint64_t k);
 void ctensor_free(struct ctensor *c);
@@ -57,7 +61,11 @@ int ctensor_vec_i(const int64_t *v, size_t n, struct ctensor *c);
 /* @v (one element) repeated over shape @dims (@rank values). */
 int ctensor_fill(const struct ctensor *v, const int64_t *dims, uint64_t rank,
 		 struct cbudget *b, struct ctensor *out);
-/* -EINVAL with a message in @err for malformed or unsupported data. */
+/*
+ * Every ONNX type but string, complex and the 8- and 4-bit floats, from
+ * raw_data or its typed field; -EINVAL with a message in @err for
+ * malformed or unsupported data.
+ */
 int ctensor_from_proto(const struct Onnx__TensorProto *tp, struct ctensor *c,
 		       char *err, size_t err_size);
 
