@@ -22,6 +22,7 @@
 
 #include "onnx_import.h"
 #include "onnx_wire.h"
+#include "ok_util.h"
 
 /* struct oi_names values of imp.reads */
 #define READ_BY_NODE	1u
@@ -39,12 +40,19 @@ int oi_fail(struct imp *im, const char *fmt, ...)
 	if (im->err && im->err_size) {
 		if (im->node) {
 			const Onnx__NodeProto *n = im->node;
-			/* an unnamed node is known by its first output */
+			/* an unnamed node is known by its first output, else its index */
 			const char *nm = n->name && *n->name ? n->name :
 					 n->n_output && n->output[0] ? n->output[0] : "";
+			size_t idx = 0;
 
-			snprintf(im->err, im->err_size, "node '%s' (%s): %s", nm,
-				 n->op_type ? n->op_type : "?", msg);
+			while (im->gp && idx < im->gp->n_node && im->gp->node[idx] != n)
+				idx++;
+			if (*nm)
+				snprintf(im->err, im->err_size, "node '%s' (%s): %s", nm,
+					 n->op_type ? n->op_type : "?", msg);
+			else
+				snprintf(im->err, im->err_size, "node #%zu (%s): %s", idx,
+					 n->op_type ? n->op_type : "?", msg);
 		}
 		else
 			snprintf(im->err, im->err_size, "%s", msg);
@@ -162,6 +170,7 @@ int oi_add_sym(struct imp *im, const char *name, struct sym **out)
 	if (!s->name)
 		return oi_nomem(im);
 	s->value = NPU_VALUE_NONE;
+	s->kvalue = NPU_VALUE_NONE;
 	{
 		size_t j;
 
@@ -271,8 +280,8 @@ int oi_value_of(struct imp *im, struct sym *s, uint32_t *id)
 		d.data = data;
 		break;
 	default:
-		return oi_fail(im, "constant '%s' of ONNX type %d cannot be an operand of a compute op",
-			    s->name, s->c.dt);
+		return oi_fail(im, "constant '%s' of type %s cannot be an operand of a device op",
+			    s->name, oi_type_words(s->c.dt));
 	}
 	ret = oi_check_value_size(im, s->name, d.dtype, d.rank, d.dims);
 	if (ret) {
@@ -481,7 +490,7 @@ int oi_emit(struct nctx *c, const struct oi_node *tmpl, const uint32_t *in,
 static int bind_constant(struct imp *im, const char *name,
 			 const struct npu_onnx_tensor *t)
 {
-	size_t es = t->dtype == NPU_ONNX_INT64 ? 8 : npu_dtype_size((enum npu_dtype)t->dtype);
+	size_t es = npu_dtype_size((enum npu_dtype)t->dtype);
 	uint64_t n = 1, k;
 	struct sym *s;
 	uint32_t i;
@@ -498,27 +507,27 @@ static int bind_constant(struct imp *im, const char *name,
 	ret = oi_add_sym(im, name, &s);
 	if (ret)
 		return ret;
-	if (t->dtype == NPU_ONNX_INT64)
-		ret = ctensor_vec_i(t->data, n, &s->c);
-	else if (t->dtype == NPU_DTYPE_FP32)
-		ret = ctensor_vec_f(t->data, n, &s->c);
-	else if (t->dtype == NPU_DTYPE_INT32) {
-		int64_t *v = malloc(n ? 8 * n : 1);
+	{
+		/* every dtype, through the kernels' element access */
+		struct npu_kernel_tensor kt = { .dtype = (enum npu_dtype)t->dtype,
+						.data = t->data };
+		bool fl = ok_is_float(kt.dtype);
 
-		if (!v)
+		s->c.dt = oi_onnx_of_dtype(kt.dtype);
+		s->c.n = n;
+		if (fl)
+			s->c.f = malloc(n * sizeof(float) + 1);
+		else
+			s->c.i = malloc(n * sizeof(int64_t) + 1);
+		if (fl ? !s->c.f : !s->c.i)
 			return oi_nomem(im);
-		for (k = 0; k < n; k++)
-			v[k] = ((const int32_t *)t->data)[k];
-		ret = ctensor_vec_i(v, n, &s->c);
-		if (!ret)
-			s->c.dt = OT_INT32;
-		free(v);
-	} else {
-		return oi_fail(im, "constant input '%s': only int64, int32 and float are supported",
-			       name);
+		for (k = 0; k < n; k++) {
+			if (fl)
+				s->c.f[k] = (float)ok_get_f(&kt, k);
+			else
+				s->c.i[k] = ok_get_i(&kt, k);
+		}
 	}
-	if (ret)
-		return oi_nomem(im);
 	s->c.rank = t->rank;
 	for (i = 0; i < t->rank; i++)
 		s->c.dims[i] = t->dims[i];
@@ -546,16 +555,10 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 	    !vi->type->tensor_type)
 		return oi_fail(im, "input '%s' is not a tensor", vi->name);
 	tt = vi->type->tensor_type;
-	switch (tt->elem_type) {
-	case OT_FLOAT: d.dtype = NPU_DTYPE_FP32; break;
-	case OT_FLOAT16: d.dtype = NPU_DTYPE_FP16; break;
-	case OT_INT8: d.dtype = NPU_DTYPE_INT8; break;
-	case OT_UINT8: d.dtype = NPU_DTYPE_UINT8; break;
-	case OT_INT32: d.dtype = NPU_DTYPE_INT32; break;
-	default:
-		return oi_fail(im, "input '%s' has ONNX element type %d, which is not supported",
-			    vi->name, tt->elem_type);
-	}
+	d.dtype = oi_dtype_of_onnx(tt->elem_type);
+	if (!d.dtype)
+		return oi_fail(im, "input '%s' has element type %s, which is not supported",
+			       vi->name, oi_type_words(tt->elem_type));
 	for (i = 0; im->opts && i < im->opts->num_shapes; i++)
 		if (im->opts->shapes[i].name && !strcmp(im->opts->shapes[i].name, vi->name))
 			given = &im->opts->shapes[i];
@@ -658,9 +661,19 @@ static int bind_output(struct imp *im, const char *name)
 		if (cur.flags & NPU_VALUE_OUTPUT)
 			return add_io(im, s, false);
 	}
-	ret = oi_value_of(im, s, &in);
-	if (ret)
-		return ret;
+	if (s->is_const) {
+		struct npu_value_desc cv = NPU_VALUE_DESC_INIT;
+
+		ret = oi_exact_value_of(im, s, &in);
+		if (ret)
+			return ret;
+		npu_graph_get_value(im->m->g, in, &cv);
+		s->dtype = cv.dtype;
+		s->rank = cv.rank;
+		memcpy(s->dims, cv.dims, sizeof(s->dims));
+	} else {
+		in = s->value;
+	}
 	vd.dtype = s->dtype;
 	vd.rank = s->rank;
 	memcpy(vd.dims, s->dims, sizeof(vd.dims));
@@ -790,6 +803,98 @@ out:
 	return ret;
 }
 
+/* Mark the outputs of a node that was refused or skipped. */
+static int poison_outputs(struct imp *im, const Onnx__NodeProto *n)
+{
+	size_t j;
+
+	for (j = 0; j < n->n_output; j++) {
+		struct sym *s;
+
+		if (!n->output[j] || !*n->output[j])
+			continue;
+		s = oi_lookup(im, n->output[j]);
+		if (!s && oi_add_sym(im, n->output[j], &s))
+			return -ENOMEM;
+		s->poisoned = true;
+	}
+	return 0;
+}
+
+static bool reads_poisoned(struct imp *im, const Onnx__NodeProto *n)
+{
+	size_t j;
+
+	for (j = 0; j < n->n_input; j++) {
+		const struct sym *s = n->input[j] && *n->input[j] ? oi_lookup(im, n->input[j]) : NULL;
+
+		if (s && s->poisoned)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Import every node in @order.  A node refused (-EINVAL) does not stop
+ * the import: its outputs are poisoned, the nodes reading them are only
+ * checked for a known op, and the error lists every refused node, the
+ * first one first, so a user learns in one pass what a model needs.
+ */
+static int import_nodes(struct imp *im, const size_t *order, int64_t opset)
+{
+	char *all = NULL, one[512];
+	size_t i, len = 0, cap = 4096, refused = 0;
+	int ret = 0;
+
+	for (i = 0; i < im->gp->n_node && !ret; i++) {
+		const Onnx__NodeProto *n = im->gp->node[order[i]];
+
+		if (im->err && im->err_size)
+			im->err[0] = 0;
+		if (reads_poisoned(im, n)) {
+			if (!oi_op_known(im, n, opset)) {
+				im->node = n;
+				oi_fail(im, "op not supported by libnpu yet");
+				ret = -EINVAL;
+			}
+		} else {
+			ret = oi_import_node(im, n, opset);
+		}
+		if (ret != -EINVAL)
+			continue;
+		ret = poison_outputs(im, n);
+		if (ret)
+			break;
+		if (!refused++) {
+			all = malloc(cap);
+			if (!all) {
+				ret = -ENOMEM;
+				break;
+			}
+			all[0] = 0;
+		}
+		snprintf(one, sizeof(one), "%s%s", refused == 2 ? "; also " :
+			 refused > 2 ? "; " : "", im->err ? im->err : "");
+		if (len + strlen(one) + 1 < cap) {
+			memcpy(all + len, one, strlen(one) + 1);
+			len += strlen(one);
+		}
+	}
+	if (!ret && refused) {
+		if (im->err && im->err_size) {
+			if (refused > 1)
+				snprintf(im->err, im->err_size, "%s (%zu nodes refused)", all, refused);
+			else
+				snprintf(im->err, im->err_size, "%s", all);
+		}
+		ret = -EINVAL;
+	} else if (ret == -ENOMEM) {
+		ret = oi_nomem(im);
+	}
+	free(all);
+	return ret;
+}
+
 /* Everything a node reads, and the graph's outputs: imp.reads. */
 static int index_reads(struct imp *im)
 {
@@ -852,6 +957,19 @@ static int take_limits(struct imp *im, const struct npu_onnx_options *o)
 	return 0;
 }
 
+int64_t oi_domain_opset(const struct imp *im, const char *domain)
+{
+	size_t i;
+
+	for (i = 0; im->mp && i < im->mp->n_opset_import; i++) {
+		const Onnx__OperatorSetIdProto *o = im->mp->opset_import[i];
+
+		if (o->domain && !strcmp(o->domain, domain))
+			return o->has_version ? o->version : 0;
+	}
+	return 0;
+}
+
 static void imp_free(struct imp *im)
 {
 	size_t i;
@@ -910,12 +1028,13 @@ NPU_EXPORT_ONNX int npu_onnx_load(const void *data, size_t size,
 		if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx"))
 			opset = o->has_version ? o->version : -1;
 	}
-	if (opset < 7 || opset > 17) {
-		ret = oi_fail(&im, "default-domain opset %" PRId64 " is not supported (7 to 17)", opset);
+	if (opset < 1 || opset > 17) {
+		ret = oi_fail(&im, "default-domain opset %" PRId64 " is not supported (1 to 17)", opset);
 		ret = -ENOTSUP;
 		goto out;
 	}
 	im.m->opset = opset;
+	im.mp = mp;
 	if (!mp->graph) {
 		ret = oi_fail(&im, "the model has no graph");
 		goto out;
@@ -963,11 +1082,9 @@ NPU_EXPORT_ONNX int npu_onnx_load(const void *data, size_t size,
 	ret = order_nodes(&im, &order);
 	if (ret)
 		goto out;
-	for (i = 0; i < im.gp->n_node; i++) {
-		ret = oi_import_node(&im, im.gp->node[order[i]], opset);
-		if (ret)
-			goto out;
-	}
+	ret = import_nodes(&im, order, opset);
+	if (ret)
+		goto out;
 	im.node = NULL;
 	for (i = 0; i < im.gp->n_input; i++) {
 		struct sym *s = oi_lookup(&im, im.gp->input[i]->name);

@@ -47,8 +47,12 @@ uint32_t *oi_names_put(struct oi_names *t, const char *name, uint32_t val);
 struct sym {
 	char *name;
 	bool is_const;
+	/* written by a node import refused: readers are skipped */
+	bool poisoned;
 	struct ctensor c;		/* constant */
 	uint32_t value;			/* graph value, NPU_VALUE_NONE if none */
+	/* a constant's static value of its own dtype (a kernel's operand) */
+	uint32_t kvalue;
 	enum npu_dtype dtype;		/* of a graph value */
 	uint32_t rank;
 	uint32_t dims[NPU_TENSOR_MAX_RANK];
@@ -68,6 +72,7 @@ struct imp {
 	const struct npu_onnx_options *opts;
 	struct oi_limits lim;
 	struct cbudget consts;		/* npu_onnx_options.max_const_bytes */
+	const Onnx__ModelProto *mp;
 	const Onnx__GraphProto *gp;
 	/* every name a node reads (READ_BY_NODE) or the graph outputs (GRAPH_OUTPUT) */
 	struct oi_names reads;
@@ -80,13 +85,14 @@ struct imp {
 	/* node being imported, for messages */
 	const Onnx__NodeProto *node;
 	unsigned int tmp_count;
+	uint64_t fold_work;		/* kernels' work folding constants */
 };
 
 struct nctx {
 	struct imp *im;
 	const Onnx__NodeProto *n;
 	int64_t opset;
-	struct sym *in[8];	/* NULL when absent */
+	struct sym *in[NPU_KERNEL_MAX_INPUTS];	/* NULL when absent */
 	size_t nin;
 	const char *name;
 };
@@ -184,6 +190,25 @@ int oi_op_tile(struct nctx *c);
 int oi_op_space_depth(struct nctx *c, bool to_space);
 int oi_op_cast(struct nctx *c);
 int oi_op_resize(struct nctx *c);
+/* npu_dtype of an ONNX TensorProto type and back; 0 when there is none. */
+enum npu_dtype oi_dtype_of_onnx(int ot);
+int oi_onnx_of_dtype(enum npu_dtype dt);
+/* An ONNX type in words: "int64", "string", ... */
+const char *oi_type_words(int ot);
+/*
+ * The static graph value of constant @s in its own dtype (int64 stays
+ * int64), where oi_value_of() gives the device's dtypes.
+ */
+int oi_exact_value_of(struct imp *im, struct sym *s, uint32_t *id);
+int oi_op_meta(struct nctx *c);
+int oi_op_const(struct nctx *c);
+/* The model's opset of @domain (opset_import), 0 if it imports none. */
+int64_t oi_domain_opset(const struct imp *im, const char *domain);
+/* Does the registry know @n's op at @opset (a custom op included)? */
+bool oi_op_known(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
+/* Import one node: the registry (onnx_registry.c) picks its handler. */
 int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
+/* Run @op's kernel for the node: a kernel node, or folded (onnx_kernel.c). */
+int oi_kernel_node(struct nctx *c, const struct npu_onnx_op *op);
 
 #endif /* NPU_ONNX_IMPORT_H */

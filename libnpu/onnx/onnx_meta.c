@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * ONNX metadata ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity,
- * Dropout) as RESHAPE nodes or reshaped constants; constant ops (Constant,
- * Shape, ConstantOfShape, and Gather/Concat/Cast/Slice of constants)
- * evaluated at import; and the dispatch by op type.
+ * Dropout) as RESHAPE nodes or reshaped constants, and constant ops
+ * (Constant, Shape, ConstantOfShape, and Gather/Concat/Cast/Slice of
+ * constants) evaluated at import.
  */
 #include <errno.h>
 #include <math.h>
@@ -100,7 +100,7 @@ static int get_axes(struct nctx *c, int64_t *axes, int *n)
 	return 0;
 }
 
-static int op_meta(struct nctx *c)
+int oi_op_meta(struct nctx *c)
 {
 	const char *t = c->n->op_type;
 	int64_t dims[CT_MAX_RANK + 16], nd[CT_MAX_RANK + 16], axes[16];
@@ -226,7 +226,7 @@ static int op_meta(struct nctx *c)
 }
 
 /* Shape, Constant, ConstantOfShape, and integer ops on constants. */
-static int op_const(struct nctx *c)
+int oi_op_const(struct nctx *c)
 {
 	const char *t = c->n->op_type;
 	struct ctensor y = { 0 };
@@ -350,134 +350,4 @@ static int op_const(struct nctx *c)
 	o->is_const = true;
 	o->c = y;
 	return 0;
-}
-
-/* ---- Dispatch ------------------------------------------------------------------ */
-
-static bool all_inputs_const(const struct nctx *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->nin; i++)
-		if (c->in[i] && !c->in[i]->is_const)
-			return false;
-	return true;
-}
-
-int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
-{
-	struct nctx c = { .im = im, .n = n, .opset = opset };
-	const char *t = n->op_type ? n->op_type : "";
-	size_t i;
-
-	im->node = n;
-	c.name = n->name && *n->name ? n->name :
-		 (n->n_output && n->output[0] ? n->output[0] : "");
-	if (n->domain && *n->domain && strcmp(n->domain, "ai.onnx"))
-		return oi_fail(im, "domain '%s' is not supported", n->domain);
-	if (n->n_input > 8)
-		return oi_fail(im, "%zu inputs, at most 8 are supported", n->n_input);
-	c.nin = n->n_input;
-	for (i = 0; i < n->n_input; i++) {
-		if (!n->input[i] || !*n->input[i])
-			continue;
-		c.in[i] = oi_lookup(im, n->input[i]);
-		if (!c.in[i])
-			return oi_fail(im, "input '%s' is not defined", n->input[i]);
-	}
-	static const struct {
-		const char *name;
-		enum npu_activation act;
-	} unary[] = {
-		{ "Relu", NPU_ACT_RELU }, { "LeakyRelu", NPU_ACT_LEAKY_RELU },
-		{ "Sigmoid", NPU_ACT_SIGMOID }, { "Tanh", NPU_ACT_TANH },
-		{ "Clip", NPU_ACT_CLIP }, { "HardSigmoid", NPU_ACT_HARD_SIGMOID },
-		{ "HardSwish", NPU_ACT_HARD_SWISH }, { "Sqrt", NPU_ACT_SQRT },
-		{ "Reciprocal", NPU_ACT_RECIPROCAL }, { "Exp", NPU_ACT_EXP },
-		{ "Log", NPU_ACT_LOG }, { "Abs", NPU_ACT_ABS }, { "Neg", NPU_ACT_NEG },
-	};
-	static const struct {
-		const char *name;
-		enum npu_reduce_kind kind;
-	} reduce[] = {
-		{ "ReduceMean", NPU_REDUCE_MEAN }, { "ReduceSum", NPU_REDUCE_SUM },
-		{ "ReduceMax", NPU_REDUCE_MAX }, { "ReduceMin", NPU_REDUCE_MIN },
-		{ "ReduceL2", NPU_REDUCE_L2 }, { "ReduceSumSquare", NPU_REDUCE_SUM_SQUARE },
-	};
-
-	for (i = 0; i < sizeof(unary) / sizeof(unary[0]); i++)
-		if (!strcmp(t, unary[i].name))
-			return oi_op_unary_act(&c, unary[i].act);
-	for (i = 0; i < sizeof(reduce) / sizeof(reduce[0]); i++)
-		if (!strcmp(t, reduce[i].name))
-			return oi_op_reduce(&c, reduce[i].kind);
-	if (!strcmp(t, "Add") || !strcmp(t, "Sub") || !strcmp(t, "Mul") || !strcmp(t, "Div") ||
-	    !strcmp(t, "Pow"))
-		return oi_op_binary(&c);
-	if (!strcmp(t, "ConvTranspose"))
-		return oi_op_conv_transpose(&c);
-	if (!strcmp(t, "Max") || !strcmp(t, "Min"))
-		return oi_op_minmax(&c, t[1] == 'a');
-	if (!strcmp(t, "Conv"))
-		return oi_op_conv(&c);
-	if (!strcmp(t, "MaxPool")) {
-		if (n->n_output > 1 && n->output[1] && *n->output[1] &&
-		    oi_name_used(im, n->output[1]))
-			return oi_fail(im, "the Indices output is not supported");
-		if (oi_attr_i(&c, "storage_order", 0))
-			return oi_fail(im, "storage_order 1 is not supported");
-		return oi_op_pool(&c, NPU_POOL_MAX, false);
-	}
-	if (!strcmp(t, "AveragePool"))
-		return oi_op_pool(&c, NPU_POOL_AVG, false);
-	if (!strcmp(t, "GlobalAveragePool"))
-		return oi_op_pool(&c, NPU_POOL_AVG, true);
-	if (!strcmp(t, "GlobalMaxPool"))
-		return oi_op_pool(&c, NPU_POOL_MAX, true);
-	if (!strcmp(t, "MatMul"))
-		return oi_op_matmul(&c);
-	if (!strcmp(t, "Gemm"))
-		return oi_op_gemm(&c);
-	if (!strcmp(t, "Softmax"))
-		return oi_op_softmax(&c);
-	if (!strcmp(t, "LayerNormalization"))
-		return oi_op_layernorm(&c);
-	if (!strcmp(t, "BatchNormalization"))
-		return oi_op_batchnorm(&c);
-	if (!strcmp(t, "Reshape") || !strcmp(t, "Flatten") || !strcmp(t, "Squeeze") ||
-	    !strcmp(t, "Unsqueeze") || !strcmp(t, "Identity"))
-		return op_meta(&c);
-	if (!strcmp(t, "Dropout")) {
-		if (n->n_output > 1 && n->output[1] && *n->output[1] &&
-		    oi_name_used(im, n->output[1]))
-			return oi_fail(im, "the mask output is not supported");
-		return op_meta(&c);
-	}
-	if (!strcmp(t, "Constant") || !strcmp(t, "Shape") || !strcmp(t, "ConstantOfShape"))
-		return op_const(&c);
-	if ((!strcmp(t, "Gather") || !strcmp(t, "Concat") || !strcmp(t, "Cast") ||
-	     !strcmp(t, "Slice")) && all_inputs_const(&c))
-		return op_const(&c);
-	/* data movement on graph values: COPY and RESIZE */
-	if (!strcmp(t, "Transpose"))
-		return oi_op_transpose(&c);
-	if (!strcmp(t, "Concat"))
-		return oi_op_concat(&c);
-	if (!strcmp(t, "Slice"))
-		return oi_op_slice(&c);
-	if (!strcmp(t, "Split"))
-		return oi_op_split(&c);
-	if (!strcmp(t, "Pad"))
-		return oi_op_pad(&c);
-	if (!strcmp(t, "Expand"))
-		return oi_op_expand(&c);
-	if (!strcmp(t, "Tile"))
-		return oi_op_tile(&c);
-	if (!strcmp(t, "DepthToSpace") || !strcmp(t, "SpaceToDepth"))
-		return oi_op_space_depth(&c, t[0] == 'D');
-	if (!strcmp(t, "Cast"))
-		return oi_op_cast(&c);
-	if (!strcmp(t, "Resize"))
-		return oi_op_resize(&c);
-	return oi_fail(im, "op not supported by libnpu yet");
 }

@@ -8,11 +8,18 @@
  *   - Initializers and Constant nodes become static values; integer
  *     "shape arithmetic" (Shape, Gather, Concat, Cast, Unsqueeze, ... on
  *     constants) is evaluated during import and never reaches the graph.
- *   - Opsets 7 to 17 of the default domain.
+ *   - Opsets 1 to 17 of the default domain.  Each op is imported by an
+ *     operator registry: a lowering to device ops where one applies
+ *     (opset 7 on, or the op's first opset when it has not changed
+ *     since), else the op's CPU kernel (npu/kernel.h), which implements
+ *     its ONNX semantics for every dtype; custom operators add kernels
+ *     for ops of the application's own domains (struct npu_onnx_op).
  *   - Dynamic dimensions (dim_param, or no dim_value) must be bound with
  *     shapes given at load time; every output shape is inferred.
  *   - Metadata ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity,
  *     Dropout in inference) become RESHAPE nodes, which cost nothing.
+ *   - A node whose inputs are all constants is folded at import (its
+ *     kernel runs once), within npu_onnx_options.max_const_bytes.
  *   - Anything else the graph cannot express fails with a message that
  *     names the node and its op.
  *
@@ -170,6 +177,20 @@ struct npu_onnx_op {
 
 #define NPU_ONNX_OP_INIT	{ .size = sizeof(struct npu_onnx_op) }
 
+/*
+ * Plugins: a shared object that provides custom ops exports
+ *
+ *   const struct npu_onnx_op *const *npu_onnx_plugin_ops(size_t *count);
+ *
+ * returning its ops (static, valid while it is loaded) and their count.
+ * npu-run --custom-ops FILE.so loads one with dlopen() and passes its
+ * ops in npu_onnx_options.custom_ops; other programs can do the same.
+ */
+#define NPU_ONNX_PLUGIN_SYMBOL	"npu_onnx_plugin_ops"
+typedef const struct npu_onnx_op *const *(*npu_onnx_plugin_fn)(size_t *count);
+/* Defined by a plugin, never by libnpu-onnx. */
+const struct npu_onnx_op *const *npu_onnx_plugin_ops(size_t *count);
+
 /* The node's op type, name ("" if unnamed), domain and its opset. */
 const char *npu_onnx_node_op_type(const struct npu_onnx_node *n);
 const char *npu_onnx_node_name(const struct npu_onnx_node *n);
@@ -194,6 +215,33 @@ int npu_onnx_attr_floats(const struct npu_onnx_node *n, const char *name,
 			 const float **v, size_t *count);
 int npu_onnx_attr_string(const struct npu_onnx_node *n, const char *name,
 			 char *buf, size_t size);
+
+/*
+ * The built-in operators, for tools and documentation (npu-run
+ * --list-ops): entry @i of npu_onnx_builtin_count(), one per op type of
+ * the default domain, sorted by op type.  Fill min(@info->size, sizeof)
+ * bytes; -ERANGE past the end.
+ *
+ * @device: a lowering to device ops exists (from opset @device_since);
+ *	whether a node runs on the device still depends on its dtypes,
+ *	attributes and the device's limits
+ * @cpu: a CPU kernel exists, for opsets @cpu_since to @cpu_until (0: no
+ *	bound); it takes every form the lowering does not
+ */
+struct npu_onnx_op_info {
+	uint32_t size;		/* sizeof(struct npu_onnx_op_info) */
+	const char *op_type;
+	int device;
+	int64_t device_since;
+	int cpu;
+	int64_t cpu_since, cpu_until;
+	const char *cpu_kernel;	/* the kernel's name, NULL without one */
+};
+
+#define NPU_ONNX_OP_INFO_INIT	{ .size = sizeof(struct npu_onnx_op_info) }
+
+size_t npu_onnx_builtin_count(void);
+int npu_onnx_builtin(size_t i, struct npu_onnx_op_info *info);
 
 /*
  * A serialized TensorProto (ONNX's test_data_set_N/input_K.pb) read into

@@ -1,0 +1,470 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The operator registry: which handler imports a node.
+ *
+ * An ONNX op has up to two implementations here:
+ *
+ *   - a lowering (onnx_ops.c, onnx_move.c, onnx_meta.c): graph nodes the
+ *     device can run (CONV2D, GEMM, COPY, ...) or a constant folded at
+ *     import;
+ *   - a CPU kernel (kernels/ok_*.c, or an application's custom op): a
+ *     struct npu_onnx_op, the same interface applications use, with the
+ *     op's full semantics for every dtype and attribute form.
+ *
+ * The lowering is tried first when it can apply (the node's runtime
+ * inputs have dtypes a device op takes); when it refuses the node before
+ * adding anything to the graph (a form the device has no op for) or
+ * cannot apply, the kernel runs the node.  A custom op registered for a
+ * (domain, op type) takes precedence over both.
+ *
+ * The tables are sorted once (pthread_once) and searched by binary
+ * search, so a lookup costs O(log n) string compares, whatever the
+ * number of ops.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_import.h"
+#include "ok_util.h"
+
+/* The lowering handles runtime inputs of any dtype (metadata ops). */
+#define L_ANY_DTYPE	(1u << 0)
+/* The lowering only folds constants: it applies when every input is one. */
+#define L_CONST_ONLY	(1u << 1)
+
+struct lowering {
+	const char *op_type;
+	int (*fn)(struct nctx *c);
+	unsigned int flags;
+	/*
+	 * The first opset whose semantics the lowering implements: mostly
+	 * LOWERING_DEFAULT_SINCE (7), because opsets 1 to 6 had legacy forms (Add's broadcast
+	 * attribute, BatchNormalization's spatial, ...); ops unchanged since
+	 * an older opset say so.
+	 */
+	int64_t since;
+};
+
+#define LOWERING_DEFAULT_SINCE	7
+
+#define UNARY(name, act) \
+	static int l_##name(struct nctx *c) { return oi_op_unary_act(c, act); }
+UNARY(relu, NPU_ACT_RELU)
+UNARY(leaky_relu, NPU_ACT_LEAKY_RELU)
+UNARY(sigmoid, NPU_ACT_SIGMOID)
+UNARY(tanh, NPU_ACT_TANH)
+UNARY(clip, NPU_ACT_CLIP)
+UNARY(hard_sigmoid, NPU_ACT_HARD_SIGMOID)
+UNARY(hard_swish, NPU_ACT_HARD_SWISH)
+UNARY(sqrt, NPU_ACT_SQRT)
+UNARY(reciprocal, NPU_ACT_RECIPROCAL)
+UNARY(exp, NPU_ACT_EXP)
+UNARY(log, NPU_ACT_LOG)
+UNARY(abs, NPU_ACT_ABS)
+UNARY(neg, NPU_ACT_NEG)
+#undef UNARY
+
+#define REDUCE(name, kind) \
+	static int l_##name(struct nctx *c) { return oi_op_reduce(c, kind); }
+REDUCE(reduce_mean, NPU_REDUCE_MEAN)
+REDUCE(reduce_sum, NPU_REDUCE_SUM)
+REDUCE(reduce_max, NPU_REDUCE_MAX)
+REDUCE(reduce_min, NPU_REDUCE_MIN)
+REDUCE(reduce_l2, NPU_REDUCE_L2)
+REDUCE(reduce_sum_square, NPU_REDUCE_SUM_SQUARE)
+#undef REDUCE
+
+static int l_max(struct nctx *c) { return oi_op_minmax(c, true); }
+static int l_min(struct nctx *c) { return oi_op_minmax(c, false); }
+static int l_avg_pool(struct nctx *c) { return oi_op_pool(c, NPU_POOL_AVG, false); }
+static int l_global_avg_pool(struct nctx *c) { return oi_op_pool(c, NPU_POOL_AVG, true); }
+static int l_global_max_pool(struct nctx *c) { return oi_op_pool(c, NPU_POOL_MAX, true); }
+static int l_depth_to_space(struct nctx *c) { return oi_op_space_depth(c, true); }
+static int l_space_to_depth(struct nctx *c) { return oi_op_space_depth(c, false); }
+
+/* A used second output (Indices, mask) has no device op: the kernel's. */
+static bool second_output_used(const struct nctx *c)
+{
+	const Onnx__NodeProto *n = c->n;
+
+	return n->n_output > 1 && n->output[1] && *n->output[1] &&
+	       oi_name_used(c->im, n->output[1]);
+}
+
+static int l_max_pool(struct nctx *c)
+{
+	if (second_output_used(c))
+		return oi_fail(c->im, "the Indices output is not supported");
+	if (oi_attr_i(c, "storage_order", 0))
+		return oi_fail(c->im, "storage_order 1 is not supported");
+	return oi_op_pool(c, NPU_POOL_MAX, false);
+}
+
+static int l_dropout(struct nctx *c)
+{
+	if (second_output_used(c))
+		return oi_fail(c->im, "the mask output is not supported");
+	return oi_op_meta(c);
+}
+
+/* Sorted by op type (strcmp order): checked when the index is built. */
+static const struct lowering lowerings[] = {
+	{ "Abs", l_abs, 0, 6 },
+	{ "Add", oi_op_binary, 0, LOWERING_DEFAULT_SINCE },
+	{ "AveragePool", l_avg_pool, 0, LOWERING_DEFAULT_SINCE },
+	{ "BatchNormalization", oi_op_batchnorm, 0, LOWERING_DEFAULT_SINCE },
+	{ "Cast", oi_op_cast, 0, LOWERING_DEFAULT_SINCE },
+	{ "Clip", l_clip, 0, LOWERING_DEFAULT_SINCE },
+	{ "Concat", oi_op_concat, 0, LOWERING_DEFAULT_SINCE },
+	{ "Constant", oi_op_const, L_ANY_DTYPE, 1 },
+	{ "ConstantOfShape", oi_op_const, L_ANY_DTYPE, LOWERING_DEFAULT_SINCE },
+	{ "Conv", oi_op_conv, 0, 1 },
+	{ "ConvTranspose", oi_op_conv_transpose, 0, 1 },
+	{ "DepthToSpace", l_depth_to_space, 0, 1 },
+	{ "Div", oi_op_binary, 0, LOWERING_DEFAULT_SINCE },
+	{ "Dropout", l_dropout, L_ANY_DTYPE, LOWERING_DEFAULT_SINCE },
+	{ "Exp", l_exp, 0, 6 },
+	{ "Expand", oi_op_expand, 0, LOWERING_DEFAULT_SINCE },
+	{ "Flatten", oi_op_meta, L_ANY_DTYPE, 1 },
+	{ "Gather", oi_op_const, L_CONST_ONLY, LOWERING_DEFAULT_SINCE },
+	{ "Gemm", oi_op_gemm, 0, LOWERING_DEFAULT_SINCE },
+	{ "GlobalAveragePool", l_global_avg_pool, 0, 1 },
+	{ "GlobalMaxPool", l_global_max_pool, 0, 1 },
+	{ "HardSigmoid", l_hard_sigmoid, 0, 6 },
+	{ "HardSwish", l_hard_swish, 0, LOWERING_DEFAULT_SINCE },
+	{ "Identity", oi_op_meta, L_ANY_DTYPE, 1 },
+	{ "LayerNormalization", oi_op_layernorm, 0, LOWERING_DEFAULT_SINCE },
+	{ "LeakyRelu", l_leaky_relu, 0, 6 },
+	{ "Log", l_log, 0, 6 },
+	{ "MatMul", oi_op_matmul, 0, 1 },
+	{ "Max", l_max, 0, LOWERING_DEFAULT_SINCE },
+	{ "MaxPool", l_max_pool, 0, LOWERING_DEFAULT_SINCE },
+	{ "Min", l_min, 0, LOWERING_DEFAULT_SINCE },
+	{ "Mul", oi_op_binary, 0, LOWERING_DEFAULT_SINCE },
+	{ "Neg", l_neg, 0, 6 },
+	{ "Pad", oi_op_pad, 0, LOWERING_DEFAULT_SINCE },
+	{ "Pow", oi_op_binary, 0, LOWERING_DEFAULT_SINCE },
+	{ "Reciprocal", l_reciprocal, 0, 6 },
+	{ "ReduceL2", l_reduce_l2, 0, 1 },
+	{ "ReduceMax", l_reduce_max, 0, 1 },
+	{ "ReduceMean", l_reduce_mean, 0, 1 },
+	{ "ReduceMin", l_reduce_min, 0, 1 },
+	{ "ReduceSum", l_reduce_sum, 0, 1 },
+	{ "ReduceSumSquare", l_reduce_sum_square, 0, 1 },
+	{ "Relu", l_relu, 0, 6 },
+	{ "Reshape", oi_op_meta, L_ANY_DTYPE, LOWERING_DEFAULT_SINCE },
+	{ "Resize", oi_op_resize, 0, LOWERING_DEFAULT_SINCE },
+	{ "Shape", oi_op_const, L_ANY_DTYPE, 1 },
+	{ "Sigmoid", l_sigmoid, 0, 6 },
+	{ "Slice", oi_op_slice, 0, LOWERING_DEFAULT_SINCE },
+	{ "Softmax", oi_op_softmax, 0, 1 },
+	{ "SpaceToDepth", l_space_to_depth, 0, 1 },
+	{ "Split", oi_op_split, 0, LOWERING_DEFAULT_SINCE },
+	{ "Sqrt", l_sqrt, 0, 6 },
+	{ "Squeeze", oi_op_meta, L_ANY_DTYPE, 1 },
+	{ "Sub", oi_op_binary, 0, LOWERING_DEFAULT_SINCE },
+	{ "Tanh", l_tanh, 0, 6 },
+	{ "Tile", oi_op_tile, 0, LOWERING_DEFAULT_SINCE },
+	{ "Transpose", oi_op_transpose, 0, 1 },
+	{ "Unsqueeze", oi_op_meta, L_ANY_DTYPE, 1 },
+};
+
+#define NUM_LOWERINGS (sizeof(lowerings) / sizeof(lowerings[0]))
+
+/* ---- The built-in kernels, sorted by op type then opset -------------------- */
+
+static const struct npu_onnx_op *const *const families[] = {
+	ok_ops_math, ok_ops_index, ok_ops_reduce, ok_ops_nn, ok_ops_seq, ok_ops_quant,
+};
+
+static const struct npu_onnx_op **kernels;
+static size_t num_kernels;
+static bool tables_ok;
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static int by_op(const void *a, const void *b)
+{
+	const struct npu_onnx_op *x = *(const struct npu_onnx_op *const *)a;
+	const struct npu_onnx_op *y = *(const struct npu_onnx_op *const *)b;
+	int r = strcmp(x->op_type, y->op_type);
+
+	if (r)
+		return r;
+	return (x->since_version > y->since_version) - (x->since_version < y->since_version);
+}
+
+static void build_index(void)
+{
+	size_t f, k, n = 0;
+
+	for (f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+		for (k = 0; families[f][k]; k++)
+			n++;
+	kernels = malloc((n ? n : 1) * sizeof(*kernels));
+	if (!kernels)
+		return;
+	for (f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+		for (k = 0; families[f][k]; k++)
+			kernels[num_kernels++] = families[f][k];
+	qsort(kernels, num_kernels, sizeof(*kernels), by_op);
+	for (k = 1; k < NUM_LOWERINGS; k++)
+		if (strcmp(lowerings[k - 1].op_type, lowerings[k].op_type) >= 0)
+			return;
+	tables_ok = true;
+}
+
+static bool in_range(const struct npu_onnx_op *op, int64_t opset)
+{
+	return (!op->since_version || opset >= op->since_version) &&
+	       (!op->until_version || opset <= op->until_version);
+}
+
+static bool default_domain(const char *d)
+{
+	return !d || !*d || !strcmp(d, "ai.onnx");
+}
+
+static bool same_domain(const char *a, const char *b)
+{
+	if (default_domain(a) || default_domain(b))
+		return default_domain(a) && default_domain(b);
+	return !strcmp(a, b);
+}
+
+static const struct npu_onnx_op *find_custom(const struct imp *im, const char *domain,
+					     const char *op_type, int64_t opset)
+{
+	const struct npu_onnx_options *o = im->opts;
+	size_t i;
+
+	if (!o || o->size < offsetof(struct npu_onnx_options, num_custom_ops) +
+			    sizeof(o->num_custom_ops))
+		return NULL;
+	for (i = 0; i < o->num_custom_ops; i++) {
+		const struct npu_onnx_op *op = o->custom_ops[i];
+
+		if (op && op->op_type && !strcmp(op->op_type, op_type) &&
+		    same_domain(op->domain, domain) && in_range(op, opset))
+			return op;
+	}
+	return NULL;
+}
+
+static const struct npu_onnx_op *find_kernel(const char *op_type, int64_t opset)
+{
+	size_t lo = 0, hi = num_kernels;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(kernels[mid]->op_type, op_type) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < num_kernels && !strcmp(kernels[lo]->op_type, op_type); lo++)
+		if (in_range(kernels[lo], opset))
+			return kernels[lo];
+	return NULL;
+}
+
+static const struct lowering *find_lowering(const char *op_type)
+{
+	size_t lo = 0, hi = NUM_LOWERINGS;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = strcmp(lowerings[mid].op_type, op_type);
+
+		if (!r)
+			return &lowerings[mid];
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static bool device_dtype(enum npu_dtype dt)
+{
+	return dt == NPU_DTYPE_FP32 || dt == NPU_DTYPE_FP16 || dt == NPU_DTYPE_BF16 ||
+	       dt == NPU_DTYPE_INT8 || dt == NPU_DTYPE_UINT8 || dt == NPU_DTYPE_INT32;
+}
+
+/* Can the lowering take the node as it stands? */
+static bool lowering_applies(const struct nctx *c, const struct lowering *l)
+{
+	size_t i;
+
+	for (i = 0; i < c->nin; i++) {
+		const struct sym *s = c->in[i];
+
+		if (!s)
+			continue;
+		if (s->is_const)
+			continue;
+		if (l->flags & L_CONST_ONLY)
+			return false;
+		if (!(l->flags & L_ANY_DTYPE) && !device_dtype(s->dtype))
+			return false;
+	}
+	return true;
+}
+
+bool oi_op_known(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
+{
+	const char *t = n->op_type ? n->op_type : "";
+	const struct lowering *low;
+
+	pthread_once(&index_once, build_index);
+	if (!tables_ok)
+		return true;
+	if (!default_domain(n->domain))
+		return find_custom(im, n->domain, t, oi_domain_opset(im, n->domain)) != NULL;
+	low = find_lowering(t);
+	return find_custom(im, "", t, opset) || find_kernel(t, opset) ||
+	       (low && opset >= low->since);
+}
+
+int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
+{
+	struct nctx c = { .im = im, .n = n, .opset = opset };
+	const char *t = n->op_type ? n->op_type : "";
+	const struct npu_onnx_op *kop;
+	const struct lowering *low;
+	size_t i;
+
+	im->node = n;
+	pthread_once(&index_once, build_index);
+	if (!tables_ok)
+		return kernels ? oi_fail(im, "the operator registry is not sorted") : oi_nomem(im);
+	c.name = n->name && *n->name ? n->name :
+		 (n->n_output && n->output[0] ? n->output[0] : "");
+	if (n->n_input > NPU_KERNEL_MAX_INPUTS)
+		return oi_fail(im, "%zu inputs, at most %d are supported", n->n_input,
+			       NPU_KERNEL_MAX_INPUTS);
+	if (n->n_output > NPU_KERNEL_MAX_OUTPUTS)
+		return oi_fail(im, "%zu outputs, at most %d are supported", n->n_output,
+			       NPU_KERNEL_MAX_OUTPUTS);
+	c.nin = n->n_input;
+	for (i = 0; i < n->n_input; i++) {
+		if (!n->input[i] || !*n->input[i])
+			continue;
+		c.in[i] = oi_lookup(im, n->input[i]);
+		if (!c.in[i])
+			return oi_fail(im, "input '%s' is not defined", n->input[i]);
+	}
+	if (!default_domain(n->domain)) {
+		c.opset = oi_domain_opset(im, n->domain);
+		kop = find_custom(im, n->domain, t, c.opset);
+		if (!kop)
+			return oi_fail(im, "domain '%s' is not supported (no custom op registered for it)",
+				       n->domain);
+		return oi_kernel_node(&c, kop);
+	}
+	kop = find_custom(im, "", t, opset);
+	if (kop)
+		return oi_kernel_node(&c, kop);
+	kop = find_kernel(t, opset);
+	low = find_lowering(t);
+	if (!low && !kop)
+		return oi_fail(im, "op not supported by libnpu yet");
+	if (low && opset < low->since)
+		low = NULL;
+	if (!low && !kop)
+		return oi_fail(im, "op not supported by libnpu at opset %" PRId64 " (its lowering starts at opset %d)",
+			       opset, LOWERING_DEFAULT_SINCE);
+	if (low && (!kop || lowering_applies(&c, low))) {
+		size_t syms = im->nsyms, nodes = npu_graph_num_nodes(im->m->g);
+		int ret = low->fn(&c);
+
+		/*
+		 * A refusal that left nothing behind falls back to the kernel;
+		 * the kernel then reports its own reason if it refuses too.
+		 */
+		if (!ret || !kop || ret != -EINVAL || im->nsyms != syms ||
+		    npu_graph_num_nodes(im->m->g) != nodes)
+			return ret;
+		im->node = n;
+	}
+	return oi_kernel_node(&c, kop);
+}
+
+/* ---- Enumeration: the union of lowerings and kernels, by op type ---------- */
+
+static const char **op_names;
+static size_t num_op_names;
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void build_names(void)
+{
+	size_t i, n = 0;
+
+	pthread_once(&index_once, build_index);
+	op_names = malloc((NUM_LOWERINGS + num_kernels + 1) * sizeof(*op_names));
+	if (!op_names)
+		return;
+	for (i = 0; i < NUM_LOWERINGS; i++)
+		op_names[n++] = lowerings[i].op_type;
+	for (i = 0; i < num_kernels; i++)
+		if (!i || strcmp(kernels[i - 1]->op_type, kernels[i]->op_type))
+			op_names[n++] = kernels[i]->op_type;
+	qsort(op_names, n, sizeof(*op_names), by_name);
+	for (i = 0; i < n; i++)
+		if (!num_op_names || strcmp(op_names[num_op_names - 1], op_names[i]))
+			op_names[num_op_names++] = op_names[i];
+}
+
+NPU_EXPORT_ONNX size_t npu_onnx_builtin_count(void)
+{
+	pthread_once(&names_once, build_names);
+	return num_op_names;
+}
+
+NPU_EXPORT_ONNX int npu_onnx_builtin(size_t i, struct npu_onnx_op_info *info)
+{
+	struct npu_onnx_op_info o = NPU_ONNX_OP_INFO_INIT;
+	const struct lowering *l;
+	size_t lo = 0, hi, sz;
+
+	if (!info || !info->size)
+		return -EINVAL;
+	if (i >= npu_onnx_builtin_count())
+		return -ERANGE;
+	o.op_type = op_names[i];
+	l = find_lowering(o.op_type);
+	if (l) {
+		o.device = 1;
+		o.device_since = l->since;
+	}
+	hi = num_kernels;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(kernels[mid]->op_type, o.op_type) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < num_kernels && !strcmp(kernels[lo]->op_type, o.op_type); lo++) {
+		const struct npu_onnx_op *k = kernels[lo];
+
+		if (!o.cpu) {
+			o.cpu_since = k->since_version;
+			o.cpu_kernel = k->kernel ? k->kernel->name : NULL;
+		}
+		o.cpu_until = o.cpu && !o.cpu_until ? 0 : k->until_version;
+		o.cpu = 1;
+	}
+	sz = info->size < sizeof(o) ? info->size : sizeof(o);
+	memcpy((char *)info + sizeof(o.size), (char *)&o + sizeof(o.size), sz - sizeof(o.size));
+	return 0;
+}

@@ -1,0 +1,433 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The importer's operator registry and custom operators (npu/onnx.h
+ * struct npu_onnx_op): an application's kernel for an op of its own
+ * domain runs in the graph's CPU segment, folds on constants, can
+ * replace a built-in op, and every refusal names the node and the
+ * reason.  The expected values are computed here with plain C formulas,
+ * not by any libnpu code.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <dlfcn.h>
+
+#include "npu/npu.h"
+#include "npu/graph.h"
+#include "npu/kernel.h"
+#include "npu/onnx.h"
+#include "onnx-build.h"
+
+/* ---- A custom op: com.example::Swish, y = x * sigmoid(beta * x) ---------- */
+
+struct swish {
+	float beta;
+};
+
+static int released, created;
+
+static int swish_infer(const void *state, size_t nin, const struct npu_kernel_tensor *const *in,
+		       size_t nout, struct npu_kernel_tensor *const *out, char *err,
+		       size_t err_size)
+{
+	(void)state;
+	if (nin != 1 || !in[0] || nout != 1 || !out[0]) {
+		snprintf(err, err_size, "Swish takes one input and one output");
+		return -EINVAL;
+	}
+	if (in[0]->dtype != NPU_DTYPE_FP32) {
+		snprintf(err, err_size, "Swish takes float32 only");
+		return -EINVAL;
+	}
+	out[0]->dtype = NPU_DTYPE_FP32;
+	out[0]->rank = in[0]->rank;
+	memcpy(out[0]->dims, in[0]->dims, sizeof(out[0]->dims));
+	return 0;
+}
+
+static int swish_run(const void *state, size_t nin, const struct npu_kernel_tensor *const *in,
+		     size_t nout, struct npu_kernel_tensor *const *out,
+		     struct npu_kernel_call *call)
+{
+	const struct swish *s = state;
+	const float *x = in[0]->data;
+	float *y = out[0]->data;
+	uint64_t i;
+
+	(void)nin;
+	(void)nout;
+	for (i = 0; i < in[0]->elems; i++) {
+		if (isnan(x[i]))
+			return npu_kernel_fail(call, -EDOM, "element %llu is NaN",
+					       (unsigned long long)i);
+		y[i] = x[i] / (1.0f + expf(-s->beta * x[i]));
+	}
+	return 0;
+}
+
+static void swish_release(void *state)
+{
+	released++;
+	free(state);
+}
+
+static const struct npu_kernel swish_kernel = {
+	.size = sizeof(struct npu_kernel),
+	.name = "com.example::Swish",
+	.infer = swish_infer,
+	.run = swish_run,
+	.release = swish_release,
+};
+
+static int swish_create(const struct npu_onnx_node *node, void *opaque, void **state,
+			char *err, size_t err_size)
+{
+	struct swish *s;
+	float beta = 1.0f;
+	int ret = npu_onnx_attr_float(node, "beta", &beta);
+
+	(void)opaque;
+	if (ret && ret != -ENOENT) {
+		snprintf(err, err_size, "beta must be a float");
+		return -EINVAL;
+	}
+	if (!(beta > 0)) {
+		snprintf(err, err_size, "beta %g must be positive", beta);
+		return -EINVAL;
+	}
+	s = malloc(sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->beta = beta;
+	*state = s;
+	created++;
+	return 0;
+}
+
+static const struct npu_onnx_op swish_op = {
+	.size = sizeof(struct npu_onnx_op),
+	.domain = "com.example",
+	.op_type = "Swish",
+	.kernel = &swish_kernel,
+	.create = swish_create,
+};
+
+static const struct npu_onnx_op *const custom[] = { &swish_op };
+
+static struct npu_onnx_options with_custom(void)
+{
+	struct npu_onnx_options o = { .size = sizeof(o) };
+
+	o.custom_ops = custom;
+	o.num_custom_ops = 1;
+	return o;
+}
+
+static float swish_ref(float x, float beta)
+{
+	return (float)(x / (1.0 + exp(-(double)beta * x)));
+}
+
+/* Import, compile for the CPU and run: y for x. */
+static void run_model(struct npu_onnx_model *m, const float *x, size_t nx, float *y, size_t ny,
+		      int want_run, const char *run_msg)
+{
+	struct npu_runtime *rt = NULL;
+	struct npu_onnx_io in = { 0 }, out = { 0 };
+	uint32_t ids[2];
+	void *ptrs[2];
+	int ret;
+
+	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
+	if (nx) {
+		assert_int_equal(npu_onnx_input(m, 0, &in), 0);
+		ids[0] = in.value;
+		ptrs[0] = (void *)x;
+	}
+	assert_int_equal(npu_onnx_output(m, 0, &out), 0);
+	ids[nx ? 1 : 0] = out.value;
+	ptrs[nx ? 1 : 0] = y;
+	assert_int_equal(npu_runtime_value_bytes(rt, out.value), ny * sizeof(float));
+	assert_int_equal(npu_runtime_setup(rt, nx ? 2 : 1, ids, ptrs), 0);
+	ret = npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE);
+	assert_int_equal(ret, want_run);
+	if (run_msg) {
+		if (!strstr(npu_runtime_error(rt), run_msg))
+			fail_msg("run error '%s' lacks '%s'", npu_runtime_error(rt), run_msg);
+	}
+	npu_runtime_free(rt);
+}
+
+static void test_custom_op_runs(void **st)
+{
+	static const int64_t dims[2] = { 2, 3 };
+	static const float x[6] = { -3, -1, 0, 0.5f, 2, 7 };
+	struct npu_onnx_options o = with_custom();
+	struct npu_onnx_model *m;
+	struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
+	struct npu_runtime *rt;
+	float y[6];
+	struct mb b;
+	size_t i;
+
+	(void)st;
+	released = created = 0;
+	mb_init(&b, 13);
+	input(&b, "x", 2, dims);
+	output(&b, "y");
+	nodef(&b, "Swish", "sw", "x", "y", "beta=f:1.5", NULL)->domain = "com.example";
+	m = load(&b, &o, 0, NULL);
+	mb_free(&b);
+	run_model(m, x, 6, y, 6, 0, NULL);
+	for (i = 0; i < 6; i++)
+		assert_float_equal(y[i], swish_ref(x[i], 1.5f), 1e-6);
+	/* the node is a kernel node in a CPU segment, named after the kernel */
+	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
+	assert_int_equal(npu_runtime_node_profile(rt, 0, &p), 0);
+	assert_string_equal(p.op, "com.example::Swish");
+	assert_int_equal(p.where, NPU_WHERE_CPU);
+	npu_runtime_free(rt);
+	assert_int_equal(created, 1);
+	assert_int_equal(released, 0);
+	npu_onnx_free(m);
+	assert_int_equal(released, 1);
+}
+
+static void test_custom_op_unregistered(void **st)
+{
+	static const int64_t dims[1] = { 4 };
+	struct mb b;
+
+	(void)st;
+	mb_init(&b, 13);
+	input(&b, "x", 1, dims);
+	output(&b, "y");
+	nodef(&b, "Swish", "sw", "x", "y", NULL)->domain = "com.example";
+	load(&b, NULL, -EINVAL,
+	     "node 'sw' (Swish): domain 'com.example' is not supported (no custom op registered for it)");
+	mb_free(&b);
+}
+
+static void test_custom_op_create_refuses(void **st)
+{
+	static const int64_t dims[1] = { 4 };
+	struct npu_onnx_options o = with_custom();
+	struct mb b;
+
+	(void)st;
+	released = created = 0;
+	mb_init(&b, 13);
+	input(&b, "x", 1, dims);
+	output(&b, "y");
+	nodef(&b, "Swish", "sw", "x", "y", "beta=f:-2", NULL)->domain = "com.example";
+	load(&b, &o, -EINVAL, "node 'sw' (Swish): beta -2 must be positive");
+	mb_free(&b);
+	assert_int_equal(created, 0);
+}
+
+static void test_custom_op_infer_refuses(void **st)
+{
+	static const int64_t dims[1] = { 4 };
+	struct npu_onnx_options o = with_custom();
+	struct mb b;
+
+	(void)st;
+	released = created = 0;
+	mb_init(&b, 13);
+	b.ins[b.g.n_input++] = vinfo(&b, "x", 7 /* int64 */, 1, dims);
+	output(&b, "y");
+	nodef(&b, "Swish", "sw", "x", "y", NULL)->domain = "com.example";
+	load(&b, &o, -EINVAL, "node 'sw' (Swish): Swish takes float32 only");
+	mb_free(&b);
+	/* the state create() made is released although the node was refused */
+	assert_int_equal(created, 1);
+	assert_int_equal(released, 1);
+}
+
+/* On a constant input the kernel runs at import: the node is folded. */
+static void test_custom_op_folds(void **st)
+{
+	static const int64_t dims[1] = { 3 };
+	static const float c[3] = { -1, 0, 4 };
+	struct npu_onnx_options o = with_custom();
+	struct npu_onnx_model *m;
+	float y[3];
+	struct mb b;
+	size_t i;
+
+	(void)st;
+	released = created = 0;
+	mb_init(&b, 13);
+	init_f(&b, "c", 1, dims, c, 3);
+	output(&b, "y");
+	nodef(&b, "Swish", "sw", "c", "y", NULL)->domain = "com.example";
+	m = load(&b, &o, 0, NULL);
+	mb_free(&b);
+	assert_int_equal(released, 1);		/* folded: state already gone */
+	run_model(m, NULL, 0, y, 3, 0, NULL);
+	for (i = 0; i < 3; i++)
+		assert_float_equal(y[i], swish_ref(c[i], 1.0f), 1e-6);
+	npu_onnx_free(m);
+}
+
+/* The kernel's run-time error reaches npu_runtime_error() with the node's name. */
+static void test_custom_op_run_error(void **st)
+{
+	static const int64_t dims[1] = { 2 };
+	float x[2] = { 1, NAN }, y[2];
+	struct npu_onnx_options o = with_custom();
+	struct npu_onnx_model *m;
+	struct mb b;
+
+	(void)st;
+	mb_init(&b, 13);
+	input(&b, "x", 1, dims);
+	output(&b, "y");
+	nodef(&b, "Swish", "sw", "x", "y", NULL)->domain = "com.example";
+	m = load(&b, &o, 0, NULL);
+	mb_free(&b);
+	run_model(m, x, 2, y, 2, -EDOM, "element 1 is NaN");
+	npu_onnx_free(m);
+}
+
+/* A custom op for a default-domain op type replaces the built-in one. */
+static void test_custom_op_replaces_builtin(void **st)
+{
+	static const int64_t dims[1] = { 3 };
+	static const float x[3] = { -2, 0, 3 };
+	static const struct npu_onnx_op relu_as_swish = {
+		.size = sizeof(struct npu_onnx_op),
+		.domain = "",
+		.op_type = "Relu",
+		.kernel = &swish_kernel,
+		.create = swish_create,
+	};
+	static const struct npu_onnx_op *const ops[] = { &relu_as_swish };
+	struct npu_onnx_options o = { .size = sizeof(o), .custom_ops = ops, .num_custom_ops = 1 };
+	struct npu_onnx_model *m;
+	float y[3];
+	struct mb b;
+	size_t i;
+
+	(void)st;
+	mb_init(&b, 13);
+	input(&b, "x", 1, dims);
+	output(&b, "y");
+	nodef(&b, "Relu", "r", "x", "y", NULL);
+	m = load(&b, &o, 0, NULL);
+	mb_free(&b);
+	run_model(m, x, 3, y, 3, 0, NULL);
+	for (i = 0; i < 3; i++)
+		assert_float_equal(y[i], swish_ref(x[i], 1.0f), 1e-6);
+	npu_onnx_free(m);
+}
+
+/* An op nobody implements is refused, naming the node and op. */
+static void test_unknown_op(void **st)
+{
+	static const int64_t dims[1] = { 3 };
+	struct mb b;
+
+	(void)st;
+	mb_init(&b, 13);
+	input(&b, "x", 1, dims);
+	output(&b, "y");
+	nodef(&b, "NoSuchOp", "n1", "x", "y", NULL);
+	load(&b, NULL, -EINVAL, "node 'n1' (NoSuchOp): op not supported by libnpu yet");
+	mb_free(&b);
+}
+
+/*
+ * Every refused node is reported in one pass, the first one first;
+ * nodes that only read a refused node's outputs are not blamed.
+ */
+static void test_every_refusal_reported(void **st)
+{
+	static const int64_t dims[1] = { 3 };
+	char err[512];
+	struct npu_onnx_model *m = NULL;
+	uint8_t *buf;
+	size_t len;
+	struct mb b;
+
+	(void)st;
+	mb_init(&b, 13);
+	input(&b, "x", 1, dims);
+	output(&b, "y");
+	output(&b, "z");
+	nodef(&b, "NoSuchOp", "first", "x", "a", NULL);
+	nodef(&b, "Relu", "reads_a", "a", "y", NULL);
+	nodef(&b, "OtherMissingOp", "second", "x", "z", NULL);
+	buf = pack(&b, &len);
+	assert_int_equal(npu_onnx_load(buf, len, NULL, &m, err, sizeof(err)), -EINVAL);
+	assert_null(m);
+	free(buf);
+	mb_free(&b);
+	if (strncmp(err, "node 'first' (NoSuchOp): op not supported by libnpu yet; also node 'second' (OtherMissingOp): op not supported by libnpu yet (2 nodes refused)",
+		    sizeof(err)))
+		fail_msg("message: %s", err);
+}
+
+/*
+ * The plugin of Documentation/custom-ops.rst, compiled from the page into
+ * NPU_DOC_DIR, loaded as npu-run loads plugins, runs a model.
+ */
+static void test_doc_plugin(void **st)
+{
+	static const int64_t dims[1] = { 5 };
+	static const float x[5] = { -4, -0.5f, 0, 1, 6 };
+	struct npu_onnx_options o = { .size = sizeof(o) };
+	const struct npu_onnx_op *const *ops;
+	npu_onnx_plugin_fn get;
+	struct npu_onnx_model *m;
+	size_t count = 0, i;
+	void *so;
+	float y[5];
+	struct mb b;
+
+	(void)st;
+	so = dlopen(NPU_DOC_DIR "/libswish.so", RTLD_NOW | RTLD_LOCAL);
+	if (!so)
+		fail_msg("%s", dlerror());
+	*(void **)&get = dlsym(so, NPU_ONNX_PLUGIN_SYMBOL);
+	assert_non_null(get);
+	ops = get(&count);
+	assert_int_equal(count, 1);
+	o.custom_ops = ops;
+	o.num_custom_ops = count;
+	mb_init(&b, 13);
+	input(&b, "x", 1, dims);
+	output(&b, "y");
+	nodef(&b, "Swish", "sw", "x", "y", "beta=f:0.75", NULL)->domain = "com.example";
+	m = load(&b, &o, 0, NULL);
+	mb_free(&b);
+	run_model(m, x, 5, y, 5, 0, NULL);
+	for (i = 0; i < 5; i++)
+		assert_float_equal(y[i], swish_ref(x[i], 0.75f), 1e-6);
+	npu_onnx_free(m);
+	dlclose(so);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_custom_op_runs),
+		cmocka_unit_test(test_custom_op_unregistered),
+		cmocka_unit_test(test_custom_op_create_refuses),
+		cmocka_unit_test(test_custom_op_infer_refuses),
+		cmocka_unit_test(test_custom_op_folds),
+		cmocka_unit_test(test_custom_op_run_error),
+		cmocka_unit_test(test_custom_op_replaces_builtin),
+		cmocka_unit_test(test_unknown_op),
+		cmocka_unit_test(test_every_refusal_reported),
+		cmocka_unit_test(test_doc_plugin),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
