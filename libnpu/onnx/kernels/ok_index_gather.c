@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Gather, GatherElements and GatherND for every dtype, with negative indices. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ok_index.h"
@@ -81,10 +82,10 @@ static int gather_run(const void *state, size_t ni, const struct npu_kernel_tens
 	const struct ok_axis_state *st = state;
 	const struct npu_kernel_tensor *x = in[0], *idx = in[1];
 	size_t esz = npu_dtype_size(x->dtype);
-	uint64_t outer, inner, n, o, j, k, pending = 0;
+	uint64_t outer, inner, n, o, j, *rows, pending = 0;
 	char *dst = out[0]->data;
 	uint32_t axis;
-	int e;
+	int e = 0;
 
 	(void)ni;
 	(void)no;
@@ -94,29 +95,32 @@ static int gather_run(const void *state, size_t ni, const struct npu_kernel_tens
 	outer = prod(x->dims, 0, axis);
 	inner = prod(x->dims, axis + 1, x->rank) * esz;
 	n = x->dims[axis];
-	for (j = 0; j < idx->elems; j++) {
-		e = fetch_index(idx, j, n, &k, call);
-		if (e)
-			return e;
-	}
-	for (o = 0; o < outer; o++) {
+	/* Checked and normalised once, reused for every outer block. */
+	rows = malloc(idx->elems * sizeof(*rows));
+	if (!rows)
+		return npu_kernel_fail(call, -ENOMEM, "no memory for %llu indices",
+				       (unsigned long long)idx->elems);
+	for (j = 0; j < idx->elems && !e; j++)
+		e = fetch_index(idx, j, n, &rows[j], call);
+	for (o = 0; o < outer && !e; o++) {
 		const char *base = (const char *)x->data + o * n * inner;
 
-		for (j = 0; j < idx->elems; j++) {
-			int64_t v = ok_index_at(idx, j);
-
-			k = (uint64_t)(v < 0 ? v + (int64_t)n : v);
-			if (inner <= 8)
-				copy_elem(dst, base + k * inner, inner);
-			else
-				memcpy(dst, base + k * inner, inner);
-			dst += inner;
-			e = ok_tick(call, &pending, inner / esz + 1);
-			if (e)
-				return e;
+#define ROWS(SZ)							\
+		for (j = 0; j < idx->elems; j++, dst += (SZ))		\
+			memcpy(dst, base + rows[j] * (SZ), (SZ));	\
+		break
+		switch (inner) {
+		case 1: ROWS(1);
+		case 2: ROWS(2);
+		case 4: ROWS(4);
+		case 8: ROWS(8);
+		default: ROWS(inner);
 		}
+#undef ROWS
+		e = ok_tick(call, &pending, idx->elems * (inner / esz + 1));
 	}
-	return 0;
+	free(rows);
+	return e;
 }
 
 static int axis_create(const struct npu_onnx_node *n, void *opaque, void **state, char *err,
