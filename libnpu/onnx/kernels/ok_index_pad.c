@@ -73,8 +73,6 @@ static int pad_plan(const struct ok_pad_state *st, size_t ni,
 				       "pads %lld and %lld of axis %u (length %lld) leave no output, or too much",
 				       (long long)b, (long long)en, d, (long long)n);
 		p->dims[d] = (uint64_t)(n + b + en);
-		if (st->mode != OK_PAD_CONSTANT && (b > 0 || en > 0) && n < 1)
-			return ok_fail(err, err_size, "axis %u is empty", d);
 	}
 	return 0;
 }
@@ -215,7 +213,7 @@ static int pad_create(const struct npu_onnx_node *n, void *opaque, void **state,
 		      size_t err_size)
 {
 	static const char *const modes[] = { "constant", "reflect", "edge", "wrap" };
-	struct ok_pad_state *st;
+	struct ok_pad_state attrs = { 0 }, *st;
 	char mode[16] = "constant";
 	const int64_t *pads;
 	size_t np, k;
@@ -228,27 +226,30 @@ static int pad_create(const struct npu_onnx_node *n, void *opaque, void **state,
 	for (k = 0; k < 4; k++)
 		if (!strcmp(mode, modes[k]))
 			break;
+	/* wrap is opset 19's */
 	if (k == 4 || (k == OK_PAD_WRAP && npu_onnx_node_opset(n) < 19))
 		return ok_fail(err, err_size, "mode \"%s\" is not one of constant, reflect and edge%s",
 			       mode, npu_onnx_node_opset(n) >= 19 ? " and wrap" : "");
+	attrs.mode = (enum ok_pad_mode)k;
+	if (npu_onnx_node_opset(n) >= 11) {
+		attrs.from_inputs = true;
+	} else {
+		/* Pad-1 named them paddings */
+		if (npu_onnx_attr_ints(n, "pads", &pads, &np) &&
+		    npu_onnx_attr_ints(n, "paddings", &pads, &np))
+			return ok_fail(err, err_size, "the pads attribute is required");
+		if (np > 2 * NPU_TENSOR_MAX_RANK)
+			return ok_fail(err, err_size, "pads has %zu values, at most %d are supported",
+				       np, 2 * NPU_TENSOR_MAX_RANK);
+		attrs.num_pads = (uint32_t)np;
+		memcpy(attrs.pads, pads, np * sizeof(*pads));
+		attrs.value = ok_attr_f(n, "value", 0.0f);
+	}
 	st = ok_state_alloc(sizeof(*st));
 	if (!st)
 		return -ENOMEM;
+	*st = attrs;
 	*state = st;
-	st->mode = (enum ok_pad_mode)k;
-	if (npu_onnx_node_opset(n) >= 11) {
-		st->from_inputs = true;
-		return 0;
-	}
-	if (npu_onnx_attr_ints(n, "pads", &pads, &np) &&
-	    npu_onnx_attr_ints(n, "paddings", &pads, &np))
-		return ok_fail(err, err_size, "the pads attribute is required");
-	if (np > 2 * NPU_TENSOR_MAX_RANK)
-		return ok_fail(err, err_size, "pads has %zu values, at most %d are supported", np,
-			       2 * NPU_TENSOR_MAX_RANK);
-	st->num_pads = (uint32_t)np;
-	memcpy(st->pads, pads, np * sizeof(*pads));
-	st->value = ok_attr_f(n, "value", 0.0f);
 	return 0;
 }
 

@@ -95,15 +95,21 @@ static int revseq_run(const void *state, size_t ni, const struct npu_kernel_tens
 static int revseq_create(const struct npu_onnx_node *n, void *opaque, void **state, char *err,
 			 size_t err_size)
 {
-	struct ok_reverse_sequence_state *st = ok_state_alloc(sizeof(*st));
+	struct ok_reverse_sequence_state axes, *st;
+	int e;
 
 	(void)opaque;
+	axes.batch_axis = ok_attr_i(n, "batch_axis", 1);
+	axes.time_axis = ok_attr_i(n, "time_axis", 0);
+	e = revseq_axes(&axes, err, err_size);
+	if (e)
+		return e;
+	st = ok_state_alloc(sizeof(*st));
 	if (!st)
 		return -ENOMEM;
-	st->batch_axis = ok_attr_i(n, "batch_axis", 1);
-	st->time_axis = ok_attr_i(n, "time_axis", 0);
+	*st = axes;
 	*state = st;
-	return revseq_axes(st, err, err_size);
+	return 0;
 }
 
 static const struct npu_kernel revseq_kernel = {

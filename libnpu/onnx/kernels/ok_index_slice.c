@@ -163,33 +163,36 @@ static int slice_run(const void *state, size_t ni, const struct npu_kernel_tenso
 static int slice_create(const struct npu_onnx_node *n, void *opaque, void **state, char *err,
 			size_t err_size)
 {
-	struct ok_slice_state *st;
+	struct ok_slice_state attrs = { 0 }, *st;
 	const int64_t *starts, *ends, *axes;
 	size_t ns, ne, na;
 
 	(void)opaque;
+	if (npu_onnx_node_opset(n) >= 10) {
+		attrs.from_inputs = true;
+	} else {
+		if (npu_onnx_attr_ints(n, "starts", &starts, &ns) ||
+		    npu_onnx_attr_ints(n, "ends", &ends, &ne))
+			return ok_fail(err, err_size, "the starts and ends attributes are required");
+		attrs.has_axes = !npu_onnx_attr_ints(n, "axes", &axes, &na);
+		if (ns != ne || (attrs.has_axes && na != ns))
+			return ok_fail(err, err_size,
+				       "starts, ends and axes must have the same length");
+		if (ns > NPU_TENSOR_MAX_RANK)
+			return ok_fail(err, err_size,
+				       "starts has %zu values, above the rank limit of %d", ns,
+				       NPU_TENSOR_MAX_RANK);
+		attrs.num = (uint32_t)ns;
+		memcpy(attrs.starts, starts, ns * sizeof(*starts));
+		memcpy(attrs.ends, ends, ns * sizeof(*ends));
+		if (attrs.has_axes)
+			memcpy(attrs.axes, axes, ns * sizeof(*axes));
+	}
 	st = ok_state_alloc(sizeof(*st));
 	if (!st)
 		return -ENOMEM;
+	*st = attrs;
 	*state = st;
-	if (npu_onnx_node_opset(n) >= 10) {
-		st->from_inputs = true;
-		return 0;
-	}
-	if (npu_onnx_attr_ints(n, "starts", &starts, &ns) ||
-	    npu_onnx_attr_ints(n, "ends", &ends, &ne))
-		return ok_fail(err, err_size, "the starts and ends attributes are required");
-	st->has_axes = !npu_onnx_attr_ints(n, "axes", &axes, &na);
-	if (ns != ne || (st->has_axes && na != ns))
-		return ok_fail(err, err_size, "starts, ends and axes must have the same length");
-	if (ns > NPU_TENSOR_MAX_RANK)
-		return ok_fail(err, err_size, "starts has %zu values, above the rank limit of %d",
-			       ns, NPU_TENSOR_MAX_RANK);
-	st->num = (uint32_t)ns;
-	memcpy(st->starts, starts, ns * sizeof(*starts));
-	memcpy(st->ends, ends, ns * sizeof(*ends));
-	if (st->has_axes)
-		memcpy(st->axes, axes, ns * sizeof(*axes));
 	return 0;
 }
 
