@@ -68,8 +68,9 @@ static uint32_t reshape_node(struct npu_graph *g, const char *name, uint32_t in,
 struct kstate {
 	int runs;
 	int *released;		/* counts releases, outlives the state */
-	int64_t k;		/* TopK's k, Spin's iterations, Stamp's first output */
+	int64_t k;		/* TopK's k, Spin's iterations */
 	uint32_t expect[3];	/* Stamp: its inputs' stamps */
+	uint32_t stamp[2];	/* Stamp: its outputs' */
 };
 
 static void kstate_release(void *state)
@@ -741,6 +742,14 @@ static void test_max_work(void **unused)
 	assert_int_equal(npu_runtime_set_cpu_limits(rt, &lim), 0);
 	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
 	assert_memory_equal(x, y, sizeof(x));
+	/* the kernel's time is in the profile */
+	{
+		struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
+
+		assert_int_equal(npu_runtime_node_profile(rt, 0, &p), 0);
+		assert_string_equal(p.op, "Spin");
+		assert_true(p.time_ns > 0);
+	}
 	npu_runtime_free(rt);
 	assert_int_equal(released, 1);
 }
@@ -827,7 +836,7 @@ static int stamp_run(const void *state, size_t nin,
 						       i, j);
 	}
 	for (i = 0; i < nout; i++)
-		stamp_fill(out[i], (uint32_t)(100 + s->k + (int64_t)i));
+		stamp_fill(out[i], s->stamp[i]);
 	return 0;
 }
 
@@ -840,18 +849,18 @@ static void test_arena_reuse(void **unused)
 {
 	static const uint32_t d[1] = { 256 };
 	/* node -> inputs (value indices, -1 for the graph input) and outputs */
-	static const struct { int in[3]; int nin; int out0, nout; } chain[] = {
-		{ { -1 }, 1, 0, 2 },		/* v0, v1 */
-		{ { 0 }, 1, 2, 1 },		/* v2 */
-		{ { 2 }, 1, 3, 1 },		/* v3 */
-		{ { 3, 1 }, 2, 4, 1 },		/* v4: v1 live since node 0 */
-		{ { 4 }, 1, 5, 2 },		/* v5, v6 */
-		{ { 5 }, 1, 7, 1 },		/* v7 */
-		{ { 7, 6, 4 }, 3, 8, 1 },	/* v8 */
-		{ { 8 }, 1, 9, 1 },		/* v9: the output */
+	static const struct { int in[3], nin, out[2], nout; } chain[] = {
+		{ { -1 }, 1, { 0, 1 }, 2 },
+		{ { 0 }, 1, { 2 }, 1 },
+		{ { 2 }, 1, { 3, 10 }, 2 },	/* v10: written, never read */
+		{ { 3, 1 }, 2, { 4 }, 1 },	/* v1 live since node 0 */
+		{ { 4 }, 1, { 5, 6 }, 2 },
+		{ { 5 }, 1, { 7 }, 1 },
+		{ { 7, 6, 4 }, 3, { 8 }, 1 },
+		{ { 8 }, 1, { 9 }, 1 },		/* v9: the graph output */
 	};
 	uint64_t x[256], y[256];
-	uint32_t v[10], vx, i, k;
+	uint32_t v[11], vx, i, k;
 	struct npu_graph *g;
 	struct npu_runtime *rt;
 	int released = 0;
@@ -859,29 +868,31 @@ static void test_arena_reuse(void **unused)
 	(void)unused;
 	assert_int_equal(npu_graph_create(&g), 0);
 	vx = val(g, "x", NPU_DTYPE_UINT64, 1, d, NPU_VALUE_INPUT, NULL);
-	for (i = 0; i < 10; i++) {
+	for (i = 0; i < 11; i++) {
 		char name[8];
 
 		snprintf(name, sizeof(name), "v%u", i);
 		v[i] = val(g, name, NPU_DTYPE_UINT64, 1, d, i == 9 ? NPU_VALUE_OUTPUT : 0, NULL);
 	}
 	for (i = 0; i < sizeof(chain) / sizeof(chain[0]); i++) {
-		struct kstate *s = kstate_new(&released, chain[i].out0);
+		struct kstate *s = kstate_new(&released, 0);
 		uint32_t in[3], out[2];
 
 		for (k = 0; k < (uint32_t)chain[i].nin; k++) {
 			in[k] = chain[i].in[k] < 0 ? vx : v[chain[i].in[k]];
 			s->expect[k] = (uint32_t)(100 + chain[i].in[k]);
 		}
-		for (k = 0; k < (uint32_t)chain[i].nout; k++)
-			out[k] = v[chain[i].out0 + (int)k];
+		for (k = 0; k < (uint32_t)chain[i].nout; k++) {
+			out[k] = v[chain[i].out[k]];
+			s->stamp[k] = (uint32_t)(100 + chain[i].out[k]);
+		}
 		assert_int_equal(add_kernel(g, "stamp", &stamp_kernel, s,
 					    (uint32_t)chain[i].nin, in, (uint32_t)chain[i].nout,
 					    out, NULL), 0);
 	}
 	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
-	/* 11 values of 2 KiB; at most 4 are live at once (v4, v5, v6, v7) */
-	assert_true(npu_runtime_arena_bytes(rt) < 11 * sizeof(x));
+	/* 12 values of 2 KiB; at most 4 are live at once (v4, v5, v6, v7) */
+	assert_true(npu_runtime_arena_bytes(rt) <= 6 * sizeof(x));
 	for (i = 0; i < 256; i++)
 		x[i] = 99ull << 32 | i;
 	assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, v[9] },
