@@ -20,6 +20,10 @@
 #include <cmocka.h>
 
 #include "npu/kernel.h"
+#include "npu/npu.h"
+#include "npu/onnx.h"
+#include "onnx.pb-c.h"
+#include "onnx-build.h"
 #include "kernels/ok_reduce.h"
 
 #define N_OUT 5
@@ -848,6 +852,164 @@ static void test_limits(void **unused)
 	free(x);
 }
 
+/* ---- create(): attributes and opsets through the importer ------------------------------ */
+
+/* A string attribute, which nodef() does not make. */
+static void attr_string(struct mb *b, Onnx__NodeProto *n, const char *name, const char *v)
+{
+	Onnx__AttributeProto *at = keep(b, calloc(1, sizeof(*at)));
+
+	onnx__attribute_proto__init(at);
+	at->name = (char *)name;
+	at->has_s = 1;
+	at->s.data = (uint8_t *)v;
+	at->s.len = strlen(v);
+	n->attribute[n->n_attribute++] = at;
+}
+
+/* Load @b, run it once on @ins (the graph's inputs in order) into @outs. */
+static void run_model(struct mb *b, size_t nin, void *const *ins, size_t nout, void *const *outs)
+{
+	struct npu_onnx_model *m = load(b, NULL, 0, NULL);
+	uint32_t values[8];
+	void *bufs[8];
+	struct npu_onnx_io io;
+	struct npu_runtime *rt;
+	size_t i, k = 0;
+
+	for (i = 0; i < nin; i++) {
+		assert_int_equal(npu_onnx_input(m, i, &io), 0);
+		values[k] = io.value;
+		bufs[k++] = ins[i];
+	}
+	for (i = 0; i < nout; i++) {
+		assert_int_equal(npu_onnx_output(m, i, &io), 0);
+		values[k] = io.value;
+		bufs[k++] = outs[i];
+	}
+	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
+	assert_int_equal(npu_runtime_setup(rt, (uint32_t)k, values, bufs), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	npu_runtime_free(rt);
+	npu_onnx_free(m);
+}
+
+/* Hardmax's axis: before opset 13 a 2-D coercion at 1, from 13 the last axis alone. */
+static void test_create_hardmax_opsets(void **unused)
+{
+	static const int64_t dims[] = { 1, 2, 3 };
+	float x[] = { 1, 3, 3, 0, 5, -1 }, y[6];
+	static const float v11[] = { 0, 0, 0, 0, 1, 0 }, v13[] = { 0, 1, 0, 0, 1, 0 };
+	struct mb b;
+
+	(void)unused;
+	mb_init(&b, 11);
+	input(&b, "x", 3, dims);
+	nodef(&b, "Hardmax", "hm", "x", "y", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 3, dims);
+	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	assert_memory_equal(y, v11, sizeof(y));
+	mb_free(&b);
+
+	mb_init(&b, 13);
+	input(&b, "x", 3, dims);
+	nodef(&b, "Hardmax", "hm", "x", "y", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 3, dims);
+	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	assert_memory_equal(y, v13, sizeof(y));
+	mb_free(&b);
+}
+
+/* Axes: an attribute before opset 13 (ReduceSum) or 18 (the others), then an input. */
+static void test_create_reduce_axes(void **unused)
+{
+	static const int64_t dims[] = { 2, 2 }, two[] = { 2 }, one[] = { 1 };
+	float x[] = { 1, 2, 3, 4 }, y[2];
+	int32_t xi[] = { 1, 2, 3, 4 }, yi[2];
+	struct mb b;
+
+	(void)unused;
+	mb_init(&b, 11);
+	input(&b, "x", 2, dims);
+	nodef(&b, "ReduceProd", "rp", "x", "y", "axes=ints:1", "keepdims=i:0", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 1, two);
+	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	assert_true(y[0] == 2 && y[1] == 12);
+	mb_free(&b);
+
+	/* int32, which the device's reductions do not take */
+	mb_init(&b, 13);
+	b.ins[b.g.n_input++] = vinfo(&b, "x", 6, 2, dims);
+	init_i64(&b, "axes", one, 1);
+	nodef(&b, "ReduceSum", "rs", "x,axes", "y", "keepdims=i:0", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 6, 1, two);
+	run_model(&b, 1, (void *[]){ xi }, 1, (void *[]){ yi });
+	assert_true(yi[0] == 3 && yi[1] == 7);
+	mb_free(&b);
+}
+
+/* TopK's largest=0 and its K initializer; ArgMax's select_last_index. */
+static void test_create_topk_argmax(void **unused)
+{
+	static const int64_t dims[] = { 4 }, two[] = { 2 }, k[] = { 2 }, one[] = { 1 };
+	float x[] = { 3, 1, 3, 1 }, vals[2];
+	int64_t idx[2], last;
+	struct mb b;
+
+	(void)unused;
+	mb_init(&b, 11);
+	input(&b, "x", 1, dims);
+	init_i64(&b, "k", k, 1);
+	nodef(&b, "TopK", "tk", "x,k", "v,i", "largest=i:0", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "v", 1, 1, two);
+	b.outs[b.g.n_output++] = vinfo(&b, "i", 7, 1, two);
+	run_model(&b, 1, (void *[]){ x }, 2, (void *[]){ vals, idx });
+	assert_true(vals[0] == 1 && vals[1] == 1);
+	assert_true(idx[0] == 1 && idx[1] == 3);
+	mb_free(&b);
+
+	mb_init(&b, 12);
+	input(&b, "x", 1, dims);
+	nodef(&b, "ArgMax", "am", "x", "y", "select_last_index=i:1", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 7, 1, one);
+	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ &last });
+	assert_int_equal(last, 2);
+	mb_free(&b);
+}
+
+/* SoftmaxCrossEntropyLoss's reduction string and ignore_index; bad attributes. */
+static void test_create_loss(void **unused)
+{
+	static const int64_t xd[] = { 2, 2 }, td[] = { 2 };
+	const float x[] = { 0, 0, 0, (float)log(3) };
+	int64_t t[] = { 1, 0 };
+	float loss;
+	Onnx__NodeProto *n;
+	struct mb b;
+
+	(void)unused;
+	mb_init(&b, 13);
+	input(&b, "x", 2, xd);
+	b.ins[b.g.n_input++] = vinfo(&b, "t", 7, 1, td);
+	n = nodef(&b, "SoftmaxCrossEntropyLoss", "sce", "x,t", "loss", "ignore_index=i:0", NULL);
+	attr_string(&b, n, "reduction", "sum");
+	b.outs[b.g.n_output++] = vinfo(&b, "loss", 1, 0, NULL);
+	run_model(&b, 2, (void *[]){ (void *)x, t }, 1, (void *[]){ &loss });
+	/* the second row's target is ignored: the sum is the first row's ln 2 */
+	assert_true(fabs(loss - log(2)) < 1e-6);
+	n->attribute[1]->s.data = (uint8_t *)"avg";
+	n->attribute[1]->s.len = 3;
+	load(&b, NULL, -EINVAL, "reduction must be none, sum or mean, not \"avg\"");
+	mb_free(&b);
+
+	mb_init(&b, 13);
+	input(&b, "x", 2, xd);
+	nodef(&b, "LRN", "lrn", "x", "y", NULL);
+	output(&b, "y");
+	load(&b, NULL, -EINVAL, "the size attribute is missing");
+	mb_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -871,6 +1033,10 @@ int main(void)
 		cmocka_unit_test(test_sce),
 		cmocka_unit_test(test_det),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_create_hardmax_opsets),
+		cmocka_unit_test(test_create_reduce_axes),
+		cmocka_unit_test(test_create_topk_argmax),
+		cmocka_unit_test(test_create_loss),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
