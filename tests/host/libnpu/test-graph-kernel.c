@@ -906,6 +906,60 @@ static void test_arena_reuse(void **unused)
 	assert_int_equal(released, 8);
 }
 
+/*
+ * NCHW convolutions around a kernel: the layout plan would store the
+ * values between them NHWC, but the kernel must see them in the graph's
+ * own dense NCHW order, as it writes them.  Identity 1x1 convolutions
+ * and a copying kernel make y == x only if both sides agree.
+ */
+static void test_layout_around_kernel(void **unused)
+{
+	static const uint32_t d[4] = { 1, 3, 2, 4 }, dw[4] = { 3, 3, 1, 1 };
+	static const float w[9] = { 1, 0, 0, 0, 1, 0, 0, 0, 1 };
+	struct npu_op_params conv = { .size = sizeof(conv), .kind = NPU_OP_CONV2D,
+		.conv = { .stride = { 1, 1 }, .dilation = { 1, 1 }, .groups = 1 } };
+	struct npu_node_desc nd = NPU_NODE_DESC_INIT;
+	float x[24], y[24];
+	struct npu_graph *g;
+	struct npu_runtime *rt;
+	uint32_t vx, vw, vv, vu, vy, in[2];
+	int released = 0, i;
+
+	(void)unused;
+	for (i = 0; i < 24; i++)
+		x[i] = (float)i;
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 4, d, NPU_VALUE_INPUT, NULL);
+	vw = val(g, "w", NPU_DTYPE_FP32, 4, dw, 0, w);
+	vv = val(g, "v", NPU_DTYPE_FP32, 4, d, 0, NULL);
+	vu = val(g, "u", NPU_DTYPE_FP32, 4, d, 0, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 4, d, NPU_VALUE_OUTPUT, NULL);
+	nd.kind = NPU_NODE_OP;
+	nd.flags = NPU_NODE_NCHW;
+	nd.op = &conv;
+	nd.num_inputs = 2;
+	nd.inputs = in;
+	in[0] = vx;
+	in[1] = vw;
+	nd.name = "conv1";
+	nd.output = vv;
+	assert_int_equal(npu_graph_add_node(g, &nd, NULL), 0);
+	assert_int_equal(add_kernel(g, "copy", &spin_kernel, kstate_new(&released, 0),
+				    1, &vv, 1, &vu, NULL), 0);
+	in[0] = vu;
+	nd.name = "conv2";
+	nd.output = vy;
+	assert_int_equal(npu_graph_add_node(g, &nd, NULL), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
+					   (void *const[]){ x, y }), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_memory_equal(x, y, sizeof(x));
+	npu_runtime_free(rt);
+	npu_graph_free(g);
+	assert_int_equal(released, 1);
+}
+
 /* Device ops keep refusing host-only dtypes, with the reason. */
 static void test_device_ops_refuse_host_dtypes(void **unused)
 {
@@ -952,6 +1006,7 @@ int main(void)
 		cmocka_unit_test(test_max_work),
 		cmocka_unit_test(test_kernel_run),
 		cmocka_unit_test(test_arena_reuse),
+		cmocka_unit_test(test_layout_around_kernel),
 		cmocka_unit_test(test_device_ops_refuse_host_dtypes),
 	};
 
