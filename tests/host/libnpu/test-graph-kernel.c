@@ -789,6 +789,10 @@ static void test_kernel_run(void **unused)
 					sizeof(err)), -EINVAL);
 	assert_string_equal(err, "output 0: elems is 3, its dims make 2");
 	assert_int_equal(npu_kernel_run(NULL, &s, 1, in, 1, out, NULL, NULL, 0), -EINVAL);
+	/* without a call, as a kernel's own helpers may be tested */
+	assert_int_equal(npu_kernel_poll(NULL, 1), -EINVAL);
+	assert_int_equal(npu_kernel_fail(NULL, -ERANGE, "x"), -ERANGE);
+	assert_int_equal(npu_kernel_fail(NULL, 0, "x"), -EINVAL);
 }
 
 /*
