@@ -1,208 +1,266 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Turn onnx-runner TAP (a host --cpu run, or the guest results file in
-which each line carries a "t-onnx-conformance: " prefix) into
-Documentation/onnx-conformance.rst on stdout."""
+"""Write Documentation/onnx-conformance.rst (on stdout) from a run of the
+ONNX backend tests through npu-run: a host run's directory (run-tests.sh:
+results.tsv and log/TEST.log with npu-run's --profile table), or a guest
+console log of t-onnx-backend (its "# onnx-result" and "# onnx-profile"
+lines)."""
 import argparse
 import collections
+import os
 import re
 import sys
 
-LINE = re.compile(r"^(ok|not ok) \d+ - (?:t-onnx-conformance: )?(test_\S+) "
-                  r"\[(\w+)\] ?(.*)$")
+# The source tree stays free of __pycache__.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import onnx_ops  # noqa: E402
+
+# npu-run --profile: "%-4zu %-28.28s %-11s %-7s ..." (libnpu/tools/npu-run.c)
+PROFILE_ROW = re.compile(r"^\d+\s+(.{28}) (\S+)\s+(device|cpu|folded|fused|elided)\s")
+GUEST_RESULT = re.compile(r"^# onnx-result (\S+)\t(\w+)\t(\S+)\t?(.*)$")
+GUEST_PROFILE = re.compile(r"^# onnx-profile (\S+) (.*)$")
+STATES = ("pass", "mismatch", "refused", "error", "timeout", "crash")
+WHERE = ("device", "cpu", "folded", "fused", "elided")
+
+
+def read_host(run_dir):
+    results, rows = {}, {}
+    with open(os.path.join(run_dir, "results.tsv"), errors="replace") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) < 3:
+                continue
+            test, state, rc = parts[:3]
+            results[test] = (state, rc, parts[3] if len(parts) > 3 else "")
+    for test in results:
+        rows[test] = []
+        try:
+            with open(os.path.join(run_dir, "log", test + ".log"), errors="replace") as f:
+                rows[test] = [line.rstrip("\n") for line in f if PROFILE_ROW.match(line)]
+        except OSError:
+            pass
+    return results, rows
+
+
+def read_guest(log):
+    results, rows = {}, collections.defaultdict(list)
+    with open(log, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\r\n")
+            m = GUEST_RESULT.match(line)
+            if m:
+                results[m.group(1)] = (m.group(2), m.group(3), m.group(4))
+                continue
+            m = GUEST_PROFILE.match(line)
+            if m and PROFILE_ROW.match(m.group(2)):
+                rows[m.group(1)].append(m.group(2))
+    return results, rows
+
+
+def read_onnxruntime(path):
+    ort = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) >= 2:
+                ort[parts[0]] = parts[1]
+    return ort
+
+
+def table(rows):
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    sep = "  ".join("=" * w for w in widths)
+    out = [sep]
+    for i, r in enumerate(rows):
+        out.append("  ".join(c.ljust(widths[j]) for j, c in enumerate(r)).rstrip())
+        if i == 0:
+            out.append(sep)
+    out.append(sep)
+    return out
+
+
+def reason_class(reason):
+    """A refusal with its names and numbers taken out, to group by."""
+    r = re.sub(r"'[^']*'", "'…'", reason)
+    r = re.sub(r"\b\d+(\.\d+)?(e[-+]?\d+)?\b", "N", r)
+    return r[:150]
+
+
+def pct(a, b):
+    return "%.1f%%" % (100.0 * a / b) if b else "-"
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     src = ap.add_mutually_exclusive_group(required=True)
-    src.add_argument("--host", help="TAP of a host run (CPU fallback)")
-    src.add_argument("--guest", help="guest results TAP (device)")
+    src.add_argument("--host", metavar="DIR", help="run-tests.sh output directory")
+    src.add_argument("--guest", metavar="LOG", help="guest console log of t-onnx-backend")
+    ap.add_argument("--onnxruntime", required=True, help="onnxruntime's results (TSV)")
+    ap.add_argument("--data", required=True, help="libonnx-testdata's data directory")
+    ap.add_argument("--xfail", help="with --guest: the host's expected failures, "
+                    "which the guest does not run")
     args = ap.parse_args()
-    path = args.host or args.guest
 
-    ops = collections.OrderedDict()
-    skips, fails, notes, cpus = [], [], [], []
-    with open(path, errors="replace") as f:
-        for line in f:
-            m = LINE.match(line.strip())
-            if not m:
-                continue
-            ok, test, op, rest = m.groups()
-            s = ops.setdefault(op, collections.Counter())
-            s["total"] += 1
-            if "# SKIP" in rest:
-                s["skip"] += 1
-                skips.append((op, test, rest.split("# SKIP", 1)[1].strip()))
-                continue
-            where = rest.split(",", 1)[0]
-            # "none": an empty output, which nothing had to compute.
-            if "none" not in where:
-                s["cpu" if "cpu" in where else "device"] += 1
-            if ok == "ok":
-                s["pass"] += 1
-            else:
-                fails.append((op, test, rest))
-            if "#" in rest:
-                note = rest.split("#", 1)[1].strip()
-                if note.startswith("cpu-fallback:"):
-                    cpus.append((op, test, note.split(":", 1)[1].strip()))
-                else:
-                    notes.append((op, test, note))
-    if not ops:
-        sys.exit(f"mkdoc: no onnx-runner results in {path}")
+    results, rows = read_host(args.host) if args.host else read_guest(args.guest)
+    if not results:
+        sys.exit("mkdoc: no test results in %s" % (args.host or args.guest))
+    if args.guest and args.xfail:
+        with open(args.xfail, errors="replace") as f:
+            for line in f:
+                test, _, why = line.rstrip("\n").partition("\t")
+                if test and not test.startswith("#") and test not in results:
+                    state, _, reason = why.partition(": ")
+                    results[test] = (state, "-", "on the host: " + reason)
+    ort = read_onnxruntime(args.onnxruntime)
+
+    per_op = collections.defaultdict(collections.Counter)
+    test_ops = {}
+    for test in sorted(results):
+        state = results[test][0]
+        try:
+            nodes = onnx_ops.model_nodes(os.path.join(args.data, test, "model.onnx"))
+        except (OSError, ValueError):
+            nodes = []
+        ops = sorted(set(op for op, _ in nodes))
+        test_ops[test] = ops
+        for op in ops:
+            c = per_op[op]
+            c["tests"] += 1
+            c["pass"] += state == "pass"
+            if ort.get(test) == "pass":
+                c["ort"] += 1
+                c["ort_pass"] += state == "pass"
+        # Graph nodes back to the ONNX node they came from, by name
+        # (the profile prints 28 characters of it).
+        label_op = {label[:28].rstrip(): op for op, label in nodes}
+        for row in rows.get(test, []):
+            m = PROFILE_ROW.match(row)
+            op = label_op.get(m.group(1).rstrip())
+            if op:
+                per_op[op][m.group(3)] += 1
+
+    n = len(results)
+    states = collections.Counter(r[0] for r in results.values())
+    ort_pass = [t for t in results if ort.get(t) == "pass"]
+    ort_ok = sum(results[t][0] == "pass" for t in ort_pass)
+    extra = sorted(t for t in results if ort.get(t) != "pass" and results[t][0] == "pass")
 
     out = []
     w = out.append
     w(".. SPDX-License-Identifier: MIT")
-    w(".. Generated by `make -C tests/onnx report`; do not edit by hand.")
+    w(".. Generated by `make onnx-report` (tests/onnx/mkdoc.py); do not edit by hand.")
     w("")
-    w("=================================")
-    w("ONNX node-test conformance")
-    w("=================================")
+    w("==========================")
+    w("ONNX backend conformance")
+    w("==========================")
     w("")
-    w("The ONNX backend node tests shipped by Debian's ``libonnx-testdata``")
-    w("(``/usr/share/libonnx-testdata/data/node``) are run through libnpu's op")
-    w("API by ``tests/onnx/onnx-runner.c``: every single-node test of an op the")
-    w("NPU implements is mapped onto libnpu ops, run, and compared with the")
-    w("expected outputs (integer outputs exactly, float outputs with")
-    w("``|got - want| <= 1e-7 + 1e-3 * |want|``, the ONNX backend defaults).")
+    w("Every test of Debian's ``libonnx-testdata``")
+    w("(``/usr/share/libonnx-testdata/data/``: ``node``, ``pytorch-converted``,")
+    w("``pytorch-operator``, ``simple``) runs through ``npu-run``, that is the")
+    w("ONNX importer (``libnpu-onnx``) and the graph runtime, exactly as a user")
+    w("runs a model::")
+    w("")
+    w("    npu-run model.onnx --input input_0.pb ... --expect output_0.pb ... --profile")
+    w("")
+    w("and passes when it exits 0: every output within ``|got - want| <=")
+    w("1e-5 + 1e-3 * |want|`` (integers and booleans exactly, NaN equals NaN).")
+    w("The yardstick is onnxruntime 1.30's CPU provider on the same tests")
+    w("and tolerance (``tests/onnx/onnx-backend-onnxruntime-1.30.tsv``).  A")
+    w("test still running after 30 s is stopped and counts as a timeout; one")
+    w("killed by a signal or with a sanitizer report, as a crash.")
     w("")
     if args.guest:
-        w("These results come from the **guest** run (``t-onnx-conformance``:")
-        w("Debian's 6.12 kernel, vnpu.ko and the QEMU device): ops the device")
-        w("takes run there, anything else on libnpu's CPU fallback.")
+        w("These results come from a **guest** run (``t-onnx-backend``: Debian's")
+        w("6.12 kernel, vnpu.ko and the QEMU device, 60 s per test) over the")
+        w("tests that pass on the host: nodes the device's command set takes run")
+        w("on the device, the rest on libnpu's CPU path, in one partitioned")
+        w("graph.  The tests the host fails (``tests/onnx/onnx-backend-xfail.txt``)")
+        w("do not run in the guest and are listed with the host's reason.")
     else:
-        w("These results come from a **host** run (``onnx-runner --cpu``): every")
-        w("op runs on libnpu's CPU fallback, the reference implementation that")
-        w("the device engine is itself checked against.")
+        w("These results come from a **host** run (``npu-run --cpu``): every node")
+        w("runs on libnpu's CPU path, so the placement columns show CPU and")
+        w("compile-time folding only.  ``make onnx-report-guest`` regenerates")
+        w("this page from the guest, where the device/CPU split is measured.")
     w("")
-    w("Regenerate with ``make -C tests/onnx report`` (host run) or")
-    w("``make -C tests/onnx report GUEST_TAP=<guest results TAP>``.")
+    w("Regenerate with ``make onnx-report`` (host) or ``make onnx-report-guest``.")
     w("")
-    w("Mappings worth knowing: Conv, pools and their NCHW tensors are")
-    w("described to the NHWC ops through element strides (no copies);")
-    w("Gemm with alpha or beta other than 1, or a C that is not a vector")
-    w("over N, runs as GEMM followed by ELTWISE MUL/ADD ops; Softmax before")
-    w("opset 13 runs on the 2-D view the old definition coerces to;")
-    w("ConvInteger/MatMulInteger use scale 1 and the given zero points with")
-    w("an int32 accumulator output; Clip is the ACTIVATION op's CLIP with")
-    w("the given bounds (int8/uint8 tensors through the identity")
-    w("quantization, which is exact); 1-D Conv and pools are the 2-D ops over")
-    w("H = 1; pooling ``ceil_mode`` is extra end padding (a window that would")
-    w("start in the end padding is dropped, as ONNX does, so every window")
-    w("still overlaps the input); pooling dilations are POOL2D's own.")
+    w("Summary")
+    w("=======")
     w("")
-    w("Data movement is the COPY op (``NPU_OP_COPY``): Transpose, Slice")
-    w("(negative steps read backwards), Expand (zero strides) and")
-    w("DepthToSpace/SpaceToDepth (6-D views) describe the input through")
-    w("element strides; Concat is one COPY per input into its place of the")
-    w("output, Split one COPY per output; Pad is COPY's constant, edge or")
-    w("reflect border, Tile its wrap border; Cast is COPY's dtype")
-    w("conversion.  Reshape, Squeeze, Unsqueeze and Flatten only rename a")
-    w("shape: the runner checks the shape the node computes and moves the")
-    w("elements with one flat COPY.  A test whose output has no elements")
-    w("runs nothing and counts in neither the Device nor the CPU column.")
-    w("Double and string tensors (Cast) are no NPU types: the runner")
-    w("converts them to and from float on the CPU around the COPY, and")
-    w("strings compare by the number they spell.  ONNX's older test data")
-    w("stores bfloat16 as uint16 bits and truncates float to bfloat16")
-    w("where the NPU rounds to nearest even (as Cast-19 specifies): those")
-    w("outputs compare within one bfloat16 step.  Resize is the RESIZE op")
-    w("over the NHWC view of the NCHW tensors (scales on N and C must be 1),")
-    w("with every nearest mode, coordinate transformation, linear and cubic")
-    w("(``exclude_outside``, ``cubic_coeff_a``) and tf_crop_and_resize's roi")
-    w("and extrapolation value.")
-    w("Div, Max, Min and Pow are ELTWISE kinds; variadic Max/Min chain")
-    w("them (one input: max(x, x)).  Tensors of a type outside the op set")
-    w("(int16, uint16, uint32, int64, uint64, float64) are converted to")
-    w("int32 or fp32 only when every value converts exactly (else the test")
-    w("is skipped), Pow's exponent to the base's type likewise.  Sqrt,")
-    w("Reciprocal, Exp, Log, Abs, Neg, HardSigmoid and HardSwish are")
-    w("ACTIVATION functions.  ReduceMean/Sum/Max/Min/L2/SumSquare are REDUCE")
-    w("(keepdims 0 is the same data without the unit dims; empty axes with")
-    w("``noop_with_empty_axes`` is an identity ACTIVATION).")
-    w("BatchNormalization in inference mode is one ACTIVATION command with")
-    w("a scale/shift operand ``[2, C, 1, ...]`` (scale / sqrt(var + eps) and")
-    w("B - mean * that, folded from the constant inputs on the host); in")
-    w("training mode the batch mean and variance come from REDUCE MEAN, then")
-    w("ELTWISE SUB, ADD, DIV, MUL and SQRT, and only Y is compared.")
-    w("ConvTranspose W ``[C, M/g, kH, kW]`` is CONV_TRANSPOSE's")
-    w("``[C, KH, KW, M/g]`` through strides; ``output_shape`` and")
-    w("``auto_pad`` become pads as ONNX's reference computes them (a")
-    w("negative end pad is output padding); 1-D is H = 1, and 3-D is, per")
-    w("output depth slice, the sum (ELTWISE ADD) of the 2-D")
-    w("CONV_TRANSPOSEs of the depth taps that land there.")
+    out.extend(table([
+        ("Tests", "Count"),
+        ("tests", str(n)),
+        ("onnxruntime 1.30 passes", str(len(ort_pass))),
+        ("of those, npu-run passes", "%d (%s)" % (ort_ok, pct(ort_ok, len(ort_pass)))),
+        ("npu-run passes, onnxruntime does not", str(len(extra))),
+    ] + [("npu-run: " + s, str(states.get(s, 0))) for s in STATES]))
     w("")
-    w("Node tests the device op set cannot express run on libnpu's CPU")
-    w("fallback (``npu_op_supported()`` says no, with the reason), through")
-    w("CPU-only reference ops of ``ops/vnpu_ref.c``: 3-D pooling and")
-    w("MaxPool's Indices output (``NPU_OP_POOL3D``, the Indices converted to")
-    w("int64 and to column-major order for ``storage_order`` 1), and integer")
-    w("Add/Sub/Mul/Div/Max/Min/Pow without quantization, which ONNX")
-    w("defines as wrapping (and truncating) integer arithmetic where the")
-    w("device's quantized ELTWISE saturates and rounds.")
-    w("Their results are compared like every other test.")
+    w("*refused*: the importer or the graph compiler said no (exit 3), with")
+    w("the node, op and reason; *mismatch*: an output beyond tolerance or of")
+    w("another shape; *error*: any other failure npu-run reported.")
     w("")
-    w("A test counts once per ``test_data_set``.  *Skipped* tests would use")
-    w("an attribute or type that neither the device nor the CPU fallback")
-    w("implements; they are listed below with the reason.")
+    w("Per op")
+    w("======")
     w("")
-    rows = [("Op", "Passed / total", "Skipped", "Device", "CPU fallback")]
-    tot = collections.Counter()
-    for op, s in ops.items():
-        rows.append((op, f"{s['pass']} / {s['total']}", str(s["skip"]),
-                     str(s["device"]), str(s["cpu"])))
-        tot.update(s)
-    rows.append(("**Total**", f"{tot['pass']} / {tot['total']}",
-                 str(tot["skip"]), str(tot["device"]), str(tot["cpu"])))
-    widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    sep = "  ".join("=" * x for x in widths)
-    w(sep)
-    for i, r in enumerate(rows):
-        w("  ".join(c.ljust(widths[j]) for j, c in enumerate(r)).rstrip())
-        if i == 0:
-            w(sep)
-    w(sep)
+    w("An op's tests are the tests whose model contains it (subgraphs")
+    w("included), so a test with several ops counts for each.  *Passed* is")
+    w("over all of them, *of onnxruntime's* over those onnxruntime passes.")
+    w("The placement columns count the graph nodes the importer made of the")
+    w("op's nodes, from ``npu-run --profile`` of every test that ran to the")
+    w("end: on the device, on the CPU, folded at compile time (constants),")
+    w("fused into another node or elided (no work, e.g. a reshape).")
     w("")
-    w("Failures")
-    w("========")
+    hdr = ("Op", "Passed / tests", "Of onnxruntime's", "Device", "CPU", "Folded",
+           "Fused or elided")
+    trows = [hdr]
+    for op in sorted(per_op, key=str.lower):
+        c = per_op[op]
+        trows.append((op, "%d / %d" % (c["pass"], c["tests"]),
+                      "%d / %d" % (c["ort_pass"], c["ort"]),
+                      str(c["device"]), str(c["cpu"]), str(c["folded"]),
+                      str(c["fused"] + c["elided"])))
+    out.extend(table(trows))
     w("")
-    if fails:
-        for op, test, rest in fails:
-            w(f"- ``{test}`` ({op}): {rest}")
+    w("Failures by reason")
+    w("==================")
+    w("")
+    w("The failing tests onnxruntime passes, grouped by npu-run's message")
+    w("with names and numbers taken out (the largest groups first):")
+    w("")
+    groups = collections.Counter()
+    for t in ort_pass:
+        state, _, reason = results[t]
+        if state != "pass":
+            groups["%s: %s" % (state, reason_class(reason))] += 1
+    if groups:
+        for g, k in groups.most_common():
+            w("- %d × %s" % (k, g.replace("\\", "\\\\").replace("*", "\\*").replace("`", "'")))
     else:
         w("None.")
     w("")
-    w("Skipped tests")
-    w("=============")
+    w("Every failing test")
+    w("==================")
     w("")
-    if skips:
-        for op, test, why in skips:
-            w(f"- ``{test}`` ({op}): {why}")
-    else:
+    w("With its ops, npu-run's last error line, and onnxruntime's own result")
+    w("when it does not pass either.")
+    w("")
+    failing = [t for t in sorted(results) if results[t][0] != "pass"]
+    for t in failing:
+        state, rc, reason = results[t]
+        note = "" if ort.get(t) == "pass" else " [onnxruntime: %s]" % ort.get(t, "not run")
+        text = "%s: %s" % (state, reason) if reason else state
+        text = text.replace("\\", "\\\\").replace("*", "\\*").replace("`", "'")
+        w("- ``%s`` (%s): %s%s" % (t, ", ".join(test_ops.get(t, [])) or "?", text, note))
+    if not failing:
         w("None.")
     w("")
-    w("CPU fallback")
-    w("============")
-    w("")
-    if args.guest:
-        w("Tests libnpu ran on its CPU fallback, with the reason")
-        w("``npu_op_supported()`` gave:")
+    if extra:
+        w("Passing where onnxruntime does not")
+        w("==================================")
         w("")
-        if cpus:
-            for op, test, why in cpus:
-                w(f"- ``{test}`` ({op}): {why}")
-        else:
-            w("None.")
-    else:
-        w("A host run has no device: every test ran on the CPU fallback.")
-    w("")
-    if notes:
-        w("Notes on passing tests")
-        w("======================")
-        w("")
-        for op, test, why in notes:
-            w(f"- ``{test}`` ({op}): {why}")
+        for t in extra:
+            w("- ``%s``: onnxruntime %s" % (t, ort.get(t, "not run")))
         w("")
     print("\n".join(out))
 

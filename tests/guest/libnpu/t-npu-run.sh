@@ -1,6 +1,6 @@
 #!/bin/sh
 # npu-run on the device: ONNX node tests (the copy tests/onnx puts into
-# ./onnx-data) imported, compiled for the NPU, run and compared with their
+# ./onnx-data/node) imported, compiled for the NPU, run and compared with their
 # expected outputs; the ops must run on the device, as --profile shows.
 # Data movement (Transpose ... Resize) runs as COPY and RESIZE commands.
 n=0
@@ -25,7 +25,7 @@ for t in test_conv_with_strides_padding test_basic_conv_with_padding \
 	 test_tile test_depthtospace_crd_mode test_spacetodepth test_cast_FLOAT_to_FLOAT16 \
 	 test_resize_upsample_sizes_nearest test_resize_downsample_sizes_linear_pytorch_half_pixel \
 	 test_resize_upsample_sizes_cubic; do
-	d=onnx-data/$t
+	d=onnx-data/node/$t
 	if [ ! -f "$d/model.onnx" ]; then
 		tap 0 "npu-run $t: not in the guest's onnx-data"
 		continue
@@ -44,14 +44,14 @@ for t in test_conv_with_strides_padding test_basic_conv_with_padding \
 	fi
 	echo "$out" | sed 's/^/# /'
 done
-out=$(./npu-run onnx-data/test_relu/model.onnx --input onnx-data/test_relu/test_data_set_0/input_0.pb \
+out=$(./npu-run onnx-data/node/test_relu/model.onnx --input onnx-data/node/test_relu/test_data_set_0/input_0.pb \
 	--iterations 20 2>&1)
 echo "$out" | grep -q '^latency: median .* over 20 runs' && tap 1 "npu-run --iterations 20" ||
 	tap 0 "npu-run --iterations 20"
 echo "$out" | sed 's/^/# /'
-out=$(./npu-run onnx-data/test_relu/model.onnx --cpu \
-	--input onnx-data/test_relu/test_data_set_0/input_0.pb \
-	--expect onnx-data/test_relu/test_data_set_0/output_0.pb 2>&1)
+out=$(./npu-run onnx-data/node/test_relu/model.onnx --cpu \
+	--input onnx-data/node/test_relu/test_data_set_0/input_0.pb \
+	--expect onnx-data/node/test_relu/test_data_set_0/output_0.pb 2>&1)
 [ $? = 0 ] && echo "$out" | grep -q 'on the CPU' && tap 1 "npu-run --cpu in the guest" ||
 	tap 0 "npu-run --cpu in the guest"
 echo "1..$n"

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Run ONNX backend tests (Debian's libonnx-testdata) through npu-run and
+# record how each ended.
+#
+#   run-tests.sh NPU_RUN OUT_DIR [TEST...]
+#
+# TEST is a path under $ONNX_DATA_ROOT such as node/test_abs; with none,
+# the tests are read from stdin, one a line ("-" alone: every test of the
+# four directories).  Each test runs as
+#   npu-run model.onnx --input input_0.pb ... --expect output_0.pb ... --profile $NPU_RUN_ARGS
+# under a TIMEOUT-second limit, JOBS at a time, and leaves:
+#   OUT_DIR/log/TEST.log   npu-run's output (stdout and stderr)
+#   OUT_DIR/results.tsv    TEST <TAB> state <TAB> exit status <TAB> reason,
+#                          sorted by test
+# state is one of
+#   pass      exit 0: every output within tolerance
+#   mismatch  exit 1 with an output beyond tolerance (or of another shape)
+#   refused   exit 3: the importer or the graph compiler refused the model
+#   error     any other exit below 128 (a run-time error, bad input files)
+#   timeout   still running after TIMEOUT seconds (then killed)
+#   crash     killed by a signal, or a sanitizer report in the output
+# and reason is npu-run's last error line (the refusal, the mismatching
+# output, the sanitizer's summary).
+# Environment: ONNX_DATA_ROOT (/usr/share/libonnx-testdata/data), JOBS (2),
+# TIMEOUT (30), NPU_RUN_ARGS (extra npu-run arguments, e.g. --cpu).
+set -uo pipefail
+ONNX_DATA_ROOT=${ONNX_DATA_ROOT:-/usr/share/libonnx-testdata/data}
+ONNX_SUITES="node pytorch-converted pytorch-operator simple"
+JOBS=${JOBS:-2}
+TIMEOUT=${TIMEOUT:-30}
+NPU_RUN_ARGS=${NPU_RUN_ARGS:-}
+
+# One test: its log and its one-line result file.
+run_one() {
+	local npu_run=$1 out=$2 t=$3 dir=$ONNX_DATA_ROOT/$3 i args=() log rc state reason
+	local set=$dir/test_data_set_0
+	log=$out/log/$t.log
+	mkdir -p "$(dirname "$log")"
+	# input_10.pb comes after input_9.pb, which a glob does not keep.
+	for ((i = 0; ; i++)); do
+		[ -f "$set/input_$i.pb" ] || break
+		args+=(--input "$set/input_$i.pb")
+	done
+	for ((i = 0; ; i++)); do
+		[ -f "$set/output_$i.pb" ] || break
+		args+=(--expect "$set/output_$i.pb")
+	done
+	# shellcheck disable=SC2086
+	timeout -k 5 "$TIMEOUT" "$npu_run" "$dir/model.onnx" "${args[@]}" --profile \
+		$NPU_RUN_ARGS >"$log" 2>&1 </dev/null
+	rc=$?
+	reason=$(grep -E '^npu-run: ' "$log" | tail -n 1 | sed 's/^npu-run: //')
+	if grep -q -E 'Sanitizer|runtime error:' "$log"; then
+		state=crash
+		reason=$(grep -m 1 -E 'ERROR: [A-Za-z]*Sanitizer|runtime error:|SUMMARY: ' "$log")
+	elif [ $rc = 124 ]; then
+		state=timeout
+		reason="still running after $TIMEOUT s"
+	elif [ $rc -ge 128 ]; then
+		state=crash
+		reason="killed by signal $((rc - 128))${reason:+ after: $reason}"
+	elif [ $rc = 0 ]; then
+		state=pass reason=
+	elif [ $rc = 3 ]; then
+		state=refused
+	elif [ $rc = 1 ] && grep -q -E '^output .*: MISMATCH|shape or dtype differs' "$log"; then
+		state=mismatch
+		[ -n "$reason" ] || reason=$(grep -m 1 -E '^output .*: MISMATCH' "$log")
+	else
+		state=error
+		[ -n "$reason" ] || reason="exit $rc: $(tail -n 1 "$log")"
+	fi
+	# One line per test, whatever the message held.
+	reason=$(printf '%s' "$reason" | tr '\t\n' '  ' | cut -c1-300)
+	# The model's own path says nothing the test's name does not.
+	reason=${reason//$dir\/model.onnx: /}
+	printf '%s\t%s\t%s\t%s\n' "$t" "$state" "$rc" "$reason" >"$out/log/$t.res"
+}
+
+if [ "${1:-}" = --one ]; then
+	run_one "$2" "$3" "$4"
+	exit 0
+fi
+if [ $# -lt 2 ]; then
+	echo "usage: $0 NPU_RUN OUT_DIR [TEST...]" >&2
+	exit 2
+fi
+npu_run=$1 out=$2
+shift 2
+mkdir -p "$out/log"
+list=$out/tests.txt
+if [ $# -gt 0 ]; then
+	printf '%s\n' "$@" >"$list"
+else
+	cat >"$list"
+fi
+if [ "$(cat "$list")" = - ]; then
+	for s in $ONNX_SUITES; do
+		for d in "$ONNX_DATA_ROOT/$s"/test_*/; do
+			[ -f "$d/model.onnx" ] && echo "$s/$(basename "$d")"
+		done
+	done >"$list"
+fi
+while read -r t; do rm -f "$out/log/$t.res"; done <"$list"
+export ONNX_DATA_ROOT TIMEOUT NPU_RUN_ARGS
+xargs -a "$list" -d '\n' -P "$JOBS" -n 1 "$0" --one "$npu_run" "$out"
+while read -r t; do
+	if [ -f "$out/log/$t.res" ]; then
+		cat "$out/log/$t.res"
+	else
+		printf '%s\terror\t-\tthe runner recorded no result\n' "$t"
+	fi
+done <"$list" | sort >"$out/results.tsv"
