@@ -6,7 +6,9 @@
  * division and Mod signs, wrapping integer arithmetic, Cast's saturation,
  * NaN through Max/Min/Clip), broadcasts checked against an index-by-index
  * computation written here, every infer() refusal, run-time errors, and
- * a cancelled run.
+ * a cancelled run; and create() end to end: one-node models imported,
+ * compiled and run, their attributes reaching the kernel, bad ones
+ * refused with the node named.
  */
 #include <errno.h>
 #include <float.h>
@@ -22,8 +24,13 @@
 
 #include <cmocka.h>
 
+#include "npu/npu.h"
+#include "npu/graph.h"
 #include "npu/kernel.h"
+#include "npu/onnx.h"
 #include "kernels/ok_math.h"
+#include "onnx-build.h"
+#include "onnx.pb-c.h"
 
 /* ---- Tensors on the heap, freed at the end of each test ------------------- */
 
@@ -1068,6 +1075,152 @@ static void test_onnx_dtypes(void **unused)
 	assert_false(ok_math_onnx_dtype(0, &dt));
 }
 
+/* ---- create(), through the importer ----------------------------------------- */
+
+/* ONNX TensorProto types */
+enum { T_FLOAT = 1, T_UINT8 = 2, T_INT64 = 7, T_BOOL = 9, T_DOUBLE = 11 };
+
+static void attr_s(struct mb *b, Onnx__NodeProto *n, const char *name, const char *v)
+{
+	Onnx__AttributeProto *at = keep(b, calloc(1, sizeof(*at)));
+
+	onnx__attribute_proto__init(at);
+	at->name = (char *)name;
+	at->has_type = 1;
+	at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+	at->has_s = 1;
+	at->s.data = (uint8_t *)v;
+	at->s.len = strlen(v);
+	n->attribute[n->n_attribute++] = at;
+}
+
+/* Inputs "x" (and "y" if @two) of ONNX type @elem and shape [n]; output "z". */
+static void model(struct mb *b, int64_t opset, int elem, int two, int out_elem, int64_t n)
+{
+	mb_init(b, opset);
+	b->ins[b->g.n_input++] = vinfo(b, "x", elem, 1, &n);
+	if (two)
+		b->ins[b->g.n_input++] = vinfo(b, "y", elem, 1, &n);
+	b->outs[b->g.n_output++] = vinfo(b, "z", out_elem, 0, NULL);
+}
+
+/*
+ * Import @b, compile it for the CPU and run it on @x (and @y); the output
+ * into @z.  The node must have run as the math family's kernel @op.
+ */
+static void import_run(struct mb *b, const char *op, const void *x, const void *y2,
+		       void *z, size_t zbytes)
+{
+	struct npu_onnx_model *m = load(b, NULL, 0, NULL);
+	struct npu_node_profile p = NPU_NODE_PROFILE_INIT;
+	struct npu_onnx_io io;
+	struct npu_runtime *rt = NULL;
+	uint32_t ids[3];
+	void *ptrs[3];
+	size_t n = 0, i;
+
+	mb_free(b);
+	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
+	for (i = 0; i < npu_onnx_num_inputs(m); i++) {
+		assert_int_equal(npu_onnx_input(m, i, &io), 0);
+		ids[n] = io.value;
+		ptrs[n++] = (void *)(i ? y2 : x);
+	}
+	assert_int_equal(npu_onnx_output(m, 0, &io), 0);
+	ids[n] = io.value;
+	ptrs[n++] = z;
+	assert_int_equal(npu_runtime_value_bytes(rt, io.value), zbytes);
+	assert_int_equal(npu_runtime_setup(rt, n, ids, ptrs), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_int_equal(npu_runtime_node_profile(rt, 0, &p), 0);
+	assert_string_equal(p.op, op);
+	assert_int_equal(p.where, NPU_WHERE_CPU);
+	npu_runtime_free(rt);
+	npu_onnx_free(m);
+}
+
+static void test_create_runs(void **unused)
+{
+	static const double x[] = { -2, -1, 0, 1, 2 };
+	static const double shrink[] = { -0.5, 0, 0, 0, 0.5 };
+	static const double clip[] = { -1.5, -1, 0, 1, 1.5 };
+	static const float f[] = { -1.2f, NAN, INFINITY, 2.8f, -INFINITY };
+	static const uint8_t pos_inf[] = { 0, 0, 1, 0, 0 };
+	static const uint8_t u[] = { 16, 4, 1, 255, 2 }, sh[] = { 1, 2, 3, 1, 7 };
+	static const uint8_t right[] = { 8, 1, 0, 127, 0 };
+	double zd[5];
+	uint8_t zb[5];
+	int64_t zi[5];
+	struct mb b;
+
+	(void)unused;
+	model(&b, 17, T_DOUBLE, 0, T_DOUBLE, 5);
+	nodef(&b, "Shrink", "s", "x", "z", "lambd=f:1.5", "bias=f:1.5", NULL);
+	import_run(&b, "Shrink", x, NULL, zd, sizeof(zd));
+	assert_memory_equal(zd, shrink, sizeof(zd));
+	/* Clip before opset 11 reads min and max from attributes */
+	model(&b, 6, T_DOUBLE, 0, T_DOUBLE, 5);
+	nodef(&b, "Clip", "c", "x", "z", "min=f:-1.5", "max=f:1.5", NULL);
+	import_run(&b, "Clip", x, NULL, zd, sizeof(zd));
+	assert_memory_equal(zd, clip, sizeof(zd));
+	model(&b, 17, T_FLOAT, 0, T_BOOL, 5);
+	nodef(&b, "IsInf", "i", "x", "z", "detect_negative=i:0", NULL);
+	import_run(&b, "IsInf", f, NULL, zb, sizeof(zb));
+	assert_memory_equal(zb, pos_inf, sizeof(zb));
+	model(&b, 17, T_FLOAT, 0, T_INT64, 5);
+	nodef(&b, "Cast", "c", "x", "z", "to=i:7", NULL);
+	import_run(&b, "Cast", f, NULL, zi, sizeof(zi));
+	assert_int_equal(zi[0], -1);
+	assert_int_equal(zi[1], 0);
+	assert_int_equal(zi[2], INT64_MAX);
+	assert_int_equal(zi[3], 2);
+	assert_int_equal(zi[4], INT64_MIN);
+	model(&b, 17, T_UINT8, 1, T_UINT8, 5);
+	attr_s(&b, nodef(&b, "BitShift", "bs", "x,y", "z", NULL), "direction", "RIGHT");
+	import_run(&b, "BitShift", u, sh, zb, sizeof(zb));
+	assert_memory_equal(zb, right, sizeof(zb));
+}
+
+static void test_create_refuses(void **unused)
+{
+	struct mb b;
+
+	(void)unused;
+	model(&b, 17, T_FLOAT, 0, T_FLOAT, 4);
+	nodef(&b, "Celu", "c", "x", "z", "alpha=f:0", NULL);
+	load(&b, NULL, -EINVAL, "node 'c' (Celu): Celu's alpha must not be 0");
+	mb_free(&b);
+	model(&b, 17, T_INT64, 1, T_INT64, 4);
+	nodef(&b, "Mod", "m", "x,y", "z", "fmod=i:2", NULL);
+	load(&b, NULL, -EINVAL, "Mod's fmod must be 0 or 1, not 2");
+	mb_free(&b);
+	model(&b, 17, T_FLOAT, 0, T_FLOAT, 4);
+	nodef(&b, "Cast", "c", "x", "z", "to=i:8", NULL);
+	load(&b, NULL, -EINVAL, "Cast to string (8) is not supported");
+	mb_free(&b);
+	model(&b, 17, T_FLOAT, 0, T_FLOAT, 4);
+	nodef(&b, "Cast", "c", "x", "z", NULL);
+	load(&b, NULL, -EINVAL, "Cast needs the integer attribute to");
+	mb_free(&b);
+	model(&b, 17, T_UINT8, 1, T_UINT8, 4);
+	nodef(&b, "BitShift", "bs", "x,y", "z", NULL);
+	load(&b, NULL, -EINVAL, "BitShift needs the attribute direction");
+	mb_free(&b);
+	model(&b, 17, T_UINT8, 1, T_UINT8, 4);
+	attr_s(&b, nodef(&b, "BitShift", "bs", "x,y", "z", NULL), "direction", "UP");
+	load(&b, NULL, -EINVAL, "BitShift's direction must be \"LEFT\" or \"RIGHT\", not \"UP\"");
+	mb_free(&b);
+	model(&b, 17, T_FLOAT, 0, T_BOOL, 4);
+	nodef(&b, "IsInf", "i", "x", "z", "detect_positive=i:3", NULL);
+	load(&b, NULL, -EINVAL, "IsInf's detect_positive must be 0 or 1, not 3");
+	mb_free(&b);
+	/* infer's refusal names the node too */
+	model(&b, 17, T_INT64, 0, T_INT64, 4);
+	nodef(&b, "Sqrt", "q", "x", "z", NULL);
+	load(&b, NULL, -EINVAL, "Sqrt takes float16, bfloat16, float32 or float64, not int64");
+	mb_free(&b);
+}
+
 /* ---- Limits ------------------------------------------------------------------- */
 
 static int polls;
@@ -1138,6 +1291,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_cast_other, free_y),
 		cmocka_unit_test_teardown(test_onnx_dtypes, free_y),
 		cmocka_unit_test_teardown(test_cancel, free_y),
+		cmocka_unit_test_teardown(test_create_runs, free_y),
+		cmocka_unit_test_teardown(test_create_refuses, free_y),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
