@@ -18,8 +18,12 @@
 
 #include <cmocka.h>
 
+#include "npu/npu.h"
+#include "npu/graph.h"
 #include "npu/kernel.h"
+#include "npu/onnx.h"
 #include "kernels/ok_quant.h"
+#include "onnx-build.h"
 
 /* ---- Tensors on the heap, freed at the end of each test ---------------------- */
 
@@ -611,6 +615,173 @@ static void test_limits(void **unused)
 	free_out(&y);
 }
 
+/* ---- One-node models through npu_onnx_load(): create() end to end ------------- */
+
+/* An initializer of ONNX type @elem from raw little-endian bytes. */
+static void init_raw(struct mb *b, const char *name, int elem, int rank, const int64_t *dims,
+		     const void *data, size_t bytes)
+{
+	Onnx__TensorProto *t = keep(b, calloc(1, sizeof(*t)));
+
+	onnx__tensor_proto__init(t);
+	t->name = (char *)name;
+	t->has_data_type = 1;
+	t->data_type = elem;
+	t->n_dims = (size_t)rank;
+	t->dims = keep(b, calloc((size_t)rank + 1, 8));
+	memcpy(t->dims, dims, 8ull * (size_t)rank);
+	t->has_raw_data = 1;
+	t->raw_data.len = bytes;
+	t->raw_data.data = keep(b, malloc(bytes));
+	memcpy(t->raw_data.data, data, bytes);
+	b->inits[b->g.n_initializer++] = t;
+}
+
+static Onnx__AttributeProto *new_attr(struct mb *b, Onnx__NodeProto *n, const char *name,
+				      Onnx__AttributeProto__AttributeType type)
+{
+	Onnx__AttributeProto *at = keep(b, calloc(1, sizeof(*at)));
+
+	onnx__attribute_proto__init(at);
+	at->name = (char *)name;
+	at->has_type = 1;
+	at->type = type;
+	assert_true(n->n_attribute < 8);
+	n->attribute[n->n_attribute++] = at;
+	return at;
+}
+
+static void attr_s(struct mb *b, Onnx__NodeProto *n, const char *name, const char *v)
+{
+	Onnx__AttributeProto *at = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+
+	at->has_s = 1;
+	at->s.data = (uint8_t *)v;
+	at->s.len = strlen(v);
+}
+
+/* A model's only output of ONNX type @elem. */
+static void output_of(struct mb *b, const char *name, int elem)
+{
+	b->outs[b->g.n_output++] = vinfo(b, name, elem, 0, NULL);
+}
+
+/* Compile and run @m: its first input (if any) from @x, its first output into @y. */
+static void run_raw(struct npu_onnx_model *m, const void *x, void *y, size_t y_bytes)
+{
+	struct npu_runtime *rt = NULL;
+	struct npu_onnx_io in = { 0 }, out = { 0 };
+	uint32_t ids[2];
+	void *ptrs[2];
+	size_t n = 0;
+
+	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
+	if (npu_onnx_num_inputs(m)) {
+		assert_int_equal(npu_onnx_input(m, 0, &in), 0);
+		ids[n] = in.value;
+		ptrs[n++] = (void *)x;
+	}
+	assert_int_equal(npu_onnx_output(m, 0, &out), 0);
+	ids[n] = out.value;
+	ptrs[n++] = y;
+	assert_int_equal(npu_runtime_value_bytes(rt, out.value), y_bytes);
+	assert_int_equal(npu_runtime_setup(rt, n, ids, ptrs), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	npu_runtime_free(rt);
+}
+
+
+static void test_load_quantize(void **unused)
+{
+	/* opset 13: a per-axis scale along the default axis 1 */
+	static const int64_t dx[] = { 2, 3 }, d3[] = { 3 };
+	static const float scale[] = { 1, 2, 4 }, x[] = { 1, 1, 1, -3, 9, 30 };
+	static const uint8_t zp[] = { 0, 10, 20 }, want[] = { 1, 10, 20, 0, 14, 28 };
+	struct npu_onnx_model *m;
+	uint8_t y[6];
+	struct mb b;
+
+	(void)unused;
+	mb_init(&b, 13);
+	input(&b, "x", 2, dx);
+	init_f(&b, "s", 1, d3, scale, 3);
+	init_raw(&b, "z", 2, 1, d3, zp, 3);
+	output_of(&b, "y", 2);
+	nodef(&b, "QuantizeLinear", "q", "x,s,z", "y", NULL);
+	m = load(&b, NULL, 0, NULL);
+	mb_free(&b);
+	run_raw(m, x, y, sizeof(y));
+	assert_memory_equal(y, want, sizeof(want));
+	npu_onnx_free(m);
+	/* opset 10 has no axis: the same scale is refused */
+	mb_init(&b, 10);
+	input(&b, "x", 2, dx);
+	init_f(&b, "s", 1, d3, scale, 3);
+	init_raw(&b, "z", 2, 1, d3, zp, 3);
+	output_of(&b, "y", 2);
+	nodef(&b, "QuantizeLinear", "q", "x,s,z", "y", NULL);
+	load(&b, NULL, -EINVAL, "node 'q' (QuantizeLinear): the scale must be a scalar before opset 13");
+	mb_free(&b);
+}
+
+static void test_load_qlinear_conv(void **unused)
+{
+	/* auto_pad and strides from the node: ConvInteger's SAME_UPPER case, scale 1 */
+	static const int64_t dx[] = { 1, 1, 3, 3 }, dw[] = { 1, 1, 2, 2 }, d1[] = { 1 };
+	static const uint8_t x[] = { 2, 3, 4, 5, 6, 7, 8, 9, 10 }, xzp = 1, yzp = 0;
+	static const int8_t w[] = { 1, 1, 1, 1 }, wzp = 0;
+	static const float one = 1;
+	static const uint8_t want[] = { 12, 9, 15, 9 };
+	const char *pads[] = { "SAME_UPPER", "MIDDLE" };
+	struct npu_onnx_model *m;
+	uint8_t y[4];
+	struct mb b;
+
+	(void)unused;
+	for (int i = 0; i < 2; i++) {
+		Onnx__NodeProto *n;
+
+		mb_init(&b, 13);
+		b.ins[b.g.n_input++] = vinfo(&b, "x", 2, 4, dx);
+		init_f(&b, "xs", 0, d1, &one, 1);
+		init_raw(&b, "xz", 2, 0, d1, &xzp, 1);
+		init_raw(&b, "w", 3, 4, dw, w, 4);
+		init_f(&b, "ws", 0, d1, &one, 1);
+		init_raw(&b, "wz", 3, 0, d1, &wzp, 1);
+		init_f(&b, "ys", 0, d1, &one, 1);
+		init_raw(&b, "yz", 2, 0, d1, &yzp, 1);
+		output_of(&b, "y", 2);
+		n = nodef(&b, "QLinearConv", "qc", "x,xs,xz,w,ws,wz,ys,yz", "y", "strides=ints:2,2",
+			  NULL);
+		attr_s(&b, n, "auto_pad", pads[i]);
+		if (i) {
+			load(&b, NULL, -EINVAL,
+			     "node 'qc' (QLinearConv): auto_pad \"MIDDLE\" is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+			mb_free(&b);
+			break;
+		}
+		m = load(&b, NULL, 0, NULL);
+		mb_free(&b);
+		run_raw(m, x, y, sizeof(y));
+		assert_memory_equal(y, want, sizeof(want));
+		npu_onnx_free(m);
+	}
+}
+
+static void test_table(void **unused)
+{
+	const struct npu_onnx_op *const *p;
+	size_t n = 0;
+
+	(void)unused;
+	for (p = ok_ops_quant; *p; p++, n++) {
+		assert_int_equal((*p)->size, sizeof(struct npu_onnx_op));
+		assert_string_equal((*p)->domain, "");
+		assert_string_equal((*p)->kernel->name, (*p)->op_type);
+	}
+	assert_int_equal(n, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -627,6 +798,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_conv_integer_groups_1d, teardown),
 		cmocka_unit_test_teardown(test_qlinear_conv, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
+		cmocka_unit_test(test_load_quantize),
+		cmocka_unit_test(test_load_qlinear_conv),
+		cmocka_unit_test(test_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -19,8 +19,12 @@
 
 #include <cmocka.h>
 
+#include "npu/npu.h"
+#include "npu/graph.h"
 #include "npu/kernel.h"
+#include "npu/onnx.h"
 #include "kernels/ok_seq.h"
+#include "onnx-build.h"
 
 /* ---- Tensors on the heap, freed at the end of each test ---------------------- */
 
@@ -698,6 +702,234 @@ static void test_limits(void **unused)
 	free_out(&y);
 }
 
+/* ---- One-node models through npu_onnx_load(): create() end to end ------------- */
+
+static Onnx__AttributeProto *new_attr(struct mb *b, Onnx__NodeProto *n, const char *name,
+				      Onnx__AttributeProto__AttributeType type)
+{
+	Onnx__AttributeProto *at = keep(b, calloc(1, sizeof(*at)));
+
+	onnx__attribute_proto__init(at);
+	at->name = (char *)name;
+	at->has_type = 1;
+	at->type = type;
+	assert_true(n->n_attribute < 8);
+	n->attribute[n->n_attribute++] = at;
+	return at;
+}
+
+static void attr_s(struct mb *b, Onnx__NodeProto *n, const char *name, const char *v)
+{
+	Onnx__AttributeProto *at = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+
+	at->has_s = 1;
+	at->s.data = (uint8_t *)v;
+	at->s.len = strlen(v);
+}
+
+static void attr_ints(struct mb *b, Onnx__NodeProto *n, const char *name, const int64_t *v,
+		      size_t count)
+{
+	Onnx__AttributeProto *at = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+
+	at->n_ints = count;
+	at->ints = (int64_t *)v;
+}
+
+/* A list of one string, as activations or pool_strings. */
+static void attr_strings1(struct mb *b, Onnx__NodeProto *n, const char *name, const char *v)
+{
+	Onnx__AttributeProto *at = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+
+	at->n_strings = 1;
+	at->strings = keep(b, calloc(1, sizeof(*at->strings)));
+	at->strings[0].data = (uint8_t *)v;
+	at->strings[0].len = strlen(v);
+}
+
+/* A model's only output of ONNX type @elem. */
+static void output_of(struct mb *b, const char *name, int elem)
+{
+	b->outs[b->g.n_output++] = vinfo(b, name, elem, 0, NULL);
+}
+
+/* Compile and run @m: its first input (if any) from @x, its first output into @y. */
+static void run_raw(struct npu_onnx_model *m, const void *x, void *y, size_t y_bytes)
+{
+	struct npu_runtime *rt = NULL;
+	struct npu_onnx_io in = { 0 }, out = { 0 };
+	uint32_t ids[2];
+	void *ptrs[2];
+	size_t n = 0;
+
+	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
+	if (npu_onnx_num_inputs(m)) {
+		assert_int_equal(npu_onnx_input(m, 0, &in), 0);
+		ids[n] = in.value;
+		ptrs[n++] = (void *)x;
+	}
+	assert_int_equal(npu_onnx_output(m, 0, &out), 0);
+	ids[n] = out.value;
+	ptrs[n++] = y;
+	assert_int_equal(npu_runtime_value_bytes(rt, out.value), y_bytes);
+	assert_int_equal(npu_runtime_setup(rt, n, ids, ptrs), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	npu_runtime_free(rt);
+}
+
+
+static void test_load_rnn(void **unused)
+{
+	/*
+	 * A bidirectional RNN from its string attribute: seq 2, batch 1,
+	 * H = I = 1, Tanh.  Forward: h1 = tanh(w x0), h2 = tanh(w x1 + r h1);
+	 * reverse: g1 = tanh(w' x1), g0 = tanh(w' x0 + r' g1).  Y_h = (h2, g0).
+	 */
+	static const int64_t dx[] = { 2, 1, 1 }, dw[] = { 2, 1, 1 };
+	static const float x[] = { 0.5f, -1 }, w[] = { 0.8f, -0.6f }, r[] = { 0.3f, 0.9f };
+	double h1 = tanh(0.8 * 0.5), h2 = tanh(0.8 * -1 + 0.3 * h1);
+	double g1 = tanh(-0.6 * -1), g0 = tanh(-0.6 * 0.5 + 0.9 * g1);
+	const double want[] = { h2, g0 };
+	struct npu_onnx_model *m;
+	Onnx__NodeProto *n;
+	float y[2];
+	struct mb b;
+
+	(void)unused;
+	mb_init(&b, 14);
+	input(&b, "x", 3, dx);
+	init_f(&b, "w", 3, dw, w, 2);
+	init_f(&b, "r", 3, dw, r, 2);
+	output(&b, "yh");
+	n = nodef(&b, "RNN", "rnn", "x,w,r", "yall,yh", "hidden_size=i:1", NULL);
+	attr_s(&b, n, "direction", "bidirectional");
+	m = load(&b, NULL, 0, NULL);
+	mb_free(&b);
+	run_raw(m, x, y, sizeof(y));
+	expect_close(y, want, 2, 1e-6);
+	npu_onnx_free(m);
+	/* refusals of create(): a direction, a list of activations */
+	mb_init(&b, 14);
+	input(&b, "x", 3, dx);
+	init_f(&b, "w", 3, dw, w, 2);
+	init_f(&b, "r", 3, dw, r, 2);
+	output(&b, "yh");
+	n = nodef(&b, "GRU", "gru", "x,w,r", "yall,yh", NULL);
+	attr_s(&b, n, "direction", "sideways");
+	load(&b, NULL, -EINVAL,
+	     "node 'gru' (GRU): direction \"sideways\" is not forward, reverse or bidirectional");
+	n->n_attribute = 0;
+	attr_strings1(&b, n, "activations", "Relu");
+	load(&b, NULL, -EINVAL, "node 'gru' (GRU): the activations attribute is not supported yet");
+	mb_free(&b);
+}
+
+static void test_load_window_dft(void **unused)
+{
+	/* a symmetric Hann window of 5 as int32, folded at import */
+	static const int64_t five = 5, dx[] = { 1, 4, 1 };
+	static const int32_t want[] = { 0, 0, 1, 0, 0 };
+	static const float x[] = { 1, 2, 3, 4 };
+	static const double want_dft[] = { 10, 0, -2, 2, -2, 0 };
+	struct npu_onnx_model *m;
+	int32_t y[5];
+	float yd[6];
+	struct mb b;
+
+	(void)unused;
+	mb_init(&b, 17);
+	init_i64(&b, "n", &five, 1);
+	output_of(&b, "y", 6);
+	nodef(&b, "HannWindow", "hann", "n", "y", "periodic=i:0", "output_datatype=i:6", NULL);
+	m = load(&b, NULL, 0, NULL);
+	mb_free(&b);
+	run_raw(m, NULL, y, sizeof(y));
+	assert_memory_equal(y, want, sizeof(want));
+	npu_onnx_free(m);
+	mb_init(&b, 17);
+	init_i64(&b, "n", &five, 1);
+	output_of(&b, "y", 6);
+	nodef(&b, "HammingWindow", "ham", "n", "y", "output_datatype=i:8", NULL);
+	load(&b, NULL, -EINVAL, "node 'ham' (HammingWindow): output_datatype 8 is not a numeric type");
+	mb_free(&b);
+	/* DFT, onesided from the node */
+	mb_init(&b, 17);
+	input(&b, "x", 3, dx);
+	output(&b, "y");
+	nodef(&b, "DFT", "dft", "x", "y", "onesided=i:1", NULL);
+	m = load(&b, NULL, 0, NULL);
+	mb_free(&b);
+	run_raw(m, x, yd, sizeof(yd));
+	expect_close(yd, want_dft, 6, 1e-5);
+	npu_onnx_free(m);
+}
+
+static void test_load_tfidf_nms(void **unused)
+{
+	static const int64_t dx[] = { 12 };
+	static const int64_t x[] = { 1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8 };
+	static const double want[] = { 0, 3, 1, 0, 1, 3, 1 };
+	struct npu_onnx_model *m;
+	Onnx__NodeProto *n;
+	float y[7];
+	struct mb b;
+
+	(void)unused;
+	for (int i = 0; i < 3; i++) {
+		mb_init(&b, 9);
+		b.ins[b.g.n_input++] = vinfo(&b, "x", 7, 1, dx);
+		output(&b, "y");
+		n = nodef(&b, "TfIdfVectorizer", "tf", "x", "y", "min_gram_length=i:1",
+			  "max_gram_length=i:2", "max_skip_count=i:5", NULL);
+		attr_s(&b, n, "mode", i == 1 ? "BM25" : "TF");
+		attr_ints(&b, n, "ngram_counts", tf_counts, 2);
+		attr_ints(&b, n, "ngram_indexes", tf_indexes, 7);
+		attr_ints(&b, n, "pool_int64s", tf_pool, 10);
+		if (i == 2)
+			attr_strings1(&b, n, "pool_strings", "a");
+		if (i == 1) {
+			load(&b, NULL, -EINVAL,
+			     "node 'tf' (TfIdfVectorizer): mode \"BM25\" is not TF, IDF or TFIDF");
+		} else if (i == 2) {
+			load(&b, NULL, -EINVAL,
+			     "node 'tf' (TfIdfVectorizer): string pools are not supported");
+		} else {
+			m = load(&b, NULL, 0, NULL);
+			run_raw(m, x, y, sizeof(y));
+			expect_close(y, want, 7, 0);
+			npu_onnx_free(m);
+		}
+		mb_free(&b);
+	}
+	{
+		static const int64_t db[] = { 1, 1, 4 }, ds[] = { 1, 1, 1 };
+		static const float box[] = { 0, 0, 1, 1 }, score = 1;
+
+		mb_init(&b, 11);
+		init_f(&b, "b", 3, db, box, 4);
+		init_f(&b, "s", 3, ds, &score, 1);
+		output_of(&b, "y", 7);
+		nodef(&b, "NonMaxSuppression", "nms", "b,s", "y", "center_point_box=i:2", NULL);
+		load(&b, NULL, -EINVAL,
+		     "node 'nms' (NonMaxSuppression): center_point_box must be 0 or 1, not 2");
+		mb_free(&b);
+	}
+}
+
+static void test_table(void **unused)
+{
+	const struct npu_onnx_op *const *p;
+	size_t n = 0;
+
+	(void)unused;
+	for (p = ok_ops_seq; *p; p++, n++) {
+		assert_int_equal((*p)->size, sizeof(struct npu_onnx_op));
+		assert_string_equal((*p)->domain, "");
+		assert_string_equal((*p)->kernel->name, (*p)->op_type);
+	}
+	assert_int_equal(n, 11);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -713,6 +945,10 @@ int main(void)
 		cmocka_unit_test_teardown(test_nms, teardown),
 		cmocka_unit_test_teardown(test_tfidf, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
+		cmocka_unit_test(test_load_rnn),
+		cmocka_unit_test(test_load_window_dft),
+		cmocka_unit_test(test_load_tfidf_nms),
+		cmocka_unit_test(test_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
