@@ -151,4 +151,15 @@ static inline int ok_red_poll(struct npu_kernel_call *call, uint64_t *done)
 	}
 }
 
+/*
+ * Count @units of work into @done and poll when due: called inside rows
+ * too, so that one long row (a softmax over 2^28 classes) still stops
+ * within a few thousand elements of a deadline.
+ */
+static inline int ok_red_tick(struct npu_kernel_call *call, uint64_t *done, uint64_t units)
+{
+	*done += units;
+	return ok_red_poll(call, done);
+}
+
 #endif /* NPU_ONNX_OK_REDUCE_H */

@@ -86,12 +86,10 @@ static int arg_run(const void *state, size_t num_inputs,
 				}
 				if (take)
 					best = j;
+				if ((rc = ok_red_tick(call, &done, 1)))
+					return rc;
 			}
 			y[o * inner + i] = (int64_t)best;
-			done += n;
-			rc = ok_red_poll(call, &done);
-			if (rc)
-				return rc;
 		}
 	}
 	return 0;
@@ -326,6 +324,8 @@ static int topk_run(const void *state, size_t num_inputs,
 				else
 					items[j].key.i = ok_get_i(x, base + j * inner);
 				items[j].index = j;
+				if ((rc = ok_red_tick(call, &done, 1)))
+					goto out;
 			}
 			/* sorted=0 leaves the order open: sorted is one valid answer */
 			qsort(items, n, sizeof(*items), cmp);

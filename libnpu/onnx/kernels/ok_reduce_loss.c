@@ -115,16 +115,20 @@ static int log_softmax_axis1(const struct npu_kernel_tensor *x, uint64_t N, uint
 				lp[base + c * D] = ok_get_f(x, base + c * D);
 				if (lp[base + c * D] > top)
 					top = lp[base + c * D];
+				if ((rc = ok_red_tick(call, &done, 1)))
+					return rc;
 			}
-			for (c = 0; c < C; c++)
+			for (c = 0; c < C; c++) {
 				sum += exp(lp[base + c * D] - top);
+				if ((rc = ok_red_tick(call, &done, 1)))
+					return rc;
+			}
 			lse = top + log(sum);
-			for (c = 0; c < C; c++)
+			for (c = 0; c < C; c++) {
 				lp[base + c * D] -= lse;
-			done += 3 * C;
-			rc = ok_red_poll(call, &done);
-			if (rc)
-				return rc;
+				if ((rc = ok_red_tick(call, &done, 1)))
+					return rc;
+			}
 		}
 	}
 	return 0;
@@ -176,11 +180,9 @@ static int loss_run(bool softmax, const void *state, size_t num_inputs,
 				ok_set_f(out[0], at, loss);
 			sum += loss;
 			wsum += weight;
+			if ((rc = ok_red_tick(call, &done, 1)))
+				goto out;
 		}
-		done += D;
-		rc = ok_red_poll(call, &done);
-		if (rc)
-			goto out;
 	}
 	if (s->reduction == OK_LOSS_SUM)
 		ok_set_f(out[0], 0, sum);

@@ -55,21 +55,29 @@ static int same_shape_out(const struct npu_kernel_tensor *x, struct npu_kernel_t
 }
 
 /* Mean and 1/sqrt(variance + epsilon) of @n values @stride apart from @base. */
-static void moments(const struct npu_kernel_tensor *x, uint64_t base, uint64_t n,
-		    uint64_t stride, double epsilon, double *mean, double *inv_std)
+static int moments(const struct npu_kernel_tensor *x, uint64_t base, uint64_t n,
+		   uint64_t stride, double epsilon, double *mean, double *inv_std,
+		   struct npu_kernel_call *call, uint64_t *done)
 {
 	double sum = 0, dev = 0;
 	uint64_t j;
+	int rc;
 
-	for (j = 0; j < n; j++)
+	for (j = 0; j < n; j++) {
 		sum += ok_get_f(x, base + j * stride);
+		if ((rc = ok_red_tick(call, done, 1)))
+			return rc;
+	}
 	*mean = sum / (double)n;
 	for (j = 0; j < n; j++) {
 		double d = ok_get_f(x, base + j * stride) - *mean;
 
 		dev += d * d;
+		if ((rc = ok_red_tick(call, done, 1)))
+			return rc;
 	}
 	*inv_std = 1 / sqrt(dev / (double)n + epsilon);
+	return 0;
 }
 
 /* ---- LayerNormalization ------------------------------------------------------- */
@@ -187,18 +195,20 @@ static int layernorm_run(const void *state, size_t num_inputs,
 	for (r = 0; r < outer; r++) {
 		double mean, inv_std;
 
-		moments(x, r * n, n, 1, s->epsilon, &mean, &inv_std);
-		for (j = 0; j < n; j++)
+		rc = moments(x, r * n, n, 1, s->epsilon, &mean, &inv_std, call, &done);
+		if (rc)
+			break;
+		for (j = 0; j < n && !rc; j++) {
 			ok_set_f(out[0], r * n + j,
 				 (ok_get_f(x, r * n + j) - mean) * inv_std * scale[j] + bias[j]);
+			rc = ok_red_tick(call, &done, 1);
+		}
+		if (rc)
+			break;
 		if (mean_out)
 			ok_set_f(mean_out, r, mean);
 		if (inv_out)
 			ok_set_f(inv_out, r, inv_std);
-		done += 3 * n;
-		rc = ok_red_poll(call, &done);
-		if (rc)
-			break;
 	}
 	free(scale);
 	return rc;
@@ -264,14 +274,15 @@ static int instancenorm_run(const void *state, size_t num_inputs,
 	for (r = 0; r < x->dims[0] * C; r++) {
 		double mean, inv_std, scale = ok_get_f(in[1], r % C), bias = ok_get_f(in[2], r % C);
 
-		moments(x, r * D, D, 1, s->epsilon, &mean, &inv_std);
-		for (j = 0; j < D; j++)
-			ok_set_f(out[0], r * D + j,
-				 (ok_get_f(x, r * D + j) - mean) * inv_std * scale + bias);
-		done += 3 * D;
-		rc = ok_red_poll(call, &done);
+		rc = moments(x, r * D, D, 1, s->epsilon, &mean, &inv_std, call, &done);
 		if (rc)
 			return rc;
+		for (j = 0; j < D; j++) {
+			ok_set_f(out[0], r * D + j,
+				 (ok_get_f(x, r * D + j) - mean) * inv_std * scale + bias);
+			if ((rc = ok_red_tick(call, &done, 1)))
+				return rc;
+		}
 	}
 	return 0;
 }
@@ -330,18 +341,18 @@ static int groupnorm_run(const void *state, size_t num_inputs,
 	for (r = 0; r < x->dims[0] * G; r++) {
 		double mean, inv_std;
 
-		moments(x, r * per, per, 1, s->epsilon, &mean, &inv_std);
+		rc = moments(x, r * per, per, 1, s->epsilon, &mean, &inv_std, call, &done);
+		if (rc)
+			return rc;
 		for (j = 0; j < per; j++) {
 			uint64_t p = s->group_scale_per_channel ? (r % G) * (C / G) + j / D : r % G;
 
 			ok_set_f(out[0], r * per + j,
 				 (ok_get_f(x, r * per + j) - mean) * inv_std * ok_get_f(in[1], p) +
 					 ok_get_f(in[2], p));
+			if ((rc = ok_red_tick(call, &done, 1)))
+				return rc;
 		}
-		done += 3 * per;
-		rc = ok_red_poll(call, &done);
-		if (rc)
-			return rc;
 	}
 	return 0;
 }
@@ -400,6 +411,8 @@ static int lpnorm_run(const void *state, size_t num_inputs,
 				double v = ok_get_f(x, base + j * inner);
 
 				norm += s->p == 1 ? fabs(v) : v * v;
+				if ((rc = ok_red_tick(call, &done, 1)))
+					return rc;
 			}
 			if (s->p == 2)
 				norm = sqrt(norm);
@@ -408,11 +421,9 @@ static int lpnorm_run(const void *state, size_t num_inputs,
 				double v = ok_get_f(x, base + j * inner);
 
 				ok_set_f(out[0], base + j * inner, norm != 0 ? v / norm : v);
+				if ((rc = ok_red_tick(call, &done, 1)))
+					return rc;
 			}
-			done += 2 * n;
-			rc = ok_red_poll(call, &done);
-			if (rc)
-				return rc;
 		}
 	}
 	return 0;
@@ -514,7 +525,7 @@ static int mvn_run(const void *state, size_t num_inputs,
 		uint64_t g = mvn_group(x, mask, i);
 
 		sum[g] += ok_get_f(x, i);
-		if (++done >= OK_POLL_EVERY && (rc = ok_red_poll(call, &done)))
+		if ((rc = ok_red_tick(call, &done, 1)))
 			goto out;
 	}
 	for (i = 0; i < groups; i++)
@@ -524,7 +535,7 @@ static int mvn_run(const void *state, size_t num_inputs,
 		double dv = ok_get_f(x, i) - sum[g];
 
 		sq[g] += dv * dv;
-		if (++done >= OK_POLL_EVERY && (rc = ok_red_poll(call, &done)))
+		if ((rc = ok_red_tick(call, &done, 1)))
 			goto out;
 	}
 	/* onnxruntime's epsilon, added to the standard deviation */
@@ -534,7 +545,7 @@ static int mvn_run(const void *state, size_t num_inputs,
 		uint64_t g = mvn_group(x, mask, i);
 
 		ok_set_f(out[0], i, (ok_get_f(x, i) - sum[g]) / sq[g]);
-		if (++done >= OK_POLL_EVERY && (rc = ok_red_poll(call, &done)))
+		if ((rc = ok_red_tick(call, &done, 1)))
 			goto out;
 	}
 out:
@@ -614,11 +625,9 @@ static int lrn_run(const void *state, size_t num_inputs,
 				ok_set_f(out[0], at,
 					 ok_get_f(x, at) / pow(s->bias + s->alpha / (double)s->size * sq,
 							       s->beta));
-				done += (uint64_t)(hi - lo) + 2;
+				if ((rc = ok_red_tick(call, &done, (uint64_t)(hi - lo) + 2)))
+					return rc;
 			}
-			rc = ok_red_poll(call, &done);
-			if (rc)
-				return rc;
 		}
 	}
 	return 0;
@@ -710,15 +719,21 @@ static int batchnorm_run(const void *state, size_t num_inputs,
 			double sum = 0, dev = 0, m;
 			uint64_t c = s->spatial ? p : p / D, d0 = s->spatial ? 0 : p % D;
 
-			for (n = 0; n < N; n++)
-				for (j = 0; j < per; j++)
+			for (n = 0; n < N; n++) {
+				for (j = 0; j < per; j++) {
 					sum += ok_get_f(x, (n * C + c) * D + d0 + j);
+					if ((rc = ok_red_tick(call, &done, 1)))
+						goto out;
+				}
+			}
 			m = sum / (double)cnt;
 			for (n = 0; n < N; n++) {
 				for (j = 0; j < per; j++) {
 					double dv = ok_get_f(x, (n * C + c) * D + d0 + j) - m;
 
 					dev += dv * dv;
+					if ((rc = ok_red_tick(call, &done, 1)))
+						goto out;
 				}
 			}
 			for (o = 1; o < num_outputs && o < 5; o++) {
@@ -734,10 +749,6 @@ static int batchnorm_run(const void *state, size_t num_inputs,
 			}
 			mean[p] = m;
 			var[p] = dev / (double)cnt;
-			done += 2 * cnt;
-			rc = ok_red_poll(call, &done);
-			if (rc)
-				goto out;
 		}
 	}
 	for (n = 0; n < N; n++) {
@@ -749,11 +760,9 @@ static int batchnorm_run(const void *state, size_t num_inputs,
 				 (ok_get_f(x, at) - mean[pi]) / sqrt(var[pi] + s->epsilon) *
 						 ok_get_f(in[1], pi) +
 					 ok_get_f(in[2], pi));
+			if ((rc = ok_red_tick(call, &done, 1)))
+				goto out;
 		}
-		done += C * D;
-		rc = ok_red_poll(call, &done);
-		if (rc)
-			goto out;
 	}
 out:
 	free(mean);

@@ -103,26 +103,30 @@ static int softmax_run_form(enum softmax_form form, const void *state,
 					top = v;
 					best = j;
 				}
+				if ((rc = ok_red_tick(call, &done, 1)))
+					return rc;
 			}
 			if (form == FORM_HARDMAX) {
-				for (j = 0; j < n; j++)
+				for (j = 0; j < n; j++) {
 					ok_set_f(y, base + j * inner, j == best);
-				done += 2 * n;
-				goto poll;
+					if ((rc = ok_red_tick(call, &done, 1)))
+						return rc;
+				}
+				continue;
 			}
-			for (j = 0; j < n; j++)
+			for (j = 0; j < n; j++) {
 				sum += exp(ok_get_f(x, base + j * inner) - top);
+				if ((rc = ok_red_tick(call, &done, 1)))
+					return rc;
+			}
 			for (j = 0; j < n; j++) {
 				double v = ok_get_f(x, base + j * inner) - top;
 
 				ok_set_f(y, base + j * inner,
 					 form == FORM_SOFTMAX ? exp(v) / sum : v - log(sum));
+				if ((rc = ok_red_tick(call, &done, 1)))
+					return rc;
 			}
-			done += 3 * n;
-poll:
-			rc = ok_red_poll(call, &done);
-			if (rc)
-				return rc;
 		}
 	}
 	return 0;

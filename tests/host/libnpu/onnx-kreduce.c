@@ -1010,6 +1010,58 @@ static void test_create_loss(void **unused)
 	mb_free(&b);
 }
 
+static int polls;
+
+static bool cancel_on_second_poll(void *opaque)
+{
+	(void)opaque;
+	return ++polls >= 2;
+}
+
+/*
+ * One row of 2^20 elements stops at the first poll inside it, before the
+ * row's outputs are written: the first poll is npu_kernel_run()'s own,
+ * before the kernel starts.
+ */
+static void test_poll_inside_row(void **unused)
+{
+	struct ok_softmax_state sm = { .axis = -1 };
+	struct ok_norm_state ln = { .axis = -1 };
+	struct ok_arg_state am = { .is_max = true, .axis = -1 };
+	struct npu_cpu_limits lim = NPU_CPU_LIMITS_INIT;
+	static const float one = 1;
+	const uint32_t n = 1u << 20;
+	struct call c = { 0 };
+	float *x = calloc(n, sizeof(*x));
+
+	(void)unused;
+	assert_non_null(x);
+	lim.cancel = cancel_on_second_poll;
+	set_in(&c, 0, NPU_DTYPE_FP32, 2, (uint32_t[]){ 1, n }, x);
+	want_out(&c, 1, 0);
+	polls = 0;
+	assert_int_equal(run_limits(&ok_softmax_kernel, &sm, &c, &lim), -ECANCELED);
+	assert_true(((float *)c.out[0].data)[n - 1] == 0);
+	done(&c);
+
+	/* a bias of 1 would show in every output written */
+	set_in(&c, 1, NPU_DTYPE_FP32, 1, (uint32_t[]){ 1 }, &one);
+	set_in(&c, 2, NPU_DTYPE_FP32, 1, (uint32_t[]){ 1 }, &one);
+	polls = 0;
+	assert_int_equal(run_limits(&ok_layernorm_kernel, &ln, &c, &lim), -ECANCELED);
+	assert_true(((float *)c.out[0].data)[n - 1] == 0);
+	done(&c);
+
+	c.nin = 1;
+	x[n - 1] = 1;
+	polls = 0;
+	assert_int_equal(run_limits(&ok_argmax_kernel, &am, &c, &lim), -ECANCELED);
+	/* stopped before it saw the maximum at the row's end */
+	assert_true(((int64_t *)c.out[0].data)[0] == 0);
+	done(&c);
+	free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1033,6 +1085,7 @@ int main(void)
 		cmocka_unit_test(test_sce),
 		cmocka_unit_test(test_det),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_poll_inside_row),
 		cmocka_unit_test(test_create_hardmax_opsets),
 		cmocka_unit_test(test_create_reduce_axes),
 		cmocka_unit_test(test_create_topk_argmax),
