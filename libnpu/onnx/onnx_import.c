@@ -486,15 +486,13 @@ int oi_emit(struct nctx *c, const struct oi_node *tmpl, const uint32_t *in,
 
 /* ---- Model ------------------------------------------------------------------------ */
 
-/* A graph input the caller fixed (npu_onnx_options.constants). */
-static int bind_constant(struct imp *im, const char *name,
-			 const struct npu_onnx_tensor *t)
+/* Tensor @t, given for input @name, as the constant of symbol @s. */
+static int set_constant(struct imp *im, struct sym *s, const char *name,
+			const struct npu_onnx_tensor *t)
 {
 	size_t es = npu_dtype_size((enum npu_dtype)t->dtype);
 	uint64_t n = 1, k;
-	struct sym *s;
 	uint32_t i;
-	int ret;
 
 	if (t->rank > NPU_TENSOR_MAX_RANK)
 		return oi_fail(im, "constant input '%s': rank %u", name, t->rank);
@@ -504,9 +502,6 @@ static int bind_constant(struct imp *im, const char *name,
 	if (!es || n > MAX_CONST_ELEMS || n * es != t->bytes || (n && !t->data))
 		return oi_fail(im, "constant input '%s': %" PRIu64 " bytes do not hold its %" PRIu64 " elements",
 			       name, t->bytes, n);
-	ret = oi_add_sym(im, name, &s);
-	if (ret)
-		return ret;
 	{
 		/* every dtype, through the kernels' element access */
 		struct npu_kernel_tensor kt = { .dtype = (enum npu_dtype)t->dtype,
@@ -533,6 +528,55 @@ static int bind_constant(struct imp *im, const char *name,
 		s->c.dims[i] = t->dims[i];
 	s->is_const = true;
 	return 0;
+}
+
+/* A graph input the caller fixed (npu_onnx_options.constants). */
+static int bind_constant(struct imp *im, const char *name,
+			 const struct npu_onnx_tensor *t)
+{
+	struct sym *s;
+	int ret = oi_add_sym(im, name, &s);
+
+	return ret ? ret : set_constant(im, s, name, t);
+}
+
+/* npu_onnx_options.values, when the caller's options have the field. */
+static const struct npu_onnx_tensor *known_value(const struct imp *im, const char *name)
+{
+	const struct npu_onnx_options *o = im->opts;
+	size_t i;
+
+	if (!o || o->size < offsetof(struct npu_onnx_options, num_values) + sizeof(o->num_values))
+		return NULL;
+	for (i = 0; i < o->num_values; i++)
+		if (o->values[i].name[0] && !strcmp(o->values[i].name, name))
+			return &o->values[i];
+	return NULL;
+}
+
+int oi_fix_inputs(struct nctx *c)
+{
+	struct imp *im = c->im;
+	int fixed = 0, ret;
+	size_t i;
+
+	for (i = 0; i < c->nin; i++) {
+		struct sym *s = c->in[i];
+		const struct npu_onnx_tensor *t;
+
+		if (!s || s->is_const || !s->graph_input || !(t = known_value(im, s->name)))
+			continue;
+		if (t->dtype != (int)s->dtype || t->rank != s->rank ||
+		    memcmp(t->dims, s->dims, 4ull * s->rank))
+			return oi_fail(im, "the value given for input '%s' does not have its dtype and shape",
+				       s->name);
+		ret = set_constant(im, s, s->name, t);
+		if (ret)
+			return ret;
+		s->fixed = true;
+		fixed++;
+	}
+	return fixed;
 }
 
 static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
@@ -609,7 +653,12 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 	s->dtype = d.dtype;
 	s->rank = d.rank;
 	memcpy(s->dims, d.dims, sizeof(s->dims));
-	return 0;
+	s->graph_input = true;
+	if (im->fix_all && known_value(im, s->name)) {
+		ret = set_constant(im, s, s->name, known_value(im, s->name));
+		s->fixed = !ret;
+	}
+	return ret;
 }
 
 /* Room for every graph input and output, so that add_io() never grows it. */
@@ -621,7 +670,8 @@ static int alloc_io(struct imp *im)
 	m->in = calloc(ni ? ni : 1, sizeof(*m->in));
 	m->out = calloc(no ? no : 1, sizeof(*m->out));
 	m->names = calloc(ni + no ? ni + no : 1, sizeof(*m->names));
-	return m->in && m->out && m->names ? 0 : oi_nomem(im);
+	m->in_fixed = calloc(ni ? ni : 1, sizeof(*m->in_fixed));
+	return m->in && m->out && m->names && m->in_fixed ? 0 : oi_nomem(im);
 }
 
 static int add_io(struct imp *im, const struct sym *s, bool input)
@@ -852,7 +902,9 @@ static int import_nodes(struct imp *im, const size_t *order, int64_t opset)
 		if (im->err && im->err_size)
 			im->err[0] = 0;
 		if (reads_poisoned(im, n)) {
-			if (!oi_op_known(im, n, opset)) {
+			/* skipped: its outputs are unknown too */
+			ret = poison_outputs(im, n);
+			if (!ret && !oi_op_known(im, n, opset)) {
 				im->node = n;
 				oi_fail(im, "op not supported by libnpu yet");
 				ret = -EINVAL;
@@ -983,11 +1035,10 @@ static void imp_free(struct imp *im)
 	oi_names_free(&im->reads);
 }
 
-NPU_EXPORT_ONNX int npu_onnx_load(const void *data, size_t size,
-				  const struct npu_onnx_options *opts,
-				  struct npu_onnx_model **out, char *err, size_t err_size)
+static int load_once(const void *data, size_t size, const struct npu_onnx_options *opts,
+		     struct npu_onnx_model **out, char *err, size_t err_size, bool fix_all)
 {
-	struct imp im = { .opts = opts, .err = err, .err_size = err_size };
+	struct imp im = { .opts = opts, .err = err, .err_size = err_size, .fix_all = fix_all };
 	Onnx__ModelProto *mp = NULL;
 	size_t *order = NULL, i;
 	int64_t opset = -1;
@@ -1089,10 +1140,11 @@ NPU_EXPORT_ONNX int npu_onnx_load(const void *data, size_t size,
 	for (i = 0; i < im.gp->n_input; i++) {
 		struct sym *s = oi_lookup(&im, im.gp->input[i]->name);
 
-		if (s && !s->is_const) {
+		if (s && (!s->is_const || s->fixed)) {
 			ret = add_io(&im, s, true);
 			if (ret)
 				goto out;
+			im.m->in_fixed[im.m->num_in - 1] = s->fixed;
 		}
 	}
 	if (!im.gp->n_output) {
@@ -1115,6 +1167,25 @@ out:
 	}
 	*out = im.m;
 	return 0;
+}
+
+/*
+ * With known input values, a node whose shape depends on an input is
+ * first given that value only where it reads the input directly; if a
+ * node still cannot know its shape (the value reaches it through other
+ * nodes), import is done once more with every known input fixed.
+ */
+NPU_EXPORT_ONNX int npu_onnx_load(const void *data, size_t size,
+				  const struct npu_onnx_options *opts,
+				  struct npu_onnx_model **out, char *err, size_t err_size)
+{
+	int ret = load_once(data, size, opts, out, err, err_size, false);
+
+	if (ret == -EINVAL && opts &&
+	    opts->size >= offsetof(struct npu_onnx_options, num_values) + sizeof(opts->num_values) &&
+	    opts->num_values)
+		ret = load_once(data, size, opts, out, err, err_size, true);
+	return ret;
 }
 
 NPU_EXPORT_ONNX int npu_onnx_load_file(const char *path,
@@ -1147,6 +1218,7 @@ NPU_EXPORT_ONNX void npu_onnx_free(struct npu_onnx_model *m)
 		free(m->names[i]);
 	free(m->names);
 	free(m->in);
+	free(m->in_fixed);
 	free(m->out);
 	free(m);
 }
@@ -1182,6 +1254,13 @@ NPU_EXPORT_ONNX int npu_onnx_output(const struct npu_onnx_model *m, size_t i,
 		return -EINVAL;
 	*io = m->out[i];
 	return 0;
+}
+
+NPU_EXPORT_ONNX int npu_onnx_input_fixed(const struct npu_onnx_model *m, size_t i)
+{
+	if (!m || i >= m->num_in)
+		return -EINVAL;
+	return m->in_fixed[i];
 }
 
 NPU_EXPORT_ONNX int64_t npu_onnx_opset(const struct npu_onnx_model *m)

@@ -49,6 +49,8 @@ struct sym {
 	bool is_const;
 	/* written by a node import refused: readers are skipped */
 	bool poisoned;
+	/* a graph input; fixed: its known value became its constant */
+	bool graph_input, fixed;
 	struct ctensor c;		/* constant */
 	uint32_t value;			/* graph value, NPU_VALUE_NONE if none */
 	/* a constant's static value of its own dtype (a kernel's operand) */
@@ -62,6 +64,7 @@ struct npu_onnx_model {
 	struct npu_graph *g;
 	int64_t opset;
 	struct npu_onnx_io *in, *out;
+	bool *in_fixed;			/* npu_onnx_input_fixed() */
 	size_t num_in, num_out;
 	char **names;			/* owned io names */
 	size_t num_names;
@@ -86,6 +89,8 @@ struct imp {
 	const Onnx__NodeProto *node;
 	unsigned int tmp_count;
 	uint64_t fold_work;		/* kernels' work folding constants */
+	/* every input with a known value is fixed (npu_onnx_load's retry) */
+	bool fix_all;
 };
 
 struct nctx {
@@ -204,6 +209,12 @@ int oi_op_meta(struct nctx *c);
 int oi_op_const(struct nctx *c);
 /* The model's opset of @domain (opset_import), 0 if it imports none. */
 int64_t oi_domain_opset(const struct imp *im, const char *domain);
+/*
+ * Make the node's runtime graph inputs whose values the caller gave
+ * (npu_onnx_options.values) its constants, so a shape that depends on
+ * them can be known: the count fixed, or a negative errno.
+ */
+int oi_fix_inputs(struct nctx *c);
 /* Does the registry know @n's op at @opset (a custom op included)? */
 bool oi_op_known(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
 /* Import one node: the registry (onnx_registry.c) picks its handler. */

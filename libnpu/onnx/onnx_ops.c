@@ -183,13 +183,22 @@ struct win {
 	uint32_t k[2], s[2], d[2], p[4];	/* p: top, left, bottom, right */
 };
 
-static int window(struct nctx *c, const uint32_t *xd, const uint32_t *kshape,
+static bool float_dtype(enum npu_dtype dt)
+{
+	return dt == NPU_DTYPE_FP32 || dt == NPU_DTYPE_FP16 || dt == NPU_DTYPE_BF16;
+}
+
+/*
+ * The window of a conv/pool with @nsp (1 or 2) spatial dims, as 2-D:
+ * 1-D is H = 1 (xd is then [N, C, 1, L]), so the device's 2-D ops run it.
+ */
+static int window(struct nctx *c, const uint32_t *xd, const uint32_t *kshape, int nsp,
 		  bool ceil_mode, struct win *w, uint32_t *oh, uint32_t *ow)
 {
 	int64_t v[8];
 	char ap[32];
 	const char *autopad = oi_attr_s(c, "auto_pad", ap, sizeof(ap));
-	int n, i, ret;
+	int n, i, ret, off = 2 - nsp;	/* 1-D values go to the W slots */
 
 	for (i = 0; i < 2; i++) {
 		w->k[i] = kshape[i];
@@ -198,24 +207,24 @@ static int window(struct nctx *c, const uint32_t *xd, const uint32_t *kshape,
 	}
 	memset(w->p, 0, sizeof(w->p));
 	n = oi_attr_ints(c, "strides", v, 8);
-	if (n >= 0 && n != 2)
-		return oi_fail(c->im, "strides must have 2 values (2-D only)");
+	if (n >= 0 && n != nsp)
+		return oi_fail(c->im, "strides must have %d values", nsp);
 	for (i = 0; i < n; i++) {
 		if (v[i] < 1 || v[i] > 65535)
 			return oi_fail(c->im, "bad stride %" PRId64, v[i]);
-		w->s[i] = (uint32_t)v[i];
+		w->s[off + i] = (uint32_t)v[i];
 	}
 	n = oi_attr_ints(c, "dilations", v, 8);
-	if (n >= 0 && n != 2)
-		return oi_fail(c->im, "dilations must have 2 values (2-D only)");
+	if (n >= 0 && n != nsp)
+		return oi_fail(c->im, "dilations must have %d values", nsp);
 	for (i = 0; i < n; i++) {
 		if (v[i] < 1 || v[i] > 65535)
 			return oi_fail(c->im, "bad dilation %" PRId64, v[i]);
-		w->d[i] = (uint32_t)v[i];
+		w->d[off + i] = (uint32_t)v[i];
 	}
 	n = oi_attr_ints(c, "pads", v, 8);
-	if (n >= 0 && n != 4)
-		return oi_fail(c->im, "pads must have 4 values (2-D only)");
+	if (n >= 0 && n != 2 * nsp)
+		return oi_fail(c->im, "pads must have %d values", 2 * nsp);
 	for (i = 0; i < n; i++) {
 		if (v[i] < 0 || v[i] > 65535)
 			return oi_fail(c->im, "bad pad %" PRId64, v[i]);
@@ -226,15 +235,47 @@ static int window(struct nctx *c, const uint32_t *xd, const uint32_t *kshape,
 		w->p[1] = (uint32_t)v[1];
 		w->p[2] = (uint32_t)v[2];
 		w->p[3] = (uint32_t)v[3];
+	} else if (n == 2) {
+		w->p[1] = (uint32_t)v[0];
+		w->p[3] = (uint32_t)v[1];
 	}
 	if (!w->k[0] || !w->k[1] || w->k[0] > 65535 || w->k[1] > 65535)
 		return oi_fail(c->im, "bad kernel shape");
-	ret = spatial(c, xd[2], w->k[0], w->s[0], w->d[0], &w->p[0], &w->p[2], autopad,
-		      ceil_mode, oh);
+	ret = spatial(c, xd[2], w->k[0], w->s[0], w->d[0], &w->p[0], &w->p[2],
+		      nsp == 1 ? NULL : autopad, ceil_mode, oh);
 	if (!ret)
 		ret = spatial(c, xd[3], w->k[1], w->s[1], w->d[1], &w->p[1], &w->p[3], autopad,
 			      ceil_mode, ow);
 	return ret;
+}
+
+/*
+ * A 1-D op's input [N, C, L] (or W [CO, CI, K]) as 4-D [N, C, 1, L]: a
+ * RESHAPE, which costs nothing (a static W folds at compile).
+ */
+static int as_2d(struct nctx *c, uint32_t *id, enum npu_dtype dt, const uint32_t *d3)
+{
+	uint32_t d4[4] = { d3[0], d3[1], 1, d3[2] };
+
+	return oi_reshape_tmp(c, *id, dt, 4, d4, id);
+}
+
+/* Emit @d writing 4-D @yd4, whose output is the node's 3-D [N, C, L]. */
+static int emit_1d(struct nctx *c, struct oi_node *d, const uint32_t *in, uint32_t nin,
+		   enum npu_dtype dt, const uint32_t *yd4)
+{
+	struct oi_node r = { .kind = NPU_NODE_RESHAPE };
+	uint32_t tmp, yd3[3] = { yd4[0], yd4[1], yd4[3] };
+	int ret = oi_tmp_value(c->im, dt, 4, yd4, &tmp);
+
+	if (ret)
+		return ret;
+	d->name = c->name;
+	d->inputs = in;
+	d->num_inputs = nin;
+	d->output = tmp;
+	ret = oi_add_node(c->im, d);
+	return ret ? ret : oi_emit(c, &r, &tmp, 1, dt, 3, yd3);
 }
 
 int oi_op_conv(struct nctx *c)
@@ -243,6 +284,7 @@ int oi_op_conv(struct nctx *c)
 	struct sym *x = NULL, *w = NULL, *b = c->nin > 2 ? c->in[2] : NULL;
 	uint32_t rx, rw, xd[8], wd[8], in[3], nin = 2, yd[4], ks[2];
 	int64_t g = oi_attr_i(c, "group", 1), v[8];
+	bool one_d;
 	struct win win;
 	int ret, n;
 
@@ -255,17 +297,28 @@ int oi_op_conv(struct nctx *c)
 		ret = oi_sym_shape(c, w, &rw, wd);
 	if (ret)
 		return ret;
-	if (rx != 4 || rw != 4)
-		return oi_fail(c->im, "only 2-D convolution (4-D X and W) is supported");
+	one_d = rx == 3 && rw == 3;
+	if (!float_dtype(oi_sym_dtype(x)) || !float_dtype(oi_sym_dtype(w)))
+		return oi_fail(c->im, "convolution of unquantized integers has no device op");
+	if (!one_d && (rx != 4 || rw != 4))
+		return oi_fail(c->im, "only 1-D and 2-D convolution (3-D or 4-D X and W) run on the device");
+	if (one_d) {
+		/* [N, C, L] as [N, C, 1, L] */
+		xd[3] = xd[2];
+		xd[2] = 1;
+		wd[3] = wd[2];
+		wd[2] = 1;
+	}
 	if (g < 1 || g > xd[1] || xd[1] % g || wd[0] % g || wd[1] * (uint64_t)g != xd[1])
 		return oi_fail(c->im, "group %" PRId64 " does not fit C=%u, W=[%u,%u,..]", g, xd[1],
 			    wd[0], wd[1]);
 	n = oi_attr_ints(c, "kernel_shape", v, 8);
-	if (n >= 0 && (n != 2 || v[0] != wd[2] || v[1] != wd[3]))
+	if (n >= 0 && (one_d ? n != 1 || v[0] != wd[3] :
+			       n != 2 || v[0] != wd[2] || v[1] != wd[3]))
 		return oi_fail(c->im, "kernel_shape disagrees with W");
 	ks[0] = wd[2];
 	ks[1] = wd[3];
-	ret = window(c, xd, ks, false, &win, &yd[2], &yd[3]);
+	ret = window(c, xd, ks, one_d ? 1 : 2, false, &win, &yd[2], &yd[3]);
 	if (ret)
 		return ret;
 	yd[0] = xd[0];
@@ -284,7 +337,16 @@ int oi_op_conv(struct nctx *c)
 	}
 	if (ret)
 		return ret;
-	return oi_emit(c, &d, in, nin, oi_sym_dtype(x), 4, yd);
+	if (!one_d)
+		return oi_emit(c, &d, in, nin, oi_sym_dtype(x), 4, yd);
+	{
+		uint32_t x3[3] = { xd[0], xd[1], xd[3] }, w3[3] = { wd[0], wd[1], wd[3] };
+
+		ret = as_2d(c, &in[0], oi_sym_dtype(x), x3);
+		if (!ret)
+			ret = as_2d(c, &in[1], oi_sym_dtype(w), w3);
+	}
+	return ret ? ret : emit_1d(c, &d, in, nin, oi_sym_dtype(x), yd);
 }
 
 int oi_op_pool(struct nctx *c, enum npu_pool_kind kind, bool global)
@@ -292,6 +354,7 @@ int oi_op_pool(struct nctx *c, enum npu_pool_kind kind, bool global)
 	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
 	struct sym *x = NULL;
 	uint32_t rx, xd[8], yd[4], ks[2], in;
+	bool one_d;
 	int64_t v[8];
 	struct win win;
 	int ret, n;
@@ -301,8 +364,15 @@ int oi_op_pool(struct nctx *c, enum npu_pool_kind kind, bool global)
 		ret = oi_sym_shape(c, x, &rx, xd);
 	if (ret)
 		return ret;
-	if (rx != 4)
-		return oi_fail(c->im, "only 2-D pooling (4-D X) is supported");
+	one_d = rx == 3;
+	if (!one_d && rx != 4)
+		return oi_fail(c->im, "only 1-D and 2-D pooling (3-D or 4-D X) run on the device");
+	if (!float_dtype(oi_sym_dtype(x)))
+		return oi_fail(c->im, "pooling of unquantized integers has no device op");
+	if (one_d) {
+		xd[3] = xd[2];
+		xd[2] = 1;
+	}
 	d.op.kind = NPU_OP_POOL2D;
 	d.op.pool.kind = kind;
 	yd[0] = xd[0];
@@ -320,11 +390,13 @@ int oi_op_pool(struct nctx *c, enum npu_pool_kind kind, bool global)
 		yd[2] = yd[3] = 1;
 	} else {
 		n = oi_attr_ints(c, "kernel_shape", v, 8);
-		if (n != 2 || v[0] < 1 || v[1] < 1 || v[0] > 65535 || v[1] > 65535)
-			return oi_fail(c->im, "kernel_shape must be 2 positive values (2-D only)");
-		ks[0] = (uint32_t)v[0];
-		ks[1] = (uint32_t)v[1];
-		ret = window(c, xd, ks, oi_attr_i(c, "ceil_mode", 0) != 0, &win, &yd[2], &yd[3]);
+		if (n != (one_d ? 1 : 2) || v[0] < 1 || v[n - 1] < 1 || v[0] > 65535 ||
+		    v[n - 1] > 65535)
+			return oi_fail(c->im, "kernel_shape must be %d positive values", one_d ? 1 : 2);
+		ks[0] = one_d ? 1 : (uint32_t)v[0];
+		ks[1] = (uint32_t)v[n - 1];
+		ret = window(c, xd, ks, one_d ? 1 : 2, oi_attr_i(c, "ceil_mode", 0) != 0, &win,
+			     &yd[2], &yd[3]);
 		if (ret)
 			return ret;
 		memcpy(d.op.pool.kernel, win.k, sizeof(win.k));
@@ -339,7 +411,16 @@ int oi_op_pool(struct nctx *c, enum npu_pool_kind kind, bool global)
 		}
 	}
 	ret = oi_value_of(c->im, x, &in);
-	return ret ? ret : oi_emit(c, &d, &in, 1, oi_sym_dtype(x), 4, yd);
+	if (ret)
+		return ret;
+	if (!one_d)
+		return oi_emit(c, &d, &in, 1, oi_sym_dtype(x), 4, yd);
+	{
+		uint32_t x3[3] = { xd[0], xd[1], xd[3] };
+
+		ret = as_2d(c, &in, oi_sym_dtype(x), x3);
+	}
+	return ret ? ret : emit_1d(c, &d, &in, 1, oi_sym_dtype(x), yd);
 }
 
 /* A RESHAPE of graph value @src into a new value; *@id receives it. */

@@ -294,10 +294,25 @@ static bool device_dtype(enum npu_dtype dt)
 	       dt == NPU_DTYPE_INT8 || dt == NPU_DTYPE_UINT8 || dt == NPU_DTYPE_INT32;
 }
 
+static bool all_const(const struct nctx *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nin; i++)
+		if (c->in[i] && !c->in[i]->is_const)
+			return false;
+	return true;
+}
+
 /* Can the lowering take the node as it stands? */
 static bool lowering_applies(const struct nctx *c, const struct lowering *l)
 {
 	size_t i;
+
+	/* lowerings write the first output only (Mean, Indices, mask: kernels) */
+	for (i = 1; i < c->n->n_output; i++)
+		if (c->n->output[i] && *c->n->output[i] && oi_name_used(c->im, c->n->output[i]))
+			return false;
 
 	for (i = 0; i < c->nin; i++) {
 		const struct sym *s = c->in[i];
@@ -327,6 +342,50 @@ bool oi_op_known(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	low = find_lowering(t);
 	return find_custom(im, "", t, opset) || find_kernel(t, opset) ||
 	       (low && opset >= low->since);
+}
+
+/*
+ * The lowering if it applies, else (or when it refuses the node before
+ * adding anything) the kernel.  A refusal that left nothing behind is
+ * tried once more with the node's known input values fixed
+ * (npu_onnx_options.values), for ops whose output shape depends on them.
+ */
+static int import_with(struct nctx *c, const struct lowering *low,
+		       const struct npu_onnx_op *kop, bool may_fix)
+{
+	struct imp *im = c->im;
+	size_t syms = im->nsyms, nodes = npu_graph_num_nodes(im->m->g);
+	int ret = -EINVAL;
+
+	/*
+	 * On constants the kernel folds the node at import, so shapes that
+	 * depend on it are known; lowerings of metadata ops fold by themselves.
+	 */
+	if (low && kop && !(low->flags & (L_ANY_DTYPE | L_CONST_ONLY)) && all_const(c))
+		low = NULL;
+	if (low && (!kop || lowering_applies(c, low))) {
+		ret = low->fn(c);
+		/* the kernel then reports its own reason if it refuses too */
+		if (!ret || ret != -EINVAL || im->nsyms != syms ||
+		    npu_graph_num_nodes(im->m->g) != nodes)
+			return ret;
+		im->node = c->n;
+	}
+	if (kop) {
+		ret = oi_kernel_node(c, kop);
+		if (ret != -EINVAL || im->nsyms != syms ||
+		    npu_graph_num_nodes(im->m->g) != nodes)
+			return ret;
+	}
+	if (may_fix) {
+		int fixed = oi_fix_inputs(c);
+
+		if (fixed < 0)
+			return fixed;
+		if (fixed)
+			return import_with(c, low, kop, false);
+	}
+	return ret;
 }
 
 int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
@@ -363,11 +422,11 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 		if (!kop)
 			return oi_fail(im, "domain '%s' is not supported (no custom op registered for it)",
 				       n->domain);
-		return oi_kernel_node(&c, kop);
+		return import_with(&c, NULL, kop, true);
 	}
 	kop = find_custom(im, "", t, opset);
 	if (kop)
-		return oi_kernel_node(&c, kop);
+		return import_with(&c, NULL, kop, true);
 	kop = find_kernel(t, opset);
 	low = find_lowering(t);
 	if (!low && !kop)
@@ -377,20 +436,7 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	if (!low && !kop)
 		return oi_fail(im, "op not supported by libnpu at opset %" PRId64 " (its lowering starts at opset %d)",
 			       opset, LOWERING_DEFAULT_SINCE);
-	if (low && (!kop || lowering_applies(&c, low))) {
-		size_t syms = im->nsyms, nodes = npu_graph_num_nodes(im->m->g);
-		int ret = low->fn(&c);
-
-		/*
-		 * A refusal that left nothing behind falls back to the kernel;
-		 * the kernel then reports its own reason if it refuses too.
-		 */
-		if (!ret || !kop || ret != -EINVAL || im->nsyms != syms ||
-		    npu_graph_num_nodes(im->m->g) != nodes)
-			return ret;
-		im->node = n;
-	}
-	return oi_kernel_node(&c, kop);
+	return import_with(&c, low, kop, true);
 }
 
 /* ---- Enumeration: the union of lowerings and kernels, by op type ---------- */

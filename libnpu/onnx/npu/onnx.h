@@ -91,6 +91,16 @@ struct npu_onnx_options {
 	 */
 	const struct npu_onnx_op *const *custom_ops;
 	size_t num_custom_ops;
+	/*
+	 * Values of graph inputs known at load (name, dtype, shape and data;
+	 * since 1.5).  Unlike @constants they stay inputs: the importer uses
+	 * an input's value only where a node needs it to know a shape (a
+	 * Range's limit, a Resize's scales, a TopK's k), and then the model
+	 * is only valid for that value: npu_onnx_input_fixed() says which
+	 * inputs were fixed so, and a caller must bind the same data to them.
+	 */
+	const struct npu_onnx_tensor *values;
+	size_t num_values;
 };
 
 #define NPU_ONNX_DEFAULT_MAX_NESTING		64u
@@ -133,6 +143,12 @@ int npu_onnx_input(const struct npu_onnx_model *m, size_t i,
 		   struct npu_onnx_io *io);
 int npu_onnx_output(const struct npu_onnx_model *m, size_t i,
 		    struct npu_onnx_io *io);
+
+/*
+ * 1 when input @i's value was fixed at load (npu_onnx_options.values),
+ * 0 when any value may be bound, -EINVAL for a bad index.  Since 1.5.
+ */
+int npu_onnx_input_fixed(const struct npu_onnx_model *m, size_t i);
 
 /* The default-domain opset the model imports. */
 int64_t npu_onnx_opset(const struct npu_onnx_model *m);

@@ -362,7 +362,8 @@ static void test_every_refusal_reported(void **st)
 	output(&b, "y");
 	output(&b, "z");
 	nodef(&b, "NoSuchOp", "first", "x", "a", NULL);
-	nodef(&b, "Relu", "reads_a", "a", "y", NULL);
+	nodef(&b, "Relu", "reads_a", "a", "b2", NULL);
+	nodef(&b, "Relu", "reads_b", "b2", "y", NULL);
 	nodef(&b, "OtherMissingOp", "second", "x", "z", NULL);
 	buf = pack(&b, &len);
 	assert_int_equal(npu_onnx_load(buf, len, NULL, &m, err, sizeof(err)), -EINVAL);
@@ -372,6 +373,150 @@ static void test_every_refusal_reported(void **st)
 	if (strncmp(err, "node 'first' (NoSuchOp): op not supported by libnpu yet; also node 'second' (OtherMissingOp): op not supported by libnpu yet (2 nodes refused)",
 		    sizeof(err)))
 		fail_msg("message: %s", err);
+}
+
+/*
+ * A 1-D Conv and MaxPool ([N, C, L]) lower to the device's 2-D ops as
+ * [N, C, 1, L] (every graph node is one the device takes), and compute
+ * what a direct 1-D loop here computes.
+ */
+static void test_conv1d_on_device(void **st)
+{
+	static const int64_t xdims[3] = { 1, 2, 9 }, wdims[3] = { 3, 2, 3 };
+	float x[18], w[18], conv[3][5], want[3][2], y[6];
+	struct npu_onnx_model *m;
+	struct npu_graph *g;
+	struct mb b;
+	size_t i, n;
+	int co, l, ci, k;
+
+	(void)st;
+	for (i = 0; i < 18; i++) {
+		x[i] = (float)((int)(i * 7 % 11) - 5) / 4.0f;
+		w[i] = (float)((int)(i * 5 % 9) - 4) / 8.0f;
+	}
+	/* conv: pads 1 and 1, stride 2, dilation 1: 9 + 2 - 3 = 8 / 2 + 1 = 5 outputs */
+	for (co = 0; co < 3; co++)
+		for (l = 0; l < 5; l++) {
+			float a = 0;
+
+			for (ci = 0; ci < 2; ci++)
+				for (k = 0; k < 3; k++) {
+					int p = l * 2 + k - 1;
+
+					if (p >= 0 && p < 9)
+						a += x[ci * 9 + p] * w[co * 6 + ci * 3 + k];
+				}
+			conv[co][l] = a;
+		}
+	/* max pool: kernel 3, stride 2, no pads: (5 - 3) / 2 + 1 = 2 outputs */
+	for (co = 0; co < 3; co++)
+		for (l = 0; l < 2; l++) {
+			float mx = conv[co][l * 2];
+
+			for (k = 1; k < 3; k++)
+				mx = fmaxf(mx, conv[co][l * 2 + k]);
+			want[co][l] = mx;
+		}
+	mb_init(&b, 13);
+	input(&b, "x", 3, xdims);
+	init_f(&b, "w", 3, wdims, w, 18);
+	output(&b, "y");
+	nodef(&b, "Conv", "c1", "x,w", "t", "pads=ints:1,1", "strides=ints:2", NULL);
+	nodef(&b, "MaxPool", "p1", "t", "y", "kernel_shape=ints:3", "strides=ints:2", NULL);
+	m = load(&b, NULL, 0, NULL);
+	mb_free(&b);
+	g = npu_onnx_graph(m);
+	n = npu_graph_num_nodes(g);
+	for (i = 0; i < n; i++) {
+		const char *why = NULL;
+
+		if (npu_graph_node_supported(g, (uint32_t)i, NULL, 0, &why) != 1)
+			fail_msg("graph node %zu does not run on the device: %s", i, why ? why : "");
+	}
+	run_model(m, x, 18, y, 6, 0, NULL);
+	for (co = 0; co < 3; co++)
+		for (l = 0; l < 2; l++)
+			assert_float_equal(y[co * 2 + l], want[co][l], 1e-5);
+	npu_onnx_free(m);
+}
+
+/* Scalar float tensors for npu_onnx_options.values. */
+static struct npu_onnx_tensor scalar(const char *name, float *v)
+{
+	struct npu_onnx_tensor t = { .dtype = NPU_DTYPE_FP32, .rank = 0, .data = v,
+				     .bytes = sizeof(*v) };
+
+	snprintf(t.name, sizeof(t.name), "%s", name);
+	return t;
+}
+
+/*
+ * A Range whose limit is a graph input: refused without its value, and
+ * with it (npu_onnx_options.values) the input is fixed, reported so, and
+ * the model computes the range; also when the value reaches the Range
+ * through another node (import retries with every known input fixed).
+ */
+static void test_known_values(void **st)
+{
+	static float start = 0.5f, limit = 5, delta = 1.5f, neg = -5;
+	struct npu_onnx_tensor vals[3] = { scalar("start", &start), scalar("limit", &limit),
+					   scalar("delta", &delta) };
+	struct npu_onnx_options o = { .size = sizeof(o), .values = vals, .num_values = 3 };
+	const float want[3] = { 0.5f, 2, 3.5f };
+	struct npu_onnx_model *m;
+	struct npu_onnx_io io;
+	struct npu_runtime *rt;
+	float y[3];
+	int pass;
+	size_t i;
+
+	(void)st;
+	for (pass = 0; pass < 2; pass++) {
+		struct mb b;
+
+		mb_init(&b, 13);
+		b.ins[b.g.n_input++] = vinfo(&b, "start", 1, 0, NULL);
+		b.ins[b.g.n_input++] = vinfo(&b, "limit", 1, 0, NULL);
+		b.ins[b.g.n_input++] = vinfo(&b, "delta", 1, 0, NULL);
+		output(&b, "y");
+		if (pass) {
+			/* the limit reaches the Range through a Neg */
+			vals[1] = scalar("limit", &neg);
+			nodef(&b, "Neg", "n", "limit", "l2", NULL);
+			nodef(&b, "Range", "r", "start,l2,delta", "y", NULL);
+		} else {
+			nodef(&b, "Range", "r", "start,limit,delta", "y", NULL);
+		}
+		load(&b, NULL, -EINVAL, "(Range): ");
+		m = load(&b, &o, 0, NULL);
+		mb_free(&b);
+		assert_int_equal(npu_onnx_num_inputs(m), 3);
+		for (i = 0; i < 3; i++)
+			assert_int_equal(npu_onnx_input_fixed(m, i), 1);
+		assert_int_equal(npu_onnx_output(m, 0, &io), 0);
+		assert_int_equal(io.rank, 1);
+		assert_int_equal(io.dims[0], 3);
+		assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
+		{
+			uint32_t ids[4];
+			void *ptrs[4] = { &start, pass ? (void *)&neg : (void *)&limit, &delta, y };
+
+			for (i = 0; i < 3; i++) {
+				struct npu_onnx_io in;
+
+				assert_int_equal(npu_onnx_input(m, i, &in), 0);
+				ids[i] = in.value;
+			}
+			ids[3] = io.value;
+			assert_int_equal(npu_runtime_setup(rt, 4, ids, ptrs), 0);
+		}
+		assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+		for (i = 0; i < 3; i++)
+			assert_float_equal(y[i], want[i], 1e-6);
+		npu_runtime_free(rt);
+		npu_onnx_free(m);
+	}
 }
 
 /*
@@ -426,6 +571,8 @@ int main(void)
 		cmocka_unit_test(test_custom_op_replaces_builtin),
 		cmocka_unit_test(test_unknown_op),
 		cmocka_unit_test(test_every_refusal_reported),
+		cmocka_unit_test(test_conv1d_on_device),
+		cmocka_unit_test(test_known_values),
 		cmocka_unit_test(test_doc_plugin),
 	};
 
