@@ -14,6 +14,11 @@
 
 #include "onnx_import.h"
 
+static bool float_dtype(enum npu_dtype dt)
+{
+	return dt == NPU_DTYPE_FP32 || dt == NPU_DTYPE_FP16 || dt == NPU_DTYPE_BF16;
+}
+
 int oi_op_binary(struct nctx *c)
 {
 	const char *t = c->n->op_type;
@@ -27,6 +32,8 @@ int oi_op_binary(struct nctx *c)
 		ret = oi_need_in(c, 1, &b);
 	if (ret)
 		return ret;
+	if (!a->is_const && !b->is_const && a->dtype != b->dtype)
+		return oi_fail(c->im, "operands of two dtypes have no device op");
 	if (a->is_const && b->is_const && strcmp(t, "Pow")) {
 		struct sym *o;
 		struct ctensor y;
@@ -99,6 +106,8 @@ int oi_op_unary_act(struct nctx *c, enum npu_activation act)
 
 	if (!ret)
 		ret = oi_sym_shape(c, x, &r, dims);
+	if (!ret && !float_dtype(oi_sym_dtype(x)))
+		return oi_fail(c->im, "activations of unquantized integers have no device op");
 	if (!ret)
 		ret = oi_value_of(c->im, x, &in);
 	if (ret)
@@ -182,11 +191,6 @@ static int spatial(struct nctx *c, uint32_t in, uint32_t k, uint32_t s, uint32_t
 struct win {
 	uint32_t k[2], s[2], d[2], p[4];	/* p: top, left, bottom, right */
 };
-
-static bool float_dtype(enum npu_dtype dt)
-{
-	return dt == NPU_DTYPE_FP32 || dt == NPU_DTYPE_FP16 || dt == NPU_DTYPE_BF16;
-}
 
 /*
  * The window of a conv/pool with @nsp (1 or 2) spatial dims, as 2-D:
@@ -735,6 +739,9 @@ int oi_op_batchnorm(struct nctx *c)
 		return oi_fail(c->im, "training mode is not supported");
 	if (c->nin != 5)
 		return oi_fail(c->im, "needs X, scale, B, mean and var");
+	for (i = 1; i < 5; i++)
+		if (!c->in[i] || !c->in[i]->is_const)
+			return oi_fail(c->im, "scale, B, mean and var must be constants to fold into the device's ops");
 	for (i = 0; i < 5; i++) {
 		struct sym *s = NULL;
 

@@ -39,6 +39,11 @@ struct lowering {
 	int (*fn)(struct nctx *c);
 	unsigned int flags;
 	/*
+	 * Folds the node when every input is a constant, with what kernels
+	 * cannot hold (empty tensors, rank above 6): shape arithmetic.
+	 */
+	int (*fold)(struct nctx *c);
+	/*
 	 * The first opset whose semantics the lowering implements: mostly
 	 * LOWERING_DEFAULT_SINCE (7), because opsets 1 to 6 had legacy forms (Add's broadcast
 	 * attribute, BatchNormalization's spatial, ...); ops unchanged since
@@ -111,64 +116,64 @@ static int l_dropout(struct nctx *c)
 
 /* Sorted by op type (strcmp order): checked when the index is built. */
 static const struct lowering lowerings[] = {
-	{ "Abs", l_abs, 0, 6 },
-	{ "Add", oi_op_binary, 0, LOWERING_DEFAULT_SINCE },
-	{ "AveragePool", l_avg_pool, 0, LOWERING_DEFAULT_SINCE },
-	{ "BatchNormalization", oi_op_batchnorm, 0, LOWERING_DEFAULT_SINCE },
-	{ "Cast", oi_op_cast, 0, LOWERING_DEFAULT_SINCE },
-	{ "Clip", l_clip, 0, LOWERING_DEFAULT_SINCE },
-	{ "Concat", oi_op_concat, 0, LOWERING_DEFAULT_SINCE },
-	{ "Constant", oi_op_const, L_ANY_DTYPE, 1 },
-	{ "ConstantOfShape", oi_op_const, L_ANY_DTYPE, LOWERING_DEFAULT_SINCE },
-	{ "Conv", oi_op_conv, 0, 1 },
-	{ "ConvTranspose", oi_op_conv_transpose, 0, 1 },
-	{ "DepthToSpace", l_depth_to_space, 0, 1 },
-	{ "Div", oi_op_binary, 0, LOWERING_DEFAULT_SINCE },
-	{ "Dropout", l_dropout, L_ANY_DTYPE, LOWERING_DEFAULT_SINCE },
-	{ "Exp", l_exp, 0, 6 },
-	{ "Expand", oi_op_expand, 0, LOWERING_DEFAULT_SINCE },
-	{ "Flatten", oi_op_meta, L_ANY_DTYPE, 1 },
-	{ "Gather", oi_op_const, L_CONST_ONLY, LOWERING_DEFAULT_SINCE },
-	{ "Gemm", oi_op_gemm, 0, LOWERING_DEFAULT_SINCE },
-	{ "GlobalAveragePool", l_global_avg_pool, 0, 1 },
-	{ "GlobalMaxPool", l_global_max_pool, 0, 1 },
-	{ "HardSigmoid", l_hard_sigmoid, 0, 6 },
-	{ "HardSwish", l_hard_swish, 0, LOWERING_DEFAULT_SINCE },
-	{ "Identity", oi_op_meta, L_ANY_DTYPE, 1 },
-	{ "LayerNormalization", oi_op_layernorm, 0, LOWERING_DEFAULT_SINCE },
-	{ "LeakyRelu", l_leaky_relu, 0, 6 },
-	{ "Log", l_log, 0, 6 },
-	{ "MatMul", oi_op_matmul, 0, 1 },
-	{ "Max", l_max, 0, LOWERING_DEFAULT_SINCE },
-	{ "MaxPool", l_max_pool, 0, LOWERING_DEFAULT_SINCE },
-	{ "Min", l_min, 0, LOWERING_DEFAULT_SINCE },
-	{ "Mul", oi_op_binary, 0, LOWERING_DEFAULT_SINCE },
-	{ "Neg", l_neg, 0, 6 },
-	{ "Pad", oi_op_pad, 0, LOWERING_DEFAULT_SINCE },
-	{ "Pow", oi_op_binary, 0, LOWERING_DEFAULT_SINCE },
-	{ "Reciprocal", l_reciprocal, 0, 6 },
-	{ "ReduceL2", l_reduce_l2, 0, 1 },
-	{ "ReduceMax", l_reduce_max, 0, 1 },
-	{ "ReduceMean", l_reduce_mean, 0, 1 },
-	{ "ReduceMin", l_reduce_min, 0, 1 },
-	{ "ReduceSum", l_reduce_sum, 0, 1 },
-	{ "ReduceSumSquare", l_reduce_sum_square, 0, 1 },
-	{ "Relu", l_relu, 0, 6 },
-	{ "Reshape", oi_op_meta, L_ANY_DTYPE, LOWERING_DEFAULT_SINCE },
-	{ "Resize", oi_op_resize, 0, LOWERING_DEFAULT_SINCE },
-	{ "Shape", oi_op_const, L_ANY_DTYPE, 1 },
-	{ "Sigmoid", l_sigmoid, 0, 6 },
-	{ "Slice", oi_op_slice, 0, LOWERING_DEFAULT_SINCE },
-	{ "Softmax", oi_op_softmax, 0, 1 },
-	{ "SpaceToDepth", l_space_to_depth, 0, 1 },
-	{ "Split", oi_op_split, 0, LOWERING_DEFAULT_SINCE },
-	{ "Sqrt", l_sqrt, 0, 6 },
-	{ "Squeeze", oi_op_meta, L_ANY_DTYPE, 1 },
-	{ "Sub", oi_op_binary, 0, LOWERING_DEFAULT_SINCE },
-	{ "Tanh", l_tanh, 0, 6 },
-	{ "Tile", oi_op_tile, 0, LOWERING_DEFAULT_SINCE },
-	{ "Transpose", oi_op_transpose, 0, 1 },
-	{ "Unsqueeze", oi_op_meta, L_ANY_DTYPE, 1 },
+	{ "Abs", l_abs, 0, NULL, 6 },
+	{ "Add", oi_op_binary, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "AveragePool", l_avg_pool, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "BatchNormalization", oi_op_batchnorm, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Cast", oi_op_cast, 0, oi_op_const, LOWERING_DEFAULT_SINCE },
+	{ "Clip", l_clip, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Concat", oi_op_concat, 0, oi_op_const, LOWERING_DEFAULT_SINCE },
+	{ "Constant", oi_op_const, L_ANY_DTYPE, NULL, 1 },
+	{ "ConstantOfShape", oi_op_const, L_ANY_DTYPE, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Conv", oi_op_conv, 0, NULL, 1 },
+	{ "ConvTranspose", oi_op_conv_transpose, 0, NULL, 1 },
+	{ "DepthToSpace", l_depth_to_space, 0, NULL, 1 },
+	{ "Div", oi_op_binary, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Dropout", l_dropout, L_ANY_DTYPE, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Exp", l_exp, 0, NULL, 6 },
+	{ "Expand", oi_op_expand, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Flatten", oi_op_meta, L_ANY_DTYPE, NULL, 1 },
+	{ "Gather", oi_op_const, L_CONST_ONLY, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Gemm", oi_op_gemm, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "GlobalAveragePool", l_global_avg_pool, 0, NULL, 1 },
+	{ "GlobalMaxPool", l_global_max_pool, 0, NULL, 1 },
+	{ "HardSigmoid", l_hard_sigmoid, 0, NULL, 6 },
+	{ "HardSwish", l_hard_swish, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Identity", oi_op_meta, L_ANY_DTYPE, NULL, 1 },
+	{ "LayerNormalization", oi_op_layernorm, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "LeakyRelu", l_leaky_relu, 0, NULL, 6 },
+	{ "Log", l_log, 0, NULL, 6 },
+	{ "MatMul", oi_op_matmul, 0, NULL, 1 },
+	{ "Max", l_max, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "MaxPool", l_max_pool, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Min", l_min, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Mul", oi_op_binary, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Neg", l_neg, 0, NULL, 6 },
+	{ "Pad", oi_op_pad, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Pow", oi_op_binary, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Reciprocal", l_reciprocal, 0, NULL, 6 },
+	{ "ReduceL2", l_reduce_l2, 0, NULL, 1 },
+	{ "ReduceMax", l_reduce_max, 0, NULL, 1 },
+	{ "ReduceMean", l_reduce_mean, 0, NULL, 1 },
+	{ "ReduceMin", l_reduce_min, 0, NULL, 1 },
+	{ "ReduceSum", l_reduce_sum, 0, NULL, 1 },
+	{ "ReduceSumSquare", l_reduce_sum_square, 0, NULL, 1 },
+	{ "Relu", l_relu, 0, NULL, 6 },
+	{ "Reshape", oi_op_meta, L_ANY_DTYPE, NULL, 5 },
+	{ "Resize", oi_op_resize, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Shape", oi_op_const, L_ANY_DTYPE, NULL, 1 },
+	{ "Sigmoid", l_sigmoid, 0, NULL, 6 },
+	{ "Slice", oi_op_slice, 0, oi_op_const, LOWERING_DEFAULT_SINCE },
+	{ "Softmax", oi_op_softmax, 0, NULL, 1 },
+	{ "SpaceToDepth", l_space_to_depth, 0, NULL, 1 },
+	{ "Split", oi_op_split, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Sqrt", l_sqrt, 0, NULL, 6 },
+	{ "Squeeze", oi_op_meta, L_ANY_DTYPE, NULL, 1 },
+	{ "Sub", oi_op_binary, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Tanh", l_tanh, 0, NULL, 6 },
+	{ "Tile", oi_op_tile, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Transpose", oi_op_transpose, 0, NULL, 1 },
+	{ "Unsqueeze", oi_op_meta, L_ANY_DTYPE, NULL, 1 },
 };
 
 #define NUM_LOWERINGS (sizeof(lowerings) / sizeof(lowerings[0]))
@@ -177,6 +182,7 @@ static const struct lowering lowerings[] = {
 
 static const struct npu_onnx_op *const *const families[] = {
 	ok_ops_math, ok_ops_index, ok_ops_reduce, ok_ops_nn, ok_ops_seq, ok_ops_quant,
+	ok_ops_misc,
 };
 
 static const struct npu_onnx_op **kernels;
@@ -361,6 +367,14 @@ static int import_with(struct nctx *c, const struct lowering *low,
 	 * On constants the kernel folds the node at import, so shapes that
 	 * depend on it are known; lowerings of metadata ops fold by themselves.
 	 */
+	if (low && low->fold && all_const(c)) {
+		ret = low->fold(c);
+		if (ret != -EINVAL || !kop || im->nsyms != syms ||
+		    npu_graph_num_nodes(im->m->g) != nodes)
+			return ret;
+		im->node = c->n;
+		low = NULL;
+	}
 	if (low && kop && !(low->flags & (L_ANY_DTYPE | L_CONST_ONLY)) && all_const(c))
 		low = NULL;
 	if (low && (!kop || lowering_applies(c, low))) {

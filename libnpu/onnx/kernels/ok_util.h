@@ -38,6 +38,8 @@ extern const struct npu_onnx_op *const ok_ops_nn[];
 extern const struct npu_onnx_op *const ok_ops_seq[];
 /* Quantization: QuantizeLinear, DequantizeLinear, QLinear*, *Integer. */
 extern const struct npu_onnx_op *const ok_ops_quant[];
+/* Ops of no family (Dropout with its mask). */
+extern const struct npu_onnx_op *const ok_ops_misc[];
 
 /* ---- dtypes ------------------------------------------------------------------ */
 
