@@ -20,7 +20,8 @@
 #
 # Every test runs first with the optimised npu-run (30 s each, two at a
 # time); then every test except the expected failures that failed the
-# expected way runs again under ASan/UBSan, whose verdict counts.  (ASan's
+# expected way, and those that timed out, runs again under ASan/UBSan,
+# whose verdict counts.  (ASan's
 # start-up on a thousand models would dominate the layer; the importer's
 # refusal paths run sanitized in test-onnx-import and under the fuzzer.)
 # A test that passed under this very sanitized binary before (the cache
@@ -42,11 +43,12 @@ export NPU_RUN_ARGS=--cpu
 list_name=$(basename "$XFAIL")
 
 n=0
+fails=0
 tap() {	# tap ok|notok|todo DESCRIPTION [REASON]
 	n=$((n + 1))
 	case $1 in
 	ok) echo "ok $n - $2" ;;
-	notok) echo "not ok $n - $2" ;;
+	notok) echo "not ok $n - $2"; fails=$((fails + 1)) ;;
 	todo) echo "not ok $n - $2 # TODO $3" ;;
 	esac
 }
@@ -83,6 +85,11 @@ declare -A state=() rc=() reason=()
 while IFS=$'\t' read -r t s c r; do
 	state[$t]=$s rc[$t]=$c reason[$t]=$r
 done <"$scratch/fast/results.tsv"
+if [ ${#state[@]} = 0 ]; then
+	tap notok "run-tests.sh ran no test of $ONNX_DATA_ROOT"
+	echo "1..$n"
+	exit 1
+fi
 mkdir -p "$SAN_CACHE"
 san_clean=$SAN_CACHE/$(sha256sum "$NPU_RUN_SAN" | cut -c1-32).txt
 declare -A clean=()
@@ -94,7 +101,8 @@ if [ -f "$san_clean" ]; then
 fi
 for t in "${!state[@]}"; do
 	s=${state[$t]}
-	if [ "$s" = pass ] && [ -n "${clean[$t]+1}" ]; then
+	# a hang would only hang longer sanitized
+	if { [ "$s" = pass ] && [ -n "${clean[$t]+1}" ]; } || [ "$s" = timeout ]; then
 		continue
 	fi
 	[ "$s" != crash ] && [ "${xstate[$t]-}" = "$s" ] || echo "$t"
@@ -155,3 +163,4 @@ done
 echo "# ${#state[@]} tests:${summary#,}"
 echo "# optimised run of every test ${fast_s}s; $(wc -l <"$scratch/again.txt") again under ASan/UBSan ${san_s}s ($cached passed under this binary before)"
 echo "1..$n"
+[ $fails = 0 ]

@@ -31,12 +31,12 @@ JOBS=${JOBS:-2}
 TIMEOUT=${TIMEOUT:-30}
 NPU_RUN_ARGS=${NPU_RUN_ARGS:-}
 
-# One test: its log and its one-line result file.
+# One test: its log and its one-line result file.  Bash builtins only
+# besides timeout and npu-run: a thousand tests' forks add up.
 run_one() {
-	local npu_run=$1 out=$2 t=$3 dir=$ONNX_DATA_ROOT/$3 i args=() log rc state reason
-	local set=$dir/test_data_set_0
+	local npu_run=$1 out=$2 t=$3 dir=$ONNX_DATA_ROOT/$3 i args=() log rc state reason line
+	local set=$dir/test_data_set_0 lines=() err='' mism='' san=''
 	log=$out/log/$t.log
-	mkdir -p "$(dirname "$log")"
 	# input_10.pb comes after input_9.pb, which a glob does not keep.
 	for ((i = 0; ; i++)); do
 		[ -f "$set/input_$i.pb" ] || break
@@ -50,32 +50,35 @@ run_one() {
 	timeout -k 5 "$TIMEOUT" "$npu_run" "$dir/model.onnx" "${args[@]}" --profile \
 		$NPU_RUN_ARGS >"$log" 2>&1 </dev/null
 	rc=$?
-	reason=$(grep -E '^npu-run: ' "$log" | tail -n 1 | sed 's/^npu-run: //')
-	if grep -q -E 'Sanitizer|runtime error:' "$log"; then
-		state=crash
-		reason=$(grep -m 1 -E 'ERROR: [A-Za-z]*Sanitizer|runtime error:|SUMMARY: ' "$log")
+	mapfile -t lines <"$log"
+	for line in "${lines[@]}"; do
+		case $line in
+		"npu-run: "*) err=${line#npu-run: } ;;
+		"output "*": MISMATCH"* | *"shape or dtype differs"*) [ -n "$mism" ] || mism=$line ;;
+		*"ERROR: "*Sanitizer* | *"runtime error:"* | "SUMMARY: "*) [ -n "$san" ] || san=$line ;;
+		esac
+	done
+	reason=$err
+	if [ -n "$san" ]; then
+		state=crash reason=$san
 	elif [ $rc = 124 ]; then
-		state=timeout
-		reason="still running after $TIMEOUT s"
+		state=timeout reason="still running after $TIMEOUT s"
 	elif [ $rc -ge 128 ]; then
-		state=crash
-		reason="killed by signal $((rc - 128))${reason:+ after: $reason}"
+		state=crash reason="killed by signal $((rc - 128))${err:+ after: $err}"
 	elif [ $rc = 0 ]; then
 		state=pass reason=
 	elif [ $rc = 3 ]; then
 		state=refused
-	elif [ $rc = 1 ] && grep -q -E '^output .*: MISMATCH|shape or dtype differs' "$log"; then
-		state=mismatch
-		[ -n "$reason" ] || reason=$(grep -m 1 -E '^output .*: MISMATCH' "$log")
+	elif [ $rc = 1 ] && [ -n "$mism" ]; then
+		state=mismatch reason=${err:-$mism}
 	else
-		state=error
-		[ -n "$reason" ] || reason="exit $rc: $(tail -n 1 "$log")"
+		state=error reason=${err:-"exit $rc: ${lines[-1]-}"}
 	fi
-	# One line per test, whatever the message held.
-	reason=$(printf '%s' "$reason" | tr '\t\n' '  ' | cut -c1-300)
-	# The model's own path says nothing the test's name does not.
+	# One line per test, whatever the message held; the model's own
+	# path says nothing the test's name does not.
 	reason=${reason//$dir\/model.onnx: /}
-	printf '%s\t%s\t%s\t%s\n' "$t" "$state" "$rc" "$reason" >"$out/log/$t.res"
+	reason=${reason//$'\t'/ }
+	printf '%s\t%s\t%s\t%.300s\n' "$t" "$state" "$rc" "$reason" >"$out/log/$t.res"
 }
 
 if [ "${1:-}" = --one ]; then
@@ -88,7 +91,7 @@ if [ $# -lt 2 ]; then
 fi
 npu_run=$1 out=$2
 shift 2
-mkdir -p "$out/log"
+mkdir -p "$out"
 list=$out/tests.txt
 if [ $# -gt 0 ]; then
 	printf '%s\n' "$@" >"$list"
@@ -97,17 +100,20 @@ else
 fi
 if [ "$(cat "$list")" = - ]; then
 	for s in $ONNX_SUITES; do
-		for d in "$ONNX_DATA_ROOT/$s"/test_*/; do
-			[ -f "$d/model.onnx" ] && echo "$s/$(basename "$d")"
+		for d in "$ONNX_DATA_ROOT/$s"/test_*; do
+			[ -f "$d/model.onnx" ] && echo "$s/${d##*/}"
 		done
 	done >"$list"
 fi
 while read -r t; do rm -f "$out/log/$t.res"; done <"$list"
+# shellcheck disable=SC2046
+mkdir -p "$out/log" $(sed -n 's|^\(.*\)/[^/]*$|'"$out"'/log/\1|p' "$list" | sort -u)
 export ONNX_DATA_ROOT TIMEOUT NPU_RUN_ARGS
 xargs -a "$list" -d '\n' -P "$JOBS" -n 1 "$0" --one "$npu_run" "$out"
 while read -r t; do
 	if [ -f "$out/log/$t.res" ]; then
-		cat "$out/log/$t.res"
+		IFS= read -r line <"$out/log/$t.res"
+		echo "$line"
 	else
 		printf '%s\terror\t-\tthe runner recorded no result\n' "$t"
 	fi
