@@ -75,12 +75,17 @@ static uint64_t tfidf_work(const void *state, size_t num_inputs,
 			   const struct npu_kernel_tensor *const *out)
 {
 	const struct ok_tfidf_state *st = state;
+	uint64_t w;
 
 	(void)num_inputs;
 	(void)num_outputs;
 	/* each start, skip and length compares against the pool's n-grams */
-	return in[0]->elems * (uint64_t)(st->max_skip + 1) * (uint64_t)st->max_gram *
-	       (st->n_pool + 1) + out[0]->elems;
+	if (__builtin_mul_overflow(in[0]->elems, (uint64_t)(st->max_skip + 1), &w) ||
+	    __builtin_mul_overflow(w, (uint64_t)st->max_gram, &w) ||
+	    __builtin_mul_overflow(w, (uint64_t)st->n_pool + 1, &w) ||
+	    __builtin_add_overflow(w, out[0]->elems, &w))
+		return UINT64_MAX;
+	return w;
 }
 
 static int tfidf_run(const void *state, size_t num_inputs,

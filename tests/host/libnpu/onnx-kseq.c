@@ -660,6 +660,11 @@ static void test_tfidf(void **unused)
 	in[0] = T(NPU_DTYPE_FP32, d1, NULL);
 	expect_fail(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL),
 		    "X must be int32 or int64, not float32");
+	/* a work count that would wrap saturates: the run is refused, not started */
+	in[0] = T(NPU_DTYPE_INT64, d1, x1);
+	st.n_pool = SIZE_MAX / 2;
+	assert_int_equal(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), -E2BIG);
+	free_out(&y);
 }
 
 /* ---- Limits ------------------------------------------------------------------------ */
