@@ -247,7 +247,7 @@ static int reduce_run_float(const struct ok_reduce_state *s, const struct npu_ke
 		for (i = 0; i < y->elems; i++)
 			top[i] = -INFINITY;
 		for (i = 0; i < x->elems; i++) {
-			double v = ok_get_f(x, i);
+			double v = ok_red_get(x, i);
 
 			if (v > top[o] || isnan(v))
 				top[o] = v;
@@ -262,7 +262,7 @@ static int reduce_run_float(const struct ok_reduce_state *s, const struct npu_ke
 				top[i] = isnan(top[i]) ? top[i] : 0;
 	}
 	for (i = 0; i < x->elems; i++) {
-		double v = ok_get_f(x, i);
+		double v = ok_red_get(x, i);
 
 		switch (s->kind) {
 		case OK_REDUCE_MAX:
@@ -315,7 +315,7 @@ static int reduce_run_float(const struct ok_reduce_state *s, const struct npu_ke
 		default:
 			break;
 		}
-		ok_set_f(y, i, v);
+		ok_red_set(y, i, v);
 	}
 out:
 	free(top);

@@ -58,7 +58,7 @@ static int arg_run(const void *state, size_t num_inputs,
 	for (o = 0; o < outer; o++) {
 		for (i = 0; i < inner; i++) {
 			uint64_t base = o * n * inner + i, best = 0;
-			double bf = floats ? ok_get_f(x, base) : 0;
+			double bf = floats ? ok_red_get(x, base) : 0;
 			int64_t bi = floats ? 0 : ok_get_i(x, base);
 
 			for (j = 1; j < n; j++) {
@@ -66,7 +66,7 @@ static int arg_run(const void *state, size_t num_inputs,
 				bool take;
 
 				if (floats) {
-					double v = ok_get_f(x, at);
+					double v = ok_red_get(x, at);
 
 					if (s->select_last_index)
 						take = s->is_max ? v >= bf : v <= bf;
@@ -272,16 +272,38 @@ static uint64_t topk_work(const void *state, size_t num_inputs,
 {
 	const struct ok_topk_state *s = state;
 	const struct npu_kernel_tensor *x = in[0];
-	uint32_t axis = (uint32_t)(s->axis < 0 ? s->axis + x->rank : s->axis);
-	uint64_t n = x->dims[axis], log = 1;
+	uint64_t log = 1;
+	int64_t k;
 
-	(void)num_inputs;
 	(void)num_outputs;
 	(void)out;
-	while ((1ull << log) < n)
+	if (topk_k(s, num_inputs, in, &k, NULL, 0) || k < 1)
+		k = x->elems;
+	while (log < 63 && (1ull << log) < (uint64_t)k)
 		log++;
-	/* a sort of each slice */
+	/* a heap of k for every slice's element, then the sort of k */
 	return x->elems * (log + 1);
+}
+
+/* Restore the heap below @i: its root is the worst item kept (the last in order). */
+static void topk_sift_down(struct topk_item *h, uint64_t n, uint64_t i,
+			   int (*cmp)(const void *, const void *))
+{
+	for (;;) {
+		uint64_t l = 2 * i + 1, r = l + 1, w = i;
+		struct topk_item t;
+
+		if (l < n && cmp(&h[l], &h[w]) > 0)
+			w = l;
+		if (r < n && cmp(&h[r], &h[w]) > 0)
+			w = r;
+		if (w == i)
+			return;
+		t = h[i];
+		h[i] = h[w];
+		h[w] = t;
+		i = w;
+	}
 }
 
 static int topk_run(const void *state, size_t num_inputs,
@@ -297,7 +319,7 @@ static int topk_run(const void *state, size_t num_inputs,
 	int (*cmp)(const void *, const void *);
 	bool floats = ok_is_float(x->dtype);
 	uint64_t outer, n, inner, o, i, j, k, done = 0;
-	struct topk_item *items;
+	struct topk_item *heap, item;
 	int64_t kk;
 	char err[128];
 	int rc = 0;
@@ -310,44 +332,55 @@ static int topk_run(const void *state, size_t num_inputs,
 	else
 		cmp = floats ? topk_smallest_f : topk_smallest_i;
 	ok_red_split(x, axis, &outer, &n, &inner);
-	items = malloc(n * sizeof(*items));
-	if (!items)
-		return npu_kernel_fail(call, -ENOMEM, "no memory to sort %llu values",
-				       (unsigned long long)n);
+	heap = malloc(k * sizeof(*heap));
+	if (!heap)
+		return npu_kernel_fail(call, -ENOMEM, "no memory to keep %llu values",
+				       (unsigned long long)k);
 	for (o = 0; o < outer; o++) {
 		for (i = 0; i < inner; i++) {
 			uint64_t base = o * n * inner + i, obase = o * k * inner + i;
 
 			for (j = 0; j < n; j++) {
 				if (floats)
-					items[j].key.f = ok_get_f(x, base + j * inner);
+					item.key.f = ok_red_get(x, base + j * inner);
 				else
-					items[j].key.i = ok_get_i(x, base + j * inner);
-				items[j].index = j;
+					item.key.i = ok_get_i(x, base + j * inner);
+				item.index = j;
+				if (j < k) {
+					heap[j] = item;
+					if (j == k - 1) {
+						uint64_t h;
+
+						for (h = k / 2; h-- > 0;)
+							topk_sift_down(heap, k, h, cmp);
+					}
+				} else if (cmp(&item, &heap[0]) < 0) {
+					/* a tie keeps the lower index already held */
+					heap[0] = item;
+					topk_sift_down(heap, k, 0, cmp);
+				}
 				if ((rc = ok_red_tick(call, &done, 1)))
 					goto out;
 			}
 			/* sorted=0 leaves the order open: sorted is one valid answer */
-			qsort(items, n, sizeof(*items), cmp);
+			qsort(heap, k, sizeof(*heap), cmp);
 			for (j = 0; j < k; j++) {
 				uint64_t at = obase + j * inner;
 
 				if (vals)
 					memcpy((char *)vals->data + at * esize,
 					       (const char *)x->data +
-						       (base + items[j].index * inner) * esize,
+						       (base + heap[j].index * inner) * esize,
 					       esize);
 				if (idx)
-					((int64_t *)idx->data)[at] = (int64_t)items[j].index;
+					((int64_t *)idx->data)[at] = (int64_t)heap[j].index;
 			}
-			done += n;
-			rc = ok_red_poll(call, &done);
-			if (rc)
+			if ((rc = ok_red_tick(call, &done, k)))
 				goto out;
 		}
 	}
 out:
-	free(items);
+	free(heap);
 	return rc;
 }
 

@@ -66,7 +66,7 @@ static int det_run(const void *state, size_t num_inputs,
 		double det = 1;
 
 		for (i = 0; i < mm; i++)
-			a[i] = ok_get_f(x, b * mm + i);
+			a[i] = ok_red_get(x, b * mm + i);
 		for (k = 0; k < m && det != 0; k++) {
 			uint64_t piv = k;
 
@@ -98,7 +98,7 @@ static int det_run(const void *state, size_t num_inputs,
 			if (rc)
 				goto out;
 		}
-		ok_set_f(out[0], b, det);
+		ok_red_set(out[0], b, det);
 	}
 out:
 	free(a);

@@ -112,7 +112,7 @@ static int log_softmax_axis1(const struct npu_kernel_tensor *x, uint64_t N, uint
 			double top = -INFINITY, sum = 0, lse;
 
 			for (c = 0; c < C; c++) {
-				lp[base + c * D] = ok_get_f(x, base + c * D);
+				lp[base + c * D] = ok_red_get(x, base + c * D);
 				if (lp[base + c * D] > top)
 					top = lp[base + c * D];
 				if ((rc = ok_red_tick(call, &done, 1)))
@@ -156,7 +156,7 @@ static int loss_run(bool softmax, const void *state, size_t num_inputs,
 			goto out;
 		if (logp)
 			for (i = 0; i < x->elems; i++)
-				ok_set_f(logp, i, lp[i]);
+				ok_red_set(logp, i, lp[i]);
 	}
 	for (n = 0; n < N; n++) {
 		for (d = 0; d < D; d++) {
@@ -173,11 +173,11 @@ static int loss_run(bool softmax, const void *state, size_t num_inputs,
 					goto out;
 				}
 				from = n * C * D + (uint64_t)cls * D + d;
-				weight = w ? ok_get_f(w, (uint64_t)cls) : 1;
-				loss = -(lp ? lp[from] : ok_get_f(x, from)) * weight;
+				weight = w ? ok_red_get(w, (uint64_t)cls) : 1;
+				loss = -(lp ? lp[from] : ok_red_get(x, from)) * weight;
 			}
 			if (s->reduction == OK_LOSS_NONE)
-				ok_set_f(out[0], at, loss);
+				ok_red_set(out[0], at, loss);
 			sum += loss;
 			wsum += weight;
 			if ((rc = ok_red_tick(call, &done, 1)))
@@ -185,9 +185,9 @@ static int loss_run(bool softmax, const void *state, size_t num_inputs,
 		}
 	}
 	if (s->reduction == OK_LOSS_SUM)
-		ok_set_f(out[0], 0, sum);
+		ok_red_set(out[0], 0, sum);
 	else if (s->reduction == OK_LOSS_MEAN)
-		ok_set_f(out[0], 0, sum / wsum);
+		ok_red_set(out[0], 0, sum / wsum);
 out:
 	free(lp);
 	return rc;

@@ -64,13 +64,13 @@ static int moments(const struct npu_kernel_tensor *x, uint64_t base, uint64_t n,
 	int rc;
 
 	for (j = 0; j < n; j++) {
-		sum += ok_get_f(x, base + j * stride);
+		sum += ok_red_get(x, base + j * stride);
 		if ((rc = ok_red_tick(call, done, 1)))
 			return rc;
 	}
 	*mean = sum / (double)n;
 	for (j = 0; j < n; j++) {
-		double d = ok_get_f(x, base + j * stride) - *mean;
+		double d = ok_red_get(x, base + j * stride) - *mean;
 
 		dev += d * d;
 		if ((rc = ok_red_tick(call, done, 1)))
@@ -165,7 +165,7 @@ static void expand_param(const struct npu_kernel_tensor *x, uint32_t axis,
 	memcpy(shape.dims, x->dims + axis, shape.rank * sizeof(shape.dims[0]));
 	ok_bcast_init(&b, p, &shape);
 	for (j = 0; j < n; j++)
-		v[j] = ok_get_f(p, ok_bcast_index(&b, j));
+		v[j] = ok_red_get(p, ok_bcast_index(&b, j));
 }
 
 static int layernorm_run(const void *state, size_t num_inputs,
@@ -199,16 +199,16 @@ static int layernorm_run(const void *state, size_t num_inputs,
 		if (rc)
 			break;
 		for (j = 0; j < n && !rc; j++) {
-			ok_set_f(out[0], r * n + j,
-				 (ok_get_f(x, r * n + j) - mean) * inv_std * scale[j] + bias[j]);
+			ok_red_set(out[0], r * n + j,
+				 (ok_red_get(x, r * n + j) - mean) * inv_std * scale[j] + bias[j]);
 			rc = ok_red_tick(call, &done, 1);
 		}
 		if (rc)
 			break;
 		if (mean_out)
-			ok_set_f(mean_out, r, mean);
+			ok_red_set(mean_out, r, mean);
 		if (inv_out)
-			ok_set_f(inv_out, r, inv_std);
+			ok_red_set(inv_out, r, inv_std);
 	}
 	free(scale);
 	return rc;
@@ -272,14 +272,14 @@ static int instancenorm_run(const void *state, size_t num_inputs,
 	(void)num_inputs;
 	(void)num_outputs;
 	for (r = 0; r < x->dims[0] * C; r++) {
-		double mean, inv_std, scale = ok_get_f(in[1], r % C), bias = ok_get_f(in[2], r % C);
+		double mean, inv_std, scale = ok_red_get(in[1], r % C), bias = ok_red_get(in[2], r % C);
 
 		rc = moments(x, r * D, D, 1, s->epsilon, &mean, &inv_std, call, &done);
 		if (rc)
 			return rc;
 		for (j = 0; j < D; j++) {
-			ok_set_f(out[0], r * D + j,
-				 (ok_get_f(x, r * D + j) - mean) * inv_std * scale + bias);
+			ok_red_set(out[0], r * D + j,
+				 (ok_red_get(x, r * D + j) - mean) * inv_std * scale + bias);
 			if ((rc = ok_red_tick(call, &done, 1)))
 				return rc;
 		}
@@ -347,9 +347,9 @@ static int groupnorm_run(const void *state, size_t num_inputs,
 		for (j = 0; j < per; j++) {
 			uint64_t p = s->group_scale_per_channel ? (r % G) * (C / G) + j / D : r % G;
 
-			ok_set_f(out[0], r * per + j,
-				 (ok_get_f(x, r * per + j) - mean) * inv_std * ok_get_f(in[1], p) +
-					 ok_get_f(in[2], p));
+			ok_red_set(out[0], r * per + j,
+				 (ok_red_get(x, r * per + j) - mean) * inv_std * ok_red_get(in[1], p) +
+					 ok_red_get(in[2], p));
 			if ((rc = ok_red_tick(call, &done, 1)))
 				return rc;
 		}
@@ -408,7 +408,7 @@ static int lpnorm_run(const void *state, size_t num_inputs,
 			double norm = 0;
 
 			for (j = 0; j < n; j++) {
-				double v = ok_get_f(x, base + j * inner);
+				double v = ok_red_get(x, base + j * inner);
 
 				norm += s->p == 1 ? fabs(v) : v * v;
 				if ((rc = ok_red_tick(call, &done, 1)))
@@ -418,9 +418,9 @@ static int lpnorm_run(const void *state, size_t num_inputs,
 				norm = sqrt(norm);
 			/* an all-zero vector stays zero rather than becoming NaNs */
 			for (j = 0; j < n; j++) {
-				double v = ok_get_f(x, base + j * inner);
+				double v = ok_red_get(x, base + j * inner);
 
-				ok_set_f(out[0], base + j * inner, norm != 0 ? v / norm : v);
+				ok_red_set(out[0], base + j * inner, norm != 0 ? v / norm : v);
 				if ((rc = ok_red_tick(call, &done, 1)))
 					return rc;
 			}
@@ -524,7 +524,7 @@ static int mvn_run(const void *state, size_t num_inputs,
 	for (i = 0; i < x->elems; i++) {
 		uint64_t g = mvn_group(x, mask, i);
 
-		sum[g] += ok_get_f(x, i);
+		sum[g] += ok_red_get(x, i);
 		if ((rc = ok_red_tick(call, &done, 1)))
 			goto out;
 	}
@@ -532,7 +532,7 @@ static int mvn_run(const void *state, size_t num_inputs,
 		sum[i] /= (double)count;
 	for (i = 0; i < x->elems; i++) {
 		uint64_t g = mvn_group(x, mask, i);
-		double dv = ok_get_f(x, i) - sum[g];
+		double dv = ok_red_get(x, i) - sum[g];
 
 		sq[g] += dv * dv;
 		if ((rc = ok_red_tick(call, &done, 1)))
@@ -544,7 +544,7 @@ static int mvn_run(const void *state, size_t num_inputs,
 	for (i = 0; i < x->elems; i++) {
 		uint64_t g = mvn_group(x, mask, i);
 
-		ok_set_f(out[0], i, (ok_get_f(x, i) - sum[g]) / sq[g]);
+		ok_red_set(out[0], i, (ok_red_get(x, i) - sum[g]) / sq[g]);
 		if ((rc = ok_red_tick(call, &done, 1)))
 			goto out;
 	}
@@ -618,12 +618,12 @@ static int lrn_run(const void *state, size_t num_inputs,
 				double sq = 0;
 
 				for (k = lo; k <= hi; k++) {
-					double v = ok_get_f(x, (n * (uint64_t)C + (uint64_t)k) * D + d);
+					double v = ok_red_get(x, (n * (uint64_t)C + (uint64_t)k) * D + d);
 
 					sq += v * v;
 				}
-				ok_set_f(out[0], at,
-					 ok_get_f(x, at) / pow(s->bias + s->alpha / (double)s->size * sq,
+				ok_red_set(out[0], at,
+					 ok_red_get(x, at) / pow(s->bias + s->alpha / (double)s->size * sq,
 							       s->beta));
 				if ((rc = ok_red_tick(call, &done, (uint64_t)(hi - lo) + 2)))
 					return rc;
@@ -707,8 +707,8 @@ static int batchnorm_run(const void *state, size_t num_inputs,
 				       (unsigned long long)P);
 	var = mean + P;
 	for (p = 0; p < P; p++) {
-		mean[p] = ok_get_f(in[3], p);
-		var[p] = ok_get_f(in[4], p);
+		mean[p] = ok_red_get(in[3], p);
+		var[p] = ok_red_get(in[4], p);
 	}
 	if (s->training_mode) {
 		/* the batch's own statistics over N and the positions */
@@ -721,7 +721,7 @@ static int batchnorm_run(const void *state, size_t num_inputs,
 
 			for (n = 0; n < N; n++) {
 				for (j = 0; j < per; j++) {
-					sum += ok_get_f(x, (n * C + c) * D + d0 + j);
+					sum += ok_red_get(x, (n * C + c) * D + d0 + j);
 					if ((rc = ok_red_tick(call, &done, 1)))
 						goto out;
 				}
@@ -729,7 +729,7 @@ static int batchnorm_run(const void *state, size_t num_inputs,
 			m = sum / (double)cnt;
 			for (n = 0; n < N; n++) {
 				for (j = 0; j < per; j++) {
-					double dv = ok_get_f(x, (n * C + c) * D + d0 + j) - m;
+					double dv = ok_red_get(x, (n * C + c) * D + d0 + j) - m;
 
 					dev += dv * dv;
 					if ((rc = ok_red_tick(call, &done, 1)))
@@ -740,12 +740,12 @@ static int batchnorm_run(const void *state, size_t num_inputs,
 				if (!out[o])
 					continue;
 				if (o == 1)
-					ok_set_f(out[o], p, mean[p] * s->momentum + m * (1 - s->momentum));
+					ok_red_set(out[o], p, mean[p] * s->momentum + m * (1 - s->momentum));
 				else if (o == 2)
-					ok_set_f(out[o], p, var[p] * s->momentum +
+					ok_red_set(out[o], p, var[p] * s->momentum +
 							    dev / (double)cnt * (1 - s->momentum));
 				else
-					ok_set_f(out[o], p, o == 3 ? m : dev / (double)cnt);
+					ok_red_set(out[o], p, o == 3 ? m : dev / (double)cnt);
 			}
 			mean[p] = m;
 			var[p] = dev / (double)cnt;
@@ -756,10 +756,10 @@ static int batchnorm_run(const void *state, size_t num_inputs,
 			uint64_t at = n * C * D + j, c = j / D;
 			uint64_t pi = s->spatial ? c : j;
 
-			ok_set_f(out[0], at,
-				 (ok_get_f(x, at) - mean[pi]) / sqrt(var[pi] + s->epsilon) *
-						 ok_get_f(in[1], pi) +
-					 ok_get_f(in[2], pi));
+			ok_red_set(out[0], at,
+				 (ok_red_get(x, at) - mean[pi]) / sqrt(var[pi] + s->epsilon) *
+						 ok_red_get(in[1], pi) +
+					 ok_red_get(in[2], pi));
 			if ((rc = ok_red_tick(call, &done, 1)))
 				goto out;
 		}

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "ok_reduce.h"
 
@@ -86,50 +87,59 @@ static int softmax_run_form(enum softmax_form form, const void *state,
 	const struct npu_kernel_tensor *x = in[0];
 	struct npu_kernel_tensor *y = out[0];
 	uint64_t outer, n, inner, o, i, j, done = 0;
+	double *row;
 	char err[128];
-	int rc;
+	int rc = 0;
 
 	if (softmax_rows(state, x, &outer, &n, &inner, err, sizeof(err)))
 		return npu_kernel_fail(call, -EINVAL, "%s", err);
+	/* each row once through exp(), kept here between the sum and the division */
+	row = malloc(n * sizeof(*row));
+	if (!row)
+		return npu_kernel_fail(call, -ENOMEM, "no memory for a row of %llu values",
+				       (unsigned long long)n);
 	for (o = 0; o < outer; o++) {
 		for (i = 0; i < inner; i++) {
 			uint64_t base = o * n * inner + i, best = 0;
-			double top = ok_get_f(x, base), sum = 0;
+			double top, sum = 0, lsum;
 
+			for (j = 0; j < n; j++) {
+				row[j] = ok_red_get(x, base + j * inner);
+				if ((rc = ok_red_tick(call, &done, 1)))
+					goto out;
+			}
+			top = row[0];
 			for (j = 1; j < n; j++) {
-				double v = ok_get_f(x, base + j * inner);
-
-				if (v > top) {
-					top = v;
+				if (row[j] > top) {
+					top = row[j];
 					best = j;
 				}
-				if ((rc = ok_red_tick(call, &done, 1)))
-					return rc;
 			}
 			if (form == FORM_HARDMAX) {
-				for (j = 0; j < n; j++) {
-					ok_set_f(y, base + j * inner, j == best);
-					if ((rc = ok_red_tick(call, &done, 1)))
-						return rc;
-				}
+				for (j = 0; j < n; j++)
+					ok_red_set(y, base + j * inner, j == best);
 				continue;
 			}
 			for (j = 0; j < n; j++) {
-				sum += exp(ok_get_f(x, base + j * inner) - top);
+				row[j] -= top;
+				if (form == FORM_SOFTMAX)
+					row[j] = exp(row[j]);
+				sum += form == FORM_SOFTMAX ? row[j] : exp(row[j]);
 				if ((rc = ok_red_tick(call, &done, 1)))
-					return rc;
+					goto out;
 			}
+			lsum = log(sum);
 			for (j = 0; j < n; j++) {
-				double v = ok_get_f(x, base + j * inner) - top;
-
-				ok_set_f(y, base + j * inner,
-					 form == FORM_SOFTMAX ? exp(v) / sum : v - log(sum));
+				ok_red_set(y, base + j * inner,
+					   form == FORM_SOFTMAX ? row[j] / sum : row[j] - lsum);
 				if ((rc = ok_red_tick(call, &done, 1)))
-					return rc;
+					goto out;
 			}
 		}
 	}
-	return 0;
+out:
+	free(row);
+	return rc;
 }
 
 static int softmax_run(const void *state, size_t num_inputs,
