@@ -21,6 +21,10 @@
 #include <cmocka.h>
 
 #include "npu/kernel.h"
+#include "npu/npu.h"
+#include "npu/onnx.h"
+#include "onnx.pb-c.h"
+#include "onnx-build.h"
 #include "kernels/ok_nn.h"
 
 #define N_IN	5
@@ -1103,6 +1107,188 @@ static void test_output_bounds(void **unused)
 		   "the output's dimension 1 (4000000000) makes it too large");
 }
 
+/* ---- create(): attributes and opsets through the importer ------------------------------ */
+
+/* A string attribute, which nodef() does not make. */
+static void attr_string(struct mb *b, Onnx__NodeProto *n, const char *name, const char *v)
+{
+	Onnx__AttributeProto *at = keep(b, calloc(1, sizeof(*at)));
+
+	onnx__attribute_proto__init(at);
+	at->name = (char *)name;
+	at->has_s = 1;
+	at->s.data = (uint8_t *)v;
+	at->s.len = strlen(v);
+	n->attribute[n->n_attribute++] = at;
+}
+
+/* Load @b, run it once on @ins (the graph's inputs in order) into @outs. */
+static void run_model(struct mb *b, size_t nin, void *const *ins, size_t nout, void *const *outs)
+{
+	struct npu_onnx_model *m = load(b, NULL, 0, NULL);
+	uint32_t values[8];
+	void *bufs[8];
+	struct npu_onnx_io io;
+	struct npu_runtime *rt;
+	size_t i, k = 0;
+
+	for (i = 0; i < nin; i++) {
+		assert_int_equal(npu_onnx_input(m, i, &io), 0);
+		values[k] = io.value;
+		bufs[k++] = ins[i];
+	}
+	for (i = 0; i < nout; i++) {
+		assert_int_equal(npu_onnx_output(m, i, &io), 0);
+		values[k] = io.value;
+		bufs[k++] = outs[i];
+	}
+	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
+	assert_int_equal(npu_runtime_setup(rt, (uint32_t)k, values, bufs), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	npu_runtime_free(rt);
+	npu_onnx_free(m);
+}
+
+/*
+ * 1-D Conv (no device form) with its attributes: dilations, group,
+ * auto_pad as a string; ConvTranspose's strides and output_shape.
+ */
+static void test_create_conv(void **unused)
+{
+	static const int64_t xd[] = { 1, 2, 4 }, wd[] = { 2, 1, 2 }, bd[] = { 2 }, yd[] = { 1, 2, 4 };
+	static const int64_t tx[] = { 1, 1, 2 }, tw[] = { 1, 1, 3 }, ty[] = { 1, 1, 7 };
+	float x[] = { 1, 2, 3, 4, 5, 6, 7, 8 }, w[] = { 1, 1, 1, -1 }, bias[] = { 10, 20 }, y[8];
+	float tin[] = { 1, 2 }, tk[] = { 1, 1, 1 }, ty_out[7];
+	struct mb b;
+	Onnx__NodeProto *n;
+
+	(void)unused;
+	mb_init(&b, 13);
+	input(&b, "x", 3, xd);
+	init_f(&b, "w", 3, wd, w, 4);
+	init_f(&b, "b", 1, bd, bias, 2);
+	n = nodef(&b, "Conv", "conv", "x,w,b", "y", "group=i:2", "dilations=ints:2", NULL);
+	attr_string(&b, n, "auto_pad", "SAME_LOWER");
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 3, yd);
+	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	/* Taps two apart, one pad each side: x[i - 1] + x[i + 1], x[i - 1] - x[i + 1]. */
+	assert_true(y[0] == 12 && y[1] == 14 && y[2] == 16 && y[3] == 13);
+	assert_true(y[4] == 14 && y[5] == 18 && y[6] == 18 && y[7] == 27);
+	mb_free(&b);
+
+	mb_init(&b, 11);
+	input(&b, "x", 3, tx);
+	init_f(&b, "w", 3, tw, tk, 3);
+	nodef(&b, "ConvTranspose", "ct", "x,w", "y", "strides=ints:2", "output_shape=ints:7", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 3, ty);
+	run_model(&b, 1, (void *[]){ tin }, 1, (void *[]){ ty_out });
+	assert_true(ty_out[0] == 1 && ty_out[1] == 1 && ty_out[2] == 3 && ty_out[3] == 2 &&
+		    ty_out[4] == 2 && ty_out[5] == 0 && ty_out[6] == 0);
+	mb_free(&b);
+
+	mb_init(&b, 13);
+	input(&b, "x", 3, xd);
+	init_f(&b, "w", 3, wd, w, 4);
+	n = nodef(&b, "Conv", "conv", "x,w", "y", NULL);
+	attr_string(&b, n, "auto_pad", "SAME_MIDDLE");
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 3, yd);
+	load(&b, NULL, -EINVAL, "auto_pad \"SAME_MIDDLE\" is not NOTSET, SAME_UPPER, SAME_LOWER or VALID");
+	mb_free(&b);
+}
+
+/* MaxPool's Indices output (int64, no device form) with ceil_mode; LpPool's p. */
+static void test_create_pool(void **unused)
+{
+	static const int64_t xd[] = { 1, 1, 5 }, yd[] = { 1, 1, 3 }, ld[] = { 1, 1, 2 };
+	float x[] = { 1, 9, 2, 8, 3 }, y[3], lx[] = { 1, -2, 2, 3, -6 }, ly[2];
+	int64_t idx[3];
+	struct mb b;
+
+	(void)unused;
+	mb_init(&b, 12);
+	input(&b, "x", 3, xd);
+	nodef(&b, "MaxPool", "mp", "x", "y,i", "kernel_shape=ints:2", "strides=ints:2",
+	      "ceil_mode=i:1", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 3, yd);
+	b.outs[b.g.n_output++] = vinfo(&b, "i", 7, 3, yd);
+	run_model(&b, 1, (void *[]){ x }, 2, (void *[]){ y, idx });
+	assert_true(y[0] == 9 && y[1] == 8 && y[2] == 3);
+	assert_true(idx[0] == 1 && idx[1] == 3 && idx[2] == 4);
+	mb_free(&b);
+
+	mb_init(&b, 11);
+	input(&b, "x", 3, xd);
+	nodef(&b, "LpPool", "lp", "x", "y", "kernel_shape=ints:2", "strides=ints:3", "p=i:1", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 3, ld);
+	run_model(&b, 1, (void *[]){ lx }, 1, (void *[]){ ly });
+	assert_true(ly[0] == 3 && ly[1] == 9);
+	mb_free(&b);
+
+	mb_init(&b, 11);
+	input(&b, "x", 3, xd);
+	nodef(&b, "MaxPool", "mp", "x", "y", "strides=ints:2", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 3, yd);
+	load(&b, NULL, -EINVAL, "attribute kernel_shape is required");
+	mb_free(&b);
+}
+
+/* Resize's string attributes on a rank-1 input; Resize-10's two inputs; Einsum's equation. */
+static void test_create_resize_einsum(void **unused)
+{
+	static const int64_t xd[] = { 4 }, yd[] = { 8 }, one[] = { 1 }, md[] = { 2, 2 };
+	float x[] = { 1, 2, 3, 4 }, y[8], two[] = { 2 };
+	float m[] = { 1, 2, 3, 4 }, tr[4];
+	struct mb b;
+	Onnx__NodeProto *n;
+
+	(void)unused;
+	mb_init(&b, 13);
+	input(&b, "x", 1, xd);
+	init_f(&b, "scales", 1, one, two, 1);
+	n = nodef(&b, "Resize", "rs", "x,-,scales", "y", NULL);
+	attr_string(&b, n, "coordinate_transformation_mode", "asymmetric");
+	attr_string(&b, n, "nearest_mode", "round_prefer_ceil");
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 1, yd);
+	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	assert_true(y[0] == 1 && y[1] == 2 && y[2] == 2 && y[3] == 3 && y[6] == 4 && y[7] == 4);
+	mb_free(&b);
+
+	/* Resize-10: asymmetric, nearest floors when growing. */
+	mb_init(&b, 10);
+	input(&b, "x", 1, xd);
+	init_f(&b, "scales", 1, one, two, 1);
+	nodef(&b, "Resize", "rs", "x,scales", "y", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 1, yd);
+	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	assert_true(y[0] == 1 && y[1] == 1 && y[2] == 2 && y[3] == 2 && y[6] == 4 && y[7] == 4);
+	mb_free(&b);
+
+	mb_init(&b, 13);
+	input(&b, "x", 1, xd);
+	init_f(&b, "scales", 1, one, two, 1);
+	n = nodef(&b, "Resize", "rs", "x,-,scales", "y", NULL);
+	attr_string(&b, n, "mode", "bicubic");
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 1, 1, yd);
+	load(&b, NULL, -EINVAL, "mode \"bicubic\" is not supported");
+	mb_free(&b);
+
+	mb_init(&b, 12);
+	input(&b, "m", 2, md);
+	n = nodef(&b, "Einsum", "es", "m", "t", NULL);
+	attr_string(&b, n, "equation", "ij->ji");
+	b.outs[b.g.n_output++] = vinfo(&b, "t", 1, 2, md);
+	run_model(&b, 1, (void *[]){ m }, 1, (void *[]){ tr });
+	assert_true(tr[0] == 1 && tr[1] == 3 && tr[2] == 2 && tr[3] == 4);
+	mb_free(&b);
+
+	mb_init(&b, 12);
+	input(&b, "m", 2, md);
+	nodef(&b, "Einsum", "es", "m", "t", NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "t", 1, 2, md);
+	load(&b, NULL, -EINVAL, "attribute equation is required");
+	mb_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1131,6 +1317,9 @@ int main(void)
 		cmocka_unit_test(test_roi_align),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_output_bounds),
+		cmocka_unit_test(test_create_conv),
+		cmocka_unit_test(test_create_pool),
+		cmocka_unit_test(test_create_resize_einsum),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
