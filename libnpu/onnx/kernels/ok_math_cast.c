@@ -87,11 +87,60 @@ static void set_float(struct npu_kernel_tensor *o, uint64_t i, double v, float f
 	}
 }
 
+/* The same conversions, typed, for the pairs models use most. */
+#define PAIR(a, b)	((unsigned)(a) << 8 | (unsigned)(b))
+#define TYPED(S, D, EXPR)						\
+	do {								\
+		const S *s_ = (const S *)x->data + from;		\
+		D *d_ = (D *)o->data + from;				\
+									\
+		for (i = 0; i < n; i++) {				\
+			S v = s_[i];					\
+			d_[i] = (EXPR);					\
+		}							\
+	} while (0)
+/*
+ * float to int32/int64: truncate, NaN to 0, saturate; -2^(bits-1) and
+ * 2^(bits-1) are exact floats, the first in range, the second not.
+ */
+#define SAT(v, T, TOP, MAX)						\
+	((v) != (v) ? 0 : (v) < -(TOP) ? (T)-(TOP) : (v) >= (TOP) ? (MAX) : (T)(v))
+
+static bool convert_typed(const struct npu_kernel_tensor *x, struct npu_kernel_tensor *o,
+			  uint64_t from, uint64_t n)
+{
+	uint64_t i;
+
+	switch (PAIR(x->dtype, o->dtype)) {
+	case PAIR(NPU_DTYPE_FP32, NPU_DTYPE_INT64):
+		TYPED(float, int64_t, SAT(v, int64_t, 9223372036854775808.0f, INT64_MAX));
+		return true;
+	case PAIR(NPU_DTYPE_FP32, NPU_DTYPE_INT32):
+		TYPED(float, int32_t, SAT(v, int32_t, 2147483648.0f, INT32_MAX));
+		return true;
+	case PAIR(NPU_DTYPE_INT64, NPU_DTYPE_FP32): TYPED(int64_t, float, (float)v); return true;
+	case PAIR(NPU_DTYPE_INT32, NPU_DTYPE_FP32): TYPED(int32_t, float, (float)v); return true;
+	case PAIR(NPU_DTYPE_INT64, NPU_DTYPE_INT32):
+		TYPED(int64_t, int32_t, (int32_t)(uint32_t)(uint64_t)v);
+		return true;
+	case PAIR(NPU_DTYPE_INT32, NPU_DTYPE_INT64): TYPED(int32_t, int64_t, v); return true;
+	case PAIR(NPU_DTYPE_FP32, NPU_DTYPE_FP64): TYPED(float, double, v); return true;
+	case PAIR(NPU_DTYPE_FP64, NPU_DTYPE_FP32): TYPED(double, float, (float)v); return true;
+	case PAIR(NPU_DTYPE_BOOL, NPU_DTYPE_FP32): TYPED(uint8_t, float, v != 0); return true;
+	case PAIR(NPU_DTYPE_FP32, NPU_DTYPE_BOOL): TYPED(float, uint8_t, v != 0); return true;
+	default:
+		return false;
+	}
+}
+
 static void convert(const struct npu_kernel_tensor *x, struct npu_kernel_tensor *o,
 		    uint64_t from, uint64_t n)
 {
 	bool src_float = ok_is_float(x->dtype), dst_float = ok_is_float(o->dtype);
 	uint64_t i;
+
+	if (convert_typed(x, o, from, n))
+		return;
 
 	if (o->dtype == NPU_DTYPE_BOOL) {
 		for (i = from; i < from + n; i++)

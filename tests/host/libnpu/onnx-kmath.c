@@ -1031,6 +1031,9 @@ static void test_cast_other(void **unused)
 	st.to = NPU_DTYPE_FP32;
 	assert_int_equal(run(&st, 1, in), 0);
 	expect_f32(wantf, 4, 0);
+	st.to = NPU_DTYPE_INT32;
+	assert_int_equal(run(&st, 1, in), 0);
+	assert_memory_equal(y.data, ((int32_t[]){ 300, -1, 0, 1 }), 16);
 	st.to = NPU_DTYPE_FP64;
 	in[0] = T(NPU_DTYPE_UINT64, d1, big);
 	assert_int_equal(run(&st, 1, in), 0);
@@ -1046,6 +1049,9 @@ static void test_cast_other(void **unused)
 	in[0] = T(NPU_DTYPE_BOOL, d2, xb);
 	assert_int_equal(run(&st, 1, in), 0);
 	assert_memory_equal(y.data, wantd, sizeof(wantd));
+	st.to = NPU_DTYPE_FP32;
+	assert_int_equal(run(&st, 1, in), 0);
+	expect_f32((const float[]){ 1, 0 }, 2, 0);
 	/* CastLike takes the second input's dtype; Identity copies */
 	st.op = OKM_CASTLIKE;
 	in[1] = S(NPU_DTYPE_INT32, xi);
