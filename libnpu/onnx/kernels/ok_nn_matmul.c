@@ -11,9 +11,11 @@
 
 #include "ok_nn.h"
 
+/* MatMul's and Gemm's types: 8- and 16-bit integers are MatMulInteger's and QLinear*'s. */
 static bool numeric(enum npu_dtype dt)
 {
-	return dt != NPU_DTYPE_BOOL;
+	return ok_is_float(dt) || dt == NPU_DTYPE_INT32 || dt == NPU_DTYPE_INT64 ||
+	       dt == NPU_DTYPE_UINT32 || dt == NPU_DTYPE_UINT64;
 }
 
 /* ---- MatMul ------------------------------------------------------------------ */

@@ -626,6 +626,10 @@ static void test_matmul_broadcast(void **unused)
 	expect_err(infer(&ok_kernel_matmul, NULL, &c), &c, "batch dimensions 2 and 3 do not broadcast");
 	set_in(&c, 1, NPU_DTYPE_INT64, 3, (uint32_t[]){ 3, 2, 1 }, b);
 	expect_err(infer(&ok_kernel_matmul, NULL, &c), &c, "A is int32 but B is int64");
+	/* 8-bit integers are MatMulInteger's: their scales would be lost here. */
+	set_in(&c, 0, NPU_DTYPE_INT8, 2, (uint32_t[]){ 1, 2 }, a);
+	set_in(&c, 1, NPU_DTYPE_INT8, 2, (uint32_t[]){ 2, 1 }, a);
+	expect_err(infer(&ok_kernel_matmul, NULL, &c), &c, "MatMul does not take int8");
 	done(&c);
 }
 
