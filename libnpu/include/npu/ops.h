@@ -88,7 +88,10 @@ enum npu_dtype {
 	NPU_DTYPE_UINT64 = 13,
 };
 
-/* Bytes of one element, 0 for an unknown dtype. */
+/*
+ * Bytes of one element, 0 for an unknown dtype; the host-only dtypes
+ * have theirs too (since 1.5), though npu_tensor_create() refuses them.
+ */
 size_t npu_dtype_size(enum npu_dtype dtype);
 
 struct npu_tensor;
@@ -96,7 +99,8 @@ struct npu_tensor;
 /*
  * A dense tensor of @rank (1..NPU_TENSOR_MAX_RANK) dimensions @dims
  * (outermost first, each >= 1), not yet bound to memory.  -EOVERFLOW when
- * its span (npu_tensor_span()) does not fit in 64 bits.
+ * its span (npu_tensor_span()) does not fit in 64 bits; -EINVAL for a
+ * host-only dtype, which no op takes (kernel.h's kernels do).
  */
 int npu_tensor_create(enum npu_dtype dtype, uint32_t rank,
 		      const uint32_t *dims, struct npu_tensor **out);
