@@ -40,6 +40,11 @@ static const struct {
 	{ { "<i4" }, NPY_I32, 4 },
 	{ { "<i8" }, NPY_I64, 8 },
 	{ { "|b1", "<b1" }, NPY_BOOL, 1 },
+	{ { "<f8" }, NPY_F64, 8 },
+	{ { "<i2" }, NPY_I16, 2 },
+	{ { "<u2" }, NPY_U16, 2 },
+	{ { "<u4" }, NPY_U32, 4 },
+	{ { "<u8" }, NPY_U64, 8 },
 };
 
 static size_t npy_elem_size(enum npy_type t)

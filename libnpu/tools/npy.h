@@ -13,7 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum npy_type { NPY_F32, NPY_F16, NPY_I8, NPY_U8, NPY_I32, NPY_I64, NPY_BOOL };
+/* Values are only ever appended: the model tools store them. */
+enum npy_type {
+	NPY_F32, NPY_F16, NPY_I8, NPY_U8, NPY_I32, NPY_I64, NPY_BOOL,
+	NPY_F64, NPY_I16, NPY_U16, NPY_U32, NPY_U64,
+};
 
 #define NPY_MAX_RANK 8
 
