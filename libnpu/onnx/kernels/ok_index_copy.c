@@ -59,11 +59,18 @@ int ok_view_copy(void *dst, const void *src, size_t elem_size, const struct ok_v
 	n = dims[r - 1];
 	inner = stride[r - 1];
 	for (;;) {
-		copy_row(d, s, elem_size, n, inner);
-		d += n * elem_size;
-		e = ok_tick(call, &pending, n);
-		if (e)
-			return e;
+		uint64_t at, part;
+
+		/* A long row is copied in parts, so a deadline stops it. */
+		for (at = 0; at < n; at += part) {
+			part = n - at < OK_POLL_EVERY ? n - at : OK_POLL_EVERY;
+			copy_row(d, s + (int64_t)at * inner * (int64_t)elem_size, elem_size, part,
+				 inner);
+			d += part * elem_size;
+			e = ok_tick(call, &pending, part);
+			if (e)
+				return e;
+		}
 		/* Next row: an odometer over the outer dimensions. */
 		for (k = r - 1; k-- > 0;) {
 			s += stride[k] * (int64_t)elem_size;

@@ -104,20 +104,25 @@ static int gather_run(const void *state, size_t ni, const struct npu_kernel_tens
 		e = fetch_index(idx, j, n, &rows[j], call);
 	for (o = 0; o < outer && !e; o++) {
 		const char *base = (const char *)x->data + o * n * inner;
+		uint64_t at, end;
 
+		/* In parts of OK_POLL_EVERY indices, so a deadline stops a long one. */
+		for (at = 0; at < idx->elems && !e; at = end) {
+			end = idx->elems - at < OK_POLL_EVERY ? idx->elems : at + OK_POLL_EVERY;
 #define ROWS(SZ)							\
-		for (j = 0; j < idx->elems; j++, dst += (SZ))		\
-			memcpy(dst, base + rows[j] * (SZ), (SZ));	\
-		break
-		switch (inner) {
-		case 1: ROWS(1);
-		case 2: ROWS(2);
-		case 4: ROWS(4);
-		case 8: ROWS(8);
-		default: ROWS(inner);
-		}
+			for (j = at; j < end; j++, dst += (SZ))		\
+				memcpy(dst, base + rows[j] * (SZ), (SZ));	\
+			break
+			switch (inner) {
+			case 1: ROWS(1);
+			case 2: ROWS(2);
+			case 4: ROWS(4);
+			case 8: ROWS(8);
+			default: ROWS(inner);
+			}
 #undef ROWS
-		e = ok_tick(call, &pending, idx->elems * (inner / esz + 1));
+			e = ok_tick(call, &pending, (end - at) * (inner / esz + 1));
+		}
 	}
 	free(rows);
 	return e;

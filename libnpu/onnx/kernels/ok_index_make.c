@@ -497,8 +497,12 @@ static int onehot_run(const void *state, size_t ni, const struct npu_kernel_tens
 		outer *= idx->dims[d];
 	for (d = axis; d < idx->rank; d++)
 		inner *= idx->dims[d];
-	for (i = 0; i < out[0]->elems; i++)
+	for (i = 0; i < out[0]->elems; i++) {
 		memcpy(dst + i * esz, off, esz);
+		e = ok_tick(call, &pending, 1);
+		if (e)
+			return e;
+	}
 	for (i = 0; i < idx->elems; i++) {
 		uint64_t o = i / inner, j = i % inner;
 		int64_t v;
@@ -515,7 +519,7 @@ static int onehot_run(const void *state, size_t ni, const struct npu_kernel_tens
 		/* Out-of-range indices leave their row all off, as onnxruntime does. */
 		if (v >= 0 && v < (int64_t)depth)
 			memcpy(dst + ((o * depth + (uint64_t)v) * inner + j) * esz, on, esz);
-		e = ok_tick(call, &pending, depth);
+		e = ok_tick(call, &pending, 1);
 		if (e)
 			return e;
 	}

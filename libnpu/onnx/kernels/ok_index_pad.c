@@ -193,10 +193,10 @@ static int pad_run(const void *state, size_t ni, const struct npu_kernel_tensor 
 			}
 			dst += run * esz;
 			o += run;
+			e = ok_tick(call, &pending, run);
+			if (e)
+				goto out;
 		}
-		e = ok_tick(call, &pending, n);
-		if (e)
-			break;
 		for (d = last; d-- > 0;) {
 			if (++idx[d] < p.dims[d])
 				break;
@@ -205,6 +205,7 @@ static int pad_run(const void *state, size_t ni, const struct npu_kernel_tensor 
 		if (d == UINT32_MAX)
 			break;
 	}
+out:
 	free(tables);
 	return e;
 }

@@ -199,27 +199,62 @@ static void test_transpose(void **s)
 	free(want);
 }
 
-/* A cancelled run stops at its first poll. */
-static bool cancel_now(void *opaque)
+/* Cancels from the second poll on: the first is npu_kernel_run()'s own, before the run. */
+static bool cancel_second(void *opaque)
 {
-	(void)opaque;
-	return true;
+	int *calls = opaque;
+
+	return ++*calls >= 2;
 }
 
+/* Cancel @op's run at its first poll; its message says how far it got. */
+static void cancel_run(const struct npu_onnx_op *op, const void *st, size_t ni,
+		       struct npu_kernel_tensor *in, size_t no, struct npu_kernel_tensor *out,
+		       const char *want)
+{
+	struct npu_cpu_limits lim = NPU_CPU_LIMITS_INIT;
+	int calls = 0;
+
+	lim.cancel = cancel_second;
+	lim.cancel_opaque = &calls;
+	want_outputs(out, no);
+	assert_int_equal(go_ex(op, st, ni, in, no, out, &lim), -ECANCELED);
+	if (!strstr(err, want))
+		fail_msg("message \"%s\" lacks \"%s\"", err, want);
+	done(out, no);
+}
+
+/* Runs poll every OK_POLL_EVERY (8192) elements, inside long rows too. */
 static void test_cancel(void **s)
 {
 	struct ok_transpose_state st = { 0 };
-	struct npu_kernel_tensor in[1], out[1];
-	struct npu_cpu_limits lim = NPU_CPU_LIMITS_INIT;
-	int64_t *x = iota64(256 * 512);
+	struct ok_axis_state gst = { 0 };
+	struct ok_pad_state pst = { .from_inputs = true, .mode = OK_PAD_EDGE };
+	struct ok_onehot_state ost = { .axis = -1 };
+	struct npu_kernel_tensor in[3], out[1];
+	int64_t *x = iota64(1 << 18), *zeros = calloc(1 << 18, sizeof(int64_t));
 
 	(void)s;
-	lim.cancel = cancel_now;
-	in[0] = T(NPU_DTYPE_INT64, x, 256, 512);
-	want_outputs(out, 1);
-	assert_int_equal(go_ex(&ok_op_transpose, &st, 1, in, 1, out, &lim), -ECANCELED);
-	done(out, 1);
+	/* rows of 256 strided elements: the poll after 32 of them */
+	in[0] = T(NPU_DTYPE_INT64, x, 256, 1024);
+	cancel_run(&ok_op_transpose, &st, 1, in, 1, out, "cancelled after 8192 of");
+	/* one row of 2^18 (Expand of one element) */
+	in[0] = T(NPU_DTYPE_INT64, x, 1);
+	in[1] = T(NPU_DTYPE_INT64, I64(1 << 18), 1);
+	cancel_run(&ok_op_expand, NULL, 2, in, 1, out, "cancelled after 8192 of");
+	/* Gather of 2^18 indices from one row */
+	in[1] = T(NPU_DTYPE_INT64, zeros, 1 << 18);
+	cancel_run(&ok_op_gather, &gst, 2, in, 1, out, "cancelled after 16384 of");
+	/* Pad's one long row */
+	in[1] = T(NPU_DTYPE_INT64, I64(0, 1 << 18), 2);
+	cancel_run(&ok_op_pad, &pst, 2, in, 1, out, "cancelled after 8192 of");
+	/* OneHot's fill of its output */
+	in[0] = T(NPU_DTYPE_INT64, x, 1);
+	in[1] = S(NPU_DTYPE_INT64, I64(1 << 18));
+	in[2] = T(NPU_DTYPE_INT64, I64(0, 1), 2);
+	cancel_run(&ok_op_onehot, &ost, 3, in, 1, out, "cancelled after 8192 of");
 	free(x);
+	free(zeros);
 }
 
 /* ---- Concat and Split --------------------------------------------------------------- */
