@@ -99,10 +99,9 @@ static void NAME(const struct ok_math_state *s, T *restrict o,		\
 	case OKM_ABS: for (i = 0; i < n; i++) o[i] = FN(fabs)(x[i]); break; \
 	case OKM_NEG: for (i = 0; i < n; i++) o[i] = -x[i]; break;	\
 	case OKM_SIGN:							\
-		/* NaN stays NaN, both zeros give +0 */			\
+		/* NaN and both zeros give +0, as in onnxruntime */	\
 		for (i = 0; i < n; i++)					\
-			o[i] = x[i] > 0 ? (T)1 : x[i] < 0 ? (T)-1 :	\
-			       x[i] == 0 ? (T)0 : x[i];			\
+			o[i] = x[i] > 0 ? (T)1 : x[i] < 0 ? (T)-1 : (T)0; \
 		break;							\
 	case OKM_FLOOR: for (i = 0; i < n; i++) o[i] = FN(floor)(x[i]); break; \
 	case OKM_CEIL: for (i = 0; i < n; i++) o[i] = FN(ceil)(x[i]); break; \

@@ -164,7 +164,8 @@ static void test_unary_float(void **unused)
 	static const float abs_want[] = { 2.5f, 1.5f, 0.5f, 0.5f, 1.5f, 2.5f, 3.7f };
 	static const float neg_want[] = { 2.5f, 1.5f, 0.5f, -0.5f, -1.5f, -2.5f, -3.7f };
 	static const float s[] = { -3, 0, 2, NAN, -0.0f };
-	static const float sign_want[] = { -1, 0, 1, NAN, 0 };
+	/* onnxruntime's sign of NaN is 0 */
+	static const float sign_want[] = { -1, 0, 1, 0, 0 };
 	static const float p[] = { 0.25f, 1, 4 };
 	static const float sqrt_want[] = { 0.5f, 1, 2 }, recip_want[] = { 4, 1, 0.25f };
 	static const float log_want[] = { -1.38629436f, 0, 1.38629436f };
