@@ -359,12 +359,59 @@ static void test_lstm(void **unused)
 	lstm_case(true, false, 0.1);
 }
 
+/* f(x) of each activation, from its ONNX definition */
+static double act_ref(enum ok_rnn_act act, double al, double be, double x)
+{
+	switch (act) {
+	case OK_ACT_RELU: return x > 0 ? x : 0;
+	case OK_ACT_TANH: return tanh(x);
+	case OK_ACT_SIGMOID: return sigm(x);
+	case OK_ACT_AFFINE: return al * x + be;
+	case OK_ACT_LEAKY_RELU: return x < 0 ? al * x : x;
+	case OK_ACT_THRESHOLDED_RELU: return x > al ? x : 0;
+	case OK_ACT_SCALED_TANH: return al * tanh(be * x);
+	case OK_ACT_HARD_SIGMOID: return fmax(0, fmin(1, al * x + be));
+	case OK_ACT_ELU: return x < 0 ? al * (exp(x) - 1) : x;
+	case OK_ACT_SOFTSIGN: return x / (1 + fabs(x));
+	case OK_ACT_SOFTPLUS: return log(1 + exp(x));
+	}
+	return NAN;
+}
+
 static void test_rnn_activations(void **unused)
 {
+	/* an RNN of H = I = 1, W = 1, R = 0 applies f to each input value */
+	static const float x[] = { -2.5f, -0.5f, 0, 0.7f, 3 };
+	static const float one = 1, zero = 0;
+	static const char *const names[] = { "Relu", "Tanh", "Sigmoid", "Affine", "LeakyRelu",
+					     "ThresholdedRelu", "ScaledTanh", "HardSigmoid", "Elu",
+					     "Softsign", "Softplus" };
+	uint32_t dx[] = { 5, 1, 1 }, dw[] = { 1, 1, 1 };
+	struct npu_kernel_tensor y, *in[3] = { T(NPU_DTYPE_FP32, dx, x), T(NPU_DTYPE_FP32, dw, &one),
+					       T(NPU_DTYPE_FP32, dw, &zero) };
+	struct npu_kernel_tensor *out[1] = { &y };
+	struct ok_rnn_state st;
 	struct ok_rnn_func f;
 	bool a, b;
 
 	(void)unused;
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		double want[5];
+
+		ok_rnn_defaults(&st, OK_RNN);
+		assert_true(ok_rnn_act_parse(names[k], &st.funcs[0][0], &a, &b));
+		/* alpha and beta as activation_alpha/beta would give them */
+		if (a)
+			st.funcs[0][0].alpha = 0.75;
+		if (b)
+			st.funcs[0][0].beta = 0.25;
+		for (int i = 0; i < 5; i++)
+			want[i] = act_ref(st.funcs[0][0].act, st.funcs[0][0].alpha,
+					  st.funcs[0][0].beta, x[i]);
+		assert_int_equal(run_k(&ok_kernel_rnn, &st, 3, in, 1, out, NULL), 0);
+		expect_close(y.data, want, 5, 1e-6);
+		free_out(&y);
+	}
 	/* names are case-insensitive, as onnxruntime reads them */
 	assert_true(ok_rnn_act_parse("leakyrelu", &f, &a, &b));
 	assert_int_equal(f.act, OK_ACT_LEAKY_RELU);
