@@ -54,6 +54,8 @@ run_one() {
 	for line in "${lines[@]}"; do
 		case $line in
 		"npu-run: "*) err=${line#npu-run: } ;;
+		esac
+		case $line in
 		"output "*": MISMATCH"* | *"shape or dtype differs"*) [ -n "$mism" ] || mism=$line ;;
 		*"ERROR: "*Sanitizer* | *"runtime error:"* | "SUMMARY: "*) [ -n "$san" ] || san=$line ;;
 		esac
@@ -77,6 +79,7 @@ run_one() {
 	# One line per test, whatever the message held; the model's own
 	# path says nothing the test's name does not.
 	reason=${reason//$dir\/model.onnx: /}
+	reason=${reason//$set\//}
 	reason=${reason//$'\t'/ }
 	printf '%s\t%s\t%s\t%.300s\n' "$t" "$state" "$rc" "$reason" >"$out/log/$t.res"
 }
