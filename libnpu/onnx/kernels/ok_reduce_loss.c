@@ -27,6 +27,7 @@ static int loss_infer(bool softmax, const void *state, size_t num_inputs,
 	const struct npu_kernel_tensor *t = num_inputs > 1 ? in[1] : NULL;
 	const struct npu_kernel_tensor *w = num_inputs > 2 ? in[2] : NULL;
 	const char *xname = softmax ? "the scores" : "the input";
+	const char *xof = softmax ? "the scores'" : "the input's";
 	uint32_t d;
 	int rc;
 
@@ -42,13 +43,13 @@ static int loss_infer(bool softmax, const void *state, size_t num_inputs,
 		return ok_fail(err, err_size, "the target must be int32 or int64, not %s",
 			       ok_dtype_name(t->dtype));
 	if (t->rank != x->rank - 1)
-		return ok_fail(err, err_size, "the target has rank %u, not %s' rank minus one (%u)",
-			       t->rank, xname, x->rank - 1);
+		return ok_fail(err, err_size, "the target has rank %u, not %s rank minus one (%u)",
+			       t->rank, xof, x->rank - 1);
 	for (d = 0; d < t->rank; d++)
 		if (t->dims[d] != x->dims[d ? d + 1 : 0])
 			return ok_fail(err, err_size,
-				       "the target's dimension %u is %u, not %s' %u", d,
-				       t->dims[d], xname, x->dims[d ? d + 1 : 0]);
+				       "the target's dimension %u is %u, not %s %u", d,
+				       t->dims[d], xof, x->dims[d ? d + 1 : 0]);
 	if (w) {
 		if (w->dtype != x->dtype)
 			return ok_fail(err, err_size, "the weight is %s, not %s like %s",

@@ -819,6 +819,114 @@ static void test_det(void **unused)
 	expect_err(infer(&ok_det_kernel, NULL, &c), &c, "the matrices are 2x3, not square");
 }
 
+/* The other refusals of infer, each with its reason. */
+static void test_refusals(void **unused)
+{
+	static const float f[8] = { 0 };
+	static const int64_t i64[4] = { 0 };
+	static const uint8_t b[2] = { 0 };
+	struct ok_reduce_state rs = { .kind = OK_REDUCE_SUM, .axes_input = true };
+	struct ok_arg_state as = { .is_max = true };
+	struct ok_topk_state ts = { .k_input = true, .axis = -1 };
+	struct ok_norm_state ns = { .axis = -1, .num_groups = 1, .spatial = true, .num_axes = 2,
+				    .axes = { 0, -2 } };
+	struct ok_loss_state ls = { .reduction = OK_LOSS_MEAN };
+	struct call c = { 0 };
+
+	(void)unused;
+	want_out(&c, 1, 0);
+	set_in(&c, 0, NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 2 }, f);
+	set_in(&c, 1, NPU_DTYPE_INT64, 2, (uint32_t[]){ 1, 1 }, i64);
+	expect_err(infer(red(OK_REDUCE_SUM), &rs, &c), &c, "axes must be 1-D, not of rank 2");
+	c.nin = 1;
+	set_in(&c, 0, NPU_DTYPE_UINT64, 1, (uint32_t[]){ 2 }, i64);
+	expect_err(infer(red(OK_REDUCE_SUM), &rs, &c), &c, "not uint64");
+	set_in(&c, 0, NPU_DTYPE_BOOL, 1, (uint32_t[]){ 2 }, b);
+	expect_err(infer(&ok_argmax_kernel, &as, &c), &c, "not bool");
+
+	/* TopK's K of two values */
+	set_in(&c, 0, NPU_DTYPE_FP32, 1, (uint32_t[]){ 4 }, f);
+	set_in(&c, 1, NPU_DTYPE_INT64, 1, (uint32_t[]){ 2 }, i64);
+	want_out(&c, 2, 0);
+	expect_err(infer(&ok_topk_kernel, &ts, &c), &c, "K must hold one value, not 2");
+	c.nin = 1;
+	expect_err(infer(&ok_topk_kernel, &ts, &c), &c, "the K input is missing");
+	want_out(&c, 1, 0);
+
+	set_in(&c, 0, NPU_DTYPE_INT32, 2, (uint32_t[]){ 2, 2 }, f);
+	expect_err(infer(&ok_layernorm_kernel, &ns, &c), &c, "X must be float16");
+	expect_err(infer(&ok_lpnorm_kernel, &ns, &c), &c, "not int32");
+	set_in(&c, 0, NPU_DTYPE_FP32, 1, (uint32_t[]){ 2 }, f);
+	expect_err(infer(&ok_instancenorm_kernel, &ns, &c), &c, "must be [N, C, ...], not of rank 1");
+	expect_err(infer(&ok_groupnorm_kernel, &ns, &c), &c, "must be [N, C, ...], not of rank 1");
+	expect_err(infer(&ok_lrn_kernel, &ns, &c), &c, "must be [N, C, ...], not of rank 1");
+	expect_err(infer(&ok_det_kernel, NULL, &c), &c, "must be [*, M, M], not of rank 1");
+	expect_err(infer(&ok_sce_kernel, &ls, &c), &c, "the scores must be [N, C, ...]");
+	/* axes 0 and -2 of a 2-D input are the same */
+	set_in(&c, 0, NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 2 }, f);
+	expect_err(infer(&ok_mvn_kernel, &ns, &c), &c, "axis -2 is listed twice");
+
+	/* BatchNormalization's parameters hold one value per channel */
+	set_in(&c, 0, NPU_DTYPE_FP32, 3, (uint32_t[]){ 1, 2, 2 }, f);
+	set_in(&c, 1, NPU_DTYPE_FP32, 1, (uint32_t[]){ 2 }, f);
+	set_in(&c, 2, NPU_DTYPE_FP32, 1, (uint32_t[]){ 2 }, f);
+	set_in(&c, 3, NPU_DTYPE_FP32, 1, (uint32_t[]){ 3 }, f);
+	set_in(&c, 4, NPU_DTYPE_FP32, 1, (uint32_t[]){ 2 }, f);
+	expect_err(infer(&ok_batchnorm_kernel, &ns, &c), &c, "input_mean must hold 2 values, not 3");
+
+	/* losses: the target's rank, the weight's dtype */
+	c.nin = 0;
+	set_in(&c, 0, NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 2 }, f);
+	set_in(&c, 1, NPU_DTYPE_INT64, 2, (uint32_t[]){ 2, 1 }, i64);
+	expect_err(infer(&ok_nll_kernel, &ls, &c), &c, "the target has rank 2, not the input's rank minus one (1)");
+	expect_err(infer(&ok_sce_kernel, &ls, &c), &c, "not the scores' rank minus one (1)");
+	set_in(&c, 1, NPU_DTYPE_INT64, 1, (uint32_t[]){ 2 }, i64);
+	set_in(&c, 2, NPU_DTYPE_FP64, 1, (uint32_t[]){ 2 }, f);
+	expect_err(infer(&ok_nll_kernel, &ls, &c), &c, "the weight is float64, not float32");
+	c.nin = 1;
+	expect_err(infer(&ok_nll_kernel, &ls, &c), &c, "the target input is missing");
+}
+
+/* Float16 and integer inputs where onnxruntime takes them. */
+static void test_dtypes(void **unused)
+{
+	/* 1.0, 2.0, -3.0, 0.5 */
+	static const uint16_t h[] = { 0x3c00, 0x4000, 0xc200, 0x3800 };
+	static const int8_t i8[] = { -5, 7, 7, -128 };
+	static const uint8_t u8[] = { 200, 3, 255, 0 };
+	struct ok_reduce_state rs = { .kind = OK_REDUCE_SUM };
+	struct ok_arg_state as = { .is_max = true };
+	struct call c = { 0 };
+	const double sum = 0.5;
+
+	(void)unused;
+	set_in(&c, 0, NPU_DTYPE_FP16, 1, (uint32_t[]){ 4 }, h);
+	want_out(&c, 1, 0);
+	assert_int_equal(run(red(OK_REDUCE_SUM), &rs, &c), 0);
+	expect_f(&c.out[0], &sum, 1, 0);
+	done(&c);
+
+	set_in(&c, 0, NPU_DTYPE_INT8, 1, (uint32_t[]){ 4 }, i8);
+	assert_int_equal(run(&ok_argmax_kernel, &as, &c), 0);
+	expect_i64(&c.out[0], (const int64_t[]){ 1 }, 1);
+	done(&c);
+	as.is_max = false;
+	assert_int_equal(run(&ok_argmin_kernel, &as, &c), 0);
+	expect_i64(&c.out[0], (const int64_t[]){ 3 }, 1);
+	done(&c);
+
+	/* uint8 max and sum: the sum wraps in the output's 8 bits, as onnxruntime's */
+	rs.kind = OK_REDUCE_MAX;
+	set_in(&c, 0, NPU_DTYPE_UINT8, 1, (uint32_t[]){ 4 }, u8);
+	assert_int_equal(run(red(OK_REDUCE_MAX), &rs, &c), 0);
+	assert_int_equal(((uint8_t *)c.out[0].data)[0], 255);
+	done(&c);
+	rs.kind = OK_REDUCE_SUM;
+	assert_int_equal(run(red(OK_REDUCE_SUM), &rs, &c), 0);
+	assert_int_equal(((uint8_t *)c.out[0].data)[0], (458 & 0xff));
+	done(&c);
+}
+
 /* ---- Limits --------------------------------------------------------------------------------- */
 
 static bool cancel_now(void *opaque)
@@ -1008,6 +1116,20 @@ static void test_create_loss(void **unused)
 	output(&b, "y");
 	load(&b, NULL, -EINVAL, "the size attribute is missing");
 	mb_free(&b);
+
+	mb_init(&b, 11);
+	input(&b, "x", 2, xd);
+	nodef(&b, "ReduceProd", "rp", "x", "y", "axes=ints:0,1,2,3,4,5,6", NULL);
+	output(&b, "y");
+	load(&b, NULL, -EINVAL, "axes has 7 values, at most 6 are possible");
+	mb_free(&b);
+
+	mb_init(&b, 9);
+	input(&b, "x", 2, xd);
+	nodef(&b, "TopK", "tk", "x", "v,i", NULL);
+	output(&b, "v");
+	load(&b, NULL, -EINVAL, "the k attribute is missing");
+	mb_free(&b);
 }
 
 static int polls;
@@ -1084,6 +1206,8 @@ int main(void)
 		cmocka_unit_test(test_nll_nd),
 		cmocka_unit_test(test_sce),
 		cmocka_unit_test(test_det),
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_dtypes),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_poll_inside_row),
 		cmocka_unit_test(test_create_hardmax_opsets),
