@@ -119,11 +119,12 @@ static int cand_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Run the selection; with @out (3 int64 per kept box) store them.  The
- * number kept in *@kept.
+ * Run the selection; with @out (room for @cap boxes of 3 int64) store
+ * the first @cap kept.  The number kept in *@kept.
  */
 static int nms_select(const struct ok_nms_state *st, const struct nms_args *a,
-		      int64_t *out, uint64_t *kept, struct npu_kernel_call *call)
+		      int64_t *out, uint64_t cap, uint64_t *kept,
+		      struct npu_kernel_call *call)
 {
 	const float *boxes = a->boxes->data, *scores = a->scores->data;
 	struct cand *c = malloc((a->n ? a->n : 1) * sizeof(*c));
@@ -158,7 +159,7 @@ static int nms_select(const struct ok_nms_state *st, const struct nms_args *a,
 				if (!keep)
 					continue;
 				sel[ns++] = c[i].index;
-				if (out) {
+				if (out && total < cap) {
 					out[3 * total] = b;
 					out[3 * total + 1] = k;
 					out[3 * total + 2] = c[i].index;
@@ -195,7 +196,7 @@ static int nms_infer(const void *state, size_t num_inputs,
 	ret = nms_args(num_inputs, in, &a, err, err_size);
 	if (ret)
 		return ret;
-	ret = nms_select(state, &a, NULL, &kept, NULL);
+	ret = nms_select(state, &a, NULL, 0, &kept, NULL);
 	if (ret)
 		return ok_fail(err, err_size, "out of memory");
 	if (!kept)
@@ -234,7 +235,7 @@ static int nms_run(const void *state, size_t num_inputs,
 	ret = nms_args(num_inputs, in, &a, err, sizeof(err));
 	if (ret)
 		return npu_kernel_fail(call, ret, "%s", err);
-	ret = nms_select(state, &a, out[0]->data, &kept, call);
+	ret = nms_select(state, &a, out[0]->data, out[0]->elems / 3, &kept, call);
 	if (!ret && kept != out[0]->dims[0])
 		return npu_kernel_fail(call, -EINVAL,
 				       "%llu boxes are selected, the output has room for %u",

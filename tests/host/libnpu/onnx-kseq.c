@@ -631,6 +631,16 @@ static void test_nms(void **unused)
 	assert_int_equal(y.dims[0], 2);
 	assert_memory_equal(y.data, want, 6 * sizeof(int64_t));
 	free_out(&y);
+	/* an output shorter than the selection is refused, never overrun */
+	{
+		uint32_t d13[] = { 1, 3 };
+		struct npu_kernel_tensor *small = T(NPU_DTYPE_INT64, d13, NULL);
+
+		assert_int_equal(npu_kernel_run(&ok_kernel_non_max_suppression, &st, 5,
+						(const struct npu_kernel_tensor *const *)in, 1,
+						&small, NULL, msg, sizeof(msg)), -EINVAL);
+		assert_non_null(strstr(msg, "2 boxes are selected, the output has room for 1"));
+	}
 	/* errors */
 	in[4] = S(NPU_DTYPE_FP32, &high);
 	expect_fail(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL),
