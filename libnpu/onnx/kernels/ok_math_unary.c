@@ -89,8 +89,8 @@ int ok_math_unary_infer(const void *state, size_t num_inputs,
 #define FN_F64(name)	name
 
 #define UNARY_FLOAT(NAME, T, FN)						\
-static void NAME(const struct ok_math_state *s, T *restrict o,		\
-		 const T *restrict x, uint64_t n)				\
+static void NAME(const struct ok_math_state *s, T *o,		\
+		 const T *x, uint64_t n)				\
 {									\
 	const T alpha = (T)s->alpha, beta = (T)s->beta, gamma = (T)s->gamma; \
 	uint64_t i;							\
@@ -207,8 +207,8 @@ UNARY_FLOAT(unary_f32, float, FN_F32)
 UNARY_FLOAT(unary_f64, double, FN_F64)
 
 #define PREDICATE(NAME, T, FN)						\
-static void NAME(const struct ok_math_state *s, uint8_t *restrict o,	\
-		 const T *restrict x, uint64_t n)				\
+static void NAME(const struct ok_math_state *s, uint8_t *o,	\
+		 const T *x, uint64_t n)				\
 {									\
 	uint64_t i;							\
 									\
@@ -273,7 +273,7 @@ static void unary_half(const struct ok_math_state *s, enum npu_dtype dt, void *o
  * -INT_MIN and friends are never signed overflow.
  */
 #define UNARY_SIGNED(NAME, T)						\
-static void NAME(enum ok_math_op op, T *restrict o, const T *restrict x, \
+static void NAME(enum ok_math_op op, T *o, const T *x, \
 		 uint64_t n)						\
 {									\
 	uint64_t i;							\
@@ -297,7 +297,7 @@ static void NAME(enum ok_math_op op, T *restrict o, const T *restrict x, \
 }
 
 #define UNARY_UNSIGNED(NAME, T)						\
-static void NAME(enum ok_math_op op, T *restrict o, const T *restrict x, \
+static void NAME(enum ok_math_op op, T *o, const T *x, \
 		 uint64_t n)						\
 {									\
 	uint64_t i;							\
