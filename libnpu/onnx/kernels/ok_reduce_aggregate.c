@@ -7,9 +7,9 @@
  * of its output element.  Integer inputs accumulate in 64-bit integers
  * (wrapping, as onnxruntime's do) so that int64 sums stay exact; floats,
  * and the logarithmic and root reductions of integers, in doubles.
- * Reducing over no axes (noop_with_empty_axes) is the same walk with
- * one element per output, so ReduceSumSquare then squares, as
- * onnxruntime does.
+ * noop_with_empty_axes with no axes copies the input, as the spec words
+ * it and as onnxruntime does for an empty axes tensor: ReduceSumSquare
+ * does not square then.
  */
 #include <errno.h>
 #include <math.h>
@@ -68,6 +68,15 @@ static int reduce_mask(const struct ok_reduce_state *s, size_t num_inputs,
 		mask[d] = true;
 	}
 	return 0;
+}
+
+/* noop_with_empty_axes in effect: no axes at all, not even "all of them". */
+static bool reduce_is_noop(const struct ok_reduce_state *s, size_t num_inputs,
+			   const struct npu_kernel_tensor *const *in)
+{
+	if (!s->axes_input || !s->noop_with_empty_axes)
+		return false;
+	return num_inputs < 2 || !in[1] || in[1]->elems == 0;
 }
 
 static bool reduce_in_integers(const struct ok_reduce_state *s, enum npu_dtype dt)
@@ -337,6 +346,10 @@ static int reduce_run(const void *state, size_t num_inputs,
 	(void)num_outputs;
 	if (reduce_mask(s, num_inputs, in, mask, err, sizeof(err)))
 		return npu_kernel_fail(call, -EINVAL, "%s", err);
+	if (reduce_is_noop(s, num_inputs, in)) {
+		memcpy(out[0]->data, x->data, x->elems * npu_dtype_size(x->dtype));
+		return 0;
+	}
 	reduce_strides(x, mask, ostride);
 	for (d = 0; d < x->rank; d++)
 		if (mask[d])

@@ -211,11 +211,20 @@ static void test_reduce_axes_input(void **unused)
 	expect_f(&c.out[0], (const double[]){ 1, 2, 3, 4, 5, 6 }, 6, 0);
 	done(&c);
 
-	/* ReduceSumSquare's noop still squares each element, as onnxruntime's */
+	/* the input unchanged: ReduceSumSquare does not square, as onnxruntime's */
 	s.kind = OK_REDUCE_SUM_SQUARE;
 	assert_int_equal(run(red(OK_REDUCE_SUM_SQUARE), &s, &c), 0);
-	expect_f(&c.out[0], (const double[]){ 1, 4, 9, 16, 25, 36 }, 6, 0);
+	expect_f(&c.out[0], (const double[]){ 1, 2, 3, 4, 5, 6 }, 6, 0);
 	done(&c);
+
+	/* a scalar reduced over all (no) axes without noop is still squared */
+	s.noop_with_empty_axes = false;
+	set_in(&c, 0, NPU_DTYPE_FP32, 0, NULL, &x[2]);
+	assert_int_equal(run(red(OK_REDUCE_SUM_SQUARE), &s, &c), 0);
+	expect_shape(&c.out[0], NPU_DTYPE_FP32, 0, NULL);
+	expect_f(&c.out[0], (const double[]){ 9 }, 1, 0);
+	done(&c);
+	set_in(&c, 0, NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 3 }, x);
 
 	/* axes [0], dropped: [3] */
 	s.kind = OK_REDUCE_SUM;
