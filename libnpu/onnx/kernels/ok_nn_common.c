@@ -253,9 +253,15 @@ void ok_store_u64(struct npu_kernel_tensor *t, uint64_t off, uint64_t n, const u
 #define OK_GEMM_BLOCK_N	256
 
 /*
- * Integers multiply and add modulo 2^64, which is each integer dtype's
- * wrapping arithmetic once the result is truncated to its width.
+ * Four rows of C at a time share each load of B's row, and every C
+ * element still sums its K terms in order, so blocking changes no
+ * rounding.  Integers multiply and add modulo 2^64, which is each
+ * integer dtype's wrapping arithmetic once the result is truncated to its
+ * width.
  */
+#define OK_VEC(T)	T __attribute__((vector_size(32)))
+#define OK_VEC_LANES(T)	(32 / sizeof(T))
+
 #define OK_GEMM_BODY(T)								\
 	size_t j0, i, k, j;							\
 	int rc;									\
@@ -263,21 +269,60 @@ void ok_store_u64(struct npu_kernel_tensor *t, uint64_t off, uint64_t n, const u
 	for (j0 = 0; j0 < N; j0 += OK_GEMM_BLOCK_N) {				\
 		size_t jn = N - j0 < OK_GEMM_BLOCK_N ? N - j0 : OK_GEMM_BLOCK_N; \
 										\
-		for (i = 0; i < M; i++) {					\
-			T *c = C + i * ldc + j0;				\
+		for (i = 0; i < M;) {						\
+			if (b_col == 1 && M - i >= 4) {				\
+				T *restrict c0 = C + i * ldc + j0;		\
+				T *restrict c1 = c0 + ldc, *restrict c2 = c1 + ldc; \
+				T *restrict c3 = c2 + ldc;			\
 										\
-			for (k = 0; k < K; k++) {				\
-				T a = A[i * a_row + k * a_col];			\
-				const T *b = B + k * b_row + j0 * b_col;	\
+				for (k = 0; k < K; k++) {			\
+					const T *restrict b = B + k * b_row + j0; \
+					const T *a = A + i * a_row + k * a_col;	\
+					T a0 = a[0], a1 = a[a_row], a2 = a[2 * a_row], \
+					  a3 = a[3 * a_row];			\
 										\
-				if (b_col == 1)					\
-					for (j = 0; j < jn; j++)		\
-						c[j] += a * b[j];		\
-				else						\
+					/* 32-byte vectors: lanes are separate C elements. */ \
+					for (j = 0; j + OK_VEC_LANES(T) <= jn; j += OK_VEC_LANES(T)) { \
+						OK_VEC(T) bv, v0, v1, v2, v3;	\
+										\
+						memcpy(&bv, b + j, sizeof(bv));	\
+						memcpy(&v0, c0 + j, sizeof(v0)); \
+						memcpy(&v1, c1 + j, sizeof(v1)); \
+						memcpy(&v2, c2 + j, sizeof(v2)); \
+						memcpy(&v3, c3 + j, sizeof(v3)); \
+						v0 += a0 * bv;			\
+						v1 += a1 * bv;			\
+						v2 += a2 * bv;			\
+						v3 += a3 * bv;			\
+						memcpy(c0 + j, &v0, sizeof(v0)); \
+						memcpy(c1 + j, &v1, sizeof(v1)); \
+						memcpy(c2 + j, &v2, sizeof(v2)); \
+						memcpy(c3 + j, &v3, sizeof(v3)); \
+					}					\
+					for (; j < jn; j++) {			\
+						T bj = b[j];			\
+										\
+						c0[j] += a0 * bj;		\
+						c1[j] += a1 * bj;		\
+						c2[j] += a2 * bj;		\
+						c3[j] += a3 * bj;		\
+					}					\
+				}						\
+				rc = npu_kernel_poll(call, (uint64_t)K * jn * 4); \
+				i += 4;						\
+			} else {						\
+				T *c = C + i * ldc + j0;			\
+										\
+				for (k = 0; k < K; k++) {			\
+					T a = A[i * a_row + k * a_col];		\
+					const T *b = B + k * b_row + j0 * b_col; \
+										\
 					for (j = 0; j < jn; j++)		\
 						c[j] += a * b[j * b_col];	\
+				}						\
+				rc = npu_kernel_poll(call, (uint64_t)K * jn);	\
+				i++;						\
 			}							\
-			rc = npu_kernel_poll(call, (uint64_t)K * jn);		\
 			if (rc)							\
 				return rc;					\
 		}								\

@@ -633,6 +633,55 @@ static void test_matmul_broadcast(void **unused)
 	done(&c);
 }
 
+/*
+ * Shapes that cross the GEMM's blocking: 6 rows (a block of four and two
+ * left over), 19 columns (whole vectors and a tail), integer-valued so
+ * every dtype's sum is exact and equals the plain triple loop.
+ */
+static void test_matmul_blocking(void **unused)
+{
+	static const enum npu_dtype dts[] = { NPU_DTYPE_FP32, NPU_DTYPE_FP64, NPU_DTYPE_INT64 };
+	struct ok_gemm_state gs = { .alpha = 1, .beta = 0, .trans_b = true };
+	double a[6 * 5], b[5 * 19], want[6 * 19];
+	uint64_t buf_a[6 * 5], buf_b[5 * 19];
+	struct npu_kernel_tensor ta = { .dtype = NPU_DTYPE_FP32 };
+	struct call c = { 0 };
+	size_t i, j, k, d;
+
+	(void)unused;
+	for (i = 0; i < 30; i++)
+		a[i] = (double)((int)(i * 7 % 11) - 5);
+	for (i = 0; i < 95; i++)
+		b[i] = (double)((int)(i * 5 % 13) - 6);
+	for (i = 0; i < 6; i++)
+		for (j = 0; j < 19; j++) {
+			want[i * 19 + j] = 0;
+			for (k = 0; k < 5; k++)
+				want[i * 19 + j] += a[i * 5 + k] * b[k * 19 + j];
+		}
+	for (d = 0; d < 3; d++) {
+		ta.dtype = dts[d];
+		ta.data = buf_a;
+		for (i = 0; i < 30; i++)
+			ok_set_f(&ta, i, a[i]);
+		ta.data = buf_b;
+		for (i = 0; i < 95; i++)
+			ok_set_f(&ta, i, b[i]);
+		set_in(&c, 0, dts[d], 2, (uint32_t[]){ 6, 5 }, buf_a);
+		set_in(&c, 1, dts[d], 2, (uint32_t[]){ 5, 19 }, buf_b);
+		assert_int_equal(run(&ok_kernel_matmul, NULL, &c), 0);
+		expect_f(&c.out[0], want, 6 * 19, 0);
+	}
+	/* Gemm with B transposed: B^T of the 19 x 5 matrix walks B by columns. */
+	for (k = 0; k < 5; k++)
+		for (j = 0; j < 19; j++)
+			ok_set_f(&ta, j * 5 + k, b[k * 19 + j]);
+	set_in(&c, 1, NPU_DTYPE_INT64, 2, (uint32_t[]){ 19, 5 }, buf_b);
+	assert_int_equal(run(&ok_kernel_gemm, &gs, &c), 0);
+	expect_f(&c.out[0], want, 6 * 19, 0);
+	done(&c);
+}
+
 /* transA, alpha 0.5, a row C broadcast with beta 2; integers; C that does not broadcast. */
 static void test_gemm(void **unused)
 {
@@ -1310,6 +1359,7 @@ int main(void)
 		cmocka_unit_test(test_max_unpool),
 		cmocka_unit_test(test_matmul_dtypes),
 		cmocka_unit_test(test_matmul_broadcast),
+		cmocka_unit_test(test_matmul_blocking),
 		cmocka_unit_test(test_gemm),
 		cmocka_unit_test(test_einsum),
 		cmocka_unit_test(test_resize_spec),
