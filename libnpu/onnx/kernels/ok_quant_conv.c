@@ -236,10 +236,12 @@ static inline int32_t q8(const struct npu_kernel_tensor *t, uint64_t i)
 					    ((const uint8_t *)t->data)[i];
 }
 
-/* acc[out_sp] += wv * (x - x_zp) over the window position @kp of one channel. */
-static void accumulate(const struct qc_geom *g, const struct npu_kernel_tensor *x,
-		       uint64_t x_off, int32_t x_zp, const uint32_t *kp, uint32_t wv,
-		       uint32_t *acc)
+/*
+ * acc[out_sp] += wv * xq over the window position @kp, xq being one input
+ * channel less its zero point.
+ */
+static void accumulate(const struct qc_geom *g, const int32_t *xq, const uint32_t *kp,
+		       uint32_t wv, uint32_t *acc)
 {
 	uint32_t o0, o1, o2, o3;
 	uint64_t oi = 0;
@@ -260,27 +262,28 @@ static void accumulate(const struct qc_geom *g, const struct npu_kernel_tensor *
 			}
 			for (o2 = 0; o2 < g->out[2]; o2++) {
 				int64_t i2 = (int64_t)o2 * g->s[2] + (int64_t)kp[2] * g->d[2] - g->pb[2];
-				uint64_t row;
+				const int32_t *row;
+				int64_t i3 = (int64_t)kp[3] * g->d[3] - g->pb[3];
 
 				if (i2 < 0 || i2 >= g->in[2]) {
 					oi += g->out[3];
 					continue;
 				}
-				row = x_off + (((uint64_t)i0 * g->in[1] + (uint64_t)i1) * g->in[2] +
-					       (uint64_t)i2) * g->in[3];
-				for (o3 = 0; o3 < g->out[3]; o3++, oi++) {
-					int64_t i3 = (int64_t)o3 * g->s[3] +
-						     (int64_t)kp[3] * g->d[3] - g->pb[3];
-
-					if (i3 < 0 || i3 >= g->in[3])
-						continue;
-					acc[oi] += wv * (uint32_t)(q8(x, row + (uint64_t)i3) - x_zp);
-				}
+				row = xq + (((uint64_t)i0 * g->in[1] + (uint64_t)i1) * g->in[2] +
+					    (uint64_t)i2) * g->in[3];
+				for (o3 = 0; o3 < g->out[3]; o3++, oi++, i3 += g->s[3])
+					if (i3 >= 0 && i3 < g->in[3])
+						acc[oi] += wv * (uint32_t)row[i3];
 			}
 		}
 	}
 }
 
+/*
+ * Group by group, input channel by input channel: each channel less its
+ * zero point is converted once and serves every output channel of the
+ * group, whose accumulators are all live.
+ */
 static int qc_run(bool qlinear, const struct ok_qconv_state *st, size_t num_inputs,
 		  const struct npu_kernel_tensor *const *in, struct npu_kernel_tensor *y,
 		  struct npu_kernel_call *call)
@@ -288,18 +291,21 @@ static int qc_run(bool qlinear, const struct ok_qconv_state *st, size_t num_inpu
 	struct npu_kernel_tensor shape = *y;
 	struct qc_args a;
 	struct qc_geom g;
-	uint32_t *acc, n, m, c, kp[SP];
-	int32_t x_zp, lo = 0, hi = 0, y_zp = 0;
+	uint32_t *acc, n, grp, mi, c, kp[SP];
+	int32_t *xq, x_zp, lo = 0, hi = 0, y_zp = 0;
 	float x_scale = 0, y_scale = 1;
-	uint64_t work = 0, kk, o;
+	uint64_t work = 0, kk, o, i;
 	int ret;
 
 	ret = qc_check(qlinear, st, num_inputs, in, &shape, &a, &g, NULL, 0);
 	if (ret)
 		return npu_kernel_fail(call, ret, "the operands changed since infer");
-	acc = malloc(g.out_sp * sizeof(*acc));
-	if (!acc)
-		return -ENOMEM;
+	acc = malloc((size_t)g.mg * g.out_sp * sizeof(*acc));
+	xq = malloc((size_t)g.in_sp * sizeof(*xq));
+	if (!acc || !xq) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	x_zp = a.x_zp ? q8(a.x_zp, 0) : 0;
 	if (qlinear) {
 		ok_quant_range(y->dtype, &lo, &hi);
@@ -308,58 +314,66 @@ static int qc_run(bool qlinear, const struct ok_qconv_state *st, size_t num_inpu
 		y_zp = q8(a.y_zp, 0);
 	}
 	for (n = 0; n < g.N; n++) {
-		for (m = 0; m < g.M; m++) {
-			uint32_t grp = m / g.mg;
-			int32_t w_zp = a.w_zp ? q8(a.w_zp, a.w_zp->elems == 1 ? 0 : m) : 0;
-			uint64_t y_off = ((uint64_t)n * g.M + m) * g.out_sp;
-			float mult = 0;
-
-			memset(acc, 0, g.out_sp * sizeof(*acc));
+		for (grp = 0; grp < g.group; grp++) {
+			memset(acc, 0, (size_t)g.mg * g.out_sp * sizeof(*acc));
 			for (c = 0; c < g.cg; c++) {
 				uint64_t x_off = ((uint64_t)n * g.C + (uint64_t)grp * g.cg + c) * g.in_sp;
-				uint64_t w_off = ((uint64_t)m * g.cg + c) * g.k_sp;
 
-				for (kk = 0; kk < g.k_sp; kk++) {
-					uint64_t rest = kk;
-					int32_t wv = q8(a.w, w_off + kk) - w_zp;
-					int d;
+				for (i = 0; i < g.in_sp; i++)
+					xq[i] = q8(a.x, x_off + i) - x_zp;
+				for (mi = 0; mi < g.mg; mi++) {
+					uint32_t m = grp * g.mg + mi;
+					int32_t w_zp = a.w_zp ? q8(a.w_zp, a.w_zp->elems == 1 ? 0 : m) : 0;
+					uint64_t w_off = ((uint64_t)m * g.cg + c) * g.k_sp;
 
-					if (!wv)
-						continue;
-					for (d = SP - 1; d >= 0; d--) {
-						kp[d] = (uint32_t)(rest % g.k[d]);
-						rest /= g.k[d];
+					for (kk = 0; kk < g.k_sp; kk++) {
+						uint64_t rest = kk;
+						int32_t wv = q8(a.w, w_off + kk) - w_zp;
+						int d;
+
+						if (!wv)
+							continue;
+						for (d = SP - 1; d >= 0; d--) {
+							kp[d] = (uint32_t)(rest % g.k[d]);
+							rest /= g.k[d];
+						}
+						accumulate(&g, xq, kp, (uint32_t)wv,
+							   acc + (uint64_t)mi * g.out_sp);
 					}
-					accumulate(&g, a.x, x_off, x_zp, kp, (uint32_t)wv, acc);
-				}
-				work += g.k_sp * g.out_sp;
-				if (work >= OK_POLL_EVERY) {
-					ret = npu_kernel_poll(call, work);
-					if (ret)
-						goto out;
-					work = 0;
+					work += g.k_sp * g.out_sp;
+					if (work >= OK_POLL_EVERY) {
+						ret = npu_kernel_poll(call, work);
+						if (ret)
+							goto out;
+						work = 0;
+					}
 				}
 			}
-			if (qlinear)
-				mult = x_scale * (float)ok_get_f(a.w_scale,
-						a.w_scale->elems == 1 ? 0 : m) / y_scale;
-			for (o = 0; o < g.out_sp; o++) {
-				int32_t v;
+			for (mi = 0; mi < g.mg; mi++) {
+				uint32_t m = grp * g.mg + mi;
+				uint64_t y_off = ((uint64_t)n * g.M + m) * g.out_sp;
+				const uint32_t *am = acc + (uint64_t)mi * g.out_sp;
+				float mult = 0;
+				uint32_t bias = a.bias ? (uint32_t)((const int32_t *)a.bias->data)[m] : 0;
 
-				if (!qlinear) {
-					((int32_t *)y->data)[y_off + o] = (int32_t)acc[o];
-					continue;
+				if (qlinear)
+					mult = x_scale * (float)ok_get_f(a.w_scale,
+							a.w_scale->elems == 1 ? 0 : m) / y_scale;
+				for (o = 0; o < g.out_sp; o++) {
+					if (!qlinear)
+						((int32_t *)y->data)[y_off + o] = (int32_t)am[o];
+					else
+						ok_set_i(y, y_off + o,
+							 ok_requantize((int32_t)(am[o] + bias), mult,
+								       y_zp, lo, hi));
 				}
-				if (a.bias)
-					acc[o] += (uint32_t)((const int32_t *)a.bias->data)[m];
-				v = (int32_t)acc[o];
-				ok_set_i(y, y_off + o, ok_requantize(v, mult, y_zp, lo, hi));
+				work += g.out_sp;
 			}
-			work += g.out_sp;
 		}
 	}
 out:
 	free(acc);
+	free(xq);
 	return ret;
 }
 
