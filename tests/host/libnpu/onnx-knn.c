@@ -371,6 +371,39 @@ static void test_conv_transpose_1d(void **unused)
 	done(&c);
 }
 
+/* Groups in the transpose: each input channel spreads into its own group's outputs; float16 data. */
+static void test_conv_transpose_groups_fp16(void **unused)
+{
+	struct ok_conv_state s = { .group = 2 };
+	uint16_t x[4], w[4], x3[3], w2[2];
+	static const float xv[4] = { 1, 2, 3, 4 }, wv[4] = { 1, 1, 1, -1 };
+	struct call c = { 0 };
+	int i;
+
+	(void)unused;
+	for (i = 0; i < 4; i++) {
+		x[i] = ok_f32_to_fp16(xv[i]);
+		w[i] = ok_f32_to_fp16(wv[i]);
+	}
+	set_in(&c, 0, NPU_DTYPE_FP16, 3, (uint32_t[]){ 1, 2, 2 }, x);
+	set_in(&c, 1, NPU_DTYPE_FP16, 3, (uint32_t[]){ 2, 1, 2 }, w);
+	assert_int_equal(run(&ok_kernel_conv_transpose, &s, &c), 0);
+	expect_shape(&c.out[0], NPU_DTYPE_FP16, 3, (uint32_t[]){ 1, 2, 3 });
+	/* [1, 2] * [1, 1] -> 1, 3, 2; [3, 4] * [1, -1] -> 3, 1, -4 */
+	expect_f(&c.out[0], (double[]){ 1, 3, 2, 3, 1, -4 }, 6, 0);
+
+	s.group = 1;
+	for (i = 0; i < 3; i++)
+		x3[i] = ok_f32_to_fp16((float)(i + 1));
+	w2[0] = w2[1] = ok_f32_to_fp16(1);
+	set_in(&c, 0, NPU_DTYPE_FP16, 3, (uint32_t[]){ 1, 1, 3 }, x3);
+	set_in(&c, 1, NPU_DTYPE_FP16, 3, (uint32_t[]){ 1, 1, 2 }, w2);
+	assert_int_equal(run(&ok_kernel_conv, &s, &c), 0);
+	expect_shape(&c.out[0], NPU_DTYPE_FP16, 3, (uint32_t[]){ 1, 1, 2 });
+	expect_f(&c.out[0], (double[]){ 3, 5 }, 2, 0);
+	done(&c);
+}
+
 /* ---- Pools --------------------------------------------------------------------------- */
 
 /* maxpool_2d_ceil over two channels, with Indices in both storage orders. */
@@ -1351,6 +1384,7 @@ int main(void)
 		cmocka_unit_test(test_conv_errors),
 		cmocka_unit_test(test_conv_transpose_2d),
 		cmocka_unit_test(test_conv_transpose_1d),
+		cmocka_unit_test(test_conv_transpose_groups_fp16),
 		cmocka_unit_test(test_max_pool_ceil_indices),
 		cmocka_unit_test(test_max_pool_forms),
 		cmocka_unit_test(test_average_lp_pool),
