@@ -646,7 +646,7 @@ static int resize_run(const void *state, size_t num_inputs,
 		} else {
 			uint64_t q;
 
-			/* Integers round to nearest and saturate, as onnxruntime's. */
+			/* Integers round to nearest and saturate at their range. */
 			for (q = 0; q < y->elems; q++) {
 				double v = nearbyint(cur[q]);
 
