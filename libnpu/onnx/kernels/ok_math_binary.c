@@ -181,14 +181,17 @@ static void NAME(const struct ok_math_state *s, uint64_t n, void *out,	\
 FLOAT_ROW(float_row_f32, float, FN_F32)
 FLOAT_ROW(float_row_f64, double, FN_F64)
 
-/* x^e for integers, wrapping; a negative e truncates 1/x^|e| toward 0. */
-static uint64_t int_pow(int64_t x, int64_t e)
+/*
+ * x^e for integers, wrapping (e is a signed exponent's two's complement
+ * when @e_negative); a negative e truncates 1/x^|e| toward 0.
+ */
+static uint64_t int_pow(int64_t x, uint64_t e, bool e_negative)
 {
 	uint64_t r = 1, b = (uint64_t)x, u;
 
-	if (e < 0)
+	if (e_negative)
 		return x == 1 ? 1 : x == -1 ? ((e & 1) ? (uint64_t)-1 : 1) : 0;
-	for (u = (uint64_t)e; u; u >>= 1) {
+	for (u = e; u; u >>= 1) {
 		if (u & 1)
 			r *= b;
 		b *= b;
@@ -223,7 +226,7 @@ static int NAME(const struct ok_math_state *s, struct npu_kernel_call *call, \
 		break;							\
 	case OKM_MAX: LOOP2(T, o, x > y ? x : y); break;		\
 	case OKM_MIN: LOOP2(T, o, x < y ? x : y); break;		\
-	case OKM_POW: LOOP2(T, o, (T)int_pow((int64_t)x, (int64_t)y)); break; \
+	case OKM_POW: LOOP2(T, o, (T)int_pow((int64_t)x, (uint64_t)y, NEG(y))); break; \
 	case OKM_BITWISE_AND: LOOP2(T, o, x & y); break;		\
 	case OKM_BITWISE_OR: LOOP2(T, o, x | y); break;			\
 	case OKM_BITWISE_XOR: LOOP2(T, o, x ^ y); break;		\
@@ -343,11 +346,14 @@ static void pow_mixed_row(uint64_t n, void *out, enum npu_dtype odt,
 	uint64_t i;
 
 	for (i = 0; i < n; i++) {
-		if (!ok_is_float(adt) && !ok_is_float(bdt))
-			ok_set_i(&o, i, (int64_t)int_pow(ok_get_i(&x, i * sa),
-							 ok_get_i(&e, i * sb)));
-		else
+		if (!ok_is_float(adt) && !ok_is_float(bdt)) {
+			uint64_t u = ok_get_u(&e, i * sb);
+
+			ok_set_i(&o, i, (int64_t)int_pow(ok_get_i(&x, i * sa), u,
+							 ok_is_signed(bdt) && (int64_t)u < 0));
+		} else {
 			ok_set_f(&o, i, pow(ok_get_f(&x, i * sa), ok_get_f(&e, i * sb)));
+		}
 	}
 }
 

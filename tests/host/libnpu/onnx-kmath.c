@@ -640,6 +640,8 @@ static void test_pow_types(void **unused)
 	static const int64_t x64[] = { 1, 2, 3 };
 	static const float ef[] = { 4, 5, 0.5f };
 	static const int64_t want64[] = { 1, 32, 1 };
+	static const uint64_t b64 = 255, e_big = (1ull << 63) + 1;
+	static const uint8_t b8 = 255;
 	uint32_t d3[] = { 3 }, d6[] = { 6 };
 	struct ok_math_state st = { .op = OKM_POW };
 	struct npu_kernel_tensor *in[2] = { T(NPU_DTYPE_FP32, d3, xf), T(NPU_DTYPE_INT64, d3, e64) };
@@ -658,6 +660,15 @@ static void test_pow_types(void **unused)
 	assert_int_equal(run(&st, 2, in), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_INT64);
 	assert_memory_equal(y.data, want64, sizeof(want64));
+	/* an unsigned exponent of 2^63 or more is not negative: 255^(2^63+1) */
+	in[0] = S(NPU_DTYPE_UINT64, &b64);
+	in[1] = S(NPU_DTYPE_UINT64, &e_big);
+	assert_int_equal(run(&st, 2, in), 0);
+	assert_int_equal(*(uint64_t *)y.data, 255);
+	in[0] = S(NPU_DTYPE_UINT8, &b8);
+	assert_int_equal(run(&st, 2, in), 0);
+	assert_int_equal(y.dtype, NPU_DTYPE_UINT8);
+	assert_int_equal(*(uint8_t *)y.data, 255);
 }
 
 static void test_variadic(void **unused)
