@@ -131,6 +131,27 @@ extern const struct npu_onnx_op ok_op_det;
 int ok_red_check_float(const char *what, enum npu_dtype dt, char *err, size_t err_size);
 int ok_red_check_numeric(const char *what, enum npu_dtype dt, char *err, size_t err_size);
 
+/*
+ * Input 0, and output 0 unless @out0_optional, present: a model may leave
+ * any input or output name empty.
+ */
+int ok_red_need_io(size_t num_inputs, const struct npu_kernel_tensor *const *in,
+		   size_t num_outputs, struct npu_kernel_tensor *const *out, bool out0_optional,
+		   char *err, size_t err_size);
+
+/* The kernel's infer @name: ok_red_need_io(), then @shape (an infer of the same type). */
+#define OK_RED_INFER(name, shape, out0_optional)                                        \
+	static int name(const void *state, size_t num_inputs,                           \
+			const struct npu_kernel_tensor *const *in, size_t num_outputs,  \
+			struct npu_kernel_tensor *const *out, char *err, size_t err_size) \
+	{                                                                               \
+		int rc = ok_red_need_io(num_inputs, in, num_outputs, out, out0_optional, \
+					err, err_size);                                 \
+                                                                                        \
+		return rc ? rc : shape(state, num_inputs, in, num_outputs, out, err,    \
+				       err_size);                                       \
+	}
+
 /* A tensor's [outer, n, inner] split around @axis. */
 void ok_red_split(const struct npu_kernel_tensor *t, uint32_t axis, uint64_t *outer,
 		  uint64_t *n, uint64_t *inner);

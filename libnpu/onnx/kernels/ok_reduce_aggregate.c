@@ -87,7 +87,7 @@ static bool reduce_in_integers(const struct ok_reduce_state *s, enum npu_dtype d
 	       s->kind != OK_REDUCE_LOG_SUM_EXP;
 }
 
-static int reduce_infer(const void *state, size_t num_inputs,
+static int reduce_shape(const void *state, size_t num_inputs,
 			const struct npu_kernel_tensor *const *in, size_t num_outputs,
 			struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -118,6 +118,8 @@ static int reduce_infer(const void *state, size_t num_inputs,
 	out[0]->dtype = x->dtype;
 	return ok_set_shape(out[0], rank, dims);
 }
+
+OK_RED_INFER(reduce_infer, reduce_shape, false)
 
 static uint64_t reduce_work(const void *state, size_t num_inputs,
 			    const struct npu_kernel_tensor *const *in, size_t num_outputs,

@@ -13,7 +13,7 @@
 
 /* ---- ArgMax, ArgMin ---------------------------------------------------------- */
 
-static int arg_infer(const void *state, size_t num_inputs,
+static int arg_shape(const void *state, size_t num_inputs,
 		     const struct npu_kernel_tensor *const *in, size_t num_outputs,
 		     struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -39,6 +39,8 @@ static int arg_infer(const void *state, size_t num_inputs,
 	out[0]->dtype = NPU_DTYPE_INT64;
 	return ok_set_shape(out[0], rank, dims);
 }
+
+OK_RED_INFER(arg_infer, arg_shape, false)
 
 static int arg_run(const void *state, size_t num_inputs,
 		   const struct npu_kernel_tensor *const *in, size_t num_outputs,
@@ -226,7 +228,7 @@ static int topk_k(const struct ok_topk_state *s, size_t num_inputs,
 	return 0;
 }
 
-static int topk_infer(const void *state, size_t num_inputs,
+static int topk_shape(const void *state, size_t num_inputs,
 		      const struct npu_kernel_tensor *const *in, size_t num_outputs,
 		      struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -265,6 +267,8 @@ static int topk_infer(const void *state, size_t num_inputs,
 	}
 	return 0;
 }
+
+OK_RED_INFER(topk_infer, topk_shape, true)
 
 static uint64_t topk_work(const void *state, size_t num_inputs,
 			  const struct npu_kernel_tensor *const *in, size_t num_outputs,

@@ -32,3 +32,14 @@ void ok_red_split(const struct npu_kernel_tensor *t, uint32_t axis, uint64_t *ou
 	*n = t->rank ? t->dims[axis] : 1;
 	*inner = in;
 }
+
+int ok_red_need_io(size_t num_inputs, const struct npu_kernel_tensor *const *in,
+		   size_t num_outputs, struct npu_kernel_tensor *const *out, bool out0_optional,
+		   char *err, size_t err_size)
+{
+	if (num_inputs < 1 || !in[0])
+		return ok_fail(err, err_size, "the first input is missing");
+	if (!out0_optional && (num_outputs < 1 || !out[0]))
+		return ok_fail(err, err_size, "the first output is missing");
+	return 0;
+}

@@ -9,7 +9,7 @@
 
 #include "ok_reduce.h"
 
-static int det_infer(const void *state, size_t num_inputs,
+static int det_shape(const void *state, size_t num_inputs,
 		     const struct npu_kernel_tensor *const *in, size_t num_outputs,
 		     struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -31,6 +31,8 @@ static int det_infer(const void *state, size_t num_inputs,
 	out[0]->dtype = x->dtype;
 	return ok_set_shape(out[0], x->rank - 2, x->dims);
 }
+
+OK_RED_INFER(det_infer, det_shape, false)
 
 static uint64_t det_work(const void *state, size_t num_inputs,
 			 const struct npu_kernel_tensor *const *in, size_t num_outputs,

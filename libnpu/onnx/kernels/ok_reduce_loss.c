@@ -74,19 +74,23 @@ static int loss_infer(bool softmax, const void *state, size_t num_inputs,
 	return 0;
 }
 
-static int sce_infer(const void *state, size_t num_inputs,
+static int sce_shape(const void *state, size_t num_inputs,
 		     const struct npu_kernel_tensor *const *in, size_t num_outputs,
 		     struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
 	return loss_infer(true, state, num_inputs, in, num_outputs, out, err, err_size);
 }
 
-static int nll_infer(const void *state, size_t num_inputs,
+OK_RED_INFER(sce_infer, sce_shape, false)
+
+static int nll_shape(const void *state, size_t num_inputs,
 		     const struct npu_kernel_tensor *const *in, size_t num_outputs,
 		     struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
 	return loss_infer(false, state, num_inputs, in, num_outputs, out, err, err_size);
 }
+
+OK_RED_INFER(nll_infer, nll_shape, false)
 
 static uint64_t loss_work(const void *state, size_t num_inputs,
 			  const struct npu_kernel_tensor *const *in, size_t num_outputs,

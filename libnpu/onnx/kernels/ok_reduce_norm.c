@@ -107,7 +107,7 @@ static int layernorm_param(const struct npu_kernel_tensor *x, uint32_t axis,
 	return 0;
 }
 
-static int layernorm_infer(const void *state, size_t num_inputs,
+static int layernorm_shape(const void *state, size_t num_inputs,
 			   const struct npu_kernel_tensor *const *in, size_t num_outputs,
 			   struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -148,6 +148,8 @@ static int layernorm_infer(const void *state, size_t num_inputs,
 	}
 	return 0;
 }
+
+OK_RED_INFER(layernorm_infer, layernorm_shape, false)
 
 /* @p (broadcast to the last @n elements' shape) expanded into @v. */
 static void expand_param(const struct npu_kernel_tensor *x, uint32_t axis,
@@ -237,7 +239,7 @@ static int channels_input(const struct npu_kernel_tensor *x, char *err, size_t e
 	return 0;
 }
 
-static int instancenorm_infer(const void *state, size_t num_inputs,
+static int instancenorm_shape(const void *state, size_t num_inputs,
 			      const struct npu_kernel_tensor *const *in, size_t num_outputs,
 			      struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -259,6 +261,8 @@ static int instancenorm_infer(const void *state, size_t num_inputs,
 		return rc;
 	return same_shape_out(x, out[0]);
 }
+
+OK_RED_INFER(instancenorm_infer, instancenorm_shape, false)
 
 static int instancenorm_run(const void *state, size_t num_inputs,
 			    const struct npu_kernel_tensor *const *in, size_t num_outputs,
@@ -296,7 +300,7 @@ const struct npu_kernel ok_instancenorm_kernel = {
 	.release = ok_state_free,
 };
 
-static int groupnorm_infer(const void *state, size_t num_inputs,
+static int groupnorm_shape(const void *state, size_t num_inputs,
 			   const struct npu_kernel_tensor *const *in, size_t num_outputs,
 			   struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -325,6 +329,8 @@ static int groupnorm_infer(const void *state, size_t num_inputs,
 		return rc;
 	return same_shape_out(x, out[0]);
 }
+
+OK_RED_INFER(groupnorm_infer, groupnorm_shape, false)
 
 static int groupnorm_run(const void *state, size_t num_inputs,
 			 const struct npu_kernel_tensor *const *in, size_t num_outputs,
@@ -368,7 +374,7 @@ const struct npu_kernel ok_groupnorm_kernel = {
 
 /* ---- LpNormalization ------------------------------------------------------------ */
 
-static int lpnorm_infer(const void *state, size_t num_inputs,
+static int lpnorm_shape(const void *state, size_t num_inputs,
 			const struct npu_kernel_tensor *const *in, size_t num_outputs,
 			struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -388,6 +394,8 @@ static int lpnorm_infer(const void *state, size_t num_inputs,
 		return rc;
 	return same_shape_out(in[0], out[0]);
 }
+
+OK_RED_INFER(lpnorm_infer, lpnorm_shape, false)
 
 static int lpnorm_run(const void *state, size_t num_inputs,
 		      const struct npu_kernel_tensor *const *in, size_t num_outputs,
@@ -459,7 +467,7 @@ static int mvn_mask(const struct ok_norm_state *s, const struct npu_kernel_tenso
 	return 0;
 }
 
-static int mvn_infer(const void *state, size_t num_inputs,
+static int mvn_shape(const void *state, size_t num_inputs,
 		     const struct npu_kernel_tensor *const *in, size_t num_outputs,
 		     struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -475,6 +483,8 @@ static int mvn_infer(const void *state, size_t num_inputs,
 		return rc;
 	return same_shape_out(in[0], out[0]);
 }
+
+OK_RED_INFER(mvn_infer, mvn_shape, false)
 
 /* The index of element @i's statistics: its coordinates along the axes kept. */
 static uint64_t mvn_group(const struct npu_kernel_tensor *x, const bool *mask, uint64_t i)
@@ -564,7 +574,7 @@ const struct npu_kernel ok_mvn_kernel = {
 
 /* ---- LRN ------------------------------------------------------------------------------ */
 
-static int lrn_infer(const void *state, size_t num_inputs,
+static int lrn_shape(const void *state, size_t num_inputs,
 		     const struct npu_kernel_tensor *const *in, size_t num_outputs,
 		     struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -580,6 +590,8 @@ static int lrn_infer(const void *state, size_t num_inputs,
 		return ok_fail(err, err_size, "size must be positive, not %lld", (long long)s->size);
 	return same_shape_out(in[0], out[0]);
 }
+
+OK_RED_INFER(lrn_infer, lrn_shape, false)
 
 static uint64_t lrn_work(const void *state, size_t num_inputs,
 			 const struct npu_kernel_tensor *const *in, size_t num_outputs,
@@ -644,7 +656,7 @@ const struct npu_kernel ok_lrn_kernel = {
 
 /* ---- BatchNormalization ------------------------------------------------------------------ */
 
-static int batchnorm_infer(const void *state, size_t num_inputs,
+static int batchnorm_shape(const void *state, size_t num_inputs,
 			   const struct npu_kernel_tensor *const *in, size_t num_outputs,
 			   struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -687,6 +699,8 @@ static int batchnorm_infer(const void *state, size_t num_inputs,
 	}
 	return 0;
 }
+
+OK_RED_INFER(batchnorm_infer, batchnorm_shape, false)
 
 static int batchnorm_run(const void *state, size_t num_inputs,
 			 const struct npu_kernel_tensor *const *in, size_t num_outputs,

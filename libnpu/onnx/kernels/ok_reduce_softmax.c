@@ -48,7 +48,7 @@ static int softmax_rows(const struct ok_softmax_state *s, const struct npu_kerne
 	return 0;
 }
 
-static int softmax_infer(const void *state, size_t num_inputs,
+static int softmax_shape(const void *state, size_t num_inputs,
 			 const struct npu_kernel_tensor *const *in, size_t num_outputs,
 			 struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -67,6 +67,8 @@ static int softmax_infer(const void *state, size_t num_inputs,
 	out[0]->dtype = x->dtype;
 	return ok_set_shape(out[0], x->rank, x->dims);
 }
+
+OK_RED_INFER(softmax_infer, softmax_shape, false)
 
 static uint64_t softmax_work(const void *state, size_t num_inputs,
 			     const struct npu_kernel_tensor *const *in, size_t num_outputs,

@@ -894,6 +894,16 @@ static void test_refusals(void **unused)
 	expect_err(infer(&ok_nll_kernel, &ls, &c), &c, "the weight is float64, not float32");
 	c.nin = 1;
 	expect_err(infer(&ok_nll_kernel, &ls, &c), &c, "the target input is missing");
+
+	/* a model may leave the first input or output name empty */
+	c.inp[0] = NULL;
+	expect_err(infer(&ok_softmax_kernel, &ns, &c), &c, "the first input is missing");
+	c.nin = 0;
+	expect_err(infer(&ok_det_kernel, NULL, &c), &c, "the first input is missing");
+	set_in(&c, 0, NPU_DTYPE_FP32, 2, (uint32_t[]){ 2, 2 }, f);
+	want_out(&c, 1, 1u << 0);
+	expect_err(infer(&ok_layernorm_kernel, &ns, &c), &c, "the first output is missing");
+	expect_err(infer(red(OK_REDUCE_SUM), &rs, &c), &c, "the first output is missing");
 }
 
 /* Float16 and integer inputs where onnxruntime takes them. */
