@@ -78,9 +78,7 @@ struct ok_gemm_state {
 	bool trans_a, trans_b;
 };
 
-#define OK_EINSUM_MAX_LABELS	52
-#define OK_EINSUM_MAX_TERM	(NPU_TENSOR_MAX_RANK)
-
+/* The equation is parsed again against the inputs' ranks (for its ellipses) each time. */
 struct ok_einsum_state {
 	char equation[256];
 };
@@ -116,7 +114,7 @@ enum ok_resize_aspect {
 };
 
 struct ok_resize_state {
-	int64_t opset;
+	int64_t opset;			/* before 11: asymmetric, SIMPLE nearest, no roi */
 	bool upsample;			/* Upsample: scales only, opset 7 in an attribute */
 	enum ok_resize_mode mode;
 	enum ok_resize_coord coord;
