@@ -3,6 +3,7 @@
  * npu-run: run an ONNX model on the NPU (or libnpu's CPU fallback).
  *
  *   npu-run MODEL.onnx [--input [NAME=]FILE]... [--shape NAME=DIMS]...
+ *           [--const NAME]... [--runtime NAME]...
  *           [--cpu] [--profile] [--iterations N] [--output-dir DIR]
  *           [--expect [NAME=]FILE]... [--rtol R] [--atol A] [--device N]
  *           [--timeout SECONDS]
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "npu/npu.h"
 #include "npu/onnx.h"
@@ -35,12 +37,13 @@
 #define EXIT_TIMEOUT		4
 /* How long a run may take without --timeout. */
 #define DEFAULT_RUN_NS		(600ll * 1000000000)
+/* Runs a p99 needs to be more than the maximum. */
+#define P99_MIN_RUNS		100
 
 struct tensor_file {
 	const char *name;	/* NULL: positional */
 	const char *path;
-	enum npu_dtype dtype;	/* 0 for int64 or other */
-	int npy_type;
+	enum npu_dtype dtype;
 	uint32_t rank;
 	uint32_t dims[NPU_TENSOR_MAX_RANK];
 	void *data;
@@ -55,11 +58,13 @@ static void usage(FILE *f)
 		"usage: npu-run MODEL.onnx [options]\n"
 		"  --input [NAME=]FILE    input tensor (.npy or ONNX .pb); repeat per input\n"
 		"  --shape NAME=DIMS      bind a dynamic input shape, e.g. x=1x3x224x224\n"
+		"  --const NAME           input NAME is a constant of the model (its file's values)\n"
+		"  --runtime NAME         input NAME stays a runtime input whatever its dtype\n"
 		"  --cpu                  run on libnpu's CPU fallback only\n"
 		"  --device N             device index (default 0)\n"
 		"  --profile              per-node table and the device/CPU split\n"
-		"  --iterations N         run N times; print latency median/min/p99\n"
-		"  --output-dir DIR       write each output as DIR/NAME.npy\n"
+		"  --iterations N         run N times; print latency median/min/max (p99 from 100)\n"
+		"  --output-dir DIR       write each output as DIR/NAME.npy (DIR created)\n"
 		"  --expect [NAME=]FILE   compare an output with FILE; exit 1 on mismatch\n"
 		"  --rtol R, --atol A     comparison tolerance (default 1e-3, 1e-5)\n"
 		"  --timeout SECONDS      stop a run that takes longer; exit status 4\n"
@@ -91,28 +96,74 @@ static bool ends_with(const char *s, const char *suf)
 	return a >= b && !strcmp(s + a - b, suf);
 }
 
-static enum npu_dtype npy_to_dtype(int t)
+static const struct {
+	enum npu_dtype dtype;
+	enum npy_type npy;
+	const char *name;
+} dtypes[] = {
+	{ NPU_DTYPE_FP32, NPY_F32, "float32" },
+	{ NPU_DTYPE_FP16, NPY_F16, "float16" },
+	/* numpy has no bfloat16: written widened to float32, which holds it */
+	{ NPU_DTYPE_BF16, NPY_F32, "bfloat16" },
+	{ NPU_DTYPE_INT8, NPY_I8, "int8" },
+	{ NPU_DTYPE_UINT8, NPY_U8, "uint8" },
+	{ NPU_DTYPE_INT32, NPY_I32, "int32" },
+	{ NPU_DTYPE_INT64, NPY_I64, "int64" },
+	{ NPU_DTYPE_BOOL, NPY_BOOL, "bool" },
+	{ NPU_DTYPE_FP64, NPY_F64, "float64" },
+	{ NPU_DTYPE_INT16, NPY_I16, "int16" },
+	{ NPU_DTYPE_UINT16, NPY_U16, "uint16" },
+	{ NPU_DTYPE_UINT32, NPY_U32, "uint32" },
+	{ NPU_DTYPE_UINT64, NPY_U64, "uint64" },
+};
+
+#define NDTYPES (sizeof(dtypes) / sizeof(dtypes[0]))
+
+static const char *dtype_name(enum npu_dtype d)
 {
-	switch (t) {
-	case NPY_F32: return NPU_DTYPE_FP32;
-	case NPY_F16: return NPU_DTYPE_FP16;
-	case NPY_I8: return NPU_DTYPE_INT8;
-	case NPY_U8: case NPY_BOOL: return NPU_DTYPE_UINT8;
-	case NPY_I32: return NPU_DTYPE_INT32;
-	}
+	size_t i;
+
+	for (i = 0; i < NDTYPES; i++)
+		if (dtypes[i].dtype == d)
+			return dtypes[i].name;
+	return "an unknown dtype";
+}
+
+static enum npu_dtype npy_to_dtype(enum npy_type t)
+{
+	size_t i;
+
+	for (i = 0; i < NDTYPES; i++)
+		if (dtypes[i].npy == t)
+			return dtypes[i].dtype;
 	return 0;
 }
 
 static int dtype_to_npy(enum npu_dtype d)
 {
-	switch (d) {
-	case NPU_DTYPE_FP32: return NPY_F32;
-	case NPU_DTYPE_FP16: return NPY_F16;
-	case NPU_DTYPE_INT8: return NPY_I8;
-	case NPU_DTYPE_UINT8: return NPY_U8;
-	case NPU_DTYPE_INT32: return NPY_I32;
-	default: return -1;
-	}
+	size_t i;
+
+	for (i = 0; i < NDTYPES; i++)
+		if (dtypes[i].dtype == d)
+			return (int)dtypes[i].npy;
+	return -1;
+}
+
+static bool dtype_is_float(enum npu_dtype d)
+{
+	return d == NPU_DTYPE_FP32 || d == NPU_DTYPE_FP16 || d == NPU_DTYPE_BF16 ||
+	       d == NPU_DTYPE_FP64;
+}
+
+/*
+ * The dtypes whose inputs are constants of the model by default: ONNX's
+ * inputs that decide shapes are int64 (Reshape's shape, Slice's starts,
+ * Tile's repeats, TopK's k, Pad's pads, Resize's sizes, axes) or bool
+ * (If's and Loop's conditions), and import must know every shape.
+ */
+static bool dtype_constant_by_default(enum npu_dtype d)
+{
+	return d == NPU_DTYPE_INT64 || d == NPU_DTYPE_BOOL;
 }
 
 static int load_tensor_file(struct tensor_file *t)
@@ -134,7 +185,6 @@ static int load_tensor_file(struct tensor_file *t)
 			return -EINVAL;
 		}
 		t->dtype = npy_to_dtype(a.type);
-		t->npy_type = a.type;
 		t->rank = (uint32_t)a.rank;
 		for (k = 0; k < a.rank; k++) {
 			if (a.dims[k] < 1 || a.dims[k] > UINT32_MAX) {
@@ -146,6 +196,14 @@ static int load_tensor_file(struct tensor_file *t)
 		}
 		t->data = a.data;
 		t->bytes = a.bytes;
+		/* numpy's bools are 0 or 1; libnpu's must be */
+		if (t->dtype == NPU_DTYPE_BOOL) {
+			uint8_t *b = t->data;
+			size_t e;
+
+			for (e = 0; e < a.bytes; e++)
+				b[e] = b[e] != 0;
+		}
 		return 0;
 	}
 	{
@@ -184,8 +242,7 @@ static int load_tensor_file(struct tensor_file *t)
 				return -ENOMEM;
 			}
 		}
-		t->dtype = ot.dtype == NPU_ONNX_INT64 ? 0 : (enum npu_dtype)ot.dtype;
-		t->npy_type = ot.dtype == NPU_ONNX_INT64 ? NPY_I64 : dtype_to_npy(t->dtype);
+		t->dtype = (enum npu_dtype)ot.dtype;
 		t->rank = ot.rank;
 		memcpy(t->dims, ot.dims, sizeof(t->dims));
 		t->data = ot.data;
@@ -296,14 +353,20 @@ static uint16_t bf16_bits(float f)
 }
 
 /*
- * A .pb file's halves arrive widened to fp32: store them as the model's
- * FP16 or BF16 again, in place.
+ * A file of another dtype that stands for the model's: float32 for
+ * float16 or bfloat16 (rounded to nearest even, in place), and uint16
+ * for bfloat16 (its bit patterns: numpy has no bfloat16, and ONNX's test
+ * data stores it so).
  */
-static void narrow(struct tensor_file *t, enum npu_dtype want)
+static void adapt(struct tensor_file *t, enum npu_dtype want)
 {
 	uint64_t n = t->bytes / 4, k;
 	uint16_t *h = t->data;
 
+	if (t->dtype == NPU_DTYPE_UINT16 && want == NPU_DTYPE_BF16) {
+		t->dtype = want;
+		return;
+	}
 	if (t->dtype != NPU_DTYPE_FP32 || (want != NPU_DTYPE_FP16 && want != NPU_DTYPE_BF16))
 		return;
 	for (k = 0; k < n; k++) {
@@ -315,17 +378,98 @@ static void narrow(struct tensor_file *t, enum npu_dtype want)
 	t->dtype = want;
 }
 
-static double elem(const void *p, enum npu_dtype d, uint64_t i)
+/* Element @i of a float dtype. */
+static double float_elem(const void *p, enum npu_dtype d, uint64_t i)
 {
 	switch (d) {
 	case NPU_DTYPE_FP32: return ((const float *)p)[i];
 	case NPU_DTYPE_FP16: return half_value(((const uint16_t *)p)[i]);
 	case NPU_DTYPE_BF16: return bf16_value(((const uint16_t *)p)[i]);
-	case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
-	case NPU_DTYPE_UINT8: return ((const uint8_t *)p)[i];
-	case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
-	default: return NAN;
+	default: return ((const double *)p)[i];
 	}
+}
+
+/* Element @i of an integer or bool dtype, exact (uint64 as its bits). */
+static int64_t int_elem(const void *p, enum npu_dtype d, uint64_t i)
+{
+	switch (d) {
+	case NPU_DTYPE_INT8: return ((const int8_t *)p)[i];
+	case NPU_DTYPE_UINT8: case NPU_DTYPE_BOOL: return ((const uint8_t *)p)[i];
+	case NPU_DTYPE_INT16: return ((const int16_t *)p)[i];
+	case NPU_DTYPE_UINT16: return ((const uint16_t *)p)[i];
+	case NPU_DTYPE_INT32: return ((const int32_t *)p)[i];
+	case NPU_DTYPE_UINT32: return ((const uint32_t *)p)[i];
+	default: return ((const int64_t *)p)[i];
+	}
+}
+
+/*
+ * |got - want| of one element, and whether it is within the tolerance:
+ * integers and bool must be equal; floats within atol + rtol * |want|,
+ * a NaN matching a NaN and an infinity the same infinity.
+ */
+static bool elem_matches(const void *got, const void *want, enum npu_dtype d, uint64_t i,
+			 double rtol, double atol, double *diff)
+{
+	if (dtype_is_float(d)) {
+		double g = float_elem(got, d, i), w = float_elem(want, d, i);
+
+		if ((isnan(g) && isnan(w)) || g == w) {
+			*diff = 0;
+			return true;
+		}
+		*diff = fabs(g - w);
+		return *diff <= atol + rtol * fabs(w);
+	} else {
+		int64_t g = int_elem(got, d, i), w = int_elem(want, d, i);
+
+		if (d == NPU_DTYPE_UINT64)
+			*diff = fabs((double)(uint64_t)g - (double)(uint64_t)w);
+		else
+			*diff = fabs((double)g - (double)w);
+		return g == w;
+	}
+}
+
+/* Input @t, bound as a constant of the model (not at run time). */
+static void make_constant(struct tensor_file *t, struct npu_onnx_tensor *k)
+{
+	memset(k, 0, sizeof(*k));
+	snprintf(k->name, sizeof(k->name), "%s", t->name);
+	k->dtype = t->dtype;
+	k->rank = t->rank;
+	memcpy(k->dims, t->dims, sizeof(k->dims));
+	k->data = t->data;
+	k->bytes = t->bytes;
+	t->used = true;
+}
+
+/* mkdir -p: @dir and its missing parents. */
+static int make_dirs(const char *dir)
+{
+	char path[4096];
+	size_t n = strlen(dir), i;
+
+	if (n >= sizeof(path))
+		return -ENAMETOOLONG;
+	memcpy(path, dir, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		path[i] = '\0';
+		if (mkdir(path, 0777) && errno != EEXIST)
+			return -errno;
+		path[i] = dir[i];
+	}
+	{
+		struct stat st;
+
+		if (stat(dir, &st))
+			return -errno;
+		if (!S_ISDIR(st.st_mode))
+			return -ENOTDIR;
+	}
+	return 0;
 }
 
 /* Keep only safe characters of a tensor name for a file name. */
@@ -391,13 +535,16 @@ int main(int argc, char **argv)
 		{ "atol", required_argument, NULL, 'A' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "const", required_argument, NULL, 'C' },
+		{ "runtime", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct tensor_file in[MAX_FILES] = { 0 }, ex[MAX_FILES] = { 0 };
 	struct npu_onnx_shape shapes[MAX_FILES];
 	struct npu_onnx_tensor consts[MAX_FILES];
-	size_t nconst = 0;
+	const char *as_const[MAX_FILES], *as_runtime[MAX_FILES];
+	size_t nconst = 0, nas_const = 0, nas_runtime = 0;
 	char *owned[2 * MAX_FILES + MAX_FILES] = { 0 };
 	size_t nin = 0, nex = 0, nshapes = 0, nowned = 0, i, j;
 	const char *outdir = NULL, *model_path;
@@ -455,6 +602,16 @@ int main(int argc, char **argv)
 			shapes[nshapes++].name = nm;
 			break;
 		}
+		case 'C': case 'U':
+			if ((c == 'C' ? nas_const : nas_runtime) == MAX_FILES) {
+				fprintf(stderr, "npu-run: too many --%s\n", c == 'C' ? "const" : "runtime");
+				return 2;
+			}
+			if (c == 'C')
+				as_const[nas_const++] = optarg;
+			else
+				as_runtime[nas_runtime++] = optarg;
+			break;
 		case 'c': cpu = true; break;
 		case 'd': dev_index = strtol(optarg, NULL, 10); break;
 		case 'p': profile = true; break;
@@ -521,23 +678,34 @@ int main(int argc, char **argv)
 		nshapes++;
 	}
 	/*
-	 * Named int64 tensors (Slice's starts, Pad's pads, ...) have no
-	 * device dtype: they become constants of the model, like initializers.
+	 * Which named inputs are constants of the model, like initializers:
+	 * int64 and bool ones unless --runtime keeps them inputs, and those
+	 * --const names.  A constant is not bound at run time.
 	 */
-	for (i = 0; i < nin; i++) {
-		struct npu_onnx_tensor *k = &consts[nconst];
+	for (i = 0; i < nas_const + nas_runtime; i++) {
+		const char *nm = i < nas_const ? as_const[i] : as_runtime[i - nas_const];
+		bool found = false;
 
-		if (in[i].npy_type != NPY_I64 || !in[i].name)
+		for (j = 0; j < nin && !found; j++)
+			found = in[j].name && !strcmp(in[j].name, nm);
+		if (!found) {
+			fprintf(stderr, "npu-run: --%s %s: no --input of that name\n",
+				i < nas_const ? "const" : "runtime", nm);
+			ret = 2;
+			goto out;
+		}
+	}
+	for (i = 0; i < nin; i++) {
+		bool constant = dtype_constant_by_default(in[i].dtype);
+
+		if (!in[i].name)
 			continue;
-		memset(k, 0, sizeof(*k));
-		snprintf(k->name, sizeof(k->name), "%s", in[i].name);
-		k->dtype = NPU_ONNX_INT64;
-		k->rank = in[i].rank;
-		memcpy(k->dims, in[i].dims, sizeof(k->dims));
-		k->data = in[i].data;
-		k->bytes = in[i].bytes;
-		in[i].used = true;
-		nconst++;
+		for (j = 0; j < nas_runtime; j++)
+			constant &= strcmp(as_runtime[j], in[i].name) != 0;
+		for (j = 0; j < nas_const; j++)
+			constant |= !strcmp(as_const[j], in[i].name);
+		if (constant)
+			make_constant(&in[i], &consts[nconst++]);
 	}
 	opts.constants = consts;
 	opts.num_constants = nconst;
@@ -545,9 +713,37 @@ int main(int argc, char **argv)
 	opts.num_shapes = nshapes;
 	r = npu_onnx_load_file(model_path, &opts, &m, err, sizeof(err));
 	if (r) {
+		size_t before = nconst;
+
 		fprintf(stderr, "npu-run: %s: %s\n", model_path, err);
-		ret = EXIT_UNSUPPORTED;
-		goto out;
+		/*
+		 * Values of other dtypes may decide shapes too (Resize's
+		 * scales, Range's limits, NonMaxSuppression's boxes): import
+		 * once more with every named input but --runtime's constant.
+		 */
+		for (i = 0; i < nin; i++) {
+			bool keep = !in[i].name || in[i].used;
+
+			for (j = 0; j < nas_runtime; j++)
+				keep |= in[i].name && !strcmp(as_runtime[j], in[i].name);
+			if (!keep)
+				make_constant(&in[i], &consts[nconst++]);
+		}
+		if (nconst == before) {
+			ret = EXIT_UNSUPPORTED;
+			goto out;
+		}
+		opts.num_constants = nconst;
+		if (!quiet)
+			printf("importing again with %zu more input%s as constants of the model\n",
+			       nconst - before, nconst - before == 1 ? "" : "s");
+		r = npu_onnx_load_file(model_path, &opts, &m, err, sizeof(err));
+		if (r) {
+			fprintf(stderr, "npu-run: %s: with every input a constant: %s\n",
+				model_path, err);
+			ret = EXIT_UNSUPPORTED;
+			goto out;
+		}
 	}
 	g = npu_onnx_graph(m);
 	nio_in = npu_onnx_num_inputs(m);
@@ -611,14 +807,15 @@ int main(int argc, char **argv)
 				goto out;
 			}
 			t->used = true;
-			narrow(t, io.dtype);
+			adapt(t, io.dtype);
 			fmt_shape(sh, sizeof(sh), io.rank, io.dims);
 			if (t->dtype != io.dtype || t->bytes != npu_runtime_value_bytes(rt, io.value)) {
 				char fs[128];
 
 				fmt_shape(fs, sizeof(fs), t->rank, t->dims);
-				fprintf(stderr, "npu-run: %s: %s of dtype %d does not fit input '%s' %s of dtype %d\n",
-					t->path, fs, (int)t->dtype, io.name, sh, (int)io.dtype);
+				fprintf(stderr, "npu-run: %s: %s %s does not fit input '%s', %s %s\n",
+					t->path, dtype_name(t->dtype), fs, io.name,
+					dtype_name(io.dtype), sh);
 				goto out;
 			}
 			p = t->data;
@@ -681,10 +878,15 @@ int main(int argc, char **argv)
 	}
 	if (iterations > 1 || !quiet) {
 		qsort(lat, (size_t)iterations, sizeof(*lat), cmp_i64);
-		printf("latency: median %.3f ms, min %.3f ms, p99 %.3f ms over %ld run%s\n",
-		       lat[iterations / 2] / 1e6, lat[0] / 1e6,
-		       lat[(size_t)((iterations - 1) * 99 / 100)] / 1e6, iterations,
-		       iterations == 1 ? "" : "s");
+		/* below 100 runs the 99th percentile is just the maximum */
+		if (iterations >= P99_MIN_RUNS)
+			printf("latency: median %.3f ms, min %.3f ms, p99 %.3f ms over %ld runs\n",
+			       lat[iterations / 2] / 1e6, lat[0] / 1e6,
+			       lat[(size_t)((iterations - 1) * 99 / 100)] / 1e6, iterations);
+		else
+			printf("latency: median %.3f ms, min %.3f ms, max %.3f ms over %ld run%s (no p99 below %d runs)\n",
+			       lat[iterations / 2] / 1e6, lat[0] / 1e6, lat[iterations - 1] / 1e6,
+			       iterations, iterations == 1 ? "" : "s", P99_MIN_RUNS);
 	}
 	if (profile) {
 		size_t n = npu_runtime_num_nodes(rt), ops = 0, dev_ops = 0;
@@ -740,16 +942,36 @@ int main(int argc, char **argv)
 			char path[4096];
 			int t = dtype_to_npy(io.dtype);
 
+			float *wide = NULL;
+
 			if (t < 0) {
-				fprintf(stderr, "npu-run: output %s: no .npy type\n", io.name);
+				fprintf(stderr, "npu-run: output %s: %s has no .npy type\n", io.name,
+					dtype_name(io.dtype));
 				goto out;
 			}
 			a.type = (enum npy_type)t;
 			for (j = 0; j < io.rank; j++)
 				a.dims[j] = io.dims[j];
-			mkdir(outdir, 0777);
+			if (io.dtype == NPU_DTYPE_BF16) {
+				uint64_t n = a.bytes / 2, k;
+
+				wide = malloc(n ? n * sizeof(float) : 1);
+				if (!wide)
+					goto out;
+				for (k = 0; k < n; k++)
+					wide[k] = bf16_value(((const uint16_t *)outbuf[i])[k]);
+				a.data = wide;
+				a.bytes = n * sizeof(float);
+			}
+			r = make_dirs(outdir);
+			if (r) {
+				fprintf(stderr, "npu-run: --output-dir %s: %s\n", outdir, strerror(-r));
+				free(wide);
+				goto out;
+			}
 			file_name(path, sizeof(path), outdir, io.name);
 			r = npy_save(path, &a);
+			free(wide);
 			if (r) {
 				fprintf(stderr, "npu-run: %s: %s\n", path, strerror(-r));
 				goto out;
@@ -776,23 +998,24 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		npu_onnx_output(m, o, &io);
-		narrow(&ex[i], io.dtype);
+		adapt(&ex[i], io.dtype);
 		if (ex[i].dtype != io.dtype ||
 		    ex[i].bytes != npu_runtime_value_bytes(rt, io.value)) {
-			fprintf(stderr, "npu-run: --expect %s: shape or dtype differs from output '%s'\n",
-				ex[i].path, io.name);
+			char fs[128];
+
+			fmt_shape(sh, sizeof(sh), io.rank, io.dims);
+			fmt_shape(fs, sizeof(fs), ex[i].rank, ex[i].dims);
+			fprintf(stderr, "npu-run: --expect %s: shape or dtype differs from output '%s' (%s %s, not %s %s)\n",
+				ex[i].path, io.name, dtype_name(io.dtype), sh,
+				dtype_name(ex[i].dtype), fs);
 			mismatch = true;
 			continue;
 		}
 		n = ex[i].bytes / npu_dtype_size(io.dtype);
 		for (k = 0; k < n; k++) {
-			double got = elem(outbuf[o], io.dtype, k), want = elem(ex[i].data, io.dtype, k);
-			double d = fabs(got - want);
+			double d;
 
-			if (isnan(want) && isnan(got))
-				continue;
-			if (!(d <= (io.dtype == NPU_DTYPE_FP32 || io.dtype == NPU_DTYPE_FP16 ||
-				    io.dtype == NPU_DTYPE_BF16 ? atol + rtol * fabs(want) : 0.0)))
+			if (!elem_matches(outbuf[o], ex[i].data, io.dtype, k, rtol, atol, &d))
 				bad++;
 			if (d > maxd || isnan(d))
 				maxd = d;

@@ -19,11 +19,15 @@
 #      build, as ASan's start-up cost on ~900 models dominates; the
 #      importer's error paths run sanitized in test-onnx-import and under
 #      the fuzzer.)
-#   2. npu-run's options: --output-dir writes .npy files that --expect
-#      reads back, --iterations and --profile print their reports; the
-#      exit statuses of Documentation/npu-run.rst: a wrong --expect is a
-#      mismatch (exit 1, with npu-run's message, never a crash), bad
-#      arguments exit 2, a missing model 3.
+#   2. npu-run's options: --output-dir writes .npy files (creating the
+#      directory's parents) that --expect reads back, --iterations and
+#      --profile print their reports (no p99 below 100 runs); int64, bool
+#      and float64 outputs match the ONNX tests' expected .pb and make a
+#      round trip through .npy; which inputs are constants of the model
+#      (int64 and bool; --const, --runtime; the second import with every
+#      input a constant); the exit statuses of Documentation/npu-run.rst: a
+#      wrong --expect is a mismatch (exit 1, with npu-run's message, never
+#      a crash), bad arguments exit 2, a missing model 3.
 #   3. Documentation/graph.rst's example program runs and checks itself.
 #   4. The real models (Documentation/models.rst; `make models` puts them
 #      in $VNPU_CACHE/models) run through npu-run on the CPU fallback and
@@ -193,7 +197,7 @@ if [ -d "$dir" ]; then
 		--input "W=$dir/test_data_set_0/input_1.pb" --output-dir "$scratch/out" \
 		--iterations 3 --profile >"$scratch/log" 2>&1 &&
 		[ -f "$scratch/out/y.npy" ] &&
-		grep -q '^latency: median .* over 3 runs' "$scratch/log" &&
+		grep -q '^latency: median .*, max .* over 3 runs (no p99 below 100 runs)$' "$scratch/log" &&
 		grep -q '^split: 1 of 1 nodes on the device\|^split: 0 of 1 nodes on the device' "$scratch/log"; then
 		ok "npu-run --output-dir --iterations --profile"
 	else
@@ -215,7 +219,7 @@ if [ -d "$dir" ]; then
 		--input "$dir/test_data_set_0/input_1.pb" \
 		--expect "$dir/test_data_set_0/input_0.pb" >"$scratch/log" 2>&1
 	rc=$?
-	if [ $rc = 1 ] && grep -q "^npu-run: --expect .*input_0.pb: shape or dtype differs from output 'y'$" \
+	if [ $rc = 1 ] && grep -q "^npu-run: --expect .*input_0.pb: shape or dtype differs from output 'y' (float32 \[1,1,4,3\], not float32 \[1,1,7,5\])$" \
 		"$scratch/log" && ! grep -q -E 'Sanitizer|runtime error' "$scratch/log"; then
 		ok "npu-run fails a wrong --expect: exit 1, shape differs"
 	else
@@ -237,8 +241,92 @@ if [ -d "$dir" ]; then
 		notok "npu-run fails a wrong --expect value: exit $rc, want 1 and 1 of 12 elements MISMATCH"
 		sed 's/^/#   /' "$scratch/log"
 	fi
+	# --output-dir creates its parents; p99 from 100 runs on
+	"$NPU_RUN" "$dir/model.onnx" --cpu --input "$dir/test_data_set_0/input_0.pb" \
+		--input "$dir/test_data_set_0/input_1.pb" --output-dir "$scratch/deep/a/b" \
+		--iterations 100 --quiet >"$scratch/log" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && [ -f "$scratch/deep/a/b/y.npy" ] &&
+		grep -q '^latency: median .* ms, min .* ms, p99 .* ms over 100 runs$' "$scratch/log"; then
+		ok "npu-run --output-dir a/b creates a and b; p99 over 100 runs"
+	else
+		notok "npu-run --output-dir a/b (exit $rc) or p99 over 100 runs"
+		sed 's/^/#   /' "$scratch/log"
+	fi
 else
 	notok "npu-run options: no $dir"
+fi
+
+# Outputs of host-only dtypes against the ONNX tests' expected .pb, then
+# as .npy (numpy's descr) read back by --expect: an I/O check only, the
+# .pb is the oracle.
+for spec in test_argmax_default_axis_example:result:'<i8' test_equal:z:'|b1' \
+	test_cast_FLOAT_to_DOUBLE:output:'<f8' test_mod_mixed_sign_int16:z:'<i2' \
+	test_max_uint64:result:'<u8'; do
+	t=${spec%%:*} rest=${spec#*:}
+	out=${rest%%:*} descr=${rest#*:}
+	d=$ONNX_DATA/$t
+	args=()
+	for f in "$d"/test_data_set_0/input_*.pb; do args+=(--input "$f"); done
+	if "$NPU_RUN" "$d/model.onnx" --cpu "${args[@]}" --expect "$d/test_data_set_0/output_0.pb" \
+		--output-dir "$scratch/$t" >"$scratch/log" 2>&1 &&
+		head -c 128 "$scratch/$t/$out.npy" | grep -q -F "{'descr': '$descr'" &&
+		"$NPU_RUN" "$d/model.onnx" --cpu "${args[@]}" --expect "$out=$scratch/$t/$out.npy" \
+			--atol 0 --rtol 0 >>"$scratch/log" 2>&1; then
+		ok "npu-run $t: $descr output matches the ONNX test and its .npy reads back"
+	else
+		notok "npu-run $t: $descr output against the ONNX test and through .npy"
+		sed 's/^/#   /' "$scratch/log"
+	fi
+done
+# A float64 .npy as an input: the float32 -> float64 cast's output fed to
+# the float64 -> float32 cast gives back the first cast's input exactly.
+d=$ONNX_DATA/test_cast_DOUBLE_to_FLOAT
+if "$NPU_RUN" "$d/model.onnx" --cpu --input "input=$scratch/test_cast_FLOAT_to_DOUBLE/output.npy" \
+	--expect "$ONNX_DATA/test_cast_FLOAT_to_DOUBLE/test_data_set_0/input_0.pb" --atol 0 --rtol 0 \
+	>"$scratch/log" 2>&1; then
+	ok "npu-run takes a float64 .npy input"
+else
+	notok "npu-run takes a float64 .npy input"
+	sed 's/^/#   /' "$scratch/log"
+fi
+
+# Constants of the model: an int64 input is one (Gather's indices
+# folded with --const data), --runtime keeps it an input (the Gather a
+# CPU kernel), and a Reshape whose shape --runtime keeps an input is
+# refused (exit 3) with the importer's reason.  Resize's float scales
+# need a second import with every input a constant.
+d=$ONNX_DATA/test_gather_0
+gargs=(--input "$d/test_data_set_0/input_0.pb" --input "$d/test_data_set_0/input_1.pb"
+	--expect "$d/test_data_set_0/output_0.pb" --cpu --profile)
+if "$NPU_RUN" "$d/model.onnx" "${gargs[@]}" --const data >"$scratch/log" 2>&1 &&
+	grep -q '^split: 0 of 0 nodes' "$scratch/log" &&
+	"$NPU_RUN" "$d/model.onnx" "${gargs[@]}" --runtime indices >"$scratch/log" 2>&1 &&
+	grep -q '^0 .* Gather .* cpu ' "$scratch/log"; then
+	ok "npu-run --const folds Gather, --runtime keeps its int64 indices an input"
+else
+	notok "npu-run --const and --runtime on Gather"
+	sed 's/^/#   /' "$scratch/log"
+fi
+d=$ONNX_DATA/test_reshape_reordered_all_dims
+"$NPU_RUN" "$d/model.onnx" --cpu --input "$d/test_data_set_0/input_0.pb" \
+	--input "$d/test_data_set_0/input_1.pb" --runtime shape >"$scratch/log" 2>&1
+rc=$?
+if [ $rc = 3 ] && grep -q "node 'reshaped' (Reshape): .*constant" "$scratch/log"; then
+	ok "npu-run --runtime on Reshape's shape: refused, exit 3"
+else
+	notok "npu-run --runtime on Reshape's shape: exit $rc, want 3 and a constant asked for"
+	sed 's/^/#   /' "$scratch/log"
+fi
+d=$ONNX_DATA/test_resize_upsample_scales_nearest
+args=()
+for f in "$d"/test_data_set_0/input_*.pb; do args+=(--input "$f"); done
+if "$NPU_RUN" "$d/model.onnx" --cpu "${args[@]}" --expect "$d/test_data_set_0/output_0.pb" \
+	>"$scratch/log" 2>&1 && grep -q '^importing again with .* inputs\? as constants' "$scratch/log"; then
+	ok "npu-run imports Resize again with its float scales a constant"
+else
+	notok "npu-run Resize with float scales as an input"
+	sed 's/^/#   /' "$scratch/log"
 fi
 "$NPU_RUN" >/dev/null 2>&1
 [ $? = 2 ] && ok "npu-run without a model exits 2" || notok "npu-run without a model exits 2"
