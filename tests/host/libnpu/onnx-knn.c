@@ -1193,6 +1193,48 @@ static void test_output_bounds(void **unused)
 		   "the output's dimension 1 (4000000000) makes it too large");
 }
 
+/* Every kernel's infer refuses absent inputs and outputs, and no inputs at all. */
+static void test_absent_operands(void **unused)
+{
+	struct ok_conv_state cs = { .group = 1 };
+	struct ok_pool_state ps = { .kind = OK_POOL_MAX, .global = true };
+	struct ok_unpool_state us = { 0 };
+	struct ok_gemm_state gs = { .alpha = 1, .beta = 1 };
+	struct ok_einsum_state es = { .equation = "i,i" };
+	struct ok_resize_state rs = resize_state(OK_RESIZE_NEAREST, OK_COORD_ASYMMETRIC);
+	struct ok_grid_state gr = { 0 };
+	struct ok_roi_state ro = { .out_h = 1, .out_w = 1, .spatial_scale = 1 };
+	const struct { const struct npu_kernel *k; const void *state; } ks[] = {
+		{ &ok_kernel_conv, &cs }, { &ok_kernel_conv_transpose, &cs },
+		{ &ok_kernel_pool, &ps }, { &ok_kernel_max_unpool, &us },
+		{ &ok_kernel_matmul, NULL }, { &ok_kernel_gemm, &gs },
+		{ &ok_kernel_einsum, &es }, { &ok_kernel_resize, &rs },
+		{ &ok_kernel_grid_sample, &gr }, { &ok_kernel_roi_align, &ro },
+	};
+	float v[16] = { 0 };
+	size_t i;
+
+	(void)unused;
+	for (i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+		struct call c = { 0 };
+
+		/* No inputs, no outputs. */
+		assert_int_equal(ks[i].k->infer(ks[i].state, 0, c.inp, 0, c.outp, c.err,
+						sizeof(c.err)), -EINVAL);
+		/* Every input present but the first; then every output absent. */
+		set_in(&c, 0, NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 1, 2, 2 }, v);
+		set_in(&c, 1, NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 1, 2, 2 }, v);
+		set_in(&c, 2, NPU_DTYPE_INT64, 1, (uint32_t[]){ 1 }, v);
+		absent(&c, 0);
+		assert_int_equal(infer(ks[i].k, ks[i].state, &c), -EINVAL);
+		assert_true(c.err[0] != 0);
+		set_in(&c, 0, NPU_DTYPE_FP32, 4, (uint32_t[]){ 1, 1, 2, 2 }, v);
+		c.outp[0] = NULL;
+		assert_int_equal(infer(ks[i].k, ks[i].state, &c), -EINVAL);
+		assert_true(c.err[0] != 0);
+	}
+}
+
 /* ---- create(): attributes and opsets through the importer ------------------------------ */
 
 /* A string attribute, which nodef() does not make. */
@@ -1405,6 +1447,7 @@ int main(void)
 		cmocka_unit_test(test_roi_align),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_output_bounds),
+		cmocka_unit_test(test_absent_operands),
 		cmocka_unit_test(test_create_conv),
 		cmocka_unit_test(test_create_pool),
 		cmocka_unit_test(test_create_resize_einsum),
