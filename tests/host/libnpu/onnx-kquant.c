@@ -578,6 +578,148 @@ static void test_qlinear_conv(void **unused)
 		    "w has rank 1, x has rank 4");
 }
 
+/* ---- ConvInteger against a direct evaluation of its definition -------------------- */
+
+static uint32_t rng_state = 12345;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng_state = rng_state * 1103515245u + 12345u;
+	return (rng_state >> 16) % n;
+}
+
+/*
+ * Random grouped, strided, dilated, padded convolutions of 1 to 3
+ * spatial axes: infer refuses exactly the windows that do not fit, and
+ * every output is the sum the definition gives, evaluated here output by
+ * output with the padding's geometry worked out independently.
+ */
+static void test_conv_integer_random(void **unused)
+{
+	int fitting = 0;
+
+	(void)unused;
+	for (int iter = 0; iter < 300; iter++) {
+		struct ok_qconv_state st = { .group = 1 + rnd(2) };
+		uint32_t r = 1 + rnd(3), cg = 1 + rnd(3), mg = 1 + rnd(3), N = 1 + rnd(2);
+		uint32_t dx[5], dw[5], out[3], in_[3], k[3], sd[3], dd[3];
+		int64_t pb[3], pe[3];
+		bool fits = true;
+		uint8_t xzp = (uint8_t)rnd(256);
+		int8_t wzp[6];
+		struct npu_kernel_tensor y, *in[4], *o[1] = { &y };
+		int ret;
+
+		st.auto_pad = (enum ok_quant_pad)rnd(4);
+		dx[0] = N;
+		dx[1] = cg * (uint32_t)st.group;
+		dw[0] = mg * (uint32_t)st.group;
+		dw[1] = cg;
+		st.n_strides = st.n_dilations = r;
+		st.n_pads = st.auto_pad == OK_QPAD_NOTSET ? 2 * r : 0;
+		for (uint32_t i = 0; i < r; i++) {
+			int64_t ext;
+
+			in_[i] = dx[2 + i] = 1 + rnd(7);
+			k[i] = dw[2 + i] = 1 + rnd(3);
+			sd[i] = (uint32_t)(st.strides[i] = 1 + rnd(3));
+			dd[i] = (uint32_t)(st.dilations[i] = 1 + rnd(2));
+			st.pads[i] = st.auto_pad == OK_QPAD_NOTSET ? rnd(3) : 0;
+			st.pads[r + i] = st.auto_pad == OK_QPAD_NOTSET ? rnd(3) : 0;
+			ext = (int64_t)(k[i] - 1) * dd[i] + 1;
+			if (st.auto_pad == OK_QPAD_SAME_UPPER || st.auto_pad == OK_QPAD_SAME_LOWER) {
+				int64_t o_ = (in_[i] + sd[i] - 1) / sd[i];
+				int64_t total = (o_ - 1) * sd[i] + ext - in_[i];
+
+				if (total < 0)
+					total = 0;
+				pb[i] = st.auto_pad == OK_QPAD_SAME_UPPER ? total / 2 : (total + 1) / 2;
+				pe[i] = total - pb[i];
+				out[i] = (uint32_t)o_;
+			} else {
+				int64_t span;
+
+				pb[i] = st.pads[i];
+				pe[i] = st.pads[r + i];
+				span = in_[i] + pb[i] + pe[i] - ext;
+				fits &= span >= 0;
+				out[i] = span >= 0 ? (uint32_t)(span / sd[i] + 1) : 0;
+			}
+		}
+		in[0] = tensor(NPU_DTYPE_UINT8, r + 2, dx, NULL);
+		in[1] = tensor(NPU_DTYPE_INT8, r + 2, dw, NULL);
+		for (uint64_t i = 0; i < in[0]->elems; i++)
+			((uint8_t *)in[0]->data)[i] = (uint8_t)rnd(256);
+		for (uint64_t i = 0; i < in[1]->elems; i++)
+			((int8_t *)in[1]->data)[i] = (int8_t)(rnd(256) - 128);
+		for (uint32_t m = 0; m < dw[0]; m++)
+			wzp[m] = (int8_t)(rnd(256) - 128);
+		in[2] = S(NPU_DTYPE_UINT8, &xzp);
+		{
+			uint32_t dz[1] = { dw[0] };
+
+			in[3] = tensor(NPU_DTYPE_INT8, 1, dz, wzp);
+		}
+		ret = run_k(&ok_kernel_conv_integer, &st, 4, in, 1, o, NULL);
+		if (!fits) {
+			expect_fail(ret, "is larger than the padded input");
+			teardown(NULL);
+			continue;
+		}
+		assert_int_equal(ret, 0);
+		for (uint32_t i = 0; i < r; i++)
+			assert_int_equal(y.dims[2 + i], out[i]);
+		for (uint64_t e = 0; e < y.elems; e++) {
+			uint64_t rest = e;
+			uint32_t oc[3], n, m, grp;
+			int64_t want = 0;
+
+			for (int i = (int)r - 1; i >= 0; i--) {
+				oc[i] = (uint32_t)(rest % out[i]);
+				rest /= out[i];
+			}
+			m = (uint32_t)(rest % dw[0]);
+			n = (uint32_t)(rest / dw[0]);
+			grp = m / mg;
+			for (uint32_t c = 0; c < cg; c++) {
+				uint64_t kn = 1;
+
+				for (uint32_t i = 0; i < r; i++)
+					kn *= k[i];
+				for (uint64_t kk = 0; kk < kn; kk++) {
+					uint64_t krest = kk, xi = (uint64_t)n * dx[1] + grp * cg + c;
+					uint64_t wi = (uint64_t)m * cg + c;
+					uint32_t kc[3];
+					bool inside = true;
+
+					for (int i = (int)r - 1; i >= 0; i--) {
+						kc[i] = (uint32_t)(krest % k[i]);
+						krest /= k[i];
+					}
+					for (uint32_t i = 0; i < r; i++) {
+						int64_t at = (int64_t)oc[i] * sd[i] + (int64_t)kc[i] * dd[i] - pb[i];
+
+						inside &= at >= 0 && at < in_[i];
+						xi = xi * in_[i] + (uint64_t)(at < 0 ? 0 : at);
+						wi = wi * k[i] + kc[i];
+					}
+					if (inside)
+						want += (int64_t)(((uint8_t *)in[0]->data)[xi] - xzp) *
+							(((int8_t *)in[1]->data)[wi] - wzp[m]);
+				}
+			}
+			if (((int32_t *)y.data)[e] != want)
+				fail_msg("iteration %d, output %llu: %d, want %lld", iter,
+					 (unsigned long long)e, ((int32_t *)y.data)[e], (long long)want);
+		}
+		free_out(&y);
+		teardown(NULL);
+		fitting++;
+	}
+	/* both kinds of case were drawn */
+	assert_true(fitting > 150 && fitting < 300);
+}
+
 /* ---- Limits: the work count bounds a run, polls stop a long one -------------- */
 
 static int polls;
@@ -797,6 +939,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_conv_integer, teardown),
 		cmocka_unit_test_teardown(test_conv_integer_groups_1d, teardown),
 		cmocka_unit_test_teardown(test_qlinear_conv, teardown),
+		cmocka_unit_test_teardown(test_conv_integer_random, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
 		cmocka_unit_test(test_load_quantize),
 		cmocka_unit_test(test_load_qlinear_conv),
