@@ -18,19 +18,6 @@
 
 #include "ok_reduce.h"
 
-static const char *const reduce_names[] = {
-	[OK_REDUCE_SUM] = "ReduceSum",
-	[OK_REDUCE_MEAN] = "ReduceMean",
-	[OK_REDUCE_MAX] = "ReduceMax",
-	[OK_REDUCE_MIN] = "ReduceMin",
-	[OK_REDUCE_PROD] = "ReduceProd",
-	[OK_REDUCE_L1] = "ReduceL1",
-	[OK_REDUCE_L2] = "ReduceL2",
-	[OK_REDUCE_LOG_SUM] = "ReduceLogSum",
-	[OK_REDUCE_LOG_SUM_EXP] = "ReduceLogSumExp",
-	[OK_REDUCE_SUM_SQUARE] = "ReduceSumSquare",
-};
-
 /* Which of the input's axes are reduced. */
 static int reduce_mask(const struct ok_reduce_state *s, size_t num_inputs,
 		       const struct npu_kernel_tensor *const *in, bool *mask,
@@ -361,10 +348,10 @@ static int reduce_run(const void *state, size_t num_inputs,
 	return reduce_run_float(s, x, ostride, count, out[0], call);
 }
 
-#define REDUCE_KERNEL(k)                                                       \
+#define REDUCE_KERNEL(k, op_type)                                              \
 	[k] = {                                                                \
 		.size = sizeof(struct npu_kernel),                             \
-		.name = reduce_names[k],                                       \
+		.name = op_type,                                               \
 		.infer = reduce_infer,                                         \
 		.work = reduce_work,                                           \
 		.run = reduce_run,                                             \
@@ -372,16 +359,16 @@ static int reduce_run(const void *state, size_t num_inputs,
 	}
 
 const struct npu_kernel ok_reduce_kernels[10] = {
-	REDUCE_KERNEL(OK_REDUCE_SUM),
-	REDUCE_KERNEL(OK_REDUCE_MEAN),
-	REDUCE_KERNEL(OK_REDUCE_MAX),
-	REDUCE_KERNEL(OK_REDUCE_MIN),
-	REDUCE_KERNEL(OK_REDUCE_PROD),
-	REDUCE_KERNEL(OK_REDUCE_L1),
-	REDUCE_KERNEL(OK_REDUCE_L2),
-	REDUCE_KERNEL(OK_REDUCE_LOG_SUM),
-	REDUCE_KERNEL(OK_REDUCE_LOG_SUM_EXP),
-	REDUCE_KERNEL(OK_REDUCE_SUM_SQUARE),
+	REDUCE_KERNEL(OK_REDUCE_SUM, "ReduceSum"),
+	REDUCE_KERNEL(OK_REDUCE_MEAN, "ReduceMean"),
+	REDUCE_KERNEL(OK_REDUCE_MAX, "ReduceMax"),
+	REDUCE_KERNEL(OK_REDUCE_MIN, "ReduceMin"),
+	REDUCE_KERNEL(OK_REDUCE_PROD, "ReduceProd"),
+	REDUCE_KERNEL(OK_REDUCE_L1, "ReduceL1"),
+	REDUCE_KERNEL(OK_REDUCE_L2, "ReduceL2"),
+	REDUCE_KERNEL(OK_REDUCE_LOG_SUM, "ReduceLogSum"),
+	REDUCE_KERNEL(OK_REDUCE_LOG_SUM_EXP, "ReduceLogSumExp"),
+	REDUCE_KERNEL(OK_REDUCE_SUM_SQUARE, "ReduceSumSquare"),
 };
 
 /*
