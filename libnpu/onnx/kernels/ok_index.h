@@ -169,6 +169,20 @@ static inline int64_t ok_index_at(const struct npu_kernel_tensor *t, uint64_t i)
 					   : ((const int32_t *)t->data)[i];
 }
 
+/*
+ * -EINVAL unless the first @required inputs are present and, if
+ * @need_out0, output 0: a model may leave out any input or output.
+ */
+int ok_need_io(size_t ni, const struct npu_kernel_tensor *const *in, size_t required,
+	       size_t no, struct npu_kernel_tensor *const *out, bool need_out0, char *err,
+	       size_t err_size);
+#define OK_NEED_IO(ni, in, required, no, out, need_out0)				\
+	do {										\
+		int need_ = ok_need_io(ni, in, required, no, out, need_out0, err, err_size); \
+		if (need_)								\
+			return need_;							\
+	} while (0)
+
 /* -EINVAL unless @t is int32 or int64, naming @what. */
 int ok_check_indices(const struct npu_kernel_tensor *t, const char *what, char *err,
 		     size_t err_size);

@@ -26,13 +26,14 @@ static int concat_infer(const void *state, size_t ni, const struct npu_kernel_te
 			size_t err_size)
 {
 	const struct ok_axis_state *st = state;
-	const struct npu_kernel_tensor *a = in[0];
+	const struct npu_kernel_tensor *a;
 	uint64_t dims[NPU_TENSOR_MAX_RANK], sum = 0;
 	uint32_t axis, d;
 	size_t k;
 	int e;
 
-	(void)no;
+	OK_NEED_IO(ni, in, 1, no, out, true);
+	a = in[0];
 	if (!ni || !a)
 		return ok_fail(err, err_size, "Concat needs at least one input");
 	if (!a->rank)
@@ -207,6 +208,8 @@ static int split_infer(const void *state, size_t ni, const struct npu_kernel_ten
 	uint32_t axis, d;
 	size_t k;
 	int e;
+
+	OK_NEED_IO(ni, in, 1, no, out, false);
 
 	if (!in[0]->rank)
 		return ok_fail(err, err_size, "the input must have a rank of at least 1");

@@ -85,6 +85,21 @@ int ok_view_copy(void *dst, const void *src, size_t elem_size, const struct ok_v
 	return 0;
 }
 
+int ok_need_io(size_t ni, const struct npu_kernel_tensor *const *in, size_t required,
+	       size_t no, struct npu_kernel_tensor *const *out, bool need_out0, char *err,
+	       size_t err_size)
+{
+	size_t i;
+
+	for (i = 0; i < required; i++)
+		if (i >= ni || !in[i])
+			return ok_fail(err, err_size, "input %zu is missing (the op needs %zu)", i,
+				       required);
+	if (need_out0 && (!no || !out[0]))
+		return ok_fail(err, err_size, "output 0 is missing");
+	return 0;
+}
+
 int ok_check_indices(const struct npu_kernel_tensor *t, const char *what, char *err,
 		     size_t err_size)
 {

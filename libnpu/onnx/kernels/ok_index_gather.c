@@ -48,13 +48,14 @@ static int gather_infer(const void *state, size_t ni, const struct npu_kernel_te
 			size_t err_size)
 {
 	const struct ok_axis_state *st = state;
-	const struct npu_kernel_tensor *x = in[0], *idx = in[1];
+	const struct npu_kernel_tensor *x, *idx;
 	uint64_t dims[NPU_TENSOR_MAX_RANK];
 	uint32_t axis, d, r = 0;
 	int e;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 2, no, out, true);
+	x = in[0];
+	idx = in[1];
 	if (!x->rank)
 		return ok_fail(err, err_size, "the data must have a rank of at least 1");
 	e = ok_axis(st->axis, x->rank, &axis, "axis", err, err_size);
@@ -169,12 +170,13 @@ static int gather_elements_infer(const void *state, size_t ni,
 				 size_t err_size)
 {
 	const struct ok_axis_state *st = state;
-	const struct npu_kernel_tensor *x = in[0], *idx = in[1];
+	const struct npu_kernel_tensor *x, *idx;
 	uint32_t axis, d;
 	int e;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 2, no, out, true);
+	x = in[0];
+	idx = in[1];
 	if (!x->rank)
 		return ok_fail(err, err_size, "the data must have a rank of at least 1");
 	e = ok_axis(st->axis, x->rank, &axis, "axis", err, err_size);
@@ -290,13 +292,14 @@ static int gather_nd_infer(const void *state, size_t ni, const struct npu_kernel
 			   size_t err_size)
 {
 	const struct ok_gather_nd_state *st = state;
-	const struct npu_kernel_tensor *x = in[0], *idx = in[1];
+	const struct npu_kernel_tensor *x, *idx;
 	uint64_t dims[2 * NPU_TENSOR_MAX_RANK];
 	uint32_t d, r = 0, k;
 	int e;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 2, no, out, true);
+	x = in[0];
+	idx = in[1];
 	e = gather_nd_check(st, x, idx, err, err_size);
 	if (e)
 		return e;

@@ -33,8 +33,8 @@ static int trilu_infer(const void *state, size_t ni, const struct npu_kernel_ten
 	int64_t k = 0;
 	int e;
 
+	OK_NEED_IO(ni, in, 1, no, out, true);
 	(void)state;
-	(void)no;
 	if (in[0]->rank < 2)
 		return ok_fail(err, err_size, "the input must have a rank of at least 2, not %u",
 			       in[0]->rank);
@@ -193,8 +193,8 @@ static int cumsum_infer(const void *state, size_t ni, const struct npu_kernel_te
 	uint32_t axis;
 	int e;
 
+	OK_NEED_IO(ni, in, 2, no, out, true);
 	(void)state;
-	(void)no;
 	if (!cumsum_adder(in[0]->dtype))
 		return ok_fail(err, err_size,
 			       "CumSum takes int32, int64, uint32, uint64 and float types, not %s",
@@ -356,8 +356,8 @@ static int range_infer(const void *state, size_t ni, const struct npu_kernel_ten
 	uint64_t n;
 	int e;
 
+	OK_NEED_IO(ni, in, 3, no, out, true);
 	(void)state;
-	(void)no;
 	if (ni != 3 || !in[0] || !in[1] || !in[2])
 		return ok_fail(err, err_size, "Range takes start, limit and delta");
 	e = range_count(in, &n, err, err_size);
@@ -451,13 +451,13 @@ static int onehot_infer(const void *state, size_t ni, const struct npu_kernel_te
 			size_t err_size)
 {
 	const struct ok_onehot_state *st = state;
-	const struct npu_kernel_tensor *idx = in[0];
+	const struct npu_kernel_tensor *idx;
 	uint64_t depth, dims[NPU_TENSOR_MAX_RANK + 1];
 	uint32_t axis, d, r = 0;
 	int e;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 3, no, out, true);
+	idx = in[0];
 	e = onehot_depth(in[1], &depth, err, err_size);
 	if (e)
 		return e;
@@ -567,8 +567,7 @@ static int eyelike_infer(const void *state, size_t ni, const struct npu_kernel_t
 {
 	const struct ok_eyelike_state *st = state;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 1, no, out, true);
 	if (in[0]->rank != 2)
 		return ok_fail(err, err_size, "the input must be 2-D, not of rank %u", in[0]->rank);
 	out[0]->dtype = st->has_dtype ? st->dtype : in[0]->dtype;
@@ -657,8 +656,7 @@ static int shape_infer(const void *state, size_t ni, const struct npu_kernel_ten
 	int64_t first, last;
 	uint64_t n;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 1, no, out, true);
 	shape_range(state, in[0]->rank, &first, &last);
 	if (last <= first)
 		return ok_fail(err, err_size,
@@ -736,10 +734,10 @@ static int size_infer(const void *state, size_t ni, const struct npu_kernel_tens
 		      size_t no, struct npu_kernel_tensor *const *out, char *err,
 		      size_t err_size)
 {
+	OK_NEED_IO(ni, in, 1, no, out, true);
+
 	(void)state;
-	(void)ni;
 	(void)in;
-	(void)no;
 	(void)err;
 	(void)err_size;
 	out[0]->dtype = NPU_DTYPE_INT64;

@@ -59,10 +59,10 @@ static int transpose_infer(const void *state, size_t ni,
 			   struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
 	uint32_t perm[NPU_TENSOR_MAX_RANK], dims[NPU_TENSOR_MAX_RANK], d;
-	int r = transpose_perm(state, in[0], perm, err, err_size);
+	int r;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 1, no, out, true);
+	r = transpose_perm(state, in[0], perm, err, err_size);
 	if (r)
 		return r;
 	for (d = 0; d < in[0]->rank; d++)
@@ -181,9 +181,8 @@ static int expand_infer(const void *state, size_t ni, const struct npu_kernel_te
 	uint32_t rank = 0;
 	int e;
 
+	OK_NEED_IO(ni, in, 2, no, out, true);
 	(void)state;
-	(void)ni;
-	(void)no;
 	e = expand_shape(in, &rank, dims, err, err_size);
 	if (e)
 		return e;
@@ -257,9 +256,8 @@ static int tile_infer(const void *state, size_t ni, const struct npu_kernel_tens
 	uint32_t d;
 	int e;
 
+	OK_NEED_IO(ni, in, 2, no, out, true);
 	(void)state;
-	(void)ni;
-	(void)no;
 	e = tile_repeats(in, rep, err, err_size);
 	if (e)
 		return e;
@@ -325,12 +323,13 @@ static int d2s_infer(const void *state, size_t ni, const struct npu_kernel_tenso
 		     size_t err_size)
 {
 	const struct ok_block_state *st = state;
-	const struct npu_kernel_tensor *x = in[0];
+	const struct npu_kernel_tensor *x;
 	uint64_t bs, dims[4];
-	int e = block_check(st, x, err, err_size);
+	int e;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 1, no, out, true);
+	x = in[0];
+	e = block_check(st, x, err, err_size);
 	if (e)
 		return e;
 	bs = (uint64_t)st->blocksize;
@@ -387,12 +386,13 @@ static int s2d_infer(const void *state, size_t ni, const struct npu_kernel_tenso
 		     size_t err_size)
 {
 	const struct ok_block_state *st = state;
-	const struct npu_kernel_tensor *x = in[0];
+	const struct npu_kernel_tensor *x;
 	uint64_t bs, dims[4];
-	int e = block_check(st, x, err, err_size);
+	int e;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 1, no, out, true);
+	x = in[0];
+	e = block_check(st, x, err, err_size);
 	if (e)
 		return e;
 	bs = (uint64_t)st->blocksize;

@@ -84,7 +84,7 @@ static int pad_infer(const void *state, size_t ni, const struct npu_kernel_tenso
 	struct pad_plan p;
 	int e;
 
-	(void)no;
+	OK_NEED_IO(ni, in, 1, no, out, true);
 	e = pad_plan(state, ni, in, &p, err, err_size);
 	if (e)
 		return e;

@@ -122,12 +122,14 @@ static int scatter_elements_infer(const void *state, size_t ni,
 				  size_t err_size)
 {
 	const struct ok_scatter_state *st = state;
-	const struct npu_kernel_tensor *x = in[0], *idx = in[1], *upd = in[2];
+	const struct npu_kernel_tensor *x, *idx, *upd;
 	uint32_t axis, d;
 	int e;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 3, no, out, true);
+	x = in[0];
+	idx = in[1];
+	upd = in[2];
 	if (!x->rank)
 		return ok_fail(err, err_size, "the data must have a rank of at least 1");
 	e = ok_axis(st->axis, x->rank, &axis, "axis", err, err_size);
@@ -268,13 +270,15 @@ static int scatter_nd_infer(const void *state, size_t ni,
 			    const struct npu_kernel_tensor *const *in, size_t no,
 			    struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
-	const struct npu_kernel_tensor *x = in[0], *idx = in[1], *upd = in[2];
+	const struct npu_kernel_tensor *x, *idx, *upd;
 	uint32_t k, d, want;
 	int e;
 
+	OK_NEED_IO(ni, in, 3, no, out, true);
+	x = in[0];
+	idx = in[1];
+	upd = in[2];
 	(void)state;
-	(void)ni;
-	(void)no;
 	e = ok_check_indices(idx, "indices", err, err_size);
 	if (!e)
 		e = check_updates(x, upd, err, err_size);

@@ -32,11 +32,13 @@ static int revseq_infer(const void *state, size_t ni, const struct npu_kernel_te
 			size_t err_size)
 {
 	const struct ok_reverse_sequence_state *st = state;
-	const struct npu_kernel_tensor *x = in[0], *len = in[1];
-	int e = revseq_axes(st, err, err_size);
+	const struct npu_kernel_tensor *x, *len;
+	int e;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 2, no, out, true);
+	x = in[0];
+	len = in[1];
+	e = revseq_axes(st, err, err_size);
 	if (e)
 		return e;
 	if (x->rank < 2)
@@ -166,13 +168,13 @@ static int compress_infer(const void *state, size_t ni, const struct npu_kernel_
 			  size_t err_size)
 {
 	const struct ok_axis_state *st = state;
-	const struct npu_kernel_tensor *x = in[0];
+	const struct npu_kernel_tensor *x;
 	uint64_t dims[NPU_TENSOR_MAX_RANK], count;
 	uint32_t axis = 0, d;
 	int e;
 
-	(void)ni;
-	(void)no;
+	OK_NEED_IO(ni, in, 2, no, out, true);
+	x = in[0];
 	if (st->has_axis) {
 		if (!x->rank)
 			return ok_fail(err, err_size, "a scalar has no axis to compress");
@@ -291,13 +293,14 @@ static int nonzero_infer(const void *state, size_t ni, const struct npu_kernel_t
 			 size_t no, struct npu_kernel_tensor *const *out, char *err,
 			 size_t err_size)
 {
-	const struct npu_kernel_tensor *x = in[0];
-	size_t esz = npu_dtype_size(x->dtype);
+	const struct npu_kernel_tensor *x;
+	size_t esz;
 	uint64_t dims[2], i, nnz = 0;
 
+	OK_NEED_IO(ni, in, 1, no, out, true);
+	x = in[0];
+	esz = npu_dtype_size(x->dtype);
 	(void)state;
-	(void)ni;
-	(void)no;
 	if (!x->data)
 		return ok_fail(err, err_size, VALUES_MUST_BE_CONSTANT);
 	for (i = 0; i < x->elems; i++)
@@ -524,7 +527,7 @@ static int unique_infer(const void *state, size_t ni, const struct npu_kernel_te
 			size_t err_size)
 {
 	const struct ok_unique_state *st = state;
-	const struct npu_kernel_tensor *x = in[0];
+	const struct npu_kernel_tensor *x;
 	struct unique_result r = { 0 };
 	uint64_t dims[NPU_TENSOR_MAX_RANK];
 	struct items it;
@@ -532,7 +535,8 @@ static int unique_infer(const void *state, size_t ni, const struct npu_kernel_te
 	size_t k;
 	int e;
 
-	(void)ni;
+	OK_NEED_IO(ni, in, 1, no, out, false);
+	x = in[0];
 	if (!x->data)
 		return ok_fail(err, err_size, VALUES_MUST_BE_CONSTANT);
 	e = unique_items(st, x, &it, &axis, err, err_size);

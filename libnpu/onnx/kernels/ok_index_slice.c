@@ -124,7 +124,7 @@ static int slice_infer(const void *state, size_t ni, const struct npu_kernel_ten
 	struct slice_plan p;
 	int e;
 
-	(void)no;
+	OK_NEED_IO(ni, in, 1, no, out, true);
 	e = slice_plan(state, ni, in, &p, err, err_size);
 	if (e)
 		return e;

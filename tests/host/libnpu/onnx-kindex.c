@@ -1327,6 +1327,42 @@ static void test_table(void **s)
 	assert_int_equal(n, 26);
 }
 
+/* A model may leave out any input or output: every op says which, none reads it. */
+static void test_missing_io(void **s)
+{
+	static const uint64_t zero_state[64];
+	const struct npu_onnx_op *const *p;
+	struct npu_kernel_tensor x = T(NPU_DTYPE_INT64, I64(1, 2), 2), o = { 0 };
+	const struct npu_kernel_tensor *in[1] = { NULL };
+	struct npu_kernel_tensor *out[2] = { NULL, &o };
+	struct mb b;
+	static const int64_t d2[] = { 2 };
+
+	(void)s;
+	for (p = ok_ops_index; *p; p++) {
+		const struct npu_kernel *k = (*p)->kernel;
+
+		err[0] = 0;
+		assert_int_equal(k->infer(zero_state, 0, NULL, 1, out + 1, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, "input 0 is missing"))
+			fail_msg("%s: \"%s\"", (*p)->op_type, err);
+		err[0] = 0;
+		assert_int_equal(k->infer(zero_state, 1, in, 1, out + 1, err, sizeof(err)), -EINVAL);
+		if (!strstr(err, "input 0 is missing"))
+			fail_msg("%s: \"%s\"", (*p)->op_type, err);
+	}
+	/* output 0 absent, output 1 present */
+	in[0] = &x;
+	refused(ok_op_transpose.kernel->infer(zero_state, 1, in, 2, out, err, sizeof(err)),
+		"output 0 is missing");
+
+	/* through the importer: a Gather without its indices */
+	one_node(&b, 13, 1, d2, 1, d2);
+	nodef(&b, "Gather", "g", "x", "y", NULL);
+	load(&b, NULL, -EINVAL, "input 1 is missing (the op needs 2)");
+	mb_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1353,6 +1389,7 @@ int main(void)
 		cmocka_unit_test(test_nonzero),
 		cmocka_unit_test(test_unique),
 		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_missing_io),
 		cmocka_unit_test(test_create_movement),
 		cmocka_unit_test(test_create_index),
 	};
