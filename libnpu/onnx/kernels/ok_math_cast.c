@@ -128,6 +128,10 @@ static bool convert_typed(const struct npu_kernel_tensor *x, struct npu_kernel_t
 	case PAIR(NPU_DTYPE_FP64, NPU_DTYPE_FP32): TYPED(double, float, (float)v); return true;
 	case PAIR(NPU_DTYPE_BOOL, NPU_DTYPE_FP32): TYPED(uint8_t, float, v != 0); return true;
 	case PAIR(NPU_DTYPE_FP32, NPU_DTYPE_BOOL): TYPED(float, uint8_t, v != 0); return true;
+	case PAIR(NPU_DTYPE_FP32, NPU_DTYPE_FP16): TYPED(float, uint16_t, ok_f32_to_fp16(v)); return true;
+	case PAIR(NPU_DTYPE_FP16, NPU_DTYPE_FP32): TYPED(uint16_t, float, ok_fp16_to_f32(v)); return true;
+	case PAIR(NPU_DTYPE_FP32, NPU_DTYPE_BF16): TYPED(float, uint16_t, ok_f32_to_bf16(v)); return true;
+	case PAIR(NPU_DTYPE_BF16, NPU_DTYPE_FP32): TYPED(uint16_t, float, ok_bf16_to_f32(v)); return true;
 	default:
 		return false;
 	}

@@ -137,7 +137,7 @@ static void expect_f32(const float *want, size_t n, double tol)
 	for (size_t i = 0; i < n; i++) {
 		float got = ((const float *)y.data)[i];
 
-		if (isnan(want[i]) ? !isnan(got) : !(fabs(got - want[i]) <= tol))
+		if (isnan(want[i]) ? !isnan(got) : got != want[i] && !(fabs(got - want[i]) <= tol))
 			fail_msg("element %zu: %.9g, want %.9g", i, got, want[i]);
 	}
 }
@@ -1057,6 +1057,14 @@ static void test_cast_other(void **unused)
 	st.to = NPU_DTYPE_BF16;
 	assert_int_equal(run(&st, 1, in), 0);
 	assert_memory_equal(y.data, wantbf, sizeof(wantbf));
+	/* and back, exactly */
+	st.to = NPU_DTYPE_FP32;
+	in[0] = T(NPU_DTYPE_FP16, d4, wanth);
+	assert_int_equal(run(&st, 1, in), 0);
+	expect_f32((const float[]){ 65504, 0.333251953125f, INFINITY, -0.0f }, 4, 0);
+	in[0] = T(NPU_DTYPE_BF16, d4, wantbf);
+	assert_int_equal(run(&st, 1, in), 0);
+	expect_f32((const float[]){ 65536, 0.333984375f, 99840, -0.0f }, 4, 0);
 	st.to = NPU_DTYPE_FP64;
 	in[0] = T(NPU_DTYPE_BOOL, d2, xb);
 	assert_int_equal(run(&st, 1, in), 0);
