@@ -720,6 +720,98 @@ static void test_conv_integer_random(void **unused)
 	assert_true(fitting > 150 && fitting < 300);
 }
 
+/*
+ * Random MatMulInteger shapes (1-D operands, batches broadcast both
+ * ways, up to rank 4) with per-row A and per-column B zero points,
+ * against each output's sum evaluated here with numpy's rules.
+ */
+static void test_matmul_integer_random(void **unused)
+{
+	(void)unused;
+	for (int iter = 0; iter < 200; iter++) {
+		uint32_t ra = 1 + rnd(4), rb = 1 + rnd(4), M = 1 + rnd(4), K = 1 + rnd(5),
+			 N = 1 + rnd(4);
+		uint32_t da[4], db[4], batch[2], ab[2] = { 1, 1 }, bb[2] = { 1, 1 };
+		uint32_t nba = ra > 2 ? ra - 2 : 0, nbb = rb > 2 ? rb - 2 : 0, nb;
+		int8_t azp[4], bzp[4];
+		struct npu_kernel_tensor y, *in[4], *o[1] = { &y };
+		uint32_t i;
+
+		nb = nba > nbb ? nba : nbb;
+		for (i = 0; i < nb; i++) {
+			batch[i] = 1 + rnd(3);
+			/* right-aligned: each operand's batch axis is the batch or 1 */
+			if (i >= nb - nba)
+				ab[i] = rnd(2) ? batch[i] : 1;
+			if (i >= nb - nbb)
+				bb[i] = rnd(2) ? batch[i] : 1;
+			if (ab[i] == 1 && bb[i] == 1)
+				batch[i] = 1;
+			else
+				batch[i] = ab[i] > bb[i] ? ab[i] : bb[i];
+		}
+		for (i = 0; i < nba; i++)
+			da[i] = ab[nb - nba + i];
+		for (i = 0; i < nbb; i++)
+			db[i] = bb[nb - nbb + i];
+		if (ra == 1) {
+			da[0] = K;
+			M = 1;
+		} else {
+			da[nba] = M;
+			da[nba + 1] = K;
+		}
+		if (rb == 1) {
+			db[0] = K;
+			N = 1;
+		} else {
+			db[nbb] = K;
+			db[nbb + 1] = N;
+		}
+		in[0] = tensor(NPU_DTYPE_INT8, ra, da, NULL);
+		in[1] = tensor(NPU_DTYPE_INT8, rb, db, NULL);
+		for (uint64_t e = 0; e < in[0]->elems; e++)
+			((int8_t *)in[0]->data)[e] = (int8_t)(rnd(256) - 128);
+		for (uint64_t e = 0; e < in[1]->elems; e++)
+			((int8_t *)in[1]->data)[e] = (int8_t)(rnd(256) - 128);
+		for (i = 0; i < 4; i++) {
+			azp[i] = (int8_t)(rnd(256) - 128);
+			bzp[i] = (int8_t)(rnd(256) - 128);
+		}
+		{
+			uint32_t dm[1] = { M }, dn[1] = { N };
+
+			in[2] = tensor(NPU_DTYPE_INT8, 1, dm, azp);
+			in[3] = tensor(NPU_DTYPE_INT8, 1, dn, bzp);
+		}
+		assert_int_equal(run_k(&ok_kernel_matmul_integer, NULL, 4, in, 1, o, NULL), 0);
+		assert_int_equal(y.rank, nb + (ra > 1) + (rb > 1));
+		for (uint64_t e = 0; e < y.elems; e++) {
+			uint64_t rest = e / ((uint64_t)M * N), ai = 0, bi = 0;
+			uint32_t row = (uint32_t)(e / N % M), col = (uint32_t)(e % N), bc[2];
+			int64_t want = 0;
+
+			for (int d = (int)nb - 1; d >= 0; d--) {
+				bc[d] = (uint32_t)(rest % batch[d]);
+				rest /= batch[d];
+			}
+			for (i = 0; i < nb; i++) {
+				ai = ai * ab[i] + (ab[i] == 1 ? 0 : bc[i]);
+				bi = bi * bb[i] + (bb[i] == 1 ? 0 : bc[i]);
+			}
+			for (uint32_t kk = 0; kk < K; kk++)
+				want += (int64_t)(((int8_t *)in[0]->data)[(ai * M + row) * K + kk] -
+						  azp[row]) *
+					(((int8_t *)in[1]->data)[(bi * K + kk) * N + col] - bzp[col]);
+			if (((int32_t *)y.data)[e] != want)
+				fail_msg("iteration %d, output %llu: %d, want %lld", iter,
+					 (unsigned long long)e, ((int32_t *)y.data)[e], (long long)want);
+		}
+		free_out(&y);
+		teardown(NULL);
+	}
+}
+
 /* ---- Limits: the work count bounds a run, polls stop a long one -------------- */
 
 static int polls;
@@ -940,6 +1032,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_conv_integer_groups_1d, teardown),
 		cmocka_unit_test_teardown(test_qlinear_conv, teardown),
 		cmocka_unit_test_teardown(test_conv_integer_random, teardown),
+		cmocka_unit_test_teardown(test_matmul_integer_random, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
 		cmocka_unit_test(test_load_quantize),
 		cmocka_unit_test(test_load_qlinear_conv),
