@@ -113,6 +113,7 @@ int ok_set_shape64(struct npu_kernel_tensor *t, uint32_t rank, const uint64_t *d
 		   const char *what, char *err, size_t err_size)
 {
 	uint32_t d32[NPU_TENSOR_MAX_RANK], i;
+	uint64_t elems = 1;
 
 	if (rank > NPU_TENSOR_MAX_RANK)
 		return ok_fail(err, err_size, "%s would have rank %u, above the limit of %d",
@@ -127,6 +128,8 @@ int ok_set_shape64(struct npu_kernel_tensor *t, uint32_t rank, const uint64_t *d
 				       "%s's dimension %u (%llu) is above %u", what, i,
 				       (unsigned long long)dims[i], UINT32_MAX);
 		d32[i] = (uint32_t)dims[i];
+		if (__builtin_mul_overflow(elems, dims[i], &elems))
+			return ok_fail(err, err_size, "%s would have more than 2^64 elements", what);
 	}
 	return ok_set_shape(t, rank, d32);
 }

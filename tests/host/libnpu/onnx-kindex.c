@@ -477,6 +477,11 @@ static void test_expand_tile(void **s)
 	done(out, 1);
 	in[1] = T(NPU_DTYPE_INT64, I64(1, 0), 2);
 	refused(go(&ok_op_tile, NULL, 2, in, 1, out), "repeats[1] (0) is not within");
+	/* 2^31 x 2^31 x 2^31 elements: each dimension fits, their product does not */
+	in[0] = T(NPU_DTYPE_BOOL, U8(1), 1, 1, 1);
+	in[1] = T(NPU_DTYPE_INT64, I64(1ll << 31, 1ll << 31, 1ll << 31), 3);
+	refused(go(&ok_op_tile, NULL, 2, in, 1, out), "the output would have more than 2^64 elements");
+	in[0] = T(NPU_DTYPE_BOOL, U8(1, 0, 0, 1), 2, 2);
 	in[1] = T(NPU_DTYPE_INT64, I64(1), 1);
 	refused(go(&ok_op_tile, NULL, 2, in, 1, out), "repeats has 1 values for an input of rank 2");
 }
