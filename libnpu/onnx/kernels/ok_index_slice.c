@@ -107,7 +107,8 @@ static int slice_plan(const struct ok_slice_state *st, size_t ni,
 			return ok_fail(err, err_size, "steps[%zu] is 0", k);
 		clamp_axis(x->dims[axis], starts[k], ends[k], step, &p->start[axis],
 			   &p->count[axis]);
-		p->step[axis] = step;
+		/* One element needs no step: a huge one would overflow its byte stride. */
+		p->step[axis] = p->count[axis] == 1 ? 1 : step;
 		if (!p->count[axis])
 			return ok_fail(err, err_size,
 				       "axis %u would be empty (start %lld, end %lld, step %lld), which is not supported",

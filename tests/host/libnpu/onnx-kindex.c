@@ -366,6 +366,15 @@ static void test_slice(void **s)
 	CHECK(&out[0], NPU_DTYPE_INT32, I32(3, 2, 1, 0, 7, 6, 5, 4, 11, 10, 9, 8), 3, 4);
 	done(out, 1);
 
+	/* a step far beyond the axis keeps its start alone */
+	in[1] = T(NPU_DTYPE_INT64, I64(1, -1), 2);
+	in[2] = T(NPU_DTYPE_INT64, I64(INT64_MAX, INT64_MIN), 2);
+	in[3] = T(NPU_DTYPE_INT64, I64(0, 1), 2);
+	in[4] = T(NPU_DTYPE_INT64, I64(INT64_MAX, INT64_MIN), 2);
+	assert_int_equal(go(&ok_op_slice, &st, 5, in, 1, out), 0);
+	CHECK(&out[0], NPU_DTYPE_INT32, I32(7), 1, 1);
+	done(out, 1);
+
 	/* steps absent, axes absent */
 	in[1] = T(NPU_DTYPE_INT64, I64(-2), 1);
 	in[2] = T(NPU_DTYPE_INT64, I64(-1), 1);
