@@ -7,6 +7,7 @@
  * inside the input.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,6 +151,23 @@ static void tap_range(int64_t start, int64_t d, int64_t k, int64_t first, int64_
 	*hi = h > l ? h : l;
 }
 
+/*
+ * onnxruntime's max starts from the dtype's lowest value and takes only
+ * greater ones: NaNs are skipped, and a window of NaNs or -infinities
+ * gives that lowest value (and no index).
+ */
+static double lowest_of(enum npu_dtype dt)
+{
+	switch (dt) {
+	case NPU_DTYPE_FP64: return -DBL_MAX;
+	case NPU_DTYPE_FP16: return -65504.0;
+	case NPU_DTYPE_BF16: return -3.38953139e38;
+	case NPU_DTYPE_INT8: return -128.0;
+	case NPU_DTYPE_UINT8: return 0.0;
+	default: return -FLT_MAX;
+	}
+}
+
 static int pool_run(const void *state, size_t num_inputs, const struct npu_kernel_tensor *const *in,
 		    size_t num_outputs, struct npu_kernel_tensor *const *out,
 		    struct npu_kernel_call *call)
@@ -160,7 +178,7 @@ static int pool_run(const void *state, size_t num_inputs, const struct npu_kerne
 	struct npu_kernel_tensor *it = num_outputs > 1 ? out[1] : NULL;
 	uint64_t in_sp = 1, out_sp = 1, planes, plane, col_stride[OK_NN_MAX_SPATIAL];
 	uint64_t in_stride[OK_NN_MAX_SPATIAL], cs = 1;
-	double *x = NULL, *y = NULL, p = (double)s->p;
+	double *x = NULL, *y = NULL, p = (double)s->p, lowest = lowest_of(xt->dtype);
 	struct ok_geom g;
 	char err[160];
 	uint32_t d, n;
@@ -197,8 +215,8 @@ static int pool_run(const void *state, size_t num_inputs, const struct npu_kerne
 			int64_t lo[OK_NN_MAX_SPATIAL], hi[OK_NN_MAX_SPATIAL];
 			int64_t start[OK_NN_MAX_SPATIAL], k[OK_NN_MAX_SPATIAL];
 			uint64_t taps = 1, padded = 1, best_at = 0;
-			double acc = s->kind == OK_POOL_MAX ? -INFINITY : 0.0;
-			bool any = false, empty = false;
+			double acc = s->kind == OK_POOL_MAX ? lowest : 0.0;
+			bool found = false, empty = false;
 
 			for (d = 0; d < n; d++) {
 				int64_t plo, phi;
@@ -222,9 +240,10 @@ static int pool_run(const void *state, size_t num_inputs, const struct npu_kerne
 				v = x[idx];
 				switch (s->kind) {
 				case OK_POOL_MAX:
-					if (!any || v > acc) {
+					if (v > acc) {
 						acc = v;
 						best_at = idx;
+						found = true;
 					}
 					break;
 				case OK_POOL_AVERAGE:
@@ -234,7 +253,6 @@ static int pool_run(const void *state, size_t num_inputs, const struct npu_kerne
 					acc += s->p == 1 ? fabs(v) : s->p == 2 ? v * v : pow(fabs(v), p);
 					break;
 				}
-				any = true;
 				for (d = n; d-- > 0;) {
 					if (++k[d] < hi[d])
 						break;
@@ -264,7 +282,7 @@ static int pool_run(const void *state, size_t num_inputs, const struct npu_kerne
 				} else {
 					flat += (int64_t)best_at;
 				}
-				((int64_t *)it->data)[plane * out_sp + q] = any ? flat : -1;
+				((int64_t *)it->data)[plane * out_sp + q] = found ? flat : -1;
 			}
 			for (d = n; d-- > 0;) {
 				if (++o[d] < g.out[d])

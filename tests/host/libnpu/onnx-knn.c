@@ -9,6 +9,7 @@
  * (work count, cancellation through the kernels' polls).
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -476,6 +477,28 @@ static void test_max_pool_forms(void **unused)
 	assert_int_equal(run(&ok_kernel_pool, &s, &c), 0);
 	expect_shape(&c.out[0], NPU_DTYPE_INT8, 3, (uint32_t[]){ 1, 1, 2 });
 	expect_i(&c.out[0], (int64_t[]){ 3, 7 }, 2);
+	done(&c);
+}
+
+/*
+ * As onnxruntime's max: a NaN never wins, and a window of NaNs or
+ * -infinities gives the dtype's lowest value with index -1.
+ */
+static void test_max_pool_nan(void **unused)
+{
+	struct ok_pool_state s = { .kind = OK_POOL_MAX };
+	float x[4] = { NAN, 1, -INFINITY, NAN };
+	struct call c = { 0 };
+
+	(void)unused;
+	set_in(&c, 0, NPU_DTYPE_FP32, 3, (uint32_t[]){ 1, 1, 4 }, x);
+	c.nout = 2;
+	c.outp[1] = &c.out[1];
+	s.w.n_kernel = s.w.n_strides = 1;
+	s.w.kernel[0] = s.w.strides[0] = 2;
+	assert_int_equal(run(&ok_kernel_pool, &s, &c), 0);
+	expect_f(&c.out[0], (double[]){ 1, -FLT_MAX }, 2, 0);
+	expect_i(&c.out[1], (int64_t[]){ 1, -1 }, 2);
 	done(&c);
 }
 
@@ -1429,6 +1452,7 @@ int main(void)
 		cmocka_unit_test(test_conv_transpose_groups_fp16),
 		cmocka_unit_test(test_max_pool_ceil_indices),
 		cmocka_unit_test(test_max_pool_forms),
+		cmocka_unit_test(test_max_pool_nan),
 		cmocka_unit_test(test_average_lp_pool),
 		cmocka_unit_test(test_global_pools),
 		cmocka_unit_test(test_pool_errors),
