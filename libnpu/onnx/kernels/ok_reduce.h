@@ -127,7 +127,7 @@ extern const struct npu_onnx_op ok_op_det;
 
 /* ---- Shared by the family's files ------------------------------------------------------- */
 
-/* Every float type, or every numeric type but UINT64 (whose sums need u64 math). */
+/* Every float type; or every numeric type but UINT64, which int64 accumulators cannot hold. */
 int ok_red_check_float(const char *what, enum npu_dtype dt, char *err, size_t err_size);
 int ok_red_check_numeric(const char *what, enum npu_dtype dt, char *err, size_t err_size);
 

@@ -13,7 +13,7 @@ int ok_red_check_float(const char *what, enum npu_dtype dt, char *err, size_t er
 int ok_red_check_numeric(const char *what, enum npu_dtype dt, char *err, size_t err_size)
 {
 	if (dt == NPU_DTYPE_BOOL || dt == NPU_DTYPE_UINT64 || ok_dtype_name(dt)[0] == '?')
-		return ok_fail(err, err_size, "%s must be a number of at most 64 signed bits, not %s",
+		return ok_fail(err, err_size, "%s must be a float or an integer type other than uint64, not %s",
 			       what, ok_dtype_name(dt));
 	return 0;
 }
