@@ -34,7 +34,7 @@ extern const struct npu_onnx_op ok_op_pad;
 
 /* ---- Per-node states ------------------------------------------------------- */
 
-/* Gather, GatherElements, Concat, Compress (has_axis), CumSum's flags. */
+/* Gather, GatherElements, Concat, and Compress (whose axis is optional: has_axis). */
 struct ok_axis_state {
 	int64_t axis;
 	bool has_axis;
