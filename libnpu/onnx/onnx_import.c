@@ -1079,8 +1079,8 @@ static int load_once(const void *data, size_t size, const struct npu_onnx_option
 		if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx"))
 			opset = o->has_version ? o->version : -1;
 	}
-	if (opset < 1 || opset > 17) {
-		ret = oi_fail(&im, "default-domain opset %" PRId64 " is not supported (1 to 17)", opset);
+	if (opset < 1 || opset > 18) {
+		ret = oi_fail(&im, "default-domain opset %" PRId64 " is not supported (1 to 18)", opset);
 		ret = -ENOTSUP;
 		goto out;
 	}

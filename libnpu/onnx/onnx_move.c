@@ -607,6 +607,13 @@ int oi_op_resize(struct nctx *c)
 	uint32_t in, r, xd[8], yd[4], i;
 	double sc[8], roi[8];
 	int64_t sizes[8];
+	char policy[32];
+
+	/* opset 18's forms have no device op: the Resize kernel's */
+	if (oi_attr_i(c, "antialias", 0) || oi_attr(c, "axes") ||
+	    (oi_attr_s(c, "keep_aspect_ratio_policy", policy, sizeof(policy)) &&
+	     strcmp(policy, "stretch")))
+		return oi_fail(c->im, "antialias, axes and keep_aspect_ratio_policy have no device op");
 	char s[32];
 	enum npu_dtype dt;
 	int ret = input_x(c, 0, &in, &r, xd, &dt), nsc = -1, nroi = -1, nsz = -1;

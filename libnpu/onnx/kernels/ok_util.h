@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "npu/kernel.h"
 #include "npu/onnx.h"
@@ -63,10 +64,80 @@ void ok_set_i(struct npu_kernel_tensor *t, uint64_t i, int64_t v);
 /* For UINT64 beyond INT64_MAX. */
 uint64_t ok_get_u(const struct npu_kernel_tensor *t, uint64_t i);
 
-float ok_fp16_to_f32(uint16_t h);
-uint16_t ok_f32_to_fp16(float f);	/* round to nearest even */
-float ok_bf16_to_f32(uint16_t h);
-uint16_t ok_f32_to_bf16(float f);	/* round to nearest even */
+/*
+ * float16 and bfloat16 <-> float32, round to nearest even; inline, as
+ * every 16-bit element a kernel touches goes through them.
+ */
+static inline float ok_fp16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
+	float f;
+
+	if (exp == 0x1f) {
+		u = sign | 0x7f800000u | (man << 13);
+	} else if (exp) {
+		u = sign | ((exp + 112) << 23) | (man << 13);
+	} else {
+		/* subnormal: man * 2^-24, exact in binary32 */
+		f = (float)man * 5.9604644775390625e-8f;
+		return sign ? -f : f;
+	}
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline uint16_t ok_f32_to_fp16(float f)
+{
+	uint32_t u, sign, man;
+	int exp;
+
+	memcpy(&u, &f, 4);
+	sign = (u >> 16) & 0x8000;
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)(sign | 0x7e00);
+	exp = (int)((u >> 23) & 0xff) - 127;
+	man = u & 0x7fffff;
+	if (exp > 15)
+		return (uint16_t)(sign | 0x7c00);
+	if (exp >= -14) {
+		uint32_t h = ((uint32_t)(exp + 15) << 10) | (man >> 13), rest = man & 0x1fff;
+
+		if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
+			h++;	/* may carry into the exponent: still right */
+		return (uint16_t)(sign | h);
+	}
+	if (exp < -25)
+		return (uint16_t)sign;
+	{
+		/* subnormal: the value in units of 2^-24, ties to even */
+		uint32_t m = man | 0x800000, shift = (uint32_t)(-exp - 1), q = m >> shift;
+		uint32_t rest = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+
+		if (rest > half || (rest == half && (q & 1)))
+			q++;
+		return (uint16_t)(sign | q);
+	}
+}
+
+static inline float ok_bf16_to_f32(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+static inline uint16_t ok_f32_to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)((u >> 16) | 0x40);
+	u += 0x7fff + ((u >> 16) & 1);
+	return (uint16_t)(u >> 16);
+}
 
 /* ---- Shapes ------------------------------------------------------------------- */
 

@@ -8,7 +8,7 @@
  *   - Initializers and Constant nodes become static values; integer
  *     "shape arithmetic" (Shape, Gather, Concat, Cast, Unsqueeze, ... on
  *     constants) is evaluated during import and never reaches the graph.
- *   - Opsets 1 to 17 of the default domain.  Each op is imported by an
+ *   - Opsets 1 to 18 of the default domain.  Each op is imported by an
  *     operator registry: a lowering to device ops where one applies
  *     (opset 7 on, or the op's first opset when it has not changed
  *     since), else the op's CPU kernel (npu/kernel.h), which implements
