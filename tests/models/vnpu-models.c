@@ -17,6 +17,7 @@
 #include "mimage.h"
 #include "npy.h"
 #include "ppocr.h"
+#include "vad.h"
 
 /*
  * How close a device run must come to onnxruntime: every element within
@@ -37,6 +38,8 @@
 #define MODELS_FACE_MIN_IOU 0.9f
 /* Text boxes may move by a pixel when a map value crosses the threshold. */
 #define MODELS_BOX_TOLERANCE 1.0f
+/* Silero's own threshold for speech (vad-web's positiveSpeechThreshold). */
+#define MODELS_SPEECH_MIN_PROB 0.5f
 
 static const char *const blazeface_outputs[4] = {
 	"Identity_0.npy", "Identity_1_0.npy", "Identity_2_0.npy", "Identity_3_0.npy"
@@ -54,6 +57,8 @@ static int usage(void)
 		"  ocr-rec-prep IMAGE DET.npy CLS.npy OUT.npy\n"
 		"  ocr-post IMAGE KEYS DET.npy CLS.npy REC.npy [--annotate PNG]\n"
 		"  ocr-check IMAGE KEYS DET CLS REC REF_DET REF_CLS REF_REC [--annotate PNG]\n"
+		"  vad-prep WAV START_MS INDIR\n"
+		"  vad-check OUTDIR REFDIR\n"
 		"  compare A.npy B.npy\n"
 		"OUTDIR/REFDIR hold a model's outputs, one TENSOR.npy each; the *-check\n"
 		"commands hold a run (on the NPU) against onnxruntime's reference and\n"
@@ -558,6 +563,80 @@ static int cmd_ocr_check(int argc, char **argv)
 	return ok ? 0 : 1;
 }
 
+static int cmd_vad_prep(int argc, char **argv)
+{
+	struct vad_audio wav, audio;
+	struct npy_array in[3];
+	static const char *const names[3] = { "input.npy", "state.npy", "sr.npy" };
+	char path[4096];
+	int start_ms, ret;
+
+	if (argc != 5 || parse_int(argv[3], 0, 3600 * 1000, &start_ms))
+		return usage();
+	ret = vad_load_wav(argv[2], &wav);
+	if (ret)
+		return fail("reading", argv[2], ret);
+	ret = vad_resample(&wav, VAD_RATE, &audio);
+	vad_audio_free(&wav);
+	if (!ret) {
+		ret = vad_prepare(&audio, start_ms, &in[0], &in[1], &in[2]);
+		vad_audio_free(&audio);
+	}
+	if (ret)
+		return fail("preparing", argv[2], ret);
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", argv[4], names[i]);
+		if (save(path, &in[i])) {
+			for (int j = i + 1; j < 3; j++)
+				npy_free(&in[j]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Both outputs against onnxruntime's, and the window heard as speech. */
+static int cmd_vad_check(int argc, char **argv)
+{
+	static const char *const names[2] = { "output.npy", "stateN.npy" };
+	char path[4096], ref[4096];
+	struct npy_array prob;
+	double maxd, worst = 0;
+	int ok = 1, ret;
+
+	if (argc != 4)
+		return usage();
+	for (int i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", argv[2], names[i]);
+		snprintf(ref, sizeof(ref), "%s/%s", argv[3], names[i]);
+		/* Unread files leave it infinite: no difference is known. */
+		maxd = INFINITY;
+		if (diff_files(names[i], path, ref, &maxd))
+			ok = 0;
+		if (maxd > worst)
+			worst = maxd;
+	}
+	snprintf(path, sizeof(path), "%s/%s", argv[2], names[0]);
+	ret = npy_load(path, &prob);
+	if (ret)
+		return fail("reading", path, ret);
+	if (prob.type != NPY_F32 || prob.bytes != sizeof(float)) {
+		fprintf(stderr, "vnpu-models: %s is not one probability\n", path);
+		ok = 0;
+	} else {
+		float p = *(const float *)prob.data;
+
+		printf("speech probability %.4f (speech from %.2f)\n", p, MODELS_SPEECH_MIN_PROB);
+		if (!(p >= MODELS_SPEECH_MIN_PROB)) {
+			printf("check: the window is speech, the model says %.4f\n", p);
+			ok = 0;
+		}
+	}
+	npy_free(&prob);
+	printf("vad-check: %s, max abs diff %g\n", ok ? "PASS" : "FAIL", worst);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -572,6 +651,8 @@ int main(int argc, char **argv)
 		{ "ocr-post", cmd_ocr_post },
 		{ "blazeface-check", cmd_blazeface_check },
 		{ "ocr-check", cmd_ocr_check },
+		{ "vad-prep", cmd_vad_prep },
+		{ "vad-check", cmd_vad_check },
 		{ "compare", cmd_compare },
 	};
 

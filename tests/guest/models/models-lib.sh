@@ -21,11 +21,14 @@ model_file() {
 	ppocr-det) echo "$MODELS/ppocr/ch_PP-OCRv4_det_infer.onnx" ;;
 	ppocr-cls) echo "$MODELS/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx" ;;
 	ppocr-rec) echo "$MODELS/ppocr/ch_PP-OCRv4_rec_infer.onnx" ;;
+	vad) echo "$MODELS/vad/silero_vad_v5.onnx" ;;
 	*) return 1 ;;
 	esac
 }
 
-# The graph input's name, and the reference input file (ref.js's naming).
+# The graph input's name, and the reference input (ref.js's naming): a
+# file, or for a model of several inputs their directory, one
+# <input>.npy each.
 model_input() {
 	case $1 in
 	blazeface-*) echo "input:0" ;;
@@ -37,6 +40,7 @@ model_ref_input() {
 	case $1 in
 	blazeface-*) echo "$MODELS/ref/$1/in/input_0.npy" ;;
 	ppocr-*) echo "$MODELS/ref/$1/in/x.npy" ;;
+	vad) echo "$MODELS/ref/$1/in" ;;
 	esac
 }
 
@@ -61,7 +65,7 @@ model_expected() {
 	[ -f "$EXPECTED" ] && sed 's/#.*//; s/[[:space:]]//g' "$EXPECTED" | grep -qx "$1"
 }
 
-# run_model NAME INPUT.npy OUTDIR: the model on the device with npu-run,
+# run_model NAME INPUT OUTDIR: the model on the device with npu-run,
 # timed (ITERATIONS runs) and profiled.  Sets
 #   RUN_RC      npu-run's exit status (0 ran, 3 cannot be imported or
 #               compiled yet, anything else failed)
@@ -72,9 +76,21 @@ model_expected() {
 #   RUN_MS      median latency in ms
 run_model() {
 	RUN_DEV='' RUN_NODES='' RUN_MACS_PCT='' RUN_MACS='' RUN_MS='' RUN_WHY=''
+	run_out=$3
 	rm -rf "$3"
-	RUN_LOG=$("$NPU_RUN" "$(model_file "$1")" --input "$(model_input "$1")=$2" \
-		--iterations "$ITERATIONS" --profile --output-dir "$3" 2>&1)
+	if [ -d "$2" ]; then
+		# One --input per file; these input names have no character
+		# ref.js replaces.
+		run_in=$2
+		set -- "$(model_file "$1")"
+		for run_file in "$run_in"/*.npy; do
+			run_in_name=${run_file##*/}
+			set -- "$@" --input "${run_in_name%.npy}=$run_file"
+		done
+	else
+		set -- "$(model_file "$1")" --input "$(model_input "$1")=$2"
+	fi
+	RUN_LOG=$("$NPU_RUN" "$@" --iterations "$ITERATIONS" --profile --output-dir "$run_out" 2>&1)
 	RUN_RC=$?
 	# shellcheck disable=SC2046
 	set -- $(echo "$RUN_LOG" | sed -n \
@@ -119,6 +135,9 @@ check_outputs() {
 	blazeface-*)
 		check_out=$("$VNPU_MODELS_TOOL" blazeface-check "$MODELS/images/astronaut.png" \
 			"$(blazeface_size "$1")" "$2" "$MODELS/ref/$1/out" 2>&1)
+		;;
+	vad)
+		check_out=$("$VNPU_MODELS_TOOL" vad-check "$2" "$MODELS/ref/$1/out" 2>&1)
 		;;
 	*)
 		f=$(model_ref_output "$1")

@@ -7,6 +7,9 @@
 #       the astronaut's face found (score >= 0.8, IoU >= 0.9)
 #   t-model-ppocr-det|cls|rec     npu-run on onnxruntime's input, the output
 #       compared with onnxruntime's (vnpu-models compare)
+#   t-model-vad  Silero VAD on a 32 ms window of espeak-ng's speech:
+#       vad-check, both outputs within tolerance of onnxruntime's and the
+#       window heard as speech
 #   t-model-ppocr-pipeline  page.png read on the device: det's output
 #       placing the lines for cls and rec (ocr-cls-prep, ocr-rec-prep), then
 #       ocr-check: same boxes, orientation and text as onnxruntime
@@ -80,6 +83,13 @@ run_and_check() {
 		tap $((rc == 0)) "$1 finds the astronaut's face and matches onnxruntime (max abs diff $(max_abs_diff "$out"))" \
 			"$(echo "$out" | grep '^check:' | tail -n 1)"
 		;;
+	vad)
+		out=$("$VNPU_MODELS_TOOL" vad-check "$3" "$MODELS/ref/$1/out" 2>&1)
+		rc=$?
+		diag "$out"
+		tap $((rc == 0)) "$1 hears speech and matches onnxruntime (max abs diff $(max_abs_diff "$out"))" \
+			"$(echo "$out" | grep '^check:' | tail -n 1)"
+		;;
 	ppocr-*)
 		f=$(model_ref_output "$1")
 		out=$("$VNPU_MODELS_TOOL" compare "$3/$f" "$MODELS/ref/$1/out/$f" 2>&1)
@@ -93,7 +103,7 @@ run_and_check() {
 }
 
 case $name in
-blazeface-front|blazeface-back|ppocr-det|ppocr-cls|ppocr-rec)
+blazeface-front|blazeface-back|ppocr-det|ppocr-cls|ppocr-rec|vad)
 	expected=0
 	listed=$name
 	model_expected "$name" && expected=1
