@@ -583,13 +583,18 @@ static int rnn_create(const struct npu_onnx_node *node, void *opaque, void **sta
 	return rnn_create_kind(node, *(const enum ok_rnn_kind *)opaque, state, err, err_size);
 }
 
+/*
+ * Opsets 1 to 6 differ only by output_sequence (whether Y is wanted,
+ * which the node's outputs say anyway) and GRU-1's lack of
+ * linear_before_reset (default 0): one kernel serves every opset.
+ */
 static const enum ok_rnn_kind kind_rnn = OK_RNN, kind_gru = OK_GRU, kind_lstm = OK_LSTM;
 
 const struct npu_onnx_op ok_op_rnn = {
 	.size = sizeof(struct npu_onnx_op),
 	.domain = "",
 	.op_type = "RNN",
-	.since_version = 7,
+	.since_version = 1,
 	.kernel = &ok_kernel_rnn,
 	.create = rnn_create,
 	.opaque = (void *)&kind_rnn,
@@ -599,7 +604,7 @@ const struct npu_onnx_op ok_op_gru = {
 	.size = sizeof(struct npu_onnx_op),
 	.domain = "",
 	.op_type = "GRU",
-	.since_version = 7,
+	.since_version = 1,
 	.kernel = &ok_kernel_gru,
 	.create = rnn_create,
 	.opaque = (void *)&kind_gru,
@@ -609,7 +614,7 @@ const struct npu_onnx_op ok_op_lstm = {
 	.size = sizeof(struct npu_onnx_op),
 	.domain = "",
 	.op_type = "LSTM",
-	.since_version = 7,
+	.since_version = 1,
 	.kernel = &ok_kernel_lstm,
 	.create = rnn_create,
 	.opaque = (void *)&kind_lstm,
