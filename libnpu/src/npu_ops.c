@@ -74,6 +74,7 @@ struct npu_op {
 	struct npu_buffer *bufs[VNPU_OP_SLOTS + 1];
 	size_t num_bufs;
 	uint64_t work;			/* vnpu_op_info.macs of @full */
+	struct npu_cpu_tiles host;	/* the CPU path's split of @full */
 };
 
 static uint32_t bits_of(float f)
@@ -666,6 +667,45 @@ static void plan_device(struct npu_op *op, uint64_t max_tile_bytes)
 	}
 }
 
+/*
+ * The tiles the CPU path runs @op as, when one engine command cannot take
+ * it: the same split as the device's (npu__plan()), against the limits
+ * the engine enforces (vnpu_op_limits_device), lowered to the context's
+ * where it reports smaller ones, so that on a device with interface 1.1's
+ * limits both paths run the same commands.
+ */
+static int plan_host(struct npu_op *op, uint64_t max_tile_bytes)
+{
+	const struct vnpu_op_limits *e = &vnpu_op_limits_device;
+	struct vnpu_op_limits lim;
+	const char *why = NULL;
+	int ret;
+
+	npu__op_limits(op->ctx ? &op->ctx->limits : NULL, max_tile_bytes, &lim);
+#define LOWER(f)	(lim.f = lim.f < e->f ? lim.f : e->f)
+	LOWER(tensor_elems);
+	LOWER(tensor_bytes);
+	LOWER(cmd_bytes);
+	LOWER(cmd_macs);
+	LOWER(reduction);
+	LOWER(kernel_dim);
+	LOWER(channels);
+#undef LOWER
+	if (!npu__check_cmd(&op->full, &lim, &why))
+		return 0;
+	ret = npu__plan(&op->full, &lim,
+			op->ctx ? max_cmds(op->ctx) :
+			VNPU_CMD_MAX_BUFFER / sizeof(struct vnpu_cmd_compute),
+			&op->host.plan, &why);
+	if (ret == -E2BIG) {
+		free(op->host.plan.t);
+		memset(&op->host.plan, 0, sizeof(op->host.plan));
+		op->host.why = why;
+		return 0;
+	}
+	return ret;
+}
+
 NPU_EXPORT int npu_op_create(const struct npu_op_params *params,
 			     const struct npu_tensor *const *inputs,
 			     size_t num_inputs, const struct npu_tensor *output,
@@ -774,6 +814,9 @@ int npu__op_create(const struct npu_op_params *params,
 			"3-D pooling is not in the device op set";
 		break;
 	default:
+		ret = plan_host(op, params->max_tile_bytes);
+		if (ret)
+			goto fail;
 		plan_device(op, params->max_tile_bytes);
 		break;
 	}
@@ -799,6 +842,7 @@ NPU_EXPORT void npu_op_free(struct npu_op *op)
 		npu__buffer_put(op->bufs[i]);
 	npu_buffer_free(op->qbuf);
 	free(op->cmds);
+	free(op->host.plan.t);
 	for (i = 0; i < VNPU_OP_SLOTS; i++)
 		free(op->s[i].qarr);
 	if (op->ctx)
@@ -887,7 +931,7 @@ int npu__op_run_host(const struct npu_op *op, bool reference,
 		bind.qparams[i] = s->qarr;
 	}
 	return reference ? vnpu_ref_run(&op->full, &bind) :
-			   npu__cpu_exec(&op->full, &bind, run);
+			   npu__cpu_exec(&op->full, &bind, &op->host, run);
 }
 
 NPU_EXPORT int npu_op_run_cpu(const struct npu_op *op)

@@ -5,9 +5,12 @@
  * libnpu/Makefile), not the reference: the engine computes what the
  * reference computes (bit for bit on integer paths, within ops.rst's
  * tolerances on float ones) with blocked SIMD kernels, several times
- * faster on the ops models spend their time in.  The reference stays for
- * what the engine does not take: the CPU-only ops and commands beyond the
- * device's command limits, which vnpu_compute_exec() rejects.
+ * faster on the ops models spend their time in.  An op beyond the
+ * device's command limits, which vnpu_compute_exec() rejects, runs as the
+ * device runs it: as the tiles npu_tile.c splits it into, one engine
+ * command each.  The reference stays for what the engine does not take:
+ * the CPU-only ops, and ops no split brings within the limits (a GEMM
+ * whose K exceeds REDUCTION, ...).
  *
  * vnpu_compute_exec() reaches operands through memory callbacks keyed by
  * device address.  Each slot gets an address range of its own here, and
@@ -23,6 +26,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "npu_internal.h"
@@ -199,13 +203,70 @@ static int fail(const struct npu_cpu_run *run, int ret, const char *fmt, ...)
 	return ret;
 }
 
-int npu__cpu_exec(const struct vnpu_cmd_compute *cmd,
-		  const struct vnpu_op_bind *bind, const struct npu_cpu_run *run)
+/*
+ * Channels [@start, @start + @n) of a per-channel array pair of @total
+ * channels (scales, then zero points), laid out as a command of @n
+ * channels reads them: what npu_ops.c uploads for a device tile.
+ */
+static void slice_channels(uint8_t *dst, const uint8_t *src, uint32_t total,
+			   uint32_t start, uint32_t n)
+{
+	memcpy(dst, src + 4ull * start, 4ull * n);
+	memcpy(dst + 4ull * n, src + 4ull * (total + start), 4ull * n);
+}
+
+/*
+ * One tile @t of @full through the engine, over @full's operands: the
+ * tile's addresses are offsets into them, and its per-channel arrays a
+ * slice of theirs (copied into @qbuf, room for every slot's arrays).
+ */
+static int exec_tile(const struct vnpu_cmd_compute *full,
+		     const struct npu_tile *t, const struct vnpu_op_bind *bind,
+		     struct host_mem *m, uint8_t *qbuf)
 {
 	/* No arena: the caller owns the memory (vnpu_run.h). */
 	static const struct vnpu_engine_cfg cfg = { NULL, VNPU_I8_AUTO };
+	const struct vnpu_op_info whole = m->info;
 	struct vnpu_compute_result res;
-	struct vnpu_cmd_compute c, cc;
+	struct vnpu_cmd_compute c = t->c;
+	struct vnpu_op_bind tb = *bind;
+	uint64_t qoff = 0;
+	int i, ret;
+
+	for (i = 0; i < VNPU_OP_SLOTS; i++) {
+		const struct vnpu_tensor_desc *fd = &full->t[i];
+		struct vnpu_tensor_desc *d = &c.t[i];
+		uint32_t total, n;
+
+		if (!((m->info.present >> i) & 1))
+			continue;
+		d->va = SLOT_VA(i) + (t->c.t[i].va - fd->va);
+		if (!m->info.qbytes[i])
+			continue;
+		d->quant_va = SLOT_QVA(i);
+		total = fd->dims[fd->quant_axis];
+		n = d->dims[d->quant_axis];
+		if (!t->qstart[i] && n == total)
+			continue;
+		slice_channels(qbuf + qoff, bind->qparams[i], total,
+			       t->qstart[i], n);
+		tb.qparams[i] = qbuf + qoff;
+		m->info.qbytes[i] = 8ull * n;
+		qoff += 8ull * n;
+	}
+	m->bind = &tb;
+	ret = vnpu_compute_exec(&c, sizeof(c), &host_mem_ops, m, &cfg, &res);
+	m->bind = bind;
+	m->info = whole;
+	return ret;
+}
+
+int npu__cpu_exec(const struct vnpu_cmd_compute *cmd,
+		  const struct vnpu_op_bind *bind,
+		  const struct npu_cpu_tiles *tiles,
+		  const struct npu_cpu_run *run)
+{
+	struct vnpu_cmd_compute cc;
 	struct host_mem m = { .bind = bind, .lim = &run->lim };
 	struct vnpu_run_ctx rc = {
 		.aborted = run_stopped,
@@ -213,14 +274,23 @@ int npu__cpu_exec(const struct vnpu_cmd_compute *cmd,
 		.i8_kernel = VNPU_I8_AUTO,
 	};
 	const char *name = npu__cpu_op_name(cmd->hdr.opcode);
-	uint64_t bytes = 0;
+	struct npu_cpu_trace scratch, *tr = run->trace ? run->trace : &scratch;
+	struct npu_tile whole;
+	const struct npu_tile *t = &whole;
+	size_t n = 1, k;
+	uint64_t bytes = 0, qbytes = 0;
+	uint8_t *qbuf = NULL;
 	int i, ret;
 
+	memset(tr, 0, sizeof(*tr));
 	if (vnpu_ref_check(cmd, sizeof(*cmd), &cc, &m.info))
 		return fail(run, -EINVAL, "%s: not a valid command", name);
 	/* Each term is below 2^48 (the checker's VA bound): no wrap. */
-	for (i = 0; i < VNPU_OP_SLOTS; i++)
+	for (i = 0; i < VNPU_OP_SLOTS; i++) {
 		bytes += m.info.span[i] + m.info.qbytes[i];
+		qbytes += m.info.qbytes[i];
+	}
+	/* The whole op's work and bytes, however many tiles it runs as. */
 	if (m.info.macs > run->lim.max_work)
 		return fail(run, -E2BIG, "%s: %llu work units exceed the CPU path's limit of %llu (npu_cpu_limits.max_work)",
 			    name, (unsigned long long)m.info.macs,
@@ -235,29 +305,50 @@ int npu__cpu_exec(const struct vnpu_cmd_compute *cmd,
 		goto out;
 	}
 	if (cmd->hdr.opcode < VNPU_CMD_COMPUTE_FIRST ||
-	    cmd->hdr.opcode > VNPU_CMD_COMPUTE_LAST) {
-		ret = vnpu_ref_run_ctx(cmd, bind, &rc);
-		goto out;
-	}
-	c = *cmd;
-	for (i = 0; i < VNPU_OP_SLOTS; i++) {
-		if (!((m.info.present >> i) & 1))
-			continue;
-		if (!bind->data[i])
+	    cmd->hdr.opcode > VNPU_CMD_COMPUTE_LAST)
+		goto reference;
+	for (i = 0; i < VNPU_OP_SLOTS; i++)
+		if (((m.info.present >> i) & 1) && !bind->data[i])
 			return fail(run, -EINVAL, "%s: operand %d has no memory",
 				    name, i);
-		c.t[i].va = SLOT_VA(i);
-		if (m.info.qbytes[i])
-			c.t[i].quant_va = SLOT_QVA(i);
+	if (tiles && tiles->why) {
+		tr->why = tiles->why;
+		goto reference;
 	}
-	ret = vnpu_compute_exec(&c, sizeof(c), &host_mem_ops, &m, &cfg, &res);
+	if (tiles && tiles->plan.n) {
+		t = tiles->plan.t;
+		n = tiles->plan.n;
+		/* Tiles' arrays are slices: never more than the op's. */
+		qbuf = qbytes ? malloc(qbytes) : NULL;
+		if (qbytes && !qbuf)
+			return fail(run, -ENOMEM, "%s: %s", name,
+				    npu_strerror(-ENOMEM));
+	} else {
+		memset(&whole, 0, sizeof(whole));
+		whole.c = *cmd;
+	}
+	for (k = 0, ret = 0; k < n && !ret; k++) {
+		/* The engine polls within a tile; this, between them. */
+		if (k && run_stopped(&m)) {
+			ret = -ECANCELED;
+			break;
+		}
+		ret = exec_tile(cmd, &t[k], bind, &m, qbuf);
+		if (!ret)
+			tr->engine_cmds++;
+	}
+	free(qbuf);
 	/*
 	 * -EINVAL: beyond the device's command limits (the host's are
 	 * npu_cpu_limits, checked above), or a per-channel array with a bad
-	 * value, which the reference reports in turn.
+	 * value, which the reference reports in turn.  The reference
+	 * rewrites every element a tile may have written.
 	 */
-	if (ret == -EINVAL)
-		ret = vnpu_ref_run_ctx(cmd, bind, &rc);
+	if (ret != -EINVAL)
+		goto out;
+reference:
+	tr->reference = true;
+	ret = vnpu_ref_run_ctx(cmd, bind, &rc);
 out:
 	/* The engine and the reference say -ECANCELED for any abort. */
 	if (ret == -ECANCELED && m.stop)
