@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/types.h>
 
 #include "npu/npu.h"
 #include "npu/onnx.h"
@@ -714,14 +713,16 @@ int main(int argc, char **argv)
 	r = npu_onnx_load_file(model_path, &opts, &m, err, sizeof(err));
 	if (r) {
 		size_t before = nconst;
+		char why[sizeof(err)];
 
-		fprintf(stderr, "npu-run: %s: %s\n", model_path, err);
+		memcpy(why, err, sizeof(why));
 		/*
 		 * Values of other dtypes may decide shapes too (Resize's
 		 * scales, Range's limits, NonMaxSuppression's boxes): import
 		 * once more with every named input but --runtime's constant.
+		 * A malformed model or one over a budget stays refused.
 		 */
-		for (i = 0; i < nin; i++) {
+		for (i = 0; r == -EINVAL && i < nin; i++) {
 			bool keep = !in[i].name || in[i].used;
 
 			for (j = 0; j < nas_runtime; j++)
@@ -730,15 +731,17 @@ int main(int argc, char **argv)
 				make_constant(&in[i], &consts[nconst++]);
 		}
 		if (nconst == before) {
+			fprintf(stderr, "npu-run: %s: %s\n", model_path, why);
 			ret = EXIT_UNSUPPORTED;
 			goto out;
 		}
 		opts.num_constants = nconst;
 		if (!quiet)
-			printf("importing again with %zu more input%s as constants of the model\n",
-			       nconst - before, nconst - before == 1 ? "" : "s");
+			printf("importing again with %zu more input%s as constants of the model (%s)\n",
+			       nconst - before, nconst - before == 1 ? "" : "s", why);
 		r = npu_onnx_load_file(model_path, &opts, &m, err, sizeof(err));
 		if (r) {
+			fprintf(stderr, "npu-run: %s: %s\n", model_path, why);
 			fprintf(stderr, "npu-run: %s: with every input a constant: %s\n",
 				model_path, err);
 			ret = EXIT_UNSUPPORTED;
