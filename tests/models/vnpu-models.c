@@ -18,6 +18,7 @@
 #include "npy.h"
 #include "ppocr.h"
 #include "vad.h"
+#include "yolo.h"
 
 /*
  * How close a device run must come to onnxruntime: every element within
@@ -40,6 +41,14 @@
 #define MODELS_BOX_TOLERANCE 1.0f
 /* Silero's own threshold for speech (vad-web's positiveSpeechThreshold). */
 #define MODELS_SPEECH_MIN_PROB 0.5f
+/* Ultralytics' predict defaults. */
+#define MODELS_YOLO_CONF 0.25f
+#define MODELS_YOLO_IOU 0.7f
+/* The astronaut is found as a person at least this sure (onnxruntime:
+ * see Documentation/models.rst), and every detection lands where
+ * onnxruntime's does. */
+#define MODELS_PERSON_MIN_SCORE 0.5f
+#define MODELS_DETECTION_MIN_IOU 0.9f
 
 static const char *const blazeface_outputs[4] = {
 	"Identity_0.npy", "Identity_1_0.npy", "Identity_2_0.npy", "Identity_3_0.npy"
@@ -59,6 +68,8 @@ static int usage(void)
 		"  ocr-check IMAGE KEYS DET CLS REC REF_DET REF_CLS REF_REC [--annotate PNG]\n"
 		"  vad-prep WAV START_MS INDIR\n"
 		"  vad-check OUTDIR REFDIR\n"
+		"  yolo-prep IMAGE SIZE OUT.npy\n"
+		"  yolo-check IMAGE SIZE OUTDIR REFDIR\n"
 		"  compare A.npy B.npy\n"
 		"OUTDIR/REFDIR hold a model's outputs, one TENSOR.npy each; the *-check\n"
 		"commands hold a run (on the NPU) against onnxruntime's reference and\n"
@@ -637,6 +648,106 @@ static int cmd_vad_check(int argc, char **argv)
 	return ok ? 0 : 1;
 }
 
+static int cmd_yolo_prep(int argc, char **argv)
+{
+	struct yolo_letterbox lb;
+	struct mimage img;
+	struct npy_array in;
+	int size, ret;
+
+	if (argc != 5 || parse_int(argv[3], 32, 4096, &size))
+		return usage();
+	ret = mimage_load_png(argv[2], &img);
+	if (ret)
+		return fail("reading", argv[2], ret);
+	ret = yolo_prepare(&img, size, &in, &lb);
+	mimage_free(&img);
+	if (ret)
+		return fail("preparing", argv[2], ret);
+	return save(argv[4], &in);
+}
+
+/* Decode OUTDIR/output0.npy, printing the detections under @label. */
+static int yolo_read(const char *label, const char *dir, const struct yolo_letterbox *lb,
+		     struct yolo_detection *dets)
+{
+	char path[4096];
+	struct npy_array out;
+	int n, ret;
+
+	snprintf(path, sizeof(path), "%s/output0.npy", dir);
+	ret = npy_load(path, &out);
+	if (ret) {
+		complain("reading", path, ret);
+		return ret;
+	}
+	n = yolo_decode(&out, lb, MODELS_YOLO_CONF, MODELS_YOLO_IOU, dets, YOLO_MAX_DETECTIONS);
+	npy_free(&out);
+	if (n < 0) {
+		complain("decoding", path, n);
+		return n;
+	}
+	for (int i = 0; i < n; i++)
+		printf("%s: %s %.3f at (%.0f, %.0f)-(%.0f, %.0f)\n", label,
+		       yolo_class_name(dets[i].cls), dets[i].score, dets[i].box[0], dets[i].box[1],
+		       dets[i].box[2], dets[i].box[3]);
+	return n;
+}
+
+static int cmd_yolo_check(int argc, char **argv)
+{
+	static struct yolo_detection got[YOLO_MAX_DETECTIONS], want[YOLO_MAX_DETECTIONS];
+	struct yolo_letterbox lb;
+	struct mimage img;
+	struct npy_array in;
+	char path[4096], ref[4096];
+	double maxd = INFINITY;
+	int size, ret, ngot, nwant, ok, person = 0;
+
+	if (argc != 6 || parse_int(argv[3], 32, 4096, &size))
+		return usage();
+	/* The letterbox of the image as yolo-prep made it. */
+	ret = mimage_load_png(argv[2], &img);
+	if (ret)
+		return fail("reading", argv[2], ret);
+	ret = yolo_prepare(&img, size, &in, &lb);
+	mimage_free(&img);
+	npy_free(&in);
+	if (ret)
+		return fail("preparing", argv[2], ret);
+	snprintf(path, sizeof(path), "%s/output0.npy", argv[4]);
+	snprintf(ref, sizeof(ref), "%s/output0.npy", argv[5]);
+	ok = diff_files("output0.npy", path, ref, &maxd) == 0;
+	ngot = yolo_read("npu", argv[4], &lb, got);
+	nwant = yolo_read("onnxruntime", argv[5], &lb, want);
+	if (ngot < 0 || nwant < 0) {
+		printf("yolo-check: FAIL, max abs diff %g\n", maxd);
+		return 1;
+	}
+	if (ngot != nwant) {
+		printf("check: %d detections, onnxruntime %d\n", ngot, nwant);
+		ok = 0;
+	}
+	for (int i = 0; i < ngot && i < nwant; i++) {
+		float iou = yolo_iou(got[i].box, want[i].box);
+
+		if (got[i].cls != want[i].cls || iou < MODELS_DETECTION_MIN_IOU) {
+			printf("check: detection %d is %s (IoU %.3f with onnxruntime's %s)\n", i,
+			       yolo_class_name(got[i].cls), iou, yolo_class_name(want[i].cls));
+			ok = 0;
+		}
+	}
+	for (int i = 0; i < ngot; i++)
+		if (got[i].cls == 0 && got[i].score >= MODELS_PERSON_MIN_SCORE)
+			person = 1;
+	if (!person) {
+		printf("check: no person at score >= %.2f\n", MODELS_PERSON_MIN_SCORE);
+		ok = 0;
+	}
+	printf("yolo-check: %s, max abs diff %g\n", ok ? "PASS" : "FAIL", maxd);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -651,6 +762,8 @@ int main(int argc, char **argv)
 		{ "ocr-post", cmd_ocr_post },
 		{ "blazeface-check", cmd_blazeface_check },
 		{ "ocr-check", cmd_ocr_check },
+		{ "yolo-prep", cmd_yolo_prep },
+		{ "yolo-check", cmd_yolo_check },
 		{ "vad-prep", cmd_vad_prep },
 		{ "vad-check", cmd_vad_check },
 		{ "compare", cmd_compare },

@@ -22,6 +22,7 @@ model_file() {
 	ppocr-cls) echo "$MODELS/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx" ;;
 	ppocr-rec) echo "$MODELS/ppocr/ch_PP-OCRv4_rec_infer.onnx" ;;
 	vad) echo "$MODELS/vad/silero_vad_v5.onnx" ;;
+	yolo) echo "$MODELS/yolo/yolov8n.onnx" ;;
 	*) return 1 ;;
 	esac
 }
@@ -33,6 +34,7 @@ model_input() {
 	case $1 in
 	blazeface-*) echo "input:0" ;;
 	ppocr-*) echo x ;;
+	yolo) echo images ;;
 	esac
 }
 
@@ -41,6 +43,7 @@ model_ref_input() {
 	blazeface-*) echo "$MODELS/ref/$1/in/input_0.npy" ;;
 	ppocr-*) echo "$MODELS/ref/$1/in/x.npy" ;;
 	vad) echo "$MODELS/ref/$1/in" ;;
+	yolo) echo "$MODELS/ref/$1/in/images.npy" ;;
 	esac
 }
 
@@ -51,6 +54,7 @@ model_ref_output() {
 	ppocr-det) echo sigmoid_0.tmp_0.npy ;;
 	ppocr-cls) echo softmax_0.tmp_0.npy ;;
 	ppocr-rec) echo softmax_11.tmp_0.npy ;;
+	yolo) echo output0.npy ;;
 	esac
 }
 
@@ -138,6 +142,10 @@ check_outputs() {
 		;;
 	vad)
 		check_out=$("$VNPU_MODELS_TOOL" vad-check "$2" "$MODELS/ref/$1/out" 2>&1)
+		;;
+	yolo)
+		check_out=$("$VNPU_MODELS_TOOL" yolo-check "$MODELS/images/astronaut.png" 640 "$2" \
+			"$MODELS/ref/$1/out" 2>&1)
 		;;
 	*)
 		f=$(model_ref_output "$1")

@@ -10,6 +10,9 @@
 #   t-model-vad  Silero VAD on a 32 ms window of espeak-ng's speech:
 #       vad-check, both outputs within tolerance of onnxruntime's and the
 #       window heard as speech
+#   t-model-yolo  YOLOv8n on astronaut.png: yolo-check, the output within
+#       tolerance of onnxruntime's, the same detections after decoding and
+#       NMS, and the astronaut found as a person
 #   t-model-ppocr-pipeline  page.png read on the device: det's output
 #       placing the lines for cls and rec (ocr-cls-prep, ocr-rec-prep), then
 #       ocr-check: same boxes, orientation and text as onnxruntime
@@ -90,6 +93,14 @@ run_and_check() {
 		tap $((rc == 0)) "$1 hears speech and matches onnxruntime (max abs diff $(max_abs_diff "$out"))" \
 			"$(echo "$out" | grep '^check:' | tail -n 1)"
 		;;
+	yolo)
+		out=$("$VNPU_MODELS_TOOL" yolo-check "$MODELS/images/astronaut.png" 640 "$3" \
+			"$MODELS/ref/$1/out" 2>&1)
+		rc=$?
+		diag "$out"
+		tap $((rc == 0)) "$1 finds the astronaut as a person and matches onnxruntime (max abs diff $(max_abs_diff "$out"))" \
+			"$(echo "$out" | grep '^check:' | tail -n 1)"
+		;;
 	ppocr-*)
 		f=$(model_ref_output "$1")
 		out=$("$VNPU_MODELS_TOOL" compare "$3/$f" "$MODELS/ref/$1/out/$f" 2>&1)
@@ -103,7 +114,7 @@ run_and_check() {
 }
 
 case $name in
-blazeface-front|blazeface-back|ppocr-det|ppocr-cls|ppocr-rec|vad)
+blazeface-front|blazeface-back|ppocr-det|ppocr-cls|ppocr-rec|vad|yolo)
 	expected=0
 	listed=$name
 	model_expected "$name" && expected=1
