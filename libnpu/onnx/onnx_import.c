@@ -1165,6 +1165,9 @@ out:
 		npu_onnx_free(im.m);
 		return ret;
 	}
+	/* a refusal a fallback then got past leaves no message behind */
+	if (err && err_size)
+		err[0] = 0;
 	*out = im.m;
 	return 0;
 }

@@ -91,6 +91,8 @@ struct imp {
 	uint64_t fold_work;		/* kernels' work folding constants */
 	/* every input with a known value is fixed (npu_onnx_load's retry) */
 	bool fix_all;
+	/* oi_kernel_node() refused a constant input, before its kernel ran */
+	bool kernel_input_refused;
 };
 
 struct nctx {

@@ -342,7 +342,7 @@ int oi_kernel_node(struct nctx *c, const struct npu_onnx_op *op)
 	void *state = NULL;
 	char msg[256] = "";
 	struct kcall *k;
-	int ret;
+	int ret = 0;
 
 	if (!op->kernel || !op->kernel->infer || !op->kernel->run)
 		return oi_fail(im, "the op's kernel has no infer or run callback");
@@ -367,16 +367,18 @@ int oi_kernel_node(struct nctx *c, const struct npu_onnx_op *op)
 			continue;
 		}
 		t->dtype = oi_dtype_of_onnx(s->c.dt);
-		if (!t->dtype) {
+		if (!t->dtype)
 			ret = oi_fail(im, "constant '%s' is of type %s, which is not supported",
 				      s->name, oi_type_words(s->c.dt));
-			goto out;
-		}
-		ret = const_shape(im, s, t);
+		if (!ret)
+			ret = const_shape(im, s, t);
 		if (!ret)
 			ret = const_data(im, s, t);
-		if (ret)
+		if (ret) {
+			/* the constant, not the op, is what no kernel can take */
+			im->kernel_input_refused = true;
 			goto out;
+		}
 	}
 	for (i = 0; i < nout; i++)
 		if (c->n->output[i] && *c->n->output[i])

@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -361,6 +362,7 @@ static int import_with(struct nctx *c, const struct lowering *low,
 {
 	struct imp *im = c->im;
 	size_t syms = im->nsyms, nodes = npu_graph_num_nodes(im->m->g);
+	char lowering_err[384] = "";
 	int ret = -EINVAL;
 
 	/*
@@ -379,14 +381,22 @@ static int import_with(struct nctx *c, const struct lowering *low,
 		low = NULL;
 	if (low && (!kop || lowering_applies(c, low))) {
 		ret = low->fn(c);
-		/* the kernel then reports its own reason if it refuses too */
 		if (!ret || ret != -EINVAL || im->nsyms != syms ||
 		    npu_graph_num_nodes(im->m->g) != nodes)
 			return ret;
 		im->node = c->n;
+		if (im->err && im->err_size)
+			snprintf(lowering_err, sizeof(lowering_err), "%s", im->err);
 	}
 	if (kop) {
+		im->kernel_input_refused = false;
 		ret = oi_kernel_node(c, kop);
+		/*
+		 * The kernel reports its own reason, unless what it refused was
+		 * a constant it cannot hold: then the lowering's says more.
+		 */
+		if (ret == -EINVAL && im->kernel_input_refused && *lowering_err)
+			snprintf(im->err, im->err_size, "%s", lowering_err);
 		if (ret != -EINVAL || im->nsyms != syms ||
 		    npu_graph_num_nodes(im->m->g) != nodes)
 			return ret;

@@ -175,8 +175,9 @@ struct npu_onnx_node;
  *	(0: no bound); the model's opset_import gives the node's
  * @kernel: must outlive every model and runtime that uses it
  * @create: parse the node's attributes into the kernel's state for that
- *	node (NULL: state NULL); 0, or -EINVAL with a reason in @err.  The
- *	state then belongs to the graph (kernel->release frees it).
+ *	node (NULL: state NULL); 0, or -EINVAL with a reason in @err (a
+ *	create() that fails frees what it allocated: *@state is ignored).
+ *	The state then belongs to the graph (kernel->release frees it).
  * @opaque: passed to @create
  */
 struct npu_onnx_op {

@@ -211,32 +211,32 @@ static void test_data_movement(void **state)
 {
 	static const struct move_case cases[] = {
 		{ "Transpose", "x", "y", "perm=ints:0,2,3,1", NULL, NULL, 4, { 2, 4, 4, 3 }, NULL },
-		{ "Transpose", "x", "y", "perm=ints:0,0,1,2", NULL, NULL, 0, { 0 }, "no permutation" },
+		{ "Transpose", "x", "y", "perm=ints:0,0,1,2", NULL, NULL, 0, { 0 }, "is not a permutation" },
 		{ "Concat", "x,x", "y", "axis=i:1", NULL, NULL, 4, { 2, 6, 4, 4 }, NULL },
-		{ "Concat", "x,a", "y", "axis=i:1", "1,2", NULL, 0, { 0 }, "cannot be an operand" },
+		{ "Concat", "x,a", "y", "axis=i:1", "1,2", NULL, 0, { 0 }, "input 1 is int64, input 0 is float32" },
 		{ "Slice", "x,a,b,k", "y", NULL, "1", "100", 4, { 2, 3, 3, 4 }, NULL },
 		{ "Slice", "x,a,b,k,s", "y", NULL, "0", "4", 4, { 2, 3, 2, 4 }, NULL },
-		{ "Slice", "x,a,b,k,z", "y", NULL, "0", "4", 0, { 0 }, "bad step 0" },
+		{ "Slice", "x,a,b,k,z", "y", NULL, "0", "4", 0, { 0 }, "steps[0] is 0" },
 		{ "Slice", "x,a,b,k", "y", NULL, "9", "100", 0, { 0 }, "empty" },
 		{ "Pad", "x,a", "y", NULL, "0,0,1,-1,0,0,2,0", NULL, 4, { 2, 3, 7, 3 }, NULL },
-		{ "Pad", "x,a", "y", NULL, "0,0,-4,0,0,0,2,0", NULL, 0, { 0 }, "cropped away" },
+		{ "Pad", "x,a", "y", NULL, "0,0,-4,0,0,0,2,0", NULL, 4, { 2, 3, 2, 4 }, NULL },
 		{ "Pad", "x,a", "y", NULL, "0,0,0x10000000000,0,0,0,0,0", NULL, 0, { 0 },
-		  "no valid dimension" },
-		{ "Pad", "x,a", "y", NULL, "1,2", NULL, 0, { 0 }, "2 pads for rank 4" },
+		  "leave no output, or too much" },
+		{ "Pad", "x,a", "y", NULL, "1,2", NULL, 0, { 0 }, "pads has 2 values, 8 were expected" },
 		{ "Expand", "x,a", "y", NULL, "3,1,1,1,1", NULL, 5, { 3, 2, 3, 4, 4 }, NULL },
-		{ "Expand", "x,a", "y", NULL, "5", NULL, 0, { 0 }, "do not broadcast" },
+		{ "Expand", "x,a", "y", NULL, "5", NULL, 0, { 0 }, "does not broadcast" },
 		{ "Tile", "x,a", "y", NULL, "1,2,1,3", NULL, 4, { 2, 6, 4, 12 }, NULL },
-		{ "Tile", "x,a", "y", NULL, "1,0x10000000000,1,1", NULL, 0, { 0 }, "bad repeat" },
+		{ "Tile", "x,a", "y", NULL, "1,0x10000000000,1,1", NULL, 0, { 0 }, "is not within [1, 4294967295]" },
 		{ "SpaceToDepth", "x", "y", "blocksize=i:2", NULL, NULL, 4, { 2, 12, 2, 2 }, NULL },
 		{ "SpaceToDepth", "x", "y", "blocksize=i:3", NULL, NULL, 0, { 0 }, "multiples" },
 		{ "DepthToSpace", "x", "y", "blocksize=i:2", NULL, NULL, 0, { 0 }, "blocksize^2" },
 		{ "Resize", "x,-,-,a", "y", NULL, "2,3,8,6", NULL, 4, { 2, 3, 8, 6 }, NULL },
-		{ "Resize", "x,-,-,a", "y", NULL, "4,3,8,6", NULL, 0, { 0 }, "resizing N or C" },
-		{ "Resize", "x", "y", NULL, NULL, NULL, 0, { 0 }, "exactly one of scales and sizes" },
+		{ "Resize", "x,-,-,a", "y", NULL, "4,3,8,6", NULL, 4, { 4, 3, 8, 6 }, NULL },
+		{ "Resize", "x", "y", NULL, NULL, NULL, 0, { 0 }, "one of scales and sizes is required" },
 		{ "Split", "x,a", "y,z", "axis=i:2", "1,3", NULL, 4, { 2, 3, 1, 4 }, NULL },
-		{ "Split", "x,a", "y,z", "axis=i:2", "1,4", NULL, 0, { 0 }, "does not fit" },
+		{ "Split", "x,a", "y,z", "axis=i:2", "1,4", NULL, 0, { 0 }, "split sums to 5" },
 		{ "Cast", "x", "y", "to=i:10", NULL, NULL, 4, { 2, 3, 4, 4 }, NULL },
-		{ "Cast", "x", "y", "to=i:7", NULL, NULL, 0, { 0 }, "not supported" },
+		{ "Cast", "x", "y", "to=i:7", NULL, NULL, 4, { 2, 3, 4, 4 }, NULL },
 	};
 	static const int64_t dx[4] = { 2, 3, 4, 4 };
 	size_t i;
@@ -315,7 +315,9 @@ static void test_hostile(void **state)
 	input(&b, "x", 2, d2);
 	nodef(&b, "NonZero", "nz", "x", "y", (const char *)NULL);
 	output(&b, "y");
-	load(&b, NULL, -EINVAL, "node 'nz' (NonZero): op not supported");
+	/* a data-dependent shape of a runtime input */
+	load(&b, NULL, -EINVAL,
+	     "node 'nz' (NonZero): the output shape depends on the input's values, which must be constant");
 	mb_free(&b);
 
 	/* a cycle */
@@ -384,12 +386,18 @@ static void test_hostile(void **state)
 		mb_free(&b);
 	}
 
-	/* an opset out of range */
+	/* an opset out of range; an old one in range */
+	mb_init(&b, 19);
+	input(&b, "x", 2, d2);
+	nodef(&b, "Relu", "r", "x", "y", (const char *)NULL);
+	output(&b, "y");
+	load(&b, NULL, -ENOTSUP, "opset 19 is not supported (1 to 18)");
+	mb_free(&b);
 	mb_init(&b, 3);
 	input(&b, "x", 2, d2);
 	nodef(&b, "Relu", "r", "x", "y", (const char *)NULL);
 	output(&b, "y");
-	load(&b, NULL, -ENOTSUP, "opset 3");
+	npu_onnx_free(load(&b, NULL, 0, NULL));
 	mb_free(&b);
 
 	/* an optional output is fine while nobody reads it */
@@ -398,8 +406,11 @@ static void test_hostile(void **state)
 	nodef(&b, "Dropout", "drop", "x", "y,mask", (const char *)NULL);
 	output(&b, "y");
 	npu_onnx_free(load(&b, NULL, 0, NULL));
+	/* read, the mask comes from Dropout's kernel: all ones in inference */
 	output(&b, "mask");
-	load(&b, NULL, -EINVAL, "node 'drop' (Dropout): the mask output is not supported");
+	m = load(&b, NULL, 0, NULL);
+	assert_int_equal(npu_onnx_num_outputs(m), 2);
+	npu_onnx_free(m);
 	mb_free(&b);
 
 	assert_int_equal(npu_onnx_load(NULL, 0, NULL, NULL, NULL, 0), -EINVAL);
