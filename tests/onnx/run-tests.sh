@@ -20,8 +20,8 @@
 #   error     any other exit below 128 (a run-time error, bad input files)
 #   timeout   still running after TIMEOUT seconds (then killed)
 #   crash     killed by a signal, or a sanitizer report in the output
-# and reason is npu-run's last error line (the refusal, the mismatching
-# output, the sanitizer's summary).
+# and reason is npu-run's last error line (the refusal), its first
+# mismatching output, or the sanitizer's report.
 # Environment: ONNX_DATA_ROOT (/usr/share/libonnx-testdata/data), JOBS (2),
 # TIMEOUT (30), NPU_RUN_ARGS (extra npu-run arguments, e.g. --cpu).
 set -uo pipefail
@@ -56,7 +56,7 @@ run_one() {
 		"npu-run: "*) err=${line#npu-run: } ;;
 		esac
 		case $line in
-		"output "*": MISMATCH"* | *"shape or dtype differs"*) [ -n "$mism" ] || mism=$line ;;
+		"output "*": MISMATCH"* | *"shape or dtype differs"*) [ -n "$mism" ] || mism=${line#npu-run: } ;;
 		*"ERROR: "*Sanitizer* | *"runtime error:"* | "SUMMARY: "*) [ -n "$san" ] || san=$line ;;
 		esac
 	done
@@ -72,7 +72,8 @@ run_one() {
 	elif [ $rc = 3 ]; then
 		state=refused
 	elif [ $rc = 1 ] && [ -n "$mism" ]; then
-		state=mismatch reason=${err:-$mism}
+		# an earlier "npu-run:" line may be a refusal npu-run recovered from
+		state=mismatch reason=$mism
 	else
 		state=error reason=${err:-"exit $rc: ${lines[-1]-}"}
 	fi
