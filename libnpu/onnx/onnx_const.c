@@ -473,6 +473,22 @@ int ctensor_from_proto(const Onnx__TensorProto *tp, struct ctensor *out,
 
 /* ---- Constant evaluation ---------------------------------------------------- */
 
+/* @v as an integer of type @dt holds it: ONNX's Cast and arithmetic wrap. */
+static int64_t wrap_int(int dt, int64_t v)
+{
+	switch (dt) {
+	case OT_INT8: return (int8_t)(uint8_t)v;
+	case OT_UINT8: return (uint8_t)v;
+	case OT_INT16: return (int16_t)(uint16_t)v;
+	case OT_UINT16: return (uint16_t)v;
+	case OT_INT32: return (int32_t)(uint32_t)v;
+	case OT_UINT32: return (uint32_t)v;
+	case OT_BOOL: return v != 0;
+	default: return v;
+	}
+}
+
+
 int const_binary(const char *op, const struct ctensor *a, const struct ctensor *b,
 		 struct cbudget *bud, struct ctensor *y, char *err, size_t err_size)
 {
@@ -524,21 +540,25 @@ int const_binary(const char *op, const struct ctensor *a, const struct ctensor *
 				 !strcmp(op, "Mul") ? x * z : x / z;
 		} else {
 			int64_t x = a->i[oa], z = b->i[ob];
+			/* uint64 is held as its bits: it divides unsigned */
+			bool u64 = c.dt == OT_UINT64;
 
 			if (!strcmp(op, "Div") && z == 0) {
 				ctensor_free(&c);
 				return cfail(err, err_size, "integer division by zero");
 			}
-			if (!strcmp(op, "Div") && x == INT64_MIN && z == -1) {
+			if (!strcmp(op, "Div") && !u64 && x == INT64_MIN && z == -1) {
 				ctensor_free(&c);
 				return cfail(err, err_size,
 					     "integer overflow: %" PRId64 " / -1 does not fit in int64",
 					     x);
 			}
-			/* wrapping, as ONNX integer arithmetic */
-			c.i[e] = !strcmp(op, "Add") ? (int64_t)((uint64_t)x + (uint64_t)z) :
-				 !strcmp(op, "Sub") ? (int64_t)((uint64_t)x - (uint64_t)z) :
-				 !strcmp(op, "Mul") ? (int64_t)((uint64_t)x * (uint64_t)z) : x / z;
+			/* wrapping within the type, as ONNX integer arithmetic */
+			c.i[e] = wrap_int(c.dt,
+					  !strcmp(op, "Add") ? (int64_t)((uint64_t)x + (uint64_t)z) :
+					  !strcmp(op, "Sub") ? (int64_t)((uint64_t)x - (uint64_t)z) :
+					  !strcmp(op, "Mul") ? (int64_t)((uint64_t)x * (uint64_t)z) :
+					  u64 ? (int64_t)((uint64_t)x / (uint64_t)z) : x / z);
 		}
 	}
 	*y = c;
@@ -704,21 +724,6 @@ static float round_to_bf16(float f)
 	u = (u + 0x7fff + ((u >> 16) & 1)) & 0xffff0000u;
 	memcpy(&f, &u, 4);
 	return f;
-}
-
-/* @v as an integer of type @dt holds it: ONNX's Cast wraps. */
-static int64_t wrap_int(int dt, int64_t v)
-{
-	switch (dt) {
-	case OT_INT8: return (int8_t)(uint8_t)v;
-	case OT_UINT8: return (uint8_t)v;
-	case OT_INT16: return (int16_t)(uint16_t)v;
-	case OT_UINT16: return (uint16_t)v;
-	case OT_INT32: return (int32_t)(uint32_t)v;
-	case OT_UINT32: return (uint32_t)v;
-	case OT_BOOL: return v != 0;
-	default: return v;
-	}
 }
 
 static int c_cast(const struct ctensor *x, int64_t to, struct cbudget *b, struct ctensor *y,

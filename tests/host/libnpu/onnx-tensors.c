@@ -5,7 +5,8 @@
  * typed field ONNX keeps it in, read by npu_onnx_tensor_load() (test
  * data, npu-run's --input and --expect) into its native npu_dtype with
  * the exact bits, and by ctensor_from_proto() (the importer's
- * initializers) with the ONNX type kept.  The expected values are
+ * initializers) with the ONNX type kept; folded integer arithmetic and
+ * Cast of such constants wrap within their type.  The expected values are
  * written out by hand here, bit patterns included.  Hostile tensors
  * (data shorter or longer than the dims, values in another type's field,
  * out-of-range values, huge or negative dims) must be refused with the
@@ -496,6 +497,65 @@ static void test_sequence_file(void **state)
 	assert_int_equal(ret, -EBADMSG);
 }
 
+/* A 1-element integer constant of ONNX type @dt. */
+static void scalar_of(int dt, int64_t v, struct ctensor *c)
+{
+	assert_int_equal(ctensor_vec_i(&v, 1, c), 0);
+	c->dt = dt;
+}
+
+static int64_t fold(const char *op, int dt, int64_t x, int64_t z, int want_ret)
+{
+	struct ctensor a, b, y = { 0 };
+	char err[256] = "";
+	int64_t v;
+	int ret;
+
+	scalar_of(dt, x, &a);
+	scalar_of(dt, z, &b);
+	ret = const_binary(op, &a, &b, NULL, &y, err, sizeof(err));
+	ctensor_free(&a);
+	ctensor_free(&b);
+	if (ret != want_ret)
+		fail_msg("%s %s: %d %s, want %d", onnx_type_name(dt), op, ret, err, want_ret);
+	if (ret)
+		return 0;
+	assert_int_equal(y.dt, dt);
+	v = y.i[0];
+	ctensor_free(&y);
+	return v;
+}
+
+/*
+ * Folded integer arithmetic and Cast wrap within the constant's type, as
+ * ONNX's ops do, and uint64 (held as its bits) divides unsigned.
+ */
+static void test_const_wraps(void **state)
+{
+	const struct ctensor *in[1];
+	const int64_t cast_to_u8[3] = { 0, OT_UINT8, 13 };
+	struct ctensor x, y = { 0 };
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(fold("Add", OT_UINT8, 200, 100, 0), 44);
+	assert_int_equal(fold("Mul", OT_INT8, 100, 2, 0), -56);
+	assert_int_equal(fold("Sub", OT_UINT16, 0, 1, 0), 65535);
+	assert_int_equal(fold("Div", OT_INT32, INT32_MIN, -1, 0), INT32_MIN);
+	/* (2^64 - 2) / 2 and 2^63 / (2^64 - 1), unsigned */
+	assert_int_equal(fold("Div", OT_UINT64, -2, 2, 0), INT64_MAX);
+	assert_int_equal(fold("Div", OT_UINT64, INT64_MIN, -1, 0), 0);
+	fold("Div", OT_INT64, INT64_MIN, -1, -EINVAL);
+
+	scalar_of(OT_INT64, 300, &x);
+	in[0] = &x;
+	assert_int_equal(const_op("Cast", in, 1, cast_to_u8, NULL, &y, err, sizeof(err)), 0);
+	assert_int_equal(y.dt, OT_UINT8);
+	assert_int_equal(y.i[0], 44);
+	ctensor_free(&x);
+	ctensor_free(&y);
+}
+
 static void test_type_names(void **state)
 {
 	(void)state;
@@ -518,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_scalar_and_empty),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_sequence_file),
+		cmocka_unit_test(test_const_wraps),
 		cmocka_unit_test(test_type_names),
 	};
 
