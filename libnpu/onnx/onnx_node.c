@@ -59,6 +59,7 @@ static int find(const struct npu_onnx_node *n, const char *name,
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: ok = a->has_s; break;
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: ok = a->n_ints > 0; break;
 		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: ok = a->n_floats > 0; break;
+		case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: ok = a->n_strings > 0; break;
 		default: ok = false; break;
 		}
 	}
@@ -128,5 +129,22 @@ NPU_EXPORT_ONNX int npu_onnx_attr_string(const struct npu_onnx_node *n, const ch
 		return -ERANGE;
 	memcpy(buf, a->s.data, a->s.len);
 	buf[a->s.len] = 0;
+	return 0;
+}
+
+NPU_EXPORT_ONNX int npu_onnx_attr_strings(const struct npu_onnx_node *n, const char *name,
+					  size_t index, char *buf, size_t size, size_t *count)
+{
+	const Onnx__AttributeProto *a;
+	int ret = find(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS, &a);
+
+	if (ret)
+		return ret;
+	if (count)
+		*count = a->n_strings;
+	if (index >= a->n_strings || !size || a->strings[index].len > size - 1)
+		return -ERANGE;
+	memcpy(buf, a->strings[index].data, a->strings[index].len);
+	buf[a->strings[index].len] = 0;
 	return 0;
 }

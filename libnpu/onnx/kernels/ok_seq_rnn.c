@@ -515,11 +515,61 @@ RNN_KERNEL(ok_kernel_lstm, "LSTM");
 
 /* ---- create() --------------------------------------------------------------------- */
 
+/*
+ * activations: the functions of each direction in order (forward's, then
+ * reverse's), taking their alpha and beta in turn from activation_alpha
+ * and activation_beta, each of which only lists the values the functions
+ * that use one consume.  A bidirectional node may also list one direction's
+ * functions, used for both, as onnxruntime accepts.
+ */
+static int parse_activations(const struct npu_onnx_node *node, struct ok_rnn_state *st,
+			     enum ok_rnn_kind kind, char *err, size_t err_size)
+{
+	size_t per = kind == OK_RNN ? 1 : kind == OK_GRU ? 2 : 3;
+	size_t dirs = st->direction == OK_DIR_BIDIRECTIONAL ? 2 : 1;
+	size_t count = 0, na = 0, nb = 0, ia = 0, ib = 0, i;
+	const float *alpha = NULL, *beta = NULL;
+	char name[32];
+	int ret;
+
+	ret = npu_onnx_attr_strings(node, "activations", 0, name, sizeof(name), &count);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret == -EINVAL)
+		return ok_fail(err, err_size, "activations must be a list of strings");
+	if (count != per * dirs && !(dirs == 2 && count == per))
+		return ok_fail(err, err_size, "activations lists %zu functions, %zu expected",
+			       count, per * dirs);
+	if (npu_onnx_attr_floats(node, "activation_alpha", &alpha, &na) == -EINVAL ||
+	    npu_onnx_attr_floats(node, "activation_beta", &beta, &nb) == -EINVAL)
+		return ok_fail(err, err_size, "activation_alpha and activation_beta must be floats");
+	for (i = 0; i < per * dirs; i++) {
+		struct ok_rnn_func *f = &st->funcs[i / per][i % per];
+		bool ua, ub;
+
+		ret = npu_onnx_attr_strings(node, "activations", i % count, name, sizeof(name),
+					    NULL);
+		if (ret || !ok_rnn_act_parse(name, f, &ua, &ub))
+			return ok_fail(err, err_size, "activation %zu (\"%s\") is not an RNN function",
+				       i, ret ? "?" : name);
+		/* a repeated set takes the same values again */
+		if (i == count) {
+			ia = 0;
+			ib = 0;
+		}
+		if (ua && ia < na)
+			f->alpha = alpha[ia++];
+		if (ub && ib < nb)
+			f->beta = beta[ib++];
+	}
+	return 0;
+}
+
 static int rnn_create_kind(const struct npu_onnx_node *node, enum ok_rnn_kind kind,
 			   void **state, char *err, size_t err_size)
 {
 	struct ok_rnn_state *st = ok_state_alloc(sizeof(*st));
-	char dir[32] = "forward", buf[32];
+	char dir[32] = "forward";
 	float clip;
 	int ret;
 
@@ -558,18 +608,9 @@ static int rnn_create_kind(const struct npu_onnx_node *node, enum ok_rnn_kind ki
 	st->linear_before_reset = ok_attr_i(node, "linear_before_reset", 0) != 0;
 	st->input_forget = ok_attr_i(node, "input_forget", 0) != 0;
 	st->batch_major = ok_attr_i(node, "layout", 0) != 0;
-	/*
-	 * activations is a list of strings, which npu/onnx.h cannot read yet:
-	 * a node that sets it (to anything) is refused rather than run with
-	 * functions it did not ask for.  The state carries every function.
-	 */
-	ret = npu_onnx_attr_string(node, "activations", buf, sizeof(buf));
-	if (ret != -ENOENT) {
-		ret = ok_fail(err, err_size,
-			      "the activations attribute is not supported yet (only the default functions)");
+	ret = parse_activations(node, st, kind, err, err_size);
+	if (ret)
 		goto fail;
-	}
-	/* the default functions take no alpha nor beta: those lists are unused */
 	*state = st;
 	return 0;
 fail:

@@ -232,6 +232,13 @@ int npu_onnx_attr_floats(const struct npu_onnx_node *n, const char *name,
 			 const float **v, size_t *count);
 int npu_onnx_attr_string(const struct npu_onnx_node *n, const char *name,
 			 char *buf, size_t size);
+/*
+ * A list of strings (RNN's activations): element @index copied as
+ * npu_onnx_attr_string() copies, *@count (if not NULL) set to the list's
+ * length; -ERANGE also for an @index past the end.
+ */
+int npu_onnx_attr_strings(const struct npu_onnx_node *n, const char *name,
+			  size_t index, char *buf, size_t size, size_t *count);
 
 /*
  * The built-in operators, for tools and documentation (npu-run

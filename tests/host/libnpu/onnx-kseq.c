@@ -809,6 +809,15 @@ static void attr_strings1(struct mb *b, Onnx__NodeProto *n, const char *name, co
 	at->strings[0].len = strlen(v);
 }
 
+static void attr_floats(struct mb *b, Onnx__NodeProto *n, const char *name, const float *v,
+			size_t count)
+{
+	Onnx__AttributeProto *at = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+
+	at->n_floats = count;
+	at->floats = (float *)v;
+}
+
 /* A model's only output of ONNX type @elem. */
 static void output_of(struct mb *b, const char *name, int elem)
 {
@@ -885,8 +894,71 @@ static void test_load_rnn(void **unused)
 	     "node 'gru' (GRU): direction \"sideways\" is not forward, reverse or bidirectional");
 	n->n_attribute = 0;
 	attr_strings1(&b, n, "activations", "Relu");
-	load(&b, NULL, -EINVAL, "node 'gru' (GRU): the activations attribute is not supported yet");
+	load(&b, NULL, -EINVAL, "node 'gru' (GRU): activations lists 1 functions, 2 expected");
+	n->n_attribute = 0;
+	attr_strings1(&b, n, "activations", "Swish");
+	attr_s(&b, n, "direction", "bidirectional");
+	load(&b, NULL, -EINVAL, "activations lists 1 functions, 4 expected");
 	mb_free(&b);
+}
+
+/*
+ * activations from the node: one function shared by both directions
+ * (Relu), and one per direction with alphas taken in order (LeakyRelu
+ * 0.1 forward, 0.2 reverse), each checked where its slope shows.
+ */
+static void test_load_rnn_activations(void **unused)
+{
+	static const int64_t dx[] = { 2, 1, 1 }, dw[] = { 2, 1, 1 };
+	static const float w[] = { 0.8f, -0.6f }, r[] = { 0.3f, 0.9f }, alphas[] = { 0.1f, 0.2f };
+	static const char *const leaky[] = { "LeakyRelu", "LeakyRelu" };
+	int c;
+
+	(void)unused;
+	for (c = 0; c < 3; c++) {
+		/* c 0: Relu; c 1, 2: LeakyRelu with the forward (1) or reverse (2) slope showing */
+		const float x[2] = { 0.5f, c == 2 ? 1.0f : -1.0f };
+		double a_f = c ? 0.1 : 0, a_r = c ? 0.2 : 0, h1, h2, g1, g0;
+		struct npu_onnx_model *m;
+		Onnx__AttributeProto *at;
+		Onnx__NodeProto *n;
+		double want[2];
+		float y[2];
+		struct mb b;
+
+#define LR(v, a) ((v) > 0 ? (v) : (a) * (v))
+		h1 = LR(0.8 * x[0], a_f);
+		h2 = LR(0.8 * x[1] + 0.3 * h1, a_f);
+		g1 = LR(-0.6 * x[1], a_r);
+		g0 = LR(-0.6 * x[0] + 0.9 * g1, a_r);
+#undef LR
+		want[0] = h2;
+		want[1] = g0;
+		mb_init(&b, 14);
+		input(&b, "x", 3, dx);
+		init_f(&b, "w", 3, dw, w, 2);
+		init_f(&b, "r", 3, dw, r, 2);
+		output(&b, "yh");
+		n = nodef(&b, "RNN", "rnn", "x,w,r", "yall,yh", "hidden_size=i:1", NULL);
+		attr_s(&b, n, "direction", "bidirectional");
+		if (!c) {
+			attr_strings1(&b, n, "activations", "Relu");
+		} else {
+			at = new_attr(&b, n, "activations", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+			at->n_strings = 2;
+			at->strings = keep(&b, calloc(2, sizeof(*at->strings)));
+			for (int k = 0; k < 2; k++) {
+				at->strings[k].data = (uint8_t *)leaky[k];
+				at->strings[k].len = strlen(leaky[k]);
+			}
+			attr_floats(&b, n, "activation_alpha", alphas, 2);
+		}
+		m = load(&b, NULL, 0, NULL);
+		mb_free(&b);
+		run_raw(m, x, y, sizeof(y));
+		expect_close(y, want, 2, 1e-6);
+		npu_onnx_free(m);
+	}
 }
 
 static void test_load_window_dft(void **unused)
@@ -1011,6 +1083,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_tfidf, teardown),
 		cmocka_unit_test_teardown(test_limits, teardown),
 		cmocka_unit_test(test_load_rnn),
+		cmocka_unit_test(test_load_rnn_activations),
 		cmocka_unit_test(test_load_window_dft),
 		cmocka_unit_test(test_load_tfidf_nms),
 		cmocka_unit_test(test_table),
