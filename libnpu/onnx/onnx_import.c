@@ -554,13 +554,13 @@ static const struct npu_onnx_tensor *known_value(const struct imp *im, const cha
 	return NULL;
 }
 
-int oi_fix_inputs(struct nctx *c)
+int oi_fix_inputs(struct nctx *c, size_t from, size_t to)
 {
 	struct imp *im = c->im;
 	int fixed = 0, ret;
 	size_t i;
 
-	for (i = 0; i < c->nin; i++) {
+	for (i = from; i < c->nin && i < to; i++) {
 		struct sym *s = c->in[i];
 		const struct npu_onnx_tensor *t;
 

@@ -212,11 +212,11 @@ int oi_op_const(struct nctx *c);
 /* The model's opset of @domain (opset_import), 0 if it imports none. */
 int64_t oi_domain_opset(const struct imp *im, const char *domain);
 /*
- * Make the node's runtime graph inputs whose values the caller gave
- * (npu_onnx_options.values) its constants, so a shape that depends on
- * them can be known: the count fixed, or a negative errno.
+ * Make the node's runtime graph inputs @from to @to - 1 whose values the
+ * caller gave (npu_onnx_options.values) its constants, so a shape that
+ * depends on them can be known: the count fixed, or a negative errno.
  */
-int oi_fix_inputs(struct nctx *c);
+int oi_fix_inputs(struct nctx *c, size_t from, size_t to);
 /* Does the registry know @n's op at @opset (a custom op included)? */
 bool oi_op_known(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
 /* Import one node: the registry (onnx_registry.c) picks its handler. */

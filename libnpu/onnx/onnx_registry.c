@@ -402,8 +402,22 @@ static int import_with(struct nctx *c, const struct lowering *low,
 			return ret;
 	}
 	if (may_fix) {
-		int fixed = oi_fix_inputs(c);
+		/*
+		 * The parameters first (Resize's scales, TopK's k: inputs 1
+		 * on), so the data stays a runtime input where it can; the
+		 * data itself only when the shape depends on it (NonZero).
+		 */
+		int fixed = oi_fix_inputs(c, 1, c->nin);
 
+		if (fixed < 0)
+			return fixed;
+		if (fixed) {
+			ret = import_with(c, low, kop, false);
+			if (ret != -EINVAL || im->nsyms != syms ||
+			    npu_graph_num_nodes(im->m->g) != nodes)
+				return ret;
+		}
+		fixed = oi_fix_inputs(c, 0, 1);
 		if (fixed < 0)
 			return fixed;
 		if (fixed)

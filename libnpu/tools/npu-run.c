@@ -431,7 +431,8 @@ static bool elem_matches(const void *got, const void *want, enum npu_dtype d, ui
 }
 
 /* Input @t, bound as a constant of the model (not at run time). */
-static void make_constant(struct tensor_file *t, struct npu_onnx_tensor *k)
+/* @t as an npu_onnx_tensor the options point at (its data is shared). */
+static void make_value(const struct tensor_file *t, struct npu_onnx_tensor *k)
 {
 	memset(k, 0, sizeof(*k));
 	snprintf(k->name, sizeof(k->name), "%s", t->name);
@@ -440,6 +441,12 @@ static void make_constant(struct tensor_file *t, struct npu_onnx_tensor *k)
 	memcpy(k->dims, t->dims, sizeof(k->dims));
 	k->data = t->data;
 	k->bytes = t->bytes;
+}
+
+/* @t becomes a constant of the model: it is not bound at run time. */
+static void make_constant(struct tensor_file *t, struct npu_onnx_tensor *k)
+{
+	make_value(t, k);
 	t->used = true;
 }
 
@@ -541,9 +548,9 @@ int main(int argc, char **argv)
 	};
 	struct tensor_file in[MAX_FILES] = { 0 }, ex[MAX_FILES] = { 0 };
 	struct npu_onnx_shape shapes[MAX_FILES];
-	struct npu_onnx_tensor consts[MAX_FILES];
+	struct npu_onnx_tensor consts[MAX_FILES], values[MAX_FILES];
 	const char *as_const[MAX_FILES], *as_runtime[MAX_FILES];
-	size_t nconst = 0, nas_const = 0, nas_runtime = 0;
+	size_t nconst = 0, nvalues = 0, nas_const = 0, nas_runtime = 0;
 	char *owned[2 * MAX_FILES + MAX_FILES] = { 0 };
 	size_t nin = 0, nex = 0, nshapes = 0, nowned = 0, i, j;
 	const char *outdir = NULL, *model_path;
@@ -551,7 +558,7 @@ int main(int argc, char **argv)
 	long iterations = 1, dev_index = 0;
 	double rtol = 1e-3, atol = 1e-5;
 	int64_t timeout_ns = 0;
-	struct npu_onnx_options opts = { 0 };
+	struct npu_onnx_options opts = { .size = sizeof(opts) };
 	struct npu_onnx_model *m = NULL;
 	struct npu_device *dev = NULL;
 	struct npu_context *ctx = NULL;
@@ -706,47 +713,39 @@ int main(int argc, char **argv)
 		if (constant)
 			make_constant(&in[i], &consts[nconst++]);
 	}
+	/*
+	 * The other named inputs' values are known too: the importer fixes
+	 * an input to its value only where a shape depends on it (Resize's
+	 * scales, Range's limits, NonMaxSuppression's boxes), and the model
+	 * then says which it fixed; --runtime inputs never are.
+	 */
+	for (i = 0; i < nin; i++) {
+		bool runtime_only = false;
+
+		if (!in[i].name || in[i].used)
+			continue;
+		for (j = 0; j < nas_runtime; j++)
+			runtime_only |= !strcmp(as_runtime[j], in[i].name);
+		if (!runtime_only)
+			make_value(&in[i], &values[nvalues++]);
+	}
 	opts.constants = consts;
 	opts.num_constants = nconst;
+	opts.values = values;
+	opts.num_values = nvalues;
 	opts.shapes = shapes;
 	opts.num_shapes = nshapes;
 	r = npu_onnx_load_file(model_path, &opts, &m, err, sizeof(err));
 	if (r) {
-		size_t before = nconst;
-		char why[sizeof(err)];
+		fprintf(stderr, "npu-run: %s: %s\n", model_path, err);
+		ret = EXIT_UNSUPPORTED;
+		goto out;
+	}
+	for (i = 0; !quiet && i < npu_onnx_num_inputs(m); i++) {
+		struct npu_onnx_io io;
 
-		memcpy(why, err, sizeof(why));
-		/*
-		 * Values of other dtypes may decide shapes too (Resize's
-		 * scales, Range's limits, NonMaxSuppression's boxes): import
-		 * once more with every named input but --runtime's constant.
-		 * A malformed model or one over a budget stays refused.
-		 */
-		for (i = 0; r == -EINVAL && i < nin; i++) {
-			bool keep = !in[i].name || in[i].used;
-
-			for (j = 0; j < nas_runtime; j++)
-				keep |= in[i].name && !strcmp(as_runtime[j], in[i].name);
-			if (!keep)
-				make_constant(&in[i], &consts[nconst++]);
-		}
-		if (nconst == before) {
-			fprintf(stderr, "npu-run: %s: %s\n", model_path, why);
-			ret = EXIT_UNSUPPORTED;
-			goto out;
-		}
-		opts.num_constants = nconst;
-		if (!quiet)
-			printf("importing again with %zu more input%s as constants of the model (%s)\n",
-			       nconst - before, nconst - before == 1 ? "" : "s", why);
-		r = npu_onnx_load_file(model_path, &opts, &m, err, sizeof(err));
-		if (r) {
-			fprintf(stderr, "npu-run: %s: %s\n", model_path, why);
-			fprintf(stderr, "npu-run: %s: with every input a constant: %s\n",
-				model_path, err);
-			ret = EXIT_UNSUPPORTED;
-			goto out;
-		}
+		if (npu_onnx_input_fixed(m, i) == 1 && !npu_onnx_input(m, i, &io))
+			printf("input '%s' is fixed to its value: a shape depends on it\n", io.name);
 	}
 	g = npu_onnx_graph(m);
 	nio_in = npu_onnx_num_inputs(m);

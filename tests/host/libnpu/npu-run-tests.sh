@@ -24,8 +24,8 @@
 #      --profile print their reports (no p99 below 100 runs); int64, bool
 #      and float64 outputs match the ONNX tests' expected .pb and make a
 #      round trip through .npy; which inputs are constants of the model
-#      (int64 and bool; --const, --runtime; the second import with every
-#      input a constant); the exit statuses of Documentation/npu-run.rst: a
+#      (int64 and bool; --const, --runtime; inputs the importer fixes to
+#      their values); the exit statuses of Documentation/npu-run.rst: a
 #      wrong --expect is a mismatch (exit 1, with npu-run's message, never
 #      a crash), bad arguments exit 2, a missing model 3.
 #   3. Documentation/graph.rst's example program runs and checks itself.
@@ -295,7 +295,7 @@ fi
 # folded with --const data), --runtime keeps it an input (the Gather a
 # CPU kernel), and a Reshape whose shape --runtime keeps an input is
 # refused (exit 3) with the importer's reason.  Resize's float scales
-# need a second import with every input a constant.
+# are an input the importer fixes to its value, and npu-run says so.
 d=$ONNX_DATA/test_gather_0
 gargs=(--input "$d/test_data_set_0/input_0.pb" --input "$d/test_data_set_0/input_1.pb"
 	--expect "$d/test_data_set_0/output_0.pb" --cpu --profile)
@@ -322,8 +322,8 @@ d=$ONNX_DATA/test_resize_upsample_scales_nearest
 args=()
 for f in "$d"/test_data_set_0/input_*.pb; do args+=(--input "$f"); done
 if "$NPU_RUN" "$d/model.onnx" --cpu "${args[@]}" --expect "$d/test_data_set_0/output_0.pb" \
-	>"$scratch/log" 2>&1 && grep -q '^importing again with .* inputs\? as constants' "$scratch/log"; then
-	ok "npu-run imports Resize again with its float scales a constant"
+	>"$scratch/log" 2>&1 && grep -q "^input 'scales' is fixed to its value" "$scratch/log"; then
+	ok "npu-run fixes Resize's float scales input to its value"
 else
 	notok "npu-run Resize with float scales as an input"
 	sed 's/^/#   /' "$scratch/log"

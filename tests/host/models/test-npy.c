@@ -150,8 +150,9 @@ static void test_version2(void **state)
 static void test_roundtrip(void **state)
 {
 	static const enum npy_type types[] = { NPY_F32, NPY_F16, NPY_I8, NPY_U8,
-					       NPY_I32, NPY_I64, NPY_BOOL };
-	static const size_t sizes[] = { 4, 2, 1, 1, 4, 8, 1 };
+					       NPY_I32, NPY_I64, NPY_BOOL, NPY_F64,
+					       NPY_I16, NPY_U16, NPY_U32, NPY_U64 };
+	static const size_t sizes[] = { 4, 2, 1, 1, 4, 8, 1, 8, 2, 2, 4, 8 };
 
 	(void)state;
 	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
@@ -272,7 +273,7 @@ static void test_malformed_headers(void **state)
 		{ "{'descr': '<f4', 'fortran_order': False, 'shape': (2,)}", 12, -EINVAL },
 		/* valid, but not handled */
 		{ "{'descr': '>f4', 'fortran_order': False, 'shape': (1,)}", 4, -ENOTSUP },
-		{ "{'descr': '<f8', 'fortran_order': False, 'shape': (1,)}", 8, -ENOTSUP },
+		{ "{'descr': '<c8', 'fortran_order': False, 'shape': (1,)}", 8, -ENOTSUP },
 		{ "{'descr': '<U3', 'fortran_order': False, 'shape': (1,)}", 12, -ENOTSUP },
 		{ "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,)}", 4, -ENOTSUP },
 		{ "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2)}", 16, -ENOTSUP },
