@@ -308,6 +308,29 @@ static void make_strided(struct vnpu_tensor_desc *d)
 	drop_unit_strides(d);
 }
 
+/*
+ * A tile that is still one dense block (a band of rows of one image, a
+ * run of batches) is described as dense again: the engine's fast kernels
+ * take dense operands (a convolution's im2col and GEMM paths), and a
+ * strided descriptor of the same elements sent it to its generic path,
+ * four times slower.
+ */
+static void undo_strides(struct vnpu_tensor_desc *d)
+{
+	uint64_t s = 1;
+	int i;
+
+	if (!(d->flags & VNPU_TENSOR_STRIDED))
+		return;
+	for (i = d->rank - 1; i >= 0; i--) {
+		if (d->dims[i] != 1 && d->strides[i] != s)
+			return;
+		s *= d->dims[i];
+	}
+	d->flags &= ~VNPU_TENSOR_STRIDED;
+	memset(d->strides, 0, sizeof(d->strides));
+}
+
 /* Narrow dimension @axis to [@start, @start + @len). */
 static void slice(struct vnpu_tensor_desc *d, int axis, uint32_t start,
 		  uint32_t len)
@@ -727,6 +750,8 @@ static int plan_split(const struct vnpu_cmd_compute *full,
 				ret = sp->tile(full, start, l, &t);
 				if (ret == -ERANGE)
 					goto padding;
+				for (s = 0; s < VNPU_OP_SLOTS; s++)
+					undo_strides(&t.c.t[s]);
 				if (!ret)
 					ret = plan_add(p, &t);
 				if (ret)

@@ -351,6 +351,46 @@ static void test_unsplittable(void **state)
 	unbuild(&c, &b);
 }
 
+/*
+ * A band of output rows of one image is one dense block of X and of Y,
+ * and is described so: the engine's convolution kernels take dense
+ * operands, and strided ones went to its generic path (four times
+ * slower, bench.rst "Ops beyond the command limits").
+ */
+static void test_row_bands_dense(void **state)
+{
+	static const struct tcase c = {
+		"conv2d fp32 3x3, one image, tiles of 8 KiB",
+		{ .kind = NPU_OP_CONV2D, .max_tile_bytes = 8192,
+		  .conv = { .stride = { 1, 1 }, .dilation = { 1, 1 },
+			    .pad = { 1, 1, 1, 1 }, .groups = 1 } }, 2,
+		{ F32(4, 1, 40, 17, 8), F32(4, 16, 3, 3, 8) },
+		F32(4, 1, 40, 17, 16), 1e-5, true,
+	};
+	struct npu_cmdbuf *cb = NULL;
+	struct built b;
+	size_t i, n;
+
+	(void)state;
+	build(&c, &b);
+	n = npu_op_num_commands(b.op);
+	assert_true(n > 2);
+	assert_int_equal(npu_cmdbuf_create(NULL, n * sizeof(struct vnpu_cmd_compute),
+					   &cb), 0);
+	assert_int_equal(npu_op_encode(b.op, cb), 0);
+	for (i = 0; i < n; i++) {
+		struct vnpu_cmd_compute cmd;
+
+		memcpy(&cmd, (const uint8_t *)npu_cmdbuf_data(cb) + i * sizeof(cmd),
+		       sizeof(cmd));
+		assert_false(cmd.t[0].flags & VNPU_TENSOR_STRIDED);
+		assert_false(cmd.t[3].flags & VNPU_TENSOR_STRIDED);
+	}
+	npu_cmdbuf_destroy(cb);
+	unbuild(&c, &b);
+	run_tiled(&c);
+}
+
 /* The whole op's work counts against max_work before any tile runs. */
 static void test_work_limit_whole_op(void **state)
 {
@@ -410,6 +450,7 @@ int main(void)
 		cmocka_unit_test(test_tiled_ops),
 		cmocka_unit_test(test_default_limits),
 		cmocka_unit_test(test_unsplittable),
+		cmocka_unit_test(test_row_bands_dense),
 		cmocka_unit_test(test_work_limit_whole_op),
 		cmocka_unit_test(test_cancel_between_tiles),
 	};
