@@ -91,7 +91,9 @@ initramfs: module guest-bin
 # get it, put in front of the base initramfs in one initrd: the kernel
 # unpacks concatenated archives in turn.  It is uncompressed (the weights
 # barely compress; the guest unpacks it as fast either way) and rebuilt only
-# when something under $(MODELS_DIR) changed (Documentation/platform.rst).
+# when something under $(MODELS_DIR) changed (Documentation/platform.rst),
+# or the list of directories did: files fetched before the list named them
+# are older than the archive.
 MODELS_DIR := $(VNPU_CACHE)/models
 MODELS_DATA := $(GUEST)/models-data.cpio
 MODELS_INITRD := $(GUEST)/initramfs-models.img
@@ -101,10 +103,12 @@ GUEST_WANTS_MODELS := $(if $(VNPU_TESTS),$(filter t-model-%,$(VNPU_TESTS)),yes)
 
 models-initramfs: models initramfs
 	$(Q)if [ ! -f $(MODELS_DATA) ] || [ $(S)/mkinitramfs.py -nt $(MODELS_DATA) ] || \
+	    [ "$$(cat $(MODELS_DATA).dirs 2>/dev/null)" != "$(MODELS_DATA_DIRS)" ] || \
 	    [ -n "$$(find $(addprefix $(MODELS_DIR)/,$(MODELS_DATA_DIRS)) -newer $(MODELS_DATA) | head -n 1)" ]; then \
 		$(S)/mkinitramfs.py --compress none \
 			$(foreach d,$(MODELS_DATA_DIRS),--data models/$(d)=$(MODELS_DIR)/$(d)) \
-			-o $(MODELS_DATA); \
+			-o $(MODELS_DATA) && \
+		echo "$(MODELS_DATA_DIRS)" > $(MODELS_DATA).dirs; \
 	fi
 	$(Q)cat $(MODELS_DATA) $(GUEST)/initramfs.cpio.gz > $(MODELS_INITRD).tmp && \
 		mv $(MODELS_INITRD).tmp $(MODELS_INITRD)
