@@ -17,7 +17,7 @@ packages=(
 	clang libclang-rt-14-dev llvm-14
 	libonnx-testdata libonnx-dev protobuf-c-compiler libprotobuf-c-dev
 	sparse pahole linux-source-6.12
-	dataset-fashion-mnist
+	dataset-fashion-mnist espeak-ng
 	libpng-dev
 	debhelper dh-dkms dkms lintian fakeroot
 )

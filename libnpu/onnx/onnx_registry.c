@@ -34,6 +34,8 @@
 #define L_ANY_DTYPE	(1u << 0)
 /* The lowering only folds constants: it applies when every input is one. */
 #define L_CONST_ONLY	(1u << 1)
+/* The lowering writes every output (Split), not only the first. */
+#define L_ALL_OUTPUTS	(1u << 2)
 
 struct lowering {
 	const char *op_type;
@@ -167,7 +169,7 @@ static const struct lowering lowerings[] = {
 	{ "Slice", oi_op_slice, 0, oi_op_const, LOWERING_DEFAULT_SINCE },
 	{ "Softmax", oi_op_softmax, 0, NULL, 1 },
 	{ "SpaceToDepth", l_space_to_depth, 0, NULL, 1 },
-	{ "Split", oi_op_split, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "Split", oi_op_split, L_ALL_OUTPUTS, NULL, LOWERING_DEFAULT_SINCE },
 	{ "Sqrt", l_sqrt, 0, NULL, 6 },
 	{ "Squeeze", oi_op_meta, L_ANY_DTYPE, NULL, 1 },
 	{ "Sub", oi_op_binary, 0, NULL, LOWERING_DEFAULT_SINCE },
@@ -316,8 +318,8 @@ static bool lowering_applies(const struct nctx *c, const struct lowering *l)
 {
 	size_t i;
 
-	/* lowerings write the first output only (Mean, Indices, mask: kernels) */
-	for (i = 1; i < c->n->n_output; i++)
+	/* most lowerings write the first output only (Mean, Indices, mask: kernels) */
+	for (i = 1; i < c->n->n_output && !(l->flags & L_ALL_OUTPUTS); i++)
 		if (c->n->output[i] && *c->n->output[i] && oi_name_used(c->im, c->n->output[i]))
 			return false;
 

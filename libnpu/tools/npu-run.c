@@ -13,6 +13,7 @@
  * input in order.  Dynamic dimensions take their size from --shape, else
  * from the input file.  Documentation/npu-run.rst is the manual.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -27,6 +28,7 @@
 #include "npy.h"
 
 #define MAX_FILES	64
+#define MAX_CUSTOM_OPS	256
 /*
  * Exit status when the model cannot be imported or compiled, or a node is
  * beyond the CPU path's limits.
@@ -67,7 +69,77 @@ static void usage(FILE *f)
 		"  --expect [NAME=]FILE   compare an output with FILE; exit 1 on mismatch\n"
 		"  --rtol R, --atol A     comparison tolerance (default 1e-3, 1e-5)\n"
 		"  --timeout SECONDS      stop a run that takes longer; exit status 4\n"
-		"  -q, --quiet            print only errors and the final verdict\n");
+		"  -q, --quiet            print only errors and the final verdict\n"
+		"  --custom-ops FILE.so   load custom operators from a plugin (repeatable)\n"
+		"  --list-ops             list the ONNX operators libnpu imports, and exit\n");
+}
+
+/*
+ * --list-ops: the operator registry as an RST table (npu-run.rst's op
+ * list is this output, so it cannot drift from the code).
+ */
+static int list_ops(void)
+{
+	size_t i, n = npu_onnx_builtin_count();
+
+	printf("=========================== ========== ================\n"
+	       "op                          device     CPU kernel\n"
+	       "=========================== ========== ================\n");
+	for (i = 0; i < n; i++) {
+		struct npu_onnx_op_info o = NPU_ONNX_OP_INFO_INIT;
+		char dev[16] = "", cpu[24] = "";
+
+		if (npu_onnx_builtin(i, &o))
+			return 1;
+		if (o.device)
+			snprintf(dev, sizeof(dev), "opset %lld+", (long long)o.device_since);
+		if (o.cpu && o.cpu_until)
+			snprintf(cpu, sizeof(cpu), "opsets %lld-%lld", (long long)o.cpu_since,
+				 (long long)o.cpu_until);
+		else if (o.cpu)
+			snprintf(cpu, sizeof(cpu), "opset %lld+", (long long)(o.cpu_since ? o.cpu_since : 1));
+		printf("%-27s %-10s %s\n", o.op_type, dev[0] ? dev : "no", cpu[0] ? cpu : "no");
+	}
+	printf("=========================== ========== ================\n");
+	return 0;
+}
+
+/* A plugin's ops (npu/onnx.h NPU_ONNX_PLUGIN_SYMBOL), appended to @ops. */
+static int load_plugin(const char *path, const struct npu_onnx_op **ops, size_t *nops,
+		       size_t max)
+{
+	const struct npu_onnx_op *const *got;
+	npu_onnx_plugin_fn fn;
+	size_t count = 0, i;
+	void *so;
+
+#ifdef NPU_RUN_STATIC
+	/* a static program has no dynamic symbols for a plugin to bind to */
+	(void)got; (void)fn; (void)count; (void)i; (void)so; (void)ops; (void)nops; (void)max;
+	fprintf(stderr, "npu-run: --custom-ops %s: this npu-run is linked statically, plugins need the shared build\n",
+		path);
+	return -1;
+#endif
+	so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!so) {
+		fprintf(stderr, "npu-run: --custom-ops %s: %s\n", path, dlerror());
+		return -1;
+	}
+	/* a plugin stays loaded for the whole run: its kernels are used until exit */
+	*(void **)&fn = dlsym(so, NPU_ONNX_PLUGIN_SYMBOL);
+	if (!fn) {
+		fprintf(stderr, "npu-run: --custom-ops %s: no %s()\n", path, NPU_ONNX_PLUGIN_SYMBOL);
+		return -1;
+	}
+	got = fn(&count);
+	if (!got || count > max - *nops) {
+		fprintf(stderr, "npu-run: --custom-ops %s: %zu ops, at most %zu in all\n", path,
+			count, max);
+		return -1;
+	}
+	for (i = 0; i < count; i++)
+		ops[(*nops)++] = got[i];
+	return 0;
 }
 
 static int split_name(const char *arg, const char **name, const char **path, char **own)
@@ -543,12 +615,16 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, 't' },
 		{ "const", required_argument, NULL, 'C' },
 		{ "runtime", required_argument, NULL, 'U' },
+		{ "custom-ops", required_argument, NULL, 'P' },
+		{ "list-ops", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct tensor_file in[MAX_FILES] = { 0 }, ex[MAX_FILES] = { 0 };
 	struct npu_onnx_shape shapes[MAX_FILES];
 	struct npu_onnx_tensor consts[MAX_FILES], values[MAX_FILES];
+	const struct npu_onnx_op *custom[MAX_CUSTOM_OPS];
+	size_t ncustom = 0;
 	const char *as_const[MAX_FILES], *as_runtime[MAX_FILES];
 	size_t nconst = 0, nvalues = 0, nas_const = 0, nas_runtime = 0;
 	char *owned[2 * MAX_FILES + MAX_FILES] = { 0 };
@@ -646,6 +722,11 @@ int main(int argc, char **argv)
 				timeout_ns = 1;
 			break;
 		}
+		case 'P':
+			if (load_plugin(optarg, custom, &ncustom, MAX_CUSTOM_OPS))
+				return 2;
+			break;
+		case 'L': return list_ops();
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -733,6 +814,8 @@ int main(int argc, char **argv)
 	opts.num_constants = nconst;
 	opts.values = values;
 	opts.num_values = nvalues;
+	opts.custom_ops = custom;
+	opts.num_custom_ops = ncustom;
 	opts.shapes = shapes;
 	opts.num_shapes = nshapes;
 	r = npu_onnx_load_file(model_path, &opts, &m, err, sizeof(err));

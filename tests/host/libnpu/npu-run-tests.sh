@@ -4,21 +4,8 @@
 # example program; TAP on stdout.  Installed by libnpu/Makefile with the
 # binaries' paths filled in.
 #
-#   1. Every ONNX backend node test of Debian's libonnx-testdata runs
-#      through npu-run on the CPU fallback and is compared with its
-#      expected outputs (rtol 1e-3, atol 1e-5; integers exact).  Every
-#      node test is in the coverage target: one the importer refuses
-#      (exit 3: an op or type libnpu has no op for) fails, unless it is
-#      listed with its reason in onnx-node-xfail.txt (next to this
-#      script; $ONNX_NODE_XFAIL overrides), and then it is an expected
-#      failure, "not ok ... # TODO reason".  A listed test that passes
-#      fails until its line is deleted, so the list only shrinks; a listed
-#      test must still be refused the same way (exit 3), not fail another.
-#      The tests in MUST_PASS may not be listed.  A mismatch, a crash or a
-#      sanitizer report fails.  (Refusals are sorted out by an unsanitized
-#      build, as ASan's start-up cost on ~900 models dominates; the
-#      importer's error paths run sanitized in test-onnx-import and under
-#      the fuzzer.)
+#   1. (Debian's ONNX backend tests, all 1,072 of them, run through
+#      npu-run in tests/onnx/onnx-backend.sh, the conformance layer.)
 #   2. npu-run's options: --output-dir writes .npy files (creating the
 #      directory's parents) that --expect reads back, --iterations and
 #      --profile print their reports (no p99 below 100 runs); int64, bool
@@ -40,62 +27,11 @@ NPU_RUN=@NPU_RUN@
 # the same tool without sanitizers, to sort out unsupported models quickly
 NPU_RUN_FAST=@NPU_RUN_FAST@
 GRAPH_EXAMPLE=@GRAPH_EXAMPLE@
+SWISH_SO=@SWISH_SO@
 ONNX_DATA=${ONNX_DATA:-/usr/share/libonnx-testdata/data/node}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
-# Node tests of the ops libnpu has, which must import and match.
-MUST_PASS="test_add test_add_bcast test_add_uint8 test_averagepool_2d_default
-test_averagepool_2d_pads test_averagepool_2d_pads_count_include_pad
-test_averagepool_2d_precomputed_pads
-test_averagepool_2d_precomputed_pads_count_include_pad
-test_averagepool_2d_precomputed_same_upper test_averagepool_2d_precomputed_strides
-test_averagepool_2d_same_lower test_averagepool_2d_same_upper test_averagepool_2d_strides
-test_basic_conv_with_padding test_basic_conv_without_padding test_clip_default_inbounds
-test_constant test_conv_with_autopad_same test_conv_with_strides_and_asymmetric_padding
-test_conv_with_strides_no_padding test_conv_with_strides_padding test_dropout_default
-test_flatten_axis0 test_flatten_axis1 test_flatten_axis2 test_flatten_axis3
-test_flatten_default_axis test_flatten_negative_axis1 test_gemm_default_matrix_bias
-test_gemm_default_no_bias test_gemm_default_scalar_bias
-test_gemm_default_single_elem_vector_bias test_gemm_default_vector_bias
-test_gemm_default_zero_bias test_gemm_transposeA test_gemm_transposeB test_identity
-test_leakyrelu test_leakyrelu_default test_leakyrelu_example test_matmul_2d
-test_matmul_3d test_matmul_4d test_maxpool_2d_default test_maxpool_2d_dilations
-test_maxpool_2d_pads test_maxpool_2d_precomputed_pads
-test_maxpool_2d_precomputed_same_upper test_maxpool_2d_precomputed_strides
-test_maxpool_2d_same_lower test_maxpool_2d_same_upper test_maxpool_2d_strides test_mul
-test_mul_bcast test_mul_example test_mul_uint8 test_relu test_sigmoid
-test_sigmoid_example test_softmax_axis_0 test_softmax_axis_1 test_softmax_axis_2
-test_softmax_default_axis test_softmax_example test_softmax_large_number
-test_softmax_negative_axis test_sub test_sub_bcast test_sub_example test_sub_uint8
-test_tanh test_tanh_example test_unsqueeze_axis_3 test_hardswish test_hardswish_expanded
-test_transpose_default test_transpose_all_permutations_0 test_transpose_all_permutations_1
-test_transpose_all_permutations_2 test_transpose_all_permutations_3
-test_transpose_all_permutations_4 test_transpose_all_permutations_5
-test_concat_1d_axis_0 test_concat_2d_axis_1 test_concat_3d_axis_2 test_concat_3d_axis_negative_3
-test_slice test_slice_default_axes test_slice_default_steps test_slice_end_out_of_bounds
-test_slice_neg test_slice_negative_axes test_slice_neg_steps test_split_equal_parts_1d test_split_equal_parts_2d
-test_split_equal_parts_default_axis test_split_variable_parts_1d test_split_variable_parts_2d
-test_split_variable_parts_default_axis test_edge_pad test_reflect_pad test_expand_dim_changed
-test_expand_dim_unchanged test_tile test_tile_precomputed test_depthtospace_crd_mode
-test_depthtospace_dcr_mode test_depthtospace_example test_spacetodepth test_spacetodepth_example
-test_cast_FLOAT16_to_FLOAT test_cast_FLOAT_to_FLOAT16 test_resize_downsample_sizes_cubic
-test_resize_downsample_sizes_linear_pytorch_half_pixel test_resize_downsample_sizes_nearest
-test_resize_upsample_sizes_cubic test_resize_upsample_sizes_nearest
-test_resize_upsample_sizes_nearest_ceil_half_pixel
-test_resize_upsample_sizes_nearest_floor_align_corners
-test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric
-test_convtranspose test_convtranspose_autopad_same test_convtranspose_dilations
-test_convtranspose_kernel_shape test_convtranspose_output_shape test_convtranspose_pad
-test_convtranspose_pads test_convtranspose_with_kernel test_reduce_mean_keepdims_example
-test_reduce_mean_do_not_keepdims_example test_reduce_mean_default_axes_keepdims_example
-test_reduce_mean_negative_axes_keepdims_example test_reduce_sum_keepdims_example
-test_reduce_sum_empty_axes_input_noop_example test_reduce_max_keepdims_example
-test_reduce_min_keepdims_example test_reduce_l2_keep_dims_example
-test_reduce_sum_square_keepdims_example test_div test_div_bcast test_pow test_pow_bcast_array
-test_pow_bcast_scalar test_pow_types_float32_int64 test_max_example test_max_two_inputs
-test_max_one_input test_min_example test_min_two_inputs test_sqrt test_reciprocal test_exp
-test_log test_abs test_neg"
 
 n=0
 fails=0
@@ -108,87 +44,8 @@ notok() {
 	fails=$((fails + 1))
 	echo "not ok $n - $1"
 }
-todo() {
-	n=$((n + 1))
-	echo "not ok $n - $1 # TODO $2"
-}
-must() {
-	case " $(echo $MUST_PASS) " in *" $1 "*) return 0 ;; esac
-	return 1
-}
-
-# The expected failures: "test_name<TAB>npu-run's refusal", one a line.
-XFAIL=${ONNX_NODE_XFAIL:-${VNPU_TOP:-.}/tests/host/libnpu/onnx-node-xfail.txt}
-declare -A xfail=()
-if [ -f "$XFAIL" ]; then
-	while IFS=$'\t' read -r name why; do
-		case $name in '' | '#'*) continue ;; esac
-		xfail[$name]=${why:-"(no reason in $(basename "$XFAIL"))"}
-	done <"$XFAIL"
-else
-	notok "expected-failure list $XFAIL exists"
-fi
-
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-
-# 1. Node tests
-if [ -d "$ONNX_DATA" ]; then
-	passed=0 expected=0
-	declare -A seen=()
-	for dir in "$ONNX_DATA"/test_*; do
-		t=$(basename "$dir")
-		[ -f "$dir/model.onnx" ] && [ -d "$dir/test_data_set_0" ] || continue
-		seen[$t]=1
-		listed=${xfail[$t]+1}
-		args=()
-		for f in "$dir"/test_data_set_0/input_*.pb; do
-			[ -f "$f" ] && args+=(--input "$f")
-		done
-		for f in "$dir"/test_data_set_0/output_*.pb; do
-			[ -f "$f" ] && args+=(--expect "$f")
-		done
-		# A listed test the fast build refuses stays an expected
-		# failure; everything else is run again sanitized.
-		out=$("$NPU_RUN_FAST" "$dir/model.onnx" "${args[@]}" --quiet 2>&1)
-		rc=$?
-		if [ $rc != 3 ] || [ -z "$listed" ] || must "$t"; then
-			out=$("$NPU_RUN" "$dir/model.onnx" "${args[@]}" --quiet 2>&1)
-			rc=$?
-		fi
-		refusal=$(tail -1 <<<"$out" | sed 's/^npu-run: [^:]*: //' | cut -c1-160)
-		if [ -n "$listed" ] && must "$t"; then
-			notok "node $t: in MUST_PASS and in $(basename "$XFAIL"): delete its line there"
-		elif [ $rc = 0 ] && [ -n "$listed" ]; then
-			notok "node $t: passes, but $(basename "$XFAIL") expects it to fail: delete its line there"
-		elif [ $rc = 0 ]; then
-			ok "node $t"
-			passed=$((passed + 1))
-		elif [ $rc = 3 ] && ! grep -q -E 'Sanitizer|runtime error' <<<"$out"; then
-			if [ -n "$listed" ]; then
-				todo "node $t" "${xfail[$t]}"
-				expected=$((expected + 1))
-			else
-				notok "node $t: refused by the importer: $refusal (not in $(basename "$XFAIL"))"
-			fi
-		else
-			notok "node $t (exit $rc)"
-			sed 's/^/#   /' <<<"$out" | head -20
-		fi
-	done
-	stale=
-	for t in "${!xfail[@]}"; do
-		[ -n "${seen[$t]+1}" ] || stale="$stale $t"
-	done
-	if [ -z "$stale" ]; then
-		ok "every test in $(basename "$XFAIL") is a node test in $ONNX_DATA"
-	else
-		notok "$(basename "$XFAIL") names tests that are not in $ONNX_DATA:$stale"
-	fi
-	echo "# node tests: $passed passed, $expected expected failures ($(basename "$XFAIL"))"
-else
-	notok "node tests: no $ONNX_DATA (Debian's libonnx-testdata; make deps installs it)"
-fi
 
 # 2. Options
 dir=$ONNX_DATA/test_conv_with_strides_padding
@@ -363,6 +220,42 @@ else
 	notok "gen-pool-onnx.py could not write the MaxPool models"
 fi
 
+# Custom operators: the plugin of Documentation/custom-ops.rst (compiled
+# from the page) runs a model using com.example::Swish, which
+# gen-swish-onnx.py writes with the formula's output; without the plugin
+# the node is refused, naming it.
+GEN_SWISH=${VNPU_TOP:-.}/tests/host/libnpu/gen-swish-onnx.py
+if python3 "$GEN_SWISH" "$scratch/swish.onnx" "$scratch/sx.npy" "$scratch/sy.npy"; then
+	if "$NPU_RUN" "$scratch/swish.onnx" --cpu --input "x=$scratch/sx.npy" --expect "y=$scratch/sy.npy" \
+		--custom-ops "$SWISH_SO" --profile >"$scratch/log" 2>&1 &&
+		grep -q ' com.example::Swish .*cpu ' "$scratch/log"; then
+		ok "npu-run --custom-ops runs the documented plugin's op, matching its formula"
+	else
+		notok "npu-run --custom-ops with the documented plugin"
+		sed 's/^/#   /' "$scratch/log"
+	fi
+	"$NPU_RUN" "$scratch/swish.onnx" --cpu --input "x=$scratch/sx.npy" >"$scratch/log" 2>&1
+	rc=$?
+	if [ $rc = 3 ] && grep -q "node 'sw' (Swish): domain 'com.example' is not supported" "$scratch/log"; then
+		ok "npu-run without the plugin refuses the custom op, exit 3"
+	else
+		notok "npu-run without the plugin: exit $rc, want 3 naming the node"
+		sed 's/^/#   /' "$scratch/log"
+	fi
+else
+	notok "gen-swish-onnx.py could not write the custom-op model"
+fi
+# Documentation/npu-run.rst's operator table is npu-run --list-ops's
+# output (make -C libnpu doc-ops rewrites it).
+if "$NPU_RUN" --list-ops >"$scratch/ops" 2>&1 &&
+	awk '/^\.\. begin: npu-run --list-ops/{on=1;next} /^\.\. end: npu-run --list-ops/{on=0} on' \
+		"${VNPU_TOP:-.}/Documentation/npu-run.rst" | sed '/^$/d' | diff -u - "$scratch/ops" >"$scratch/log"; then
+	ok "Documentation/npu-run.rst's operator table is npu-run --list-ops's ($(grep -c '^[A-Z]' "$scratch/ops") ops)"
+else
+	notok "Documentation/npu-run.rst's operator table differs from npu-run --list-ops (make -C libnpu doc-ops)"
+	sed 's/^/#   /' "$scratch/log" | head -20
+fi
+
 # 3. The guide's example
 if out=$("$GRAPH_EXAMPLE" 2>&1); then
 	ok "Documentation/graph.rst example: $(tail -1 <<<"$out")"
@@ -379,7 +272,8 @@ if [ -d "$MODELS/ref" ] && [ -x "$VNPU_MODELS_TOOL" ]; then
 		    blazeface-back:blazeface/face_detection_back_256x256_barracuda:256 \
 		    ppocr-cls:ppocr/ch_ppocr_mobile_v2.0_cls_infer: \
 		    ppocr-det:ppocr/ch_PP-OCRv4_det_infer: \
-		    ppocr-rec:ppocr/ch_PP-OCRv4_rec_infer:; do
+		    ppocr-rec:ppocr/ch_PP-OCRv4_rec_infer: \
+		    yolo:yolo/yolov8n:; do
 		name=${spec%%:*}
 		rest=${spec#*:}
 		model=$MODELS/${rest%%:*}.onnx
@@ -390,10 +284,10 @@ if [ -d "$MODELS/ref" ] && [ -x "$VNPU_MODELS_TOOL" ]; then
 		for f in "$ref"/in/*.npy; do
 			args+=(--input "$(basename "$f" .npy)=$f")
 		done
-		# BlazeFace sanitized; PP-OCR's GMACs on the reference ops would
-		# take minutes under ASan, so it runs the unsanitized build.
+		# BlazeFace sanitized; PP-OCR's and YOLO's GMACs would take
+		# minutes under ASan, so they run the unsanitized build.
 		run=$NPU_RUN
-		[ "${name#ppocr}" != "$name" ] && run=$NPU_RUN_FAST
+		[ "${name#ppocr}" != "$name" ] || [ "$name" = yolo ] && run=$NPU_RUN_FAST
 		log=$("$run" "$model" "${args[@]}" --output-dir "$out" --quiet 2>&1)
 		rc=$?
 		if [ $rc != 0 ]; then
