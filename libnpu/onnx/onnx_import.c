@@ -745,6 +745,68 @@ static int bind_output(struct imp *im, const char *name)
  * reader are laid out per producer (CSR), and a node is ready when its
  * last producer is.  -ELOOP with a node on a cycle.
  */
+static int order_nodes(struct imp *im, size_t **order_out);
+
+/* Producers (in this graph) of what a node's subgraphs read. */
+struct implicit {
+	const struct oi_names *producer;
+	uint32_t *p;
+	size_t n, cap;
+};
+
+static int implicit_graph(const Onnx__GraphProto *g, struct implicit *x);
+
+static int implicit_inputs(const Onnx__NodeProto *nd, struct implicit *x)
+{
+	size_t a, k;
+	int ret = 0;
+
+	for (a = 0; a < nd->n_attribute && !ret; a++) {
+		const Onnx__AttributeProto *at = nd->attribute[a];
+
+		if (at->g)
+			ret = implicit_graph(at->g, x);
+		for (k = 0; k < at->n_graphs && !ret; k++)
+			ret = implicit_graph(at->graphs[k], x);
+	}
+	return ret;
+}
+
+static int implicit_graph(const Onnx__GraphProto *g, struct implicit *x)
+{
+	size_t i, j;
+	int ret = 0;
+
+	for (i = 0; i < g->n_node && !ret; i++) {
+		const Onnx__NodeProto *nd = g->node[i];
+
+		for (j = 0; j < nd->n_input; j++) {
+			const uint32_t *p = nd->input[j] && *nd->input[j] ?
+					    oi_names_get(x->producer, nd->input[j]) : NULL;
+
+			if (!p)
+				continue;
+			if (x->n == x->cap) {
+				size_t cap = x->cap ? 2 * x->cap : 8;
+				uint32_t *np = realloc(x->p, cap * sizeof(*np));
+
+				if (!np)
+					return -ENOMEM;
+				x->p = np;
+				x->cap = cap;
+			}
+			x->p[x->n++] = *p;
+		}
+		ret = implicit_inputs(nd, x);
+	}
+	return ret;
+}
+
+int oi_order_nodes(struct imp *im, size_t **order_out)
+{
+	return order_nodes(im, order_out);
+}
+
 static int order_nodes(struct imp *im, size_t **order_out)
 {
 	const Onnx__GraphProto *gp = im->gp;
@@ -779,6 +841,7 @@ static int order_nodes(struct imp *im, size_t **order_out)
 	/* count each producer's readers, then place them */
 	for (i = 0; i < n; i++) {
 		const Onnx__NodeProto *nd = gp->node[i];
+		struct implicit imp_in = { .producer = &producer };
 
 		for (j = 0; j < nd->n_input; j++) {
 			const uint32_t *p;
@@ -796,6 +859,17 @@ static int order_nodes(struct imp *im, size_t **order_out)
 				goto out;
 			}
 		}
+		/* what its subgraphs read of this graph orders it too (If) */
+		if (implicit_inputs(nd, &imp_in)) {
+			free(imp_in.p);
+			goto nomem;
+		}
+		for (j = 0; j < imp_in.n; j++) {
+			deps[i]++;
+			first[imp_in.p[j] + 1]++;
+			nedge++;
+		}
+		free(imp_in.p);
 		if (!deps[i])
 			order[cnt++] = i;
 	}
@@ -812,6 +886,8 @@ static int order_nodes(struct imp *im, size_t **order_out)
 		for (i = 0; i < n; i++) {
 			const Onnx__NodeProto *nd = gp->node[i];
 
+			struct implicit imp_in = { .producer = &producer };
+
 			for (j = 0; j < nd->n_input; j++) {
 				const uint32_t *p = nd->input[j] && *nd->input[j] ?
 						    oi_names_get(&producer, nd->input[j]) : NULL;
@@ -819,6 +895,14 @@ static int order_nodes(struct imp *im, size_t **order_out)
 				if (p)
 					reader[first[*p] + fill[*p]++] = (uint32_t)i;
 			}
+			if (implicit_inputs(nd, &imp_in)) {
+				free(imp_in.p);
+				free(fill);
+				goto nomem;
+			}
+			for (j = 0; j < imp_in.n; j++)
+				reader[first[imp_in.p[j]] + fill[imp_in.p[j]]++] = (uint32_t)i;
+			free(imp_in.p);
 		}
 		free(fill);
 	}
@@ -890,7 +974,7 @@ static bool reads_poisoned(struct imp *im, const Onnx__NodeProto *n)
  * checked for a known op, and the error lists every refused node, the
  * first one first, so a user learns in one pass what a model needs.
  */
-static int import_nodes(struct imp *im, const size_t *order, int64_t opset)
+int oi_import_nodes(struct imp *im, const size_t *order, int64_t opset)
 {
 	char *all = NULL, one[512];
 	size_t i, len = 0, cap = 4096, refused = 0;
@@ -948,22 +1032,54 @@ static int import_nodes(struct imp *im, const size_t *order, int64_t opset)
 }
 
 /* Everything a node reads, and the graph's outputs: imp.reads. */
-static int index_reads(struct imp *im)
+/* Names read in @gp and its subgraphs (nesting is bounded by the wire check). */
+static size_t count_reads(const Onnx__GraphProto *gp)
 {
-	const Onnx__GraphProto *gp = im->gp;
-	size_t i, j, total = gp->n_output;
+	size_t i, a, k, total = gp->n_output;
 
-	for (i = 0; i < gp->n_node; i++)
-		total += gp->node[i]->n_input;
-	if (oi_names_init(&im->reads, total))
-		return oi_nomem(im);
-	for (i = 0; i < gp->n_node; i++)
-		for (j = 0; j < gp->node[i]->n_input; j++)
-			if (gp->node[i]->input[j] && *gp->node[i]->input[j])
-				*oi_names_put(&im->reads, gp->node[i]->input[j], 0) |= READ_BY_NODE;
+	for (i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *nd = gp->node[i];
+
+		total += nd->n_input;
+		for (a = 0; a < nd->n_attribute; a++) {
+			if (nd->attribute[a]->g)
+				total += count_reads(nd->attribute[a]->g);
+			for (k = 0; k < nd->attribute[a]->n_graphs; k++)
+				total += count_reads(nd->attribute[a]->graphs[k]);
+		}
+	}
+	return total;
+}
+
+/* A subgraph's outputs are read by its node: READ_BY_NODE, not GRAPH_OUTPUT. */
+static void put_reads(struct imp *im, const Onnx__GraphProto *gp, bool top)
+{
+	size_t i, j, a, k;
+
+	for (i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *nd = gp->node[i];
+
+		for (j = 0; j < nd->n_input; j++)
+			if (nd->input[j] && *nd->input[j])
+				*oi_names_put(&im->reads, nd->input[j], 0) |= READ_BY_NODE;
+		for (a = 0; a < nd->n_attribute; a++) {
+			if (nd->attribute[a]->g)
+				put_reads(im, nd->attribute[a]->g, false);
+			for (k = 0; k < nd->attribute[a]->n_graphs; k++)
+				put_reads(im, nd->attribute[a]->graphs[k], false);
+		}
+	}
 	for (i = 0; i < gp->n_output; i++)
 		if (gp->output[i]->name)
-			*oi_names_put(&im->reads, gp->output[i]->name, 0) |= GRAPH_OUTPUT;
+			*oi_names_put(&im->reads, gp->output[i]->name, 0) |=
+				top ? GRAPH_OUTPUT : READ_BY_NODE;
+}
+
+static int index_reads(struct imp *im)
+{
+	if (oi_names_init(&im->reads, count_reads(im->gp)))
+		return oi_nomem(im);
+	put_reads(im, im->gp, true);
 	return 0;
 }
 
@@ -1133,7 +1249,7 @@ static int load_once(const void *data, size_t size, const struct npu_onnx_option
 	ret = order_nodes(&im, &order);
 	if (ret)
 		goto out;
-	ret = import_nodes(&im, order, opset);
+	ret = oi_import_nodes(&im, order, opset);
 	if (ret)
 		goto out;
 	im.node = NULL;

@@ -217,6 +217,12 @@ int64_t oi_domain_opset(const struct imp *im, const char *domain);
  * depends on them can be known: the count fixed, or a negative errno.
  */
 int oi_fix_inputs(struct nctx *c, size_t from, size_t to);
+/* The nodes of im->gp in dependency order (subgraphs' reads included). */
+int oi_order_nodes(struct imp *im, size_t **order_out);
+/* Import im->gp's nodes in @order, reporting every refused one. */
+int oi_import_nodes(struct imp *im, const size_t *order, int64_t opset);
+/* If with a constant condition: its branch imported inline (onnx_control.c). */
+int oi_op_if(struct nctx *c);
 /* Does the registry know @n's op at @opset (a custom op included)? */
 bool oi_op_known(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
 /* Import one node: the registry (onnx_registry.c) picks its handler. */

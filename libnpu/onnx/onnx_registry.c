@@ -143,6 +143,7 @@ static const struct lowering lowerings[] = {
 	{ "HardSigmoid", l_hard_sigmoid, 0, NULL, 6 },
 	{ "HardSwish", l_hard_swish, 0, NULL, LOWERING_DEFAULT_SINCE },
 	{ "Identity", oi_op_meta, L_ANY_DTYPE, NULL, 1 },
+	{ "If", oi_op_if, L_ANY_DTYPE, NULL, 1 },
 	{ "LayerNormalization", oi_op_layernorm, 0, NULL, LOWERING_DEFAULT_SINCE },
 	{ "LeakyRelu", l_leaky_relu, 0, NULL, 6 },
 	{ "Log", l_log, 0, NULL, 6 },

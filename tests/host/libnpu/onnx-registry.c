@@ -519,6 +519,109 @@ static void test_known_values(void **st)
 	}
 }
 
+/* A branch graph of one node, reading the enclosing graph's @in. */
+static Onnx__GraphProto *branch(struct mb *b, Onnx__NodeProto *n, const char *out)
+{
+	Onnx__GraphProto *g = keep(b, calloc(1, sizeof(*g)));
+	Onnx__NodeProto **nodes = keep(b, calloc(1, sizeof(*nodes)));
+	Onnx__ValueInfoProto **outs = keep(b, calloc(1, sizeof(*outs)));
+
+	onnx__graph_proto__init(g);
+	nodes[0] = n;
+	g->n_node = 1;
+	g->node = nodes;
+	outs[0] = vinfo(b, out, 1, 0, NULL);
+	g->n_output = 1;
+	g->output = outs;
+	return g;
+}
+
+static void attr_graph(struct mb *b, Onnx__NodeProto *n, const char *name, Onnx__GraphProto *g)
+{
+	Onnx__AttributeProto *a = keep(b, calloc(1, sizeof(*a)));
+	Onnx__AttributeProto **all = keep(b, calloc(n->n_attribute + 1, sizeof(*all)));
+
+	onnx__attribute_proto__init(a);
+	a->name = (char *)name;
+	a->has_type = 1;
+	a->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+	a->g = g;
+	memcpy(all, n->attribute, n->n_attribute * sizeof(*all));
+	all[n->n_attribute++] = a;
+	n->attribute = all;
+}
+
+/*
+ * An If whose condition is a constant is its branch, imported inline:
+ * the branch reads the enclosing graph's x, an inner If picks its own
+ * branch, and the chosen path's ops run (Relu vs Neg, Sigmoid vs Tanh
+ * tell which ran).  A runtime condition is refused in words.
+ */
+static void test_if_constant_condition(void **st)
+{
+	static const int64_t dims[1] = { 4 };
+	static const float x[4] = { -2, -0.5f, 0.5f, 2 };
+	int outer, inner;
+
+	(void)st;
+	for (outer = 0; outer < 2; outer++)
+		for (inner = 0; inner < 2; inner++) {
+			struct npu_onnx_model *m;
+			Onnx__NodeProto *iff, *in_if, *sg, *th, *ng;
+			float y[4];
+			struct mb b;
+			size_t i;
+
+			mb_init(&b, 13);
+			input(&b, "x", 1, dims);
+			init_i64(&b, "c_outer", (const int64_t[]){ outer }, 1);
+			init_i64(&b, "c_inner", (const int64_t[]){ inner }, 1);
+			output(&b, "y");
+			/* the branches' nodes first; none of them is a node of the graph */
+			sg = nodef(&b, "Sigmoid", "sg", "x", "s_out", NULL);
+			th = nodef(&b, "Tanh", "th", "x", "h_out", NULL);
+			ng = nodef(&b, "Neg", "ng", "x", "e_out", NULL);
+			in_if = nodef(&b, "If", "if_inner", "b_inner", "t_out", NULL);
+			attr_graph(&b, in_if, "then_branch", branch(&b, sg, "s_out"));
+			attr_graph(&b, in_if, "else_branch", branch(&b, th, "h_out"));
+			b.g.n_node = 0;
+			nodef(&b, "Cast", "co", "c_outer", "b_outer", "to=i:9", NULL);
+			nodef(&b, "Cast", "ci", "c_inner", "b_inner", "to=i:9", NULL);
+			/* then: the inner If (Sigmoid or Tanh of x); else: Neg(x) */
+			iff = nodef(&b, "If", "if_outer", "b_outer", "y", NULL);
+			attr_graph(&b, iff, "then_branch", branch(&b, in_if, "t_out"));
+			attr_graph(&b, iff, "else_branch", branch(&b, ng, "e_out"));
+			m = load(&b, NULL, 0, NULL);
+			mb_free(&b);
+			run_model(m, x, 4, y, 4, 0, NULL);
+			for (i = 0; i < 4; i++) {
+				float want = !outer ? -x[i] : inner ? 1.0f / (1.0f + expf(-x[i])) :
+					     tanhf(x[i]);
+
+				assert_float_equal(y[i], want, 1e-6);
+			}
+			npu_onnx_free(m);
+		}
+	{
+		struct mb b;
+		Onnx__NodeProto *iff, *n1, *n2;
+
+		mb_init(&b, 13);
+		input(&b, "x", 1, dims);
+		b.ins[b.g.n_input++] = vinfo(&b, "c", 9, 0, NULL);
+		output(&b, "y");
+		n1 = nodef(&b, "Neg", "n1", "x", "a_out", NULL);
+		n2 = nodef(&b, "Neg", "n2", "x", "b_out", NULL);
+		b.g.n_node = 0;
+		iff = nodef(&b, "If", "if_rt", "c", "y", NULL);
+		attr_graph(&b, iff, "then_branch", branch(&b, n1, "a_out"));
+		attr_graph(&b, iff, "else_branch", branch(&b, n2, "b_out"));
+		load(&b, NULL, -EINVAL,
+		     "node 'if_rt' (If): an If whose condition is only known at run time is not supported");
+		mb_free(&b);
+	}
+}
+
 /*
  * The plugin of Documentation/custom-ops.rst, compiled from the page into
  * NPU_DOC_DIR, loaded as npu-run loads plugins, runs a model.
@@ -573,6 +676,7 @@ int main(void)
 		cmocka_unit_test(test_every_refusal_reported),
 		cmocka_unit_test(test_conv1d_on_device),
 		cmocka_unit_test(test_known_values),
+		cmocka_unit_test(test_if_constant_condition),
 		cmocka_unit_test(test_doc_plugin),
 	};
 
