@@ -2,7 +2,9 @@
 /*
  * Splitting one op into device commands that each stay within the
  * device's command limits (hw-spec.rst, "Command limits").  Pure: no
- * device, no buffers; npu_ops.c turns a plan into real commands.
+ * device, no buffers; npu_ops.c turns a plan into real commands, and
+ * npu_ops_cpu.c runs the same plan on the host, one engine command per
+ * tile.
  */
 #ifndef NPU_TILE_H
 #define NPU_TILE_H
