@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: MIT
+/* Helpers of the ONNX CPU kernels' tests: see onnx-ktest.h. */
+#include "onnx-ktest.h"
