@@ -667,6 +667,11 @@ static void plan_device(struct npu_op *op, uint64_t max_tile_bytes)
 	}
 }
 
+static uint64_t lower(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
 /*
  * The tiles the CPU path runs @op as, when one engine command cannot take
  * it: the same split as the device's (npu__plan()), against the limits
@@ -682,15 +687,13 @@ static int plan_host(struct npu_op *op, uint64_t max_tile_bytes)
 	int ret;
 
 	npu__op_limits(op->ctx ? &op->ctx->limits : NULL, max_tile_bytes, &lim);
-#define LOWER(f)	(lim.f = lim.f < e->f ? lim.f : e->f)
-	LOWER(tensor_elems);
-	LOWER(tensor_bytes);
-	LOWER(cmd_bytes);
-	LOWER(cmd_macs);
-	LOWER(reduction);
-	LOWER(kernel_dim);
-	LOWER(channels);
-#undef LOWER
+	lim.tensor_elems = lower(lim.tensor_elems, e->tensor_elems);
+	lim.tensor_bytes = lower(lim.tensor_bytes, e->tensor_bytes);
+	lim.cmd_bytes = lower(lim.cmd_bytes, e->cmd_bytes);
+	lim.cmd_macs = lower(lim.cmd_macs, e->cmd_macs);
+	lim.reduction = lower(lim.reduction, e->reduction);
+	lim.kernel_dim = (uint32_t)lower(lim.kernel_dim, e->kernel_dim);
+	lim.channels = (uint32_t)lower(lim.channels, e->channels);
 	if (!npu__check_cmd(&op->full, &lim, &why))
 		return 0;
 	ret = npu__plan(&op->full, &lim,
