@@ -700,10 +700,12 @@ static int plan_host(struct npu_op *op, uint64_t max_tile_bytes)
 			op->ctx ? max_cmds(op->ctx) :
 			VNPU_CMD_MAX_BUFFER / sizeof(struct vnpu_cmd_compute),
 			&op->host.plan, &why);
-	if (ret == -E2BIG) {
+	/* An op the planner cannot split still runs, on the reference. */
+	if (ret && ret != -ENOMEM) {
 		free(op->host.plan.t);
 		memset(&op->host.plan, 0, sizeof(op->host.plan));
-		op->host.why = why;
+		op->host.why = ret == -E2BIG && why ? why :
+			"the op could not be split into commands within the device's limits";
 		return 0;
 	}
 	return ret;
