@@ -970,8 +970,7 @@ static int not_a_tensor(const void *data, size_t size, int ret, char *err, size_
 	return -ENOTSUP;
 }
 
-/* The npu_dtype of a loadable ONNX type. */
-static enum npu_dtype npu_dtype_of(int dt)
+enum npu_dtype onnx_npu_dtype(int dt)
 {
 	switch (dt) {
 	case OT_FLOAT: return NPU_DTYPE_FP32;
@@ -1034,7 +1033,7 @@ NPU_EXPORT_ONNX int npu_onnx_tensor_load(const void *data, size_t size,
 	}
 	if (tp->name)
 		snprintf(t->name, sizeof(t->name), "%s", tp->name);
-	t->dtype = npu_dtype_of(tp->data_type);
+	t->dtype = onnx_npu_dtype(tp->data_type);
 	t->rank = (uint32_t)tp->n_dims;
 	for (k = 0; k < tp->n_dims; k++)
 		t->dims[k] = (uint32_t)tp->dims[k];

@@ -281,7 +281,7 @@ int oi_value_of(struct imp *im, struct sym *s, uint32_t *id)
 		break;
 	default:
 		return oi_fail(im, "constant '%s' of type %s cannot be an operand of a device op",
-			    s->name, oi_type_words(s->c.dt));
+			    s->name, onnx_type_name(s->c.dt));
 	}
 	ret = oi_check_value_size(im, s->name, d.dtype, d.rank, d.dims);
 	if (ret) {
@@ -599,10 +599,10 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 	    !vi->type->tensor_type)
 		return oi_fail(im, "input '%s' is not a tensor", vi->name);
 	tt = vi->type->tensor_type;
-	d.dtype = oi_dtype_of_onnx(tt->elem_type);
+	d.dtype = onnx_npu_dtype(tt->elem_type);
 	if (!d.dtype)
 		return oi_fail(im, "input '%s' has element type %s, which is not supported",
-			       vi->name, oi_type_words(tt->elem_type));
+			       vi->name, onnx_type_name(tt->elem_type));
 	for (i = 0; im->opts && i < im->opts->num_shapes; i++)
 		if (im->opts->shapes[i].name && !strcmp(im->opts->shapes[i].name, vi->name))
 			given = &im->opts->shapes[i];

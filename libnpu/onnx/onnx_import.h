@@ -197,11 +197,8 @@ int oi_op_tile(struct nctx *c);
 int oi_op_space_depth(struct nctx *c, bool to_space);
 int oi_op_cast(struct nctx *c);
 int oi_op_resize(struct nctx *c);
-/* npu_dtype of an ONNX TensorProto type and back; 0 when there is none. */
-enum npu_dtype oi_dtype_of_onnx(int ot);
+/* The ONNX TensorProto type of an npu_dtype (onnx_npu_dtype()'s inverse). */
 int oi_onnx_of_dtype(enum npu_dtype dt);
-/* An ONNX type in words: "int64", "string", ... */
-const char *oi_type_words(int ot);
 /*
  * The static graph value of constant @s in its own dtype (int64 stays
  * int64), where oi_value_of() gives the device's dtypes.

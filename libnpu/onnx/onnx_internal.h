@@ -47,6 +47,8 @@ struct cbudget {
 
 /* "float32", "int64", "bool", ...; "unknown" for a number ONNX lacks. */
 const char *onnx_type_name(int onnx_type);
+/* The npu_dtype of a loadable ONNX type, 0 for one graphs cannot hold. */
+enum npu_dtype onnx_npu_dtype(int onnx_type);
 
 bool ct_is_float(const struct ctensor *c);
 double ctensor_get(const struct ctensor *c, uint64_t k);

@@ -18,37 +18,6 @@
 /* Work units all folds of one import may take together. */
 #define FOLD_WORK_LIMIT		NPU_CPU_DEFAULT_MAX_WORK
 
-enum npu_dtype oi_dtype_of_onnx(int ot)
-{
-	switch (ot) {
-	case OT_FLOAT: return NPU_DTYPE_FP32;
-	case OT_UINT8: return NPU_DTYPE_UINT8;
-	case OT_INT8: return NPU_DTYPE_INT8;
-	case OT_UINT16: return NPU_DTYPE_UINT16;
-	case OT_INT16: return NPU_DTYPE_INT16;
-	case OT_INT32: return NPU_DTYPE_INT32;
-	case OT_INT64: return NPU_DTYPE_INT64;
-	case OT_BOOL: return NPU_DTYPE_BOOL;
-	case OT_FLOAT16: return NPU_DTYPE_FP16;
-	case OT_DOUBLE: return NPU_DTYPE_FP64;
-	case OT_UINT32: return NPU_DTYPE_UINT32;
-	case OT_UINT64: return NPU_DTYPE_UINT64;
-	case OT_BFLOAT16: return NPU_DTYPE_BF16;
-	default: return 0;
-	}
-}
-
-const char *oi_type_words(int ot)
-{
-	switch (ot) {
-	case OT_STRING: return "string";
-	case 14: return "complex64";
-	case 15: return "complex128";
-	case 17: case 18: case 19: case 20: return "float8";
-	}
-	return oi_dtype_of_onnx(ot) ? ok_dtype_name(oi_dtype_of_onnx(ot)) : "unknown";
-}
-
 int oi_onnx_of_dtype(enum npu_dtype dt)
 {
 	switch (dt) {
@@ -146,10 +115,10 @@ int oi_exact_value_of(struct imp *im, struct sym *s, uint32_t *id)
 		*id = s->kvalue;
 		return 0;
 	}
-	t.dtype = oi_dtype_of_onnx(s->c.dt);
+	t.dtype = onnx_npu_dtype(s->c.dt);
 	if (!t.dtype)
 		return oi_fail(im, "constant '%s' is of type %s, which is not supported", s->name,
-			       oi_type_words(s->c.dt));
+			       onnx_type_name(s->c.dt));
 	ret = const_shape(im, s, &t);
 	if (!ret)
 		ret = const_data(im, s, &t);
@@ -366,10 +335,10 @@ int oi_kernel_node(struct nctx *c, const struct npu_onnx_op *op)
 			t->elems = ok_elems(t);
 			continue;
 		}
-		t->dtype = oi_dtype_of_onnx(s->c.dt);
+		t->dtype = onnx_npu_dtype(s->c.dt);
 		if (!t->dtype)
 			ret = oi_fail(im, "constant '%s' is of type %s, which is not supported",
-				      s->name, oi_type_words(s->c.dt));
+				      s->name, onnx_type_name(s->c.dt));
 		if (!ret)
 			ret = const_shape(im, s, t);
 		if (!ret)
