@@ -29,53 +29,10 @@
 #include "npu/kernel.h"
 #include "npu/onnx.h"
 #include "kernels/ok_math.h"
-#include "onnx-build.h"
-#include "onnx.pb-c.h"
+#include "onnx-ktest.h"
 
-/* ---- Tensors on the heap, freed at the end of each test ------------------- */
+/* ---- Running one op --------------------------------------------------------- */
 
-static struct npu_kernel_tensor *pool[64];
-static size_t npool;
-
-static struct npu_kernel_tensor *tensor(enum npu_dtype dt, uint32_t rank,
-					const uint32_t *dims, const void *data)
-{
-	struct npu_kernel_tensor *t = calloc(1, sizeof(*t));
-	size_t bytes;
-
-	assert_non_null(t);
-	assert_true(npool < 64);
-	pool[npool++] = t;
-	t->dtype = dt;
-	t->rank = rank;
-	t->elems = 1;
-	for (uint32_t i = 0; i < rank; i++) {
-		t->dims[i] = dims[i];
-		t->elems *= dims[i];
-	}
-	bytes = t->elems * npu_dtype_size(dt);
-	t->data = calloc(1, bytes);
-	assert_non_null(t->data);
-	if (data)
-		memcpy(t->data, data, bytes);
-	return t;
-}
-
-#define T(dt, dims, data) tensor(dt, sizeof(dims) / sizeof(uint32_t), dims, data)
-#define S(dt, data) tensor(dt, 0, NULL, data)
-
-static int teardown(void **unused)
-{
-	(void)unused;
-	while (npool) {
-		npool--;
-		free(pool[npool]->data);
-		free(pool[npool]);
-	}
-	return 0;
-}
-
-static char msg[256];
 static struct npu_kernel_tensor y;
 
 static const struct npu_kernel *kernel(enum ok_math_op op)
@@ -97,17 +54,17 @@ static int run_lim(const struct ok_math_state *st, size_t nin,
 	struct npu_kernel_tensor *out[1] = { &y };
 	int ret;
 
-	msg[0] = 0;
+	kt_msg[0] = 0;
 	free(y.data);
 	memset(&y, 0, sizeof(y));
-	ret = k->infer(st, nin, (const struct npu_kernel_tensor *const *)in, 1, out, msg,
-		       sizeof(msg));
+	ret = k->infer(st, nin, (const struct npu_kernel_tensor *const *)in, 1, out, kt_msg,
+		       sizeof(kt_msg));
 	if (ret)
 		return ret;
 	y.data = calloc(1, y.elems * npu_dtype_size(y.dtype));
 	assert_non_null(y.data);
 	return npu_kernel_run(k, st, nin, (const struct npu_kernel_tensor *const *)in, 1, out,
-			      lim, msg, sizeof(msg));
+			      lim, kt_msg, sizeof(kt_msg));
 }
 
 static int run(const struct ok_math_state *st, size_t nin, struct npu_kernel_tensor **in)
@@ -117,7 +74,7 @@ static int run(const struct ok_math_state *st, size_t nin, struct npu_kernel_ten
 
 static int free_y(void **unused)
 {
-	teardown(unused);
+	kt_teardown(unused);
 	free(y.data);
 	memset(&y, 0, sizeof(y));
 	return 0;
@@ -126,8 +83,8 @@ static int free_y(void **unused)
 static void expect_fail(int ret, int want, const char *part)
 {
 	assert_int_equal(ret, want);
-	if (!strstr(msg, part))
-		fail_msg("message \"%s\" lacks \"%s\"", msg, part);
+	if (!strstr(kt_msg, part))
+		fail_msg("message \"%s\" lacks \"%s\"", kt_msg, part);
 }
 
 static void expect_f32(const float *want, size_t n, double tol)
@@ -147,7 +104,7 @@ static void unary32(struct ok_math_state st, const float *x, const float *want, 
 		    double tol)
 {
 	uint32_t d[1] = { (uint32_t)n };
-	struct npu_kernel_tensor *in[1] = { tensor(NPU_DTYPE_FP32, 1, d, x) };
+	struct npu_kernel_tensor *in[1] = { kt_tensor(NPU_DTYPE_FP32, 1, d, x) };
 
 	assert_int_equal(run(&st, 1, in), 0);
 	expect_f32(want, n, tol);
@@ -459,7 +416,7 @@ static void test_broadcast_shapes(void **unused)
 		struct ok_math_state st = { .op = OKM_SUB };
 
 		for (int k = 0; k < 2; k++) {
-			in[k] = tensor(NPU_DTYPE_FP32, shapes[c][k][0], shapes[c][k] + 1, NULL);
+			in[k] = kt_tensor(NPU_DTYPE_FP32, shapes[c][k][0], shapes[c][k] + 1, NULL);
 			for (size_t i = 0; i < in[k]->elems; i++)
 				((float *)in[k]->data)[i] = (float)(i * (k ? 100 : 1));
 		}
@@ -1249,14 +1206,6 @@ static void test_create_refuses(void **unused)
 
 /* ---- Limits ------------------------------------------------------------------- */
 
-static int polls;
-
-static bool cancel_after_first(void *opaque)
-{
-	(void)opaque;
-	return ++polls > 1;
-}
-
 static void test_cancel(void **unused)
 {
 	/* 2^20 elements: polled every few thousand, stopped at the second poll */
@@ -1267,25 +1216,25 @@ static void test_cancel(void **unused)
 					    NULL };
 
 	(void)unused;
-	lim.cancel = cancel_after_first;
+	lim.cancel = kt_cancel_after_first;
 	assert_int_equal(run_lim(&st, 2, in, &lim), -ECANCELED);
-	assert_true(polls >= 2);
-	polls = 0;
+	assert_true(kt_polls >= 2);
+	kt_polls = 0;
 	st.op = OKM_EXP;
 	assert_int_equal(run_lim(&st, 1, in, &lim), -ECANCELED);
-	polls = 0;
+	kt_polls = 0;
 	st.op = OKM_CAST;
 	st.to = NPU_DTYPE_INT64;
 	assert_int_equal(run_lim(&st, 1, in, &lim), -ECANCELED);
-	polls = 0;
+	kt_polls = 0;
 	st.op = OKM_CLIP;
 	assert_int_equal(run_lim(&st, 1, in, &lim), -ECANCELED);
-	polls = 0;
+	kt_polls = 0;
 	st.op = OKM_WHERE;
 	in[2] = in[0];
 	in[0] = T(NPU_DTYPE_BOOL, d, NULL);
 	assert_int_equal(run_lim(&st, 3, in, &lim), -ECANCELED);
-	polls = 0;
+	kt_polls = 0;
 	st.op = OKM_MEAN;
 	assert_int_equal(run_lim(&st, 2, in + 1, &lim), -ECANCELED);
 }

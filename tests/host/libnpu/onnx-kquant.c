@@ -23,93 +23,7 @@
 #include "npu/kernel.h"
 #include "npu/onnx.h"
 #include "kernels/ok_quant.h"
-#include "onnx-build.h"
-
-/* ---- Tensors on the heap, freed at the end of each test ---------------------- */
-
-static struct npu_kernel_tensor *pool[64];
-static size_t npool;
-
-static struct npu_kernel_tensor *tensor(enum npu_dtype dt, uint32_t rank,
-					const uint32_t *dims, const void *data)
-{
-	struct npu_kernel_tensor *t = calloc(1, sizeof(*t));
-	size_t bytes;
-
-	assert_non_null(t);
-	assert_true(npool < 64);
-	pool[npool++] = t;
-	t->dtype = dt;
-	t->rank = rank;
-	t->elems = 1;
-	for (uint32_t i = 0; i < rank; i++) {
-		t->dims[i] = dims[i];
-		t->elems *= dims[i];
-	}
-	bytes = t->elems * npu_dtype_size(dt);
-	t->data = calloc(1, bytes);
-	assert_non_null(t->data);
-	if (data)
-		memcpy(t->data, data, bytes);
-	return t;
-}
-
-#define T(dt, dims, data) tensor(dt, sizeof(dims) / sizeof(uint32_t), dims, data)
-#define S(dt, data) tensor(dt, 0, NULL, data)
-
-static int teardown(void **unused)
-{
-	(void)unused;
-	while (npool) {
-		npool--;
-		free(pool[npool]->data);
-		free(pool[npool]);
-	}
-	return 0;
-}
-
-static char msg[256];
-
-/* infer, allocate the outputs, run; the result of whichever failed. */
-static int run_k(const struct npu_kernel *k, const void *st, size_t nin,
-		 struct npu_kernel_tensor **in, size_t nout,
-		 struct npu_kernel_tensor **out, const struct npu_cpu_limits *lim)
-{
-	int ret;
-
-	msg[0] = 0;
-	for (size_t i = 0; i < nout; i++) {
-		if (!out[i])
-			continue;
-		memset(out[i], 0, sizeof(*out[i]));
-	}
-	ret = k->infer(st, nin, (const struct npu_kernel_tensor *const *)in, nout, out, msg,
-		       sizeof(msg));
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < nout; i++) {
-		if (!out[i])
-			continue;
-		out[i]->data = calloc(1, out[i]->elems * npu_dtype_size(out[i]->dtype));
-		assert_non_null(out[i]->data);
-	}
-	ret = npu_kernel_run(k, st, nin, (const struct npu_kernel_tensor *const *)in, nout,
-			     out, lim, msg, sizeof(msg));
-	return ret;
-}
-
-static void free_out(struct npu_kernel_tensor *t)
-{
-	free(t->data);
-	t->data = NULL;
-}
-
-static void expect_fail(int ret, const char *part)
-{
-	assert_int_equal(ret, -EINVAL);
-	if (!strstr(msg, part))
-		fail_msg("message \"%s\" lacks \"%s\"", msg, part);
-}
+#include "onnx-ktest.h"
 
 /* ---- QuantizeLinear ---------------------------------------------------------- */
 
@@ -126,11 +40,11 @@ static void test_quantize_per_tensor(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_UINT8);
 	assert_int_equal(y.rank, 1);
 	assert_memory_equal(y.data, want, 6);
-	free_out(&y);
+	kt_free_out(&y);
 }
 
 static void test_quantize_rounding(void **unused)
@@ -154,15 +68,15 @@ static void test_quantize_rounding(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_INT8);
 	assert_memory_equal(y.data, want, 8);
-	free_out(&y);
+	kt_free_out(&y);
 	in[1] = S(NPU_DTYPE_FP32, &scale2);
 	in[2] = S(NPU_DTYPE_INT8, &zp2);
-	assert_int_equal(run_k(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
 	assert_memory_equal(y.data, want2, 8);
-	free_out(&y);
+	kt_free_out(&y);
 }
 
 static void test_quantize_per_axis(void **unused)
@@ -183,16 +97,16 @@ static void test_quantize_per_axis(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
 	assert_memory_equal(y.data, want, 6);
-	free_out(&y);
+	kt_free_out(&y);
 	st.axis = -1;
 	in[0] = T(NPU_DTYPE_FP32, dx2, x2);
 	in[1] = T(NPU_DTYPE_FP32, d2, scale2);
-	assert_int_equal(run_k(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_UINT8);
 	assert_memory_equal(y.data, want2, 6);
-	free_out(&y);
+	kt_free_out(&y);
 }
 
 static void test_quantize_16bit(void **unused)
@@ -208,13 +122,13 @@ static void test_quantize_16bit(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
 	assert_memory_equal(y.data, wantu, sizeof(wantu));
-	free_out(&y);
+	kt_free_out(&y);
 	in[2] = S(NPU_DTYPE_INT16, &zps);
-	assert_int_equal(run_k(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
 	assert_memory_equal(y.data, wants, sizeof(wants));
-	free_out(&y);
+	kt_free_out(&y);
 }
 
 static void test_quantize_errors(void **unused)
@@ -228,31 +142,31 @@ static void test_quantize_errors(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	expect_fail(run_k(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
 		    "scalar before opset 13");
 	st.per_axis = true;
 	st.axis = 2;
-	expect_fail(run_k(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
 		    "axis 2 is out of range [-2, 2)");
 	st.axis = 0;
-	expect_fail(run_k(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
 		    "the scale has 3 values, axis 0 of the input has 2");
 	in[1] = T(NPU_DTYPE_FP32, d11, scale);
-	expect_fail(run_k(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
 		    "must be 1-D, not of rank 2");
 	in[1] = S(NPU_DTYPE_INT32, &iscale);
-	expect_fail(run_k(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
 		    "the scale must be float32, not int32");
 	st.axis = 1;
 	in[1] = T(NPU_DTYPE_FP32, d3, scale);
 	in[2] = T(NPU_DTYPE_UINT8, d2, NULL);
-	expect_fail(run_k(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL),
 		    "the zero point must have the scale's shape");
 	in[2] = T(NPU_DTYPE_INT32, d3, NULL);
-	expect_fail(run_k(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL),
 		    "uint8, int8, uint16 or int16, not int32");
 	in[0] = T(NPU_DTYPE_INT8, dx, NULL);
-	expect_fail(run_k(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
 		    "x must be float32 or int32, not int8");
 }
 
@@ -274,34 +188,34 @@ static void test_dequantize(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_dequantize_linear, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_dequantize_linear, &st, 3, in, 1, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_FP32);
 	assert_memory_equal(y.data, want, sizeof(want));
-	free_out(&y);
+	kt_free_out(&y);
 	in[0] = T(NPU_DTYPE_INT8, d22, x2);
 	in[1] = T(NPU_DTYPE_FP32, d2, scale2);
 	in[2] = T(NPU_DTYPE_INT8, d2, zp2);
-	assert_int_equal(run_k(&ok_kernel_dequantize_linear, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_dequantize_linear, &st, 3, in, 1, out, NULL), 0);
 	assert_memory_equal(y.data, want2, sizeof(want2));
-	free_out(&y);
+	kt_free_out(&y);
 	in[0] = T(NPU_DTYPE_INT32, d2, x3);
 	in[1] = S(NPU_DTYPE_FP32, &scale3);
-	assert_int_equal(run_k(&ok_kernel_dequantize_linear, &st, 2, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_dequantize_linear, &st, 2, in, 1, out, NULL), 0);
 	assert_memory_equal(y.data, want3, sizeof(want3));
-	free_out(&y);
+	kt_free_out(&y);
 	/* errors */
 	in[2] = S(NPU_DTYPE_INT8, &zp2[0]);
-	expect_fail(run_k(&ok_kernel_dequantize_linear, &st, 3, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_dequantize_linear, &st, 3, in, 1, out, NULL),
 		    "the zero point is int8, x is int32");
 	{
 		static const int32_t one = 1;
 
 		in[2] = S(NPU_DTYPE_INT32, &one);
-		expect_fail(run_k(&ok_kernel_dequantize_linear, &st, 3, in, 1, out, NULL),
+		kt_expect_fail(kt_run(&ok_kernel_dequantize_linear, &st, 3, in, 1, out, NULL),
 			    "an int32 x needs a zero point of 0, not 1");
 	}
 	in[0] = T(NPU_DTYPE_FP32, d2, NULL);
-	expect_fail(run_k(&ok_kernel_dequantize_linear, &st, 2, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_dequantize_linear, &st, 2, in, 1, out, NULL),
 		    "x must be uint8, int8, uint16, int16 or int32, not float32");
 }
 
@@ -324,25 +238,25 @@ static void test_dynamic_quantize(void **unused)
 	struct npu_kernel_tensor *out[3] = { &y, &s, &z };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_dynamic_quantize_linear, NULL, 1, in, 3, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_dynamic_quantize_linear, NULL, 1, in, 3, out, NULL), 0);
 	assert_int_equal(s.rank, 0);
 	assert_true(*(float *)s.data == 5.0f / 255.0f);
 	assert_int_equal(*(uint8_t *)z.data, 153);
 	assert_memory_equal(y.data, want, 6);
-	free_out(&y); free_out(&s); free_out(&z);
+	kt_free_out(&y); kt_free_out(&s); kt_free_out(&z);
 	in[0] = T(NPU_DTYPE_FP32, d3, x2);
-	assert_int_equal(run_k(&ok_kernel_dynamic_quantize_linear, NULL, 1, in, 3, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_dynamic_quantize_linear, NULL, 1, in, 3, out, NULL), 0);
 	assert_true(*(float *)s.data == 5.1f / 255.0f);
 	assert_int_equal(*(uint8_t *)z.data, 0);
 	assert_memory_equal(y.data, want2, 3);
-	free_out(&y); free_out(&s); free_out(&z);
+	kt_free_out(&y); kt_free_out(&s); kt_free_out(&z);
 	in[0] = T(NPU_DTYPE_FP32, d2, x3);
-	assert_int_equal(run_k(&ok_kernel_dynamic_quantize_linear, NULL, 1, in, 3, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_dynamic_quantize_linear, NULL, 1, in, 3, out, NULL), 0);
 	assert_true(*(float *)s.data == 1.0f);
 	assert_int_equal(*(uint8_t *)z.data, 0);
-	free_out(&y); free_out(&s); free_out(&z);
+	kt_free_out(&y); kt_free_out(&s); kt_free_out(&z);
 	in[0] = T(NPU_DTYPE_FP64, d2, NULL);
-	expect_fail(run_k(&ok_kernel_dynamic_quantize_linear, NULL, 1, in, 3, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_dynamic_quantize_linear, NULL, 1, in, 3, out, NULL),
 		    "x must be float32, not float64");
 }
 
@@ -364,38 +278,38 @@ static void test_matmul_integer(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_matmul_integer, NULL, 4, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_matmul_integer, NULL, 4, in, 1, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_INT32);
 	assert_int_equal(y.rank, 2);
 	assert_int_equal(y.dims[0], 4);
 	assert_int_equal(y.dims[1], 2);
 	assert_memory_equal(y.data, want, sizeof(want));
-	free_out(&y);
+	kt_free_out(&y);
 	in[0] = T(NPU_DTYPE_INT8, da2, a2);
 	in[1] = T(NPU_DTYPE_INT8, db2, b2);
 	in[2] = NULL;
 	in[3] = T(NPU_DTYPE_INT8, d2, bzp2);
-	assert_int_equal(run_k(&ok_kernel_matmul_integer, NULL, 4, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_matmul_integer, NULL, 4, in, 1, out, NULL), 0);
 	assert_int_equal(y.rank, 3);
 	assert_int_equal(y.dims[0], 2);
 	assert_int_equal(y.dims[1], 1);
 	assert_int_equal(y.dims[2], 2);
 	assert_memory_equal(y.data, want2, sizeof(want2));
-	free_out(&y);
+	kt_free_out(&y);
 	/* errors */
 	in[1] = T(NPU_DTYPE_INT8, da, NULL);
 	in[3] = NULL;
-	expect_fail(run_k(&ok_kernel_matmul_integer, NULL, 4, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_matmul_integer, NULL, 4, in, 1, out, NULL),
 		    "A has 2 columns but B has 4 rows");
 	in[1] = T(NPU_DTYPE_INT8, db2, b2);
 	in[3] = T(NPU_DTYPE_UINT8, d2, NULL);
-	expect_fail(run_k(&ok_kernel_matmul_integer, NULL, 4, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_matmul_integer, NULL, 4, in, 1, out, NULL),
 		    "B's zero point must be int8, not uint8");
 	in[3] = T(NPU_DTYPE_INT8, da, NULL);
-	expect_fail(run_k(&ok_kernel_matmul_integer, NULL, 4, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_matmul_integer, NULL, 4, in, 1, out, NULL),
 		    "B's zero point must be a scalar or have 2 values");
 	in[0] = T(NPU_DTYPE_INT32, db2, NULL);
-	expect_fail(run_k(&ok_kernel_matmul_integer, NULL, 2, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_matmul_integer, NULL, 2, in, 1, out, NULL),
 		    "A and B must be uint8 or int8, not int32 and int8");
 }
 
@@ -423,10 +337,10 @@ static void test_qlinear_matmul(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_qlinear_matmul, NULL, 8, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_qlinear_matmul, NULL, 8, in, 1, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_UINT8);
 	assert_memory_equal(y.data, want, sizeof(want));
-	free_out(&y);
+	kt_free_out(&y);
 	in[0] = T(NPU_DTYPE_INT8, d22, a2);
 	in[1] = S(NPU_DTYPE_FP32, &as2);
 	in[2] = S(NPU_DTYPE_INT8, &zero);
@@ -435,16 +349,16 @@ static void test_qlinear_matmul(void **unused)
 	in[5] = S(NPU_DTYPE_INT8, &zero);
 	in[6] = S(NPU_DTYPE_FP32, &ys2);
 	in[7] = S(NPU_DTYPE_INT8, &zero);
-	assert_int_equal(run_k(&ok_kernel_qlinear_matmul, NULL, 8, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_qlinear_matmul, NULL, 8, in, 1, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_INT8);
 	assert_memory_equal(y.data, want2, sizeof(want2));
-	free_out(&y);
+	kt_free_out(&y);
 	/* errors */
 	in[6] = T(NPU_DTYPE_FP32, d2, bs2);
-	expect_fail(run_k(&ok_kernel_qlinear_matmul, NULL, 8, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_qlinear_matmul, NULL, 8, in, 1, out, NULL),
 		    "the output's scale must be one float32");
 	in[6] = S(NPU_DTYPE_FP32, &ys2);
-	expect_fail(run_k(&ok_kernel_qlinear_matmul, NULL, 7, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_qlinear_matmul, NULL, 7, in, 1, out, NULL),
 		    "all 8 inputs are required");
 }
 
@@ -466,25 +380,25 @@ static void test_conv_integer(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_conv_integer, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_conv_integer, &st, 3, in, 1, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_INT32);
 	assert_int_equal(y.dims[2], 2);
 	assert_memory_equal(y.data, want, sizeof(want));
-	free_out(&y);
+	kt_free_out(&y);
 	st.n_pads = 4;
 	st.pads[0] = st.pads[1] = st.pads[2] = st.pads[3] = 1;
-	assert_int_equal(run_k(&ok_kernel_conv_integer, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_conv_integer, &st, 3, in, 1, out, NULL), 0);
 	assert_int_equal(y.dims[2], 4);
 	assert_int_equal(y.dims[3], 4);
 	assert_memory_equal(y.data, want_pad, sizeof(want_pad));
-	free_out(&y);
+	kt_free_out(&y);
 	st.n_pads = 0;
 	st.auto_pad = OK_QPAD_SAME_UPPER;
 	st.n_strides = 2;
 	st.strides[0] = st.strides[1] = 2;
-	assert_int_equal(run_k(&ok_kernel_conv_integer, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_conv_integer, &st, 3, in, 1, out, NULL), 0);
 	assert_memory_equal(y.data, want_same, sizeof(want_same));
-	free_out(&y);
+	kt_free_out(&y);
 }
 
 static void test_conv_integer_groups_1d(void **unused)
@@ -504,31 +418,31 @@ static void test_conv_integer_groups_1d(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL), 0);
 	assert_int_equal(y.rank, 3);
 	assert_int_equal(y.dims[1], 2);
 	assert_int_equal(y.dims[2], 3);
 	assert_memory_equal(y.data, want, sizeof(want));
-	free_out(&y);
+	kt_free_out(&y);
 	/* errors */
 	st.group = 3;
-	expect_fail(run_k(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL),
 		    "group 3 does not divide the 2 input and 2 output channels");
 	st.group = 1;
-	expect_fail(run_k(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL),
 		    "w has 1 input channels per group, x has 2");
 	st.group = 2;
 	st.n_kernel = 1;
 	st.kernel[0] = 3;
-	expect_fail(run_k(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL),
 		    "kernel_shape[0] is 3, w has 2");
 	st.n_kernel = 0;
 	st.dilations[0] = 5;
-	expect_fail(run_k(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL),
 		    "the window (6) is larger than the padded input (5)");
 	st.dilations[0] = 2;
 	st.n_pads = 1;
-	expect_fail(run_k(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_conv_integer, &st, 4, in, 1, out, NULL),
 		    "pads must have 1, 1 and 2 values");
 }
 
@@ -555,26 +469,26 @@ static void test_qlinear_conv(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_qlinear_conv, &st, 9, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_qlinear_conv, &st, 9, in, 1, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_UINT8);
 	assert_int_equal(y.dims[1], 2);
 	assert_memory_equal(y.data, want, sizeof(want));
-	free_out(&y);
+	kt_free_out(&y);
 	/* errors */
 	in[8] = T(NPU_DTYPE_INT32, dx, NULL);
-	expect_fail(run_k(&ok_kernel_qlinear_conv, &st, 9, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_qlinear_conv, &st, 9, in, 1, out, NULL),
 		    "the bias must be int32 of 2 values");
 	in[8] = NULL;
 	in[4] = T(NPU_DTYPE_FP32, dx, NULL);
-	expect_fail(run_k(&ok_kernel_qlinear_conv, &st, 9, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_qlinear_conv, &st, 9, in, 1, out, NULL),
 		    "w's scale must be a scalar or have 2 values");
 	in[4] = T(NPU_DTYPE_FP32, d2, ws);
 	in[7] = S(NPU_DTYPE_INT32, &bias[0]);
-	expect_fail(run_k(&ok_kernel_qlinear_conv, &st, 9, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_qlinear_conv, &st, 9, in, 1, out, NULL),
 		    "y's zero point must be uint8 or int8, not int32");
 	in[7] = S(NPU_DTYPE_UINT8, &yzp);
 	in[3] = T(NPU_DTYPE_INT8, d2, w);
-	expect_fail(run_k(&ok_kernel_qlinear_conv, &st, 9, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_qlinear_conv, &st, 9, in, 1, out, NULL),
 		    "w has rank 1, x has rank 4");
 }
 
@@ -646,8 +560,8 @@ static void test_conv_integer_random(void **unused)
 				out[i] = span >= 0 ? (uint32_t)(span / sd[i] + 1) : 0;
 			}
 		}
-		in[0] = tensor(NPU_DTYPE_UINT8, r + 2, dx, NULL);
-		in[1] = tensor(NPU_DTYPE_INT8, r + 2, dw, NULL);
+		in[0] = kt_tensor(NPU_DTYPE_UINT8, r + 2, dx, NULL);
+		in[1] = kt_tensor(NPU_DTYPE_INT8, r + 2, dw, NULL);
 		for (uint64_t i = 0; i < in[0]->elems; i++)
 			((uint8_t *)in[0]->data)[i] = (uint8_t)rnd(256);
 		for (uint64_t i = 0; i < in[1]->elems; i++)
@@ -658,12 +572,12 @@ static void test_conv_integer_random(void **unused)
 		{
 			uint32_t dz[1] = { dw[0] };
 
-			in[3] = tensor(NPU_DTYPE_INT8, 1, dz, wzp);
+			in[3] = kt_tensor(NPU_DTYPE_INT8, 1, dz, wzp);
 		}
-		ret = run_k(&ok_kernel_conv_integer, &st, 4, in, 1, o, NULL);
+		ret = kt_run(&ok_kernel_conv_integer, &st, 4, in, 1, o, NULL);
 		if (!fits) {
-			expect_fail(ret, "is larger than the padded input");
-			teardown(NULL);
+			kt_expect_fail(ret, "is larger than the padded input");
+			kt_teardown(NULL);
 			continue;
 		}
 		assert_int_equal(ret, 0);
@@ -712,8 +626,8 @@ static void test_conv_integer_random(void **unused)
 				fail_msg("iteration %d, output %llu: %d, want %lld", iter,
 					 (unsigned long long)e, ((int32_t *)y.data)[e], (long long)want);
 		}
-		free_out(&y);
-		teardown(NULL);
+		kt_free_out(&y);
+		kt_teardown(NULL);
 		fitting++;
 	}
 	/* both kinds of case were drawn */
@@ -768,8 +682,8 @@ static void test_matmul_integer_random(void **unused)
 			db[nbb] = K;
 			db[nbb + 1] = N;
 		}
-		in[0] = tensor(NPU_DTYPE_INT8, ra, da, NULL);
-		in[1] = tensor(NPU_DTYPE_INT8, rb, db, NULL);
+		in[0] = kt_tensor(NPU_DTYPE_INT8, ra, da, NULL);
+		in[1] = kt_tensor(NPU_DTYPE_INT8, rb, db, NULL);
 		for (uint64_t e = 0; e < in[0]->elems; e++)
 			((int8_t *)in[0]->data)[e] = (int8_t)(rnd(256) - 128);
 		for (uint64_t e = 0; e < in[1]->elems; e++)
@@ -781,10 +695,10 @@ static void test_matmul_integer_random(void **unused)
 		{
 			uint32_t dm[1] = { M }, dn[1] = { N };
 
-			in[2] = tensor(NPU_DTYPE_INT8, 1, dm, azp);
-			in[3] = tensor(NPU_DTYPE_INT8, 1, dn, bzp);
+			in[2] = kt_tensor(NPU_DTYPE_INT8, 1, dm, azp);
+			in[3] = kt_tensor(NPU_DTYPE_INT8, 1, dn, bzp);
 		}
-		assert_int_equal(run_k(&ok_kernel_matmul_integer, NULL, 4, in, 1, o, NULL), 0);
+		assert_int_equal(kt_run(&ok_kernel_matmul_integer, NULL, 4, in, 1, o, NULL), 0);
 		assert_int_equal(y.rank, nb + (ra > 1) + (rb > 1));
 		for (uint64_t e = 0; e < y.elems; e++) {
 			uint64_t rest = e / ((uint64_t)M * N), ai = 0, bi = 0;
@@ -807,20 +721,12 @@ static void test_matmul_integer_random(void **unused)
 				fail_msg("iteration %d, output %llu: %d, want %lld", iter,
 					 (unsigned long long)e, ((int32_t *)y.data)[e], (long long)want);
 		}
-		free_out(&y);
-		teardown(NULL);
+		kt_free_out(&y);
+		kt_teardown(NULL);
 	}
 }
 
-/* ---- Limits: the work count bounds a run, polls stop a long one -------------- */
-
-static int polls;
-
-static bool cancel_after_first(void *opaque)
-{
-	(void)opaque;
-	return ++polls > 1;
-}
+/* ---- Limits: the work count bounds a run, polls stop a long one ----------------- */
 
 static void test_limits(void **unused)
 {
@@ -833,20 +739,20 @@ static void test_limits(void **unused)
 	(void)unused;
 	/* 64 * 64 * 256 MACs and more: over a limit of 2^20 */
 	lim.max_work = 1u << 20;
-	assert_int_equal(run_k(&ok_kernel_matmul_integer, NULL, 2, in, 1, out, &lim), -E2BIG);
-	free_out(&y);
+	assert_int_equal(kt_run(&ok_kernel_matmul_integer, NULL, 2, in, 1, out, &lim), -E2BIG);
+	kt_free_out(&y);
 	lim.max_work = 0;
-	lim.cancel = cancel_after_first;
-	polls = 0;
-	assert_int_equal(run_k(&ok_kernel_matmul_integer, NULL, 2, in, 1, out, &lim), -ECANCELED);
-	assert_true(polls >= 2);
-	free_out(&y);
+	lim.cancel = kt_cancel_after_first;
+	kt_polls = 0;
+	assert_int_equal(kt_run(&ok_kernel_matmul_integer, NULL, 2, in, 1, out, &lim), -ECANCELED);
+	assert_true(kt_polls >= 2);
+	kt_free_out(&y);
 	in[0] = T(NPU_DTYPE_UINT8, dx, NULL);
 	in[1] = T(NPU_DTYPE_UINT8, dw, NULL);
-	polls = 0;
-	assert_int_equal(run_k(&ok_kernel_conv_integer, &st, 2, in, 1, out, &lim), -ECANCELED);
-	assert_true(polls >= 2);
-	free_out(&y);
+	kt_polls = 0;
+	assert_int_equal(kt_run(&ok_kernel_conv_integer, &st, 2, in, 1, out, &lim), -ECANCELED);
+	assert_true(kt_polls >= 2);
+	kt_free_out(&y);
 }
 
 /* ---- One-node models through npu_onnx_load(): create() end to end ------------- */
@@ -871,59 +777,6 @@ static void init_raw(struct mb *b, const char *name, int elem, int rank, const i
 	b->inits[b->g.n_initializer++] = t;
 }
 
-static Onnx__AttributeProto *new_attr(struct mb *b, Onnx__NodeProto *n, const char *name,
-				      Onnx__AttributeProto__AttributeType type)
-{
-	Onnx__AttributeProto *at = keep(b, calloc(1, sizeof(*at)));
-
-	onnx__attribute_proto__init(at);
-	at->name = (char *)name;
-	at->has_type = 1;
-	at->type = type;
-	assert_true(n->n_attribute < 8);
-	n->attribute[n->n_attribute++] = at;
-	return at;
-}
-
-static void attr_s(struct mb *b, Onnx__NodeProto *n, const char *name, const char *v)
-{
-	Onnx__AttributeProto *at = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
-
-	at->has_s = 1;
-	at->s.data = (uint8_t *)v;
-	at->s.len = strlen(v);
-}
-
-/* A model's only output of ONNX type @elem. */
-static void output_of(struct mb *b, const char *name, int elem)
-{
-	b->outs[b->g.n_output++] = vinfo(b, name, elem, 0, NULL);
-}
-
-/* Compile and run @m: its first input (if any) from @x, its first output into @y. */
-static void run_raw(struct npu_onnx_model *m, const void *x, void *y, size_t y_bytes)
-{
-	struct npu_runtime *rt = NULL;
-	struct npu_onnx_io in = { 0 }, out = { 0 };
-	uint32_t ids[2];
-	void *ptrs[2];
-	size_t n = 0;
-
-	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
-	if (npu_onnx_num_inputs(m)) {
-		assert_int_equal(npu_onnx_input(m, 0, &in), 0);
-		ids[n] = in.value;
-		ptrs[n++] = (void *)x;
-	}
-	assert_int_equal(npu_onnx_output(m, 0, &out), 0);
-	ids[n] = out.value;
-	ptrs[n++] = y;
-	assert_int_equal(npu_runtime_value_bytes(rt, out.value), y_bytes);
-	assert_int_equal(npu_runtime_setup(rt, n, ids, ptrs), 0);
-	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
-	npu_runtime_free(rt);
-}
-
 
 static void test_load_quantize(void **unused)
 {
@@ -940,11 +793,11 @@ static void test_load_quantize(void **unused)
 	input(&b, "x", 2, dx);
 	init_f(&b, "s", 1, d3, scale, 3);
 	init_raw(&b, "z", 2, 1, d3, zp, 3);
-	output_of(&b, "y", 2);
+	kt_output_of(&b, "y", 2);
 	nodef(&b, "QuantizeLinear", "q", "x,s,z", "y", NULL);
 	m = load(&b, NULL, 0, NULL);
 	mb_free(&b);
-	run_raw(m, x, y, sizeof(y));
+	kt_run_raw(m, x, y, sizeof(y));
 	assert_memory_equal(y, want, sizeof(want));
 	npu_onnx_free(m);
 	/* opset 10 has no axis: the same scale is refused */
@@ -952,7 +805,7 @@ static void test_load_quantize(void **unused)
 	input(&b, "x", 2, dx);
 	init_f(&b, "s", 1, d3, scale, 3);
 	init_raw(&b, "z", 2, 1, d3, zp, 3);
-	output_of(&b, "y", 2);
+	kt_output_of(&b, "y", 2);
 	nodef(&b, "QuantizeLinear", "q", "x,s,z", "y", NULL);
 	load(&b, NULL, -EINVAL, "node 'q' (QuantizeLinear): the scale must be a scalar before opset 13");
 	mb_free(&b);
@@ -984,10 +837,10 @@ static void test_load_qlinear_conv(void **unused)
 		init_raw(&b, "wz", 3, 0, d1, &wzp, 1);
 		init_f(&b, "ys", 0, d1, &one, 1);
 		init_raw(&b, "yz", 2, 0, d1, &yzp, 1);
-		output_of(&b, "y", 2);
+		kt_output_of(&b, "y", 2);
 		n = nodef(&b, "QLinearConv", "qc", "x,xs,xz,w,ws,wz,ys,yz", "y", "strides=ints:2,2",
 			  NULL);
-		attr_s(&b, n, "auto_pad", pads[i]);
+		kt_attr_s(&b, n, "auto_pad", pads[i]);
 		if (i) {
 			load(&b, NULL, -EINVAL,
 			     "node 'qc' (QLinearConv): auto_pad \"MIDDLE\" is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
@@ -996,7 +849,7 @@ static void test_load_qlinear_conv(void **unused)
 		}
 		m = load(&b, NULL, 0, NULL);
 		mb_free(&b);
-		run_raw(m, x, y, sizeof(y));
+		kt_run_raw(m, x, y, sizeof(y));
 		assert_memory_equal(y, want, sizeof(want));
 		npu_onnx_free(m);
 	}
@@ -1019,21 +872,21 @@ static void test_table(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_quantize_per_tensor, teardown),
-		cmocka_unit_test_teardown(test_quantize_rounding, teardown),
-		cmocka_unit_test_teardown(test_quantize_per_axis, teardown),
-		cmocka_unit_test_teardown(test_quantize_16bit, teardown),
-		cmocka_unit_test_teardown(test_quantize_errors, teardown),
-		cmocka_unit_test_teardown(test_dequantize, teardown),
-		cmocka_unit_test_teardown(test_dynamic_quantize, teardown),
-		cmocka_unit_test_teardown(test_matmul_integer, teardown),
-		cmocka_unit_test_teardown(test_qlinear_matmul, teardown),
-		cmocka_unit_test_teardown(test_conv_integer, teardown),
-		cmocka_unit_test_teardown(test_conv_integer_groups_1d, teardown),
-		cmocka_unit_test_teardown(test_qlinear_conv, teardown),
-		cmocka_unit_test_teardown(test_conv_integer_random, teardown),
-		cmocka_unit_test_teardown(test_matmul_integer_random, teardown),
-		cmocka_unit_test_teardown(test_limits, teardown),
+		cmocka_unit_test_teardown(test_quantize_per_tensor, kt_teardown),
+		cmocka_unit_test_teardown(test_quantize_rounding, kt_teardown),
+		cmocka_unit_test_teardown(test_quantize_per_axis, kt_teardown),
+		cmocka_unit_test_teardown(test_quantize_16bit, kt_teardown),
+		cmocka_unit_test_teardown(test_quantize_errors, kt_teardown),
+		cmocka_unit_test_teardown(test_dequantize, kt_teardown),
+		cmocka_unit_test_teardown(test_dynamic_quantize, kt_teardown),
+		cmocka_unit_test_teardown(test_matmul_integer, kt_teardown),
+		cmocka_unit_test_teardown(test_qlinear_matmul, kt_teardown),
+		cmocka_unit_test_teardown(test_conv_integer, kt_teardown),
+		cmocka_unit_test_teardown(test_conv_integer_groups_1d, kt_teardown),
+		cmocka_unit_test_teardown(test_qlinear_conv, kt_teardown),
+		cmocka_unit_test_teardown(test_conv_integer_random, kt_teardown),
+		cmocka_unit_test_teardown(test_matmul_integer_random, kt_teardown),
+		cmocka_unit_test_teardown(test_limits, kt_teardown),
 		cmocka_unit_test(test_load_quantize),
 		cmocka_unit_test(test_load_qlinear_conv),
 		cmocka_unit_test(test_table),

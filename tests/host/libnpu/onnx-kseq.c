@@ -24,99 +24,13 @@
 #include "npu/kernel.h"
 #include "npu/onnx.h"
 #include "kernels/ok_seq.h"
-#include "onnx-build.h"
-
-/* ---- Tensors on the heap, freed at the end of each test ---------------------- */
-
-static struct npu_kernel_tensor *pool[64];
-static size_t npool;
-
-static struct npu_kernel_tensor *tensor(enum npu_dtype dt, uint32_t rank,
-					const uint32_t *dims, const void *data)
-{
-	struct npu_kernel_tensor *t = calloc(1, sizeof(*t));
-	size_t bytes;
-
-	assert_non_null(t);
-	assert_true(npool < 64);
-	pool[npool++] = t;
-	t->dtype = dt;
-	t->rank = rank;
-	t->elems = 1;
-	for (uint32_t i = 0; i < rank; i++) {
-		t->dims[i] = dims[i];
-		t->elems *= dims[i];
-	}
-	bytes = t->elems * npu_dtype_size(dt);
-	t->data = calloc(1, bytes);
-	assert_non_null(t->data);
-	if (data)
-		memcpy(t->data, data, bytes);
-	return t;
-}
-
-#define T(dt, dims, data) tensor(dt, sizeof(dims) / sizeof(uint32_t), dims, data)
-#define S(dt, data) tensor(dt, 0, NULL, data)
-
-static int teardown(void **unused)
-{
-	(void)unused;
-	while (npool) {
-		npool--;
-		free(pool[npool]->data);
-		free(pool[npool]);
-	}
-	return 0;
-}
+#include "onnx-ktest.h"
 
 /* @t as infer sees a value computed at run time: no data. */
 static void not_constant(struct npu_kernel_tensor *t)
 {
 	free(t->data);
 	t->data = NULL;
-}
-
-static char msg[256];
-
-/* infer, allocate the outputs, run; the result of whichever failed. */
-static int run_k(const struct npu_kernel *k, const void *st, size_t nin,
-		 struct npu_kernel_tensor **in, size_t nout,
-		 struct npu_kernel_tensor **out, const struct npu_cpu_limits *lim)
-{
-	int ret;
-
-	msg[0] = 0;
-	for (size_t i = 0; i < nout; i++) {
-		if (!out[i])
-			continue;
-		memset(out[i], 0, sizeof(*out[i]));
-	}
-	ret = k->infer(st, nin, (const struct npu_kernel_tensor *const *)in, nout, out, msg,
-		       sizeof(msg));
-	if (ret)
-		return ret;
-	for (size_t i = 0; i < nout; i++) {
-		if (!out[i])
-			continue;
-		out[i]->data = calloc(1, out[i]->elems * npu_dtype_size(out[i]->dtype));
-		assert_non_null(out[i]->data);
-	}
-	ret = npu_kernel_run(k, st, nin, (const struct npu_kernel_tensor *const *)in, nout,
-			     out, lim, msg, sizeof(msg));
-	return ret;
-}
-
-static void free_out(struct npu_kernel_tensor *t)
-{
-	free(t->data);
-	t->data = NULL;
-}
-
-static void expect_fail(int ret, const char *part)
-{
-	assert_int_equal(ret, -EINVAL);
-	if (!strstr(msg, part))
-		fail_msg("message \"%s\" lacks \"%s\"", msg, part);
 }
 
 static void expect_close(const float *got, const double *want, size_t n, double tol)
@@ -162,24 +76,24 @@ static void test_rnn_forward(void **unused)
 		want[2 * t + 1] = n1;
 	}
 	ok_rnn_defaults(&st, OK_RNN);
-	assert_int_equal(run_k(&ok_kernel_rnn, &st, 6, in, 2, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_rnn, &st, 6, in, 2, out, NULL), 0);
 	assert_int_equal(y.rank, 4);
 	assert_int_equal(y.dims[0], 2);
 	assert_int_equal(y.dims[1], 1);
 	assert_int_equal(y.dims[3], 2);
 	expect_close(y.data, want, 4, 1e-6);
 	expect_close(yh.data, want + 2, 2, 1e-6);
-	free_out(&y);
-	free_out(&yh);
+	kt_free_out(&y);
+	kt_free_out(&yh);
 	/* hidden_size disagreeing with R, and a W of the wrong shape */
 	st.hidden_size = 3;
-	expect_fail(run_k(&ok_kernel_rnn, &st, 6, in, 2, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_rnn, &st, 6, in, 2, out, NULL),
 		    "hidden_size is 3 but R is [.., .., 2]");
 	st.hidden_size = 0;
 	in[1] = T(NPU_DTYPE_FP32, dr, r);
-	expect_fail(run_k(&ok_kernel_rnn, &st, 6, in, 2, out, NULL), "W must be [1, 2, 1]");
+	kt_expect_fail(kt_run(&ok_kernel_rnn, &st, 6, in, 2, out, NULL), "W must be [1, 2, 1]");
 	in[1] = T(NPU_DTYPE_FP64, dw, NULL);
-	expect_fail(run_k(&ok_kernel_rnn, &st, 6, in, 2, out, NULL), "W is float64, X is float32");
+	kt_expect_fail(kt_run(&ok_kernel_rnn, &st, 6, in, 2, out, NULL), "W is float64, X is float32");
 }
 
 static void test_rnn_bidirectional_lengths(void **unused)
@@ -217,7 +131,7 @@ static void test_rnn_bidirectional_lengths(void **unused)
 	st.direction = OK_DIR_BIDIRECTIONAL;
 	st.funcs[0][0].act = OK_ACT_RELU;
 	st.funcs[1][0].act = OK_ACT_RELU;
-	assert_int_equal(run_k(&ok_kernel_rnn, &st, 5, in, 2, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_rnn, &st, 5, in, 2, out, NULL), 0);
 	expect_close(y.data, want, 12, 1e-6);
 	{
 		/* Y_h [dir, batch, 1]: forward last, reverse at t = 0 */
@@ -225,8 +139,8 @@ static void test_rnn_bidirectional_lengths(void **unused)
 
 		expect_close(yh.data, wh, 4, 1e-6);
 	}
-	free_out(&y);
-	free_out(&yh);
+	kt_free_out(&y);
+	kt_free_out(&yh);
 	/* layout 1 (batch major) gives the same numbers, transposed */
 	{
 		static const float xb[] = { 1, 2, 3, 5, 0, 0 };	/* [batch 2, seq 3, 1] */
@@ -236,7 +150,7 @@ static void test_rnn_bidirectional_lengths(void **unused)
 		in[0] = T(NPU_DTYPE_FP32, dx, xb);
 		in[0]->dims[0] = 2;
 		in[0]->dims[1] = 3;
-		assert_int_equal(run_k(&ok_kernel_rnn, &st, 5, in, 2, out, NULL), 0);
+		assert_int_equal(kt_run(&ok_kernel_rnn, &st, 5, in, 2, out, NULL), 0);
 		assert_int_equal(y.dims[0], 2);
 		assert_int_equal(y.dims[1], 3);
 		assert_int_equal(y.dims[2], 2);
@@ -246,8 +160,8 @@ static void test_rnn_bidirectional_lengths(void **unused)
 				for (int d = 0; d < 2; d++)
 					wb[(b * 3 + t) * 2 + d] = want[(t * 2 + d) * 2 + b];
 		expect_close(y.data, wb, 12, 1e-6);
-		free_out(&y);
-		free_out(&yh);
+		kt_free_out(&y);
+		kt_free_out(&yh);
 		st.batch_major = false;
 		in[0] = T(NPU_DTYPE_FP32, dx, x);
 	}
@@ -256,10 +170,10 @@ static void test_rnn_bidirectional_lengths(void **unused)
 		static const int32_t bad[] = { 4, 1 };
 
 		in[4] = T(NPU_DTYPE_INT32, dl, bad);
-		assert_int_equal(run_k(&ok_kernel_rnn, &st, 5, in, 2, out, NULL), -EINVAL);
-		assert_non_null(strstr(msg, "sequence_lens[0] is 4, out of range [0, 3]"));
-		free_out(&y);
-		free_out(&yh);
+		assert_int_equal(kt_run(&ok_kernel_rnn, &st, 5, in, 2, out, NULL), -EINVAL);
+		assert_non_null(strstr(kt_msg, "sequence_lens[0] is 4, out of range [0, 3]"));
+		kt_free_out(&y);
+		kt_free_out(&yh);
 	}
 }
 
@@ -289,13 +203,13 @@ static void gru_case(bool lbr)
 	}
 	ok_rnn_defaults(&st, OK_GRU);
 	st.linear_before_reset = lbr;
-	assert_int_equal(run_k(&ok_kernel_gru, &st, 4, in, 2, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_gru, &st, 4, in, 2, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_FP64);
 	for (int t = 0; t < 2; t++)
 		assert_true(fabs(((double *)y.data)[t] - want[t]) < 1e-12);
 	assert_true(fabs(((double *)yh.data)[0] - want[1]) < 1e-12);
-	free_out(&y);
-	free_out(&yh);
+	kt_free_out(&y);
+	kt_free_out(&yh);
 }
 
 static void test_gru(void **unused)
@@ -341,13 +255,13 @@ static void lstm_case(bool peep, bool input_forget, double clip)
 	ok_rnn_defaults(&st, OK_LSTM);
 	st.input_forget = input_forget;
 	st.clip = clip;
-	assert_int_equal(run_k(&ok_kernel_lstm, &st, 8, in, 3, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_lstm, &st, 8, in, 3, out, NULL), 0);
 	expect_close(y.data, want, 2, 1e-6);
 	expect_close(yh.data, want + 1, 1, 1e-6);
 	expect_close(yc.data, &c, 1, 1e-6);
-	free_out(&y);
-	free_out(&yh);
-	free_out(&yc);
+	kt_free_out(&y);
+	kt_free_out(&yh);
+	kt_free_out(&yc);
 }
 
 static void test_lstm(void **unused)
@@ -408,9 +322,9 @@ static void test_rnn_activations(void **unused)
 		for (int i = 0; i < 5; i++)
 			want[i] = act_ref(st.funcs[0][0].act, st.funcs[0][0].alpha,
 					  st.funcs[0][0].beta, x[i]);
-		assert_int_equal(run_k(&ok_kernel_rnn, &st, 3, in, 1, out, NULL), 0);
+		assert_int_equal(kt_run(&ok_kernel_rnn, &st, 3, in, 1, out, NULL), 0);
 		expect_close(y.data, want, 5, 1e-6);
-		free_out(&y);
+		kt_free_out(&y);
 	}
 	/* names are case-insensitive, as onnxruntime reads them */
 	assert_true(ok_rnn_act_parse("leakyrelu", &f, &a, &b));
@@ -433,7 +347,7 @@ static void window(enum ok_window_kind kind, bool periodic, enum npu_dtype dt, i
 				     kind == OK_WIN_HAMMING ? &ok_kernel_hamming_window :
 							      &ok_kernel_blackman_window;
 
-	assert_int_equal(run_k(k, &st, 1, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(k, &st, 1, in, 1, out, NULL), 0);
 	assert_int_equal(y->dims[0], n);
 }
 
@@ -449,25 +363,25 @@ static void test_windows(void **unused)
 	(void)unused;
 	window(OK_WIN_HANN, true, NPU_DTYPE_FP32, 4, &y);
 	expect_close(y.data, hann_p4, 4, 1e-7);
-	free_out(&y);
+	kt_free_out(&y);
 	window(OK_WIN_HANN, false, NPU_DTYPE_FP32, 5, &y);
 	expect_close(y.data, hann_s5, 5, 1e-7);
-	free_out(&y);
+	kt_free_out(&y);
 	window(OK_WIN_HAMMING, true, NPU_DTYPE_FP32, 2, &y);
 	expect_close(y.data, hamming_p2, 2, 1e-7);
-	free_out(&y);
+	kt_free_out(&y);
 	window(OK_WIN_BLACKMAN, false, NPU_DTYPE_FP32, 3, &y);
 	expect_close(y.data, blackman_s3, 3, 1e-7);
-	free_out(&y);
+	kt_free_out(&y);
 	window(OK_WIN_HANN, true, NPU_DTYPE_INT32, 4, &y);
 	assert_memory_equal(y.data, hann_i4, sizeof(hann_i4));
-	free_out(&y);
+	kt_free_out(&y);
 	/* the size must be a constant, positive scalar */
 	in[0] = S(NPU_DTYPE_INT64, &zero);
-	expect_fail(run_k(&ok_kernel_hann_window, &st, 1, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_hann_window, &st, 1, in, 1, out, NULL),
 		    "size 0 is out of range [1, 16777216]");
 	not_constant(in[0]);
-	expect_fail(run_k(&ok_kernel_hann_window, &st, 1, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_hann_window, &st, 1, in, 1, out, NULL),
 		    "the output shape depends on size's value, which must be constant");
 }
 
@@ -489,20 +403,20 @@ static void test_mel_weight_matrix(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_mel_weight_matrix, &st, 5, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_mel_weight_matrix, &st, 5, in, 1, out, NULL), 0);
 	assert_int_equal(y.dims[0], 9);
 	assert_int_equal(y.dims[1], 2);
 	expect_close(y.data, want, 18, 1e-6);
-	free_out(&y);
+	kt_free_out(&y);
 	/* an upper edge beyond Nyquist lands outside the spectrogram */
 	in[4] = S(NPU_DTYPE_FP32, &hi_bad);
 	rate = 8000;
 	in[2] = S(NPU_DTYPE_INT64, &rate);
-	assert_int_equal(run_k(&ok_kernel_mel_weight_matrix, &st, 5, in, 1, out, NULL), -EINVAL);
-	assert_non_null(strstr(msg, "out of range [0, 9)"));
-	free_out(&y);
+	assert_int_equal(kt_run(&ok_kernel_mel_weight_matrix, &st, 5, in, 1, out, NULL), -EINVAL);
+	assert_non_null(strstr(kt_msg, "out of range [0, 9)"));
+	kt_free_out(&y);
 	in[3] = S(NPU_DTYPE_INT64, &dft);
-	expect_fail(run_k(&ok_kernel_mel_weight_matrix, &st, 5, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_mel_weight_matrix, &st, 5, in, 1, out, NULL),
 		    "input 3 must be a float, not int64");
 }
 
@@ -522,38 +436,38 @@ static void test_dft(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_dft, &st, 1, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_dft, &st, 1, in, 1, out, NULL), 0);
 	assert_int_equal(y.dims[1], 4);
 	assert_int_equal(y.dims[2], 2);
 	expect_close(y.data, want, 8, 1e-5);
 	/* the inverse of the complex result is the signal */
 	st.inverse = true;
 	in[0] = T(NPU_DTYPE_FP32, dc, y.data);
-	free_out(&y);
-	assert_int_equal(run_k(&ok_kernel_dft, &st, 1, in, 1, out, NULL), 0);
+	kt_free_out(&y);
+	assert_int_equal(kt_run(&ok_kernel_dft, &st, 1, in, 1, out, NULL), 0);
 	expect_close(y.data, back, 8, 1e-5);
-	free_out(&y);
+	kt_free_out(&y);
 	/* onesided, dft_length 8 */
 	st.inverse = false;
 	st.onesided = true;
 	in[0] = T(NPU_DTYPE_FP32, dx, x);
 	in[1] = S(NPU_DTYPE_INT64, &len8);
-	assert_int_equal(run_k(&ok_kernel_dft, &st, 2, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_dft, &st, 2, in, 1, out, NULL), 0);
 	assert_int_equal(y.dims[1], 5);
 	assert_true(fabs(((float *)y.data)[0] - 10) < 1e-5);
 	assert_true(fabs(((float *)y.data)[8] + 2) < 1e-5);
-	free_out(&y);
+	kt_free_out(&y);
 	/* errors */
 	not_constant(in[1]);
-	expect_fail(run_k(&ok_kernel_dft, &st, 2, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_dft, &st, 2, in, 1, out, NULL),
 		    "depends on dft_length's value, which must be constant");
 	st.axis = 2;
-	expect_fail(run_k(&ok_kernel_dft, &st, 1, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_dft, &st, 1, in, 1, out, NULL),
 		    "axis 2 is out of range [-3, 1]");
 	st.axis = 1;
 	dx[2] = 3;
 	in[0] = T(NPU_DTYPE_FP32, dx, NULL);
-	expect_fail(run_k(&ok_kernel_dft, &st, 1, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_dft, &st, 1, in, 1, out, NULL),
 		    "the last dimension must be 1 (real) or 2 (complex), not 3");
 }
 
@@ -575,22 +489,22 @@ static void test_stft(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_stft, &st, 4, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_stft, &st, 4, in, 1, out, NULL), 0);
 	assert_int_equal(y.dims[1], 2);
 	assert_int_equal(y.dims[2], 3);
 	expect_close(y.data, want, 12, 1e-5);
-	free_out(&y);
+	kt_free_out(&y);
 	in[2] = T(NPU_DTYPE_FP32, dw, win);
 	in[3] = NULL;
-	assert_int_equal(run_k(&ok_kernel_stft, &st, 3, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_stft, &st, 3, in, 1, out, NULL), 0);
 	expect_close(y.data, want_w, 6, 1e-5);
-	free_out(&y);
+	kt_free_out(&y);
 	in[3] = S(NPU_DTYPE_INT64, &flen_bad);
-	expect_fail(run_k(&ok_kernel_stft, &st, 4, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_stft, &st, 4, in, 1, out, NULL),
 		    "window has 4 values, frame_length is 5");
 	in[2] = NULL;
 	in[3] = NULL;
-	expect_fail(run_k(&ok_kernel_stft, &st, 4, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_stft, &st, 4, in, 1, out, NULL),
 		    "window or frame_length is required");
 }
 
@@ -615,22 +529,22 @@ static void test_nms(void **unused)
 	struct npu_kernel_tensor *out[1] = { &y };
 
 	(void)unused;
-	assert_int_equal(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL), 0);
 	assert_int_equal(y.dtype, NPU_DTYPE_INT64);
 	assert_int_equal(y.dims[0], 3);
 	assert_memory_equal(y.data, want, sizeof(want));
-	free_out(&y);
+	kt_free_out(&y);
 	st.center_point_box = true;
 	in[0] = T(NPU_DTYPE_FP32, db, centers);
-	assert_int_equal(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL), 0);
 	assert_memory_equal(y.data, want, sizeof(want));
-	free_out(&y);
+	kt_free_out(&y);
 	/* the limit per class */
 	in[2] = S(NPU_DTYPE_INT64, &two);
-	assert_int_equal(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL), 0);
 	assert_int_equal(y.dims[0], 2);
 	assert_memory_equal(y.data, want, 6 * sizeof(int64_t));
-	free_out(&y);
+	kt_free_out(&y);
 	/* an output shorter than the selection is refused, never overrun */
 	{
 		uint32_t d13[] = { 1, 3 };
@@ -638,20 +552,20 @@ static void test_nms(void **unused)
 
 		assert_int_equal(npu_kernel_run(&ok_kernel_non_max_suppression, &st, 5,
 						(const struct npu_kernel_tensor *const *)in, 1,
-						&small, NULL, msg, sizeof(msg)), -EINVAL);
-		assert_non_null(strstr(msg, "2 boxes are selected, the output has room for 1"));
+						&small, NULL, kt_msg, sizeof(kt_msg)), -EINVAL);
+		assert_non_null(strstr(kt_msg, "2 boxes are selected, the output has room for 1"));
 	}
 	/* errors */
 	in[4] = S(NPU_DTYPE_FP32, &high);
-	expect_fail(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL),
 		    "no box is selected: empty outputs are not supported");
 	in[4] = S(NPU_DTYPE_FP32, &score);
 	in[3] = S(NPU_DTYPE_FP32, &bad_iou);
-	expect_fail(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL),
 		    "iou_threshold 1.5 is out of range [0, 1]");
 	in[3] = S(NPU_DTYPE_FP32, &iou);
 	not_constant(in[1]);
-	expect_fail(run_k(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_non_max_suppression, &st, 5, in, 1, out, NULL),
 		    "the output shape depends on the input's values, which must be constant");
 }
 
@@ -693,46 +607,38 @@ static void test_tfidf(void **unused)
 
 	(void)unused;
 	tfidf_state(&st, 2, 2, 0);
-	assert_int_equal(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
 	assert_int_equal(y.rank, 2);
 	assert_int_equal(y.dims[1], 7);
 	expect_close(y.data, want_b, 14, 0);
-	free_out(&y);
+	kt_free_out(&y);
 	tfidf_state(&st, 1, 2, 5);
 	in[0] = T(NPU_DTYPE_INT64, d1, x1);
-	assert_int_equal(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
 	assert_int_equal(y.rank, 1);
 	expect_close(y.data, want_s5, 7, 0);
-	free_out(&y);
+	kt_free_out(&y);
 	st.weights = weights;
 	st.n_weights = 7;
 	st.mode = OK_TFIDF_IDF;
-	assert_int_equal(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
 	expect_close(y.data, want_idf, 7, 0);
-	free_out(&y);
+	kt_free_out(&y);
 	st.mode = OK_TFIDF_TFIDF;
-	assert_int_equal(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
+	assert_int_equal(kt_run(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), 0);
 	expect_close(y.data, want_tfidf, 7, 0);
-	free_out(&y);
+	kt_free_out(&y);
 	in[0] = T(NPU_DTYPE_FP32, d1, NULL);
-	expect_fail(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL),
+	kt_expect_fail(kt_run(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL),
 		    "X must be int32 or int64, not float32");
 	/* a work count that would wrap saturates: the run is refused, not started */
 	in[0] = T(NPU_DTYPE_INT64, d1, x1);
 	st.n_pool = SIZE_MAX / 2;
-	assert_int_equal(run_k(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), -E2BIG);
-	free_out(&y);
+	assert_int_equal(kt_run(&ok_kernel_tfidf_vectorizer, &st, 1, in, 1, out, NULL), -E2BIG);
+	kt_free_out(&y);
 }
 
 /* ---- Limits ------------------------------------------------------------------------ */
-
-static int polls;
-
-static bool cancel_after_first(void *opaque)
-{
-	(void)opaque;
-	return ++polls > 1;
-}
 
 static void test_limits(void **unused)
 {
@@ -749,50 +655,27 @@ static void test_limits(void **unused)
 	(void)unused;
 	/* a 4096-point transform is 2^24 work units: over a limit of 2^20 */
 	lim.max_work = 1u << 20;
-	assert_int_equal(run_k(&ok_kernel_dft, &st, 1, in, 1, out, &lim), -E2BIG);
-	free_out(&y);
+	assert_int_equal(kt_run(&ok_kernel_dft, &st, 1, in, 1, out, &lim), -E2BIG);
+	kt_free_out(&y);
 	lim.max_work = 0;
-	lim.cancel = cancel_after_first;
-	polls = 0;
-	assert_int_equal(run_k(&ok_kernel_dft, &st, 1, in, 1, out, &lim), -ECANCELED);
-	assert_true(polls >= 2);
-	free_out(&y);
+	lim.cancel = kt_cancel_after_first;
+	kt_polls = 0;
+	assert_int_equal(kt_run(&ok_kernel_dft, &st, 1, in, 1, out, &lim), -ECANCELED);
+	assert_true(kt_polls >= 2);
+	kt_free_out(&y);
 	ok_rnn_defaults(&rs, OK_LSTM);
-	polls = 0;
-	assert_int_equal(run_k(&ok_kernel_lstm, &rs, 3, rin, 1, out, &lim), -ECANCELED);
-	assert_true(polls >= 2);
-	free_out(&y);
+	kt_polls = 0;
+	assert_int_equal(kt_run(&ok_kernel_lstm, &rs, 3, rin, 1, out, &lim), -ECANCELED);
+	assert_true(kt_polls >= 2);
+	kt_free_out(&y);
 }
 
 /* ---- One-node models through npu_onnx_load(): create() end to end ------------- */
 
-static Onnx__AttributeProto *new_attr(struct mb *b, Onnx__NodeProto *n, const char *name,
-				      Onnx__AttributeProto__AttributeType type)
-{
-	Onnx__AttributeProto *at = keep(b, calloc(1, sizeof(*at)));
-
-	onnx__attribute_proto__init(at);
-	at->name = (char *)name;
-	at->has_type = 1;
-	at->type = type;
-	assert_true(n->n_attribute < 8);
-	n->attribute[n->n_attribute++] = at;
-	return at;
-}
-
-static void attr_s(struct mb *b, Onnx__NodeProto *n, const char *name, const char *v)
-{
-	Onnx__AttributeProto *at = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
-
-	at->has_s = 1;
-	at->s.data = (uint8_t *)v;
-	at->s.len = strlen(v);
-}
-
 static void attr_ints(struct mb *b, Onnx__NodeProto *n, const char *name, const int64_t *v,
 		      size_t count)
 {
-	Onnx__AttributeProto *at = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+	Onnx__AttributeProto *at = kt_new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
 
 	at->n_ints = count;
 	at->ints = (int64_t *)v;
@@ -801,7 +684,7 @@ static void attr_ints(struct mb *b, Onnx__NodeProto *n, const char *name, const 
 /* A list of one string, as activations or pool_strings. */
 static void attr_strings1(struct mb *b, Onnx__NodeProto *n, const char *name, const char *v)
 {
-	Onnx__AttributeProto *at = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+	Onnx__AttributeProto *at = kt_new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
 
 	at->n_strings = 1;
 	at->strings = keep(b, calloc(1, sizeof(*at->strings)));
@@ -812,40 +695,10 @@ static void attr_strings1(struct mb *b, Onnx__NodeProto *n, const char *name, co
 static void attr_floats(struct mb *b, Onnx__NodeProto *n, const char *name, const float *v,
 			size_t count)
 {
-	Onnx__AttributeProto *at = new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+	Onnx__AttributeProto *at = kt_new_attr(b, n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
 
 	at->n_floats = count;
 	at->floats = (float *)v;
-}
-
-/* A model's only output of ONNX type @elem. */
-static void output_of(struct mb *b, const char *name, int elem)
-{
-	b->outs[b->g.n_output++] = vinfo(b, name, elem, 0, NULL);
-}
-
-/* Compile and run @m: its first input (if any) from @x, its first output into @y. */
-static void run_raw(struct npu_onnx_model *m, const void *x, void *y, size_t y_bytes)
-{
-	struct npu_runtime *rt = NULL;
-	struct npu_onnx_io in = { 0 }, out = { 0 };
-	uint32_t ids[2];
-	void *ptrs[2];
-	size_t n = 0;
-
-	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
-	if (npu_onnx_num_inputs(m)) {
-		assert_int_equal(npu_onnx_input(m, 0, &in), 0);
-		ids[n] = in.value;
-		ptrs[n++] = (void *)x;
-	}
-	assert_int_equal(npu_onnx_output(m, 0, &out), 0);
-	ids[n] = out.value;
-	ptrs[n++] = y;
-	assert_int_equal(npu_runtime_value_bytes(rt, out.value), y_bytes);
-	assert_int_equal(npu_runtime_setup(rt, n, ids, ptrs), 0);
-	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
-	npu_runtime_free(rt);
 }
 
 
@@ -875,10 +728,10 @@ static void test_load_rnn(void **unused)
 		init_f(&b, "r", 3, dw, r, 2);
 		output(&b, "yh");
 		n = nodef(&b, "RNN", "rnn", "x,w,r", "yall,yh", "hidden_size=i:1", NULL);
-		attr_s(&b, n, "direction", "bidirectional");
+		kt_attr_s(&b, n, "direction", "bidirectional");
 		m = load(&b, NULL, 0, NULL);
 		mb_free(&b);
-		run_raw(m, x, y, sizeof(y));
+		kt_run_raw(m, x, y, sizeof(y));
 		expect_close(y, want, 2, 1e-6);
 		npu_onnx_free(m);
 	}
@@ -889,7 +742,7 @@ static void test_load_rnn(void **unused)
 	init_f(&b, "r", 3, dw, r, 2);
 	output(&b, "yh");
 	n = nodef(&b, "GRU", "gru", "x,w,r", "yall,yh", NULL);
-	attr_s(&b, n, "direction", "sideways");
+	kt_attr_s(&b, n, "direction", "sideways");
 	load(&b, NULL, -EINVAL,
 	     "node 'gru' (GRU): direction \"sideways\" is not forward, reverse or bidirectional");
 	n->n_attribute = 0;
@@ -897,7 +750,7 @@ static void test_load_rnn(void **unused)
 	load(&b, NULL, -EINVAL, "node 'gru' (GRU): activations lists 1 functions, 2 expected");
 	n->n_attribute = 0;
 	attr_strings1(&b, n, "activations", "Swish");
-	attr_s(&b, n, "direction", "bidirectional");
+	kt_attr_s(&b, n, "direction", "bidirectional");
 	load(&b, NULL, -EINVAL, "activations lists 1 functions, 4 expected");
 	mb_free(&b);
 }
@@ -940,11 +793,11 @@ static void test_load_rnn_activations(void **unused)
 		init_f(&b, "r", 3, dw, r, 2);
 		output(&b, "yh");
 		n = nodef(&b, "RNN", "rnn", "x,w,r", "yall,yh", "hidden_size=i:1", NULL);
-		attr_s(&b, n, "direction", "bidirectional");
+		kt_attr_s(&b, n, "direction", "bidirectional");
 		if (!c) {
 			attr_strings1(&b, n, "activations", "Relu");
 		} else {
-			at = new_attr(&b, n, "activations", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
+			at = kt_new_attr(&b, n, "activations", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS);
 			at->n_strings = 2;
 			at->strings = keep(&b, calloc(2, sizeof(*at->strings)));
 			for (int k = 0; k < 2; k++) {
@@ -955,7 +808,7 @@ static void test_load_rnn_activations(void **unused)
 		}
 		m = load(&b, NULL, 0, NULL);
 		mb_free(&b);
-		run_raw(m, x, y, sizeof(y));
+		kt_run_raw(m, x, y, sizeof(y));
 		expect_close(y, want, 2, 1e-6);
 		npu_onnx_free(m);
 	}
@@ -976,16 +829,16 @@ static void test_load_window_dft(void **unused)
 	(void)unused;
 	mb_init(&b, 17);
 	init_i64(&b, "n", &five, 1);
-	output_of(&b, "y", 6);
+	kt_output_of(&b, "y", 6);
 	nodef(&b, "HannWindow", "hann", "n", "y", "periodic=i:0", "output_datatype=i:6", NULL);
 	m = load(&b, NULL, 0, NULL);
 	mb_free(&b);
-	run_raw(m, NULL, y, sizeof(y));
+	kt_run_raw(m, NULL, y, sizeof(y));
 	assert_memory_equal(y, want, sizeof(want));
 	npu_onnx_free(m);
 	mb_init(&b, 17);
 	init_i64(&b, "n", &five, 1);
-	output_of(&b, "y", 6);
+	kt_output_of(&b, "y", 6);
 	nodef(&b, "HammingWindow", "ham", "n", "y", "output_datatype=i:8", NULL);
 	load(&b, NULL, -EINVAL, "node 'ham' (HammingWindow): output_datatype 8 is not a numeric type");
 	mb_free(&b);
@@ -996,7 +849,7 @@ static void test_load_window_dft(void **unused)
 	nodef(&b, "DFT", "dft", "x", "y", "onesided=i:1", NULL);
 	m = load(&b, NULL, 0, NULL);
 	mb_free(&b);
-	run_raw(m, x, yd, sizeof(yd));
+	kt_run_raw(m, x, yd, sizeof(yd));
 	expect_close(yd, want_dft, 6, 1e-5);
 	npu_onnx_free(m);
 }
@@ -1018,7 +871,7 @@ static void test_load_tfidf_nms(void **unused)
 		output(&b, "y");
 		n = nodef(&b, "TfIdfVectorizer", "tf", "x", "y", "min_gram_length=i:1",
 			  "max_gram_length=i:2", "max_skip_count=i:5", NULL);
-		attr_s(&b, n, "mode", i == 1 ? "BM25" : "TF");
+		kt_attr_s(&b, n, "mode", i == 1 ? "BM25" : "TF");
 		attr_ints(&b, n, "ngram_counts", tf_counts, 2);
 		attr_ints(&b, n, "ngram_indexes", tf_indexes, 7);
 		attr_ints(&b, n, "pool_int64s", tf_pool, 10);
@@ -1032,7 +885,7 @@ static void test_load_tfidf_nms(void **unused)
 			     "node 'tf' (TfIdfVectorizer): string pools are not supported");
 		} else {
 			m = load(&b, NULL, 0, NULL);
-			run_raw(m, x, y, sizeof(y));
+			kt_run_raw(m, x, y, sizeof(y));
 			expect_close(y, want, 7, 0);
 			npu_onnx_free(m);
 		}
@@ -1045,7 +898,7 @@ static void test_load_tfidf_nms(void **unused)
 		mb_init(&b, 11);
 		init_f(&b, "b", 3, db, box, 4);
 		init_f(&b, "s", 3, ds, &score, 1);
-		output_of(&b, "y", 7);
+		kt_output_of(&b, "y", 7);
 		nodef(&b, "NonMaxSuppression", "nms", "b,s", "y", "center_point_box=i:2", NULL);
 		load(&b, NULL, -EINVAL,
 		     "node 'nms' (NonMaxSuppression): center_point_box must be 0 or 1, not 2");
@@ -1070,18 +923,18 @@ static void test_table(void **unused)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_rnn_forward, teardown),
-		cmocka_unit_test_teardown(test_rnn_bidirectional_lengths, teardown),
-		cmocka_unit_test_teardown(test_gru, teardown),
-		cmocka_unit_test_teardown(test_lstm, teardown),
-		cmocka_unit_test_teardown(test_rnn_activations, teardown),
-		cmocka_unit_test_teardown(test_windows, teardown),
-		cmocka_unit_test_teardown(test_mel_weight_matrix, teardown),
-		cmocka_unit_test_teardown(test_dft, teardown),
-		cmocka_unit_test_teardown(test_stft, teardown),
-		cmocka_unit_test_teardown(test_nms, teardown),
-		cmocka_unit_test_teardown(test_tfidf, teardown),
-		cmocka_unit_test_teardown(test_limits, teardown),
+		cmocka_unit_test_teardown(test_rnn_forward, kt_teardown),
+		cmocka_unit_test_teardown(test_rnn_bidirectional_lengths, kt_teardown),
+		cmocka_unit_test_teardown(test_gru, kt_teardown),
+		cmocka_unit_test_teardown(test_lstm, kt_teardown),
+		cmocka_unit_test_teardown(test_rnn_activations, kt_teardown),
+		cmocka_unit_test_teardown(test_windows, kt_teardown),
+		cmocka_unit_test_teardown(test_mel_weight_matrix, kt_teardown),
+		cmocka_unit_test_teardown(test_dft, kt_teardown),
+		cmocka_unit_test_teardown(test_stft, kt_teardown),
+		cmocka_unit_test_teardown(test_nms, kt_teardown),
+		cmocka_unit_test_teardown(test_tfidf, kt_teardown),
+		cmocka_unit_test_teardown(test_limits, kt_teardown),
 		cmocka_unit_test(test_load_rnn),
 		cmocka_unit_test(test_load_rnn_activations),
 		cmocka_unit_test(test_load_window_dft),
