@@ -273,7 +273,8 @@ if [ -d "$MODELS/ref" ] && [ -x "$VNPU_MODELS_TOOL" ]; then
 		    ppocr-cls:ppocr/ch_ppocr_mobile_v2.0_cls_infer: \
 		    ppocr-det:ppocr/ch_PP-OCRv4_det_infer: \
 		    ppocr-rec:ppocr/ch_PP-OCRv4_rec_infer: \
-		    yolo:yolo/yolov8n:; do
+		    yolo:yolo/yolov8n: \
+		    vad:vad/silero_vad_v5:; do
 		name=${spec%%:*}
 		rest=${spec#*:}
 		model=$MODELS/${rest%%:*}.onnx
