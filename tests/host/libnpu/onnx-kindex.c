@@ -22,7 +22,7 @@
 #include "npu/npu.h"
 #include "npu/onnx.h"
 #include "onnx.pb-c.h"
-#include "onnx-build.h"
+#include "onnx-ktest.h"
 #include "kernels/ok_index.h"
 
 #define MAXT 16
@@ -1093,19 +1093,6 @@ static void test_unique(void **s)
 
 #define ONNX_INT64 7
 
-/* A string attribute, which nodef() does not make. */
-static void attr_string(struct mb *b, Onnx__NodeProto *n, const char *name, const char *v)
-{
-	Onnx__AttributeProto *at = keep(b, calloc(1, sizeof(*at)));
-
-	onnx__attribute_proto__init(at);
-	at->name = (char *)name;
-	at->has_s = 1;
-	at->s.data = (uint8_t *)v;
-	at->s.len = strlen(v);
-	n->attribute[n->n_attribute++] = at;
-}
-
 /* An int64 graph input or output of @rank dims. */
 static void io64(struct mb *b, bool is_input, const char *name, int rank, const int64_t *dims)
 {
@@ -1127,33 +1114,6 @@ static void init_i64_2d(struct mb *b, const char *name, const int64_t *data, int
 	t->dims = keep(b, calloc(2, sizeof(int64_t)));
 	t->dims[0] = d0;
 	t->dims[1] = d1;
-}
-
-/* Load @b, run it once on @ins (the graph's inputs in order) into @outs. */
-static void run_model(struct mb *b, size_t nin, void *const *ins, size_t nout, void *const *outs)
-{
-	struct npu_onnx_model *m = load(b, NULL, 0, NULL);
-	uint32_t values[8];
-	void *bufs[8];
-	struct npu_onnx_io io;
-	struct npu_runtime *rt;
-	size_t i, k = 0;
-
-	for (i = 0; i < nin; i++) {
-		assert_int_equal(npu_onnx_input(m, i, &io), 0);
-		values[k] = io.value;
-		bufs[k++] = ins[i];
-	}
-	for (i = 0; i < nout; i++) {
-		assert_int_equal(npu_onnx_output(m, i, &io), 0);
-		values[k] = io.value;
-		bufs[k++] = outs[i];
-	}
-	assert_int_equal(npu_graph_compile(npu_onnx_graph(m), NULL, 0, &rt), 0);
-	assert_int_equal(npu_runtime_setup(rt, (uint32_t)k, values, bufs), 0);
-	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
-	npu_runtime_free(rt);
-	npu_onnx_free(m);
 }
 
 /* One int64 input x of @xd, one int64 output y of @yd, through node @n's op at @opset. */
@@ -1178,7 +1138,7 @@ static void test_create_movement(void **unused)
 	/* Transpose's perm */
 	one_node(&b, 13, 2, d23, 2, d32);
 	nodef(&b, "Transpose", "t", "x", "y", "perm=ints:1,0", NULL);
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(1, 4, 2, 5, 3, 6), 6 * 8);
 	mb_free(&b);
 
@@ -1186,7 +1146,7 @@ static void test_create_movement(void **unused)
 	one_node(&b, 11, 1, d6, 1, d4);
 	io64(&b, false, "z", 1, d2);
 	nodef(&b, "Split", "s", "x", "y,z", "split=ints:4,2", NULL);
-	run_model(&b, 1, (void *[]){ x }, 2, (void *[]){ y, z });
+	kt_run_model(&b, 1, (void *[]){ x }, 2, (void *[]){ y, z });
 	assert_memory_equal(y, I64(1, 2, 3, 4), 4 * 8);
 	assert_memory_equal(z, I64(5, 6), 2 * 8);
 	mb_free(&b);
@@ -1194,21 +1154,21 @@ static void test_create_movement(void **unused)
 	/* Slice-9's attributes: a negative axis */
 	one_node(&b, 9, 2, d23, 2, d22);
 	nodef(&b, "Slice", "sl", "x", "y", "starts=ints:1", "ends=ints:100", "axes=ints:-1", NULL);
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(2, 3, 5, 6), 4 * 8);
 	mb_free(&b);
 
 	/* Pad-2's pads and value attributes; Pad-11's reflect mode */
 	one_node(&b, 2, 1, d2, 1, d4);
 	nodef(&b, "Pad", "p", "x", "y", "pads=ints:1,1", "value=f:-3", NULL);
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(-3, 1, 2, -3), 4 * 8);
 	mb_free(&b);
 	one_node(&b, 11, 1, d2, 1, d6);
 	init_i64(&b, "pads", I64(2, 2), 2);
 	n = nodef(&b, "Pad", "p", "x,pads", "y", NULL);
-	attr_string(&b, n, "mode", "edge");
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_attr_string(&b, n, "mode", "edge");
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(1, 1, 1, 2, 2, 2), 6 * 8);
 	n->attribute[0]->s.data = (uint8_t *)"wrap";
 	n->attribute[0]->s.len = 4;
@@ -1218,8 +1178,8 @@ static void test_create_movement(void **unused)
 	/* DepthToSpace's CRD mode, SpaceToDepth's blocksize */
 	one_node(&b, 13, 4, d1422, 4, d1144);
 	n = nodef(&b, "DepthToSpace", "d", "x", "y", "blocksize=i:2", NULL);
-	attr_string(&b, n, "mode", "CRD");
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_attr_string(&b, n, "mode", "CRD");
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	/* channel c*4 + b1*2 + b2 goes to (2h + b1, 2w + b2) */
 	assert_memory_equal(y, I64(1, 5, 2, 6, 9, 13, 10, 14, 3, 7, 4, 8, 11, 15, 12, 16),
 			    16 * 8);
@@ -1228,13 +1188,13 @@ static void test_create_movement(void **unused)
 	/* Concat's axis, Gather's axis (int64 data, not a constant) */
 	one_node(&b, 13, 2, d21, 2, d22);
 	nodef(&b, "Concat", "c", "x,x", "y", "axis=i:1", NULL);
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(1, 1, 2, 2), 4 * 8);
 	mb_free(&b);
 	one_node(&b, 13, 2, d23, 2, d21);
 	init_i64(&b, "i", I64(-1), 1);
 	nodef(&b, "Gather", "g", "x,i", "y", "axis=i:1", NULL);
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(3, 6), 2 * 8);
 	mb_free(&b);
 
@@ -1242,7 +1202,7 @@ static void test_create_movement(void **unused)
 	one_node(&b, 13, 1, d2, 1, d4);
 	init_i64(&b, "r", I64(2), 1);
 	nodef(&b, "Tile", "t", "x,r", "y", NULL);
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(1, 2, 1, 2), 4 * 8);
 	mb_free(&b);
 }
@@ -1261,8 +1221,8 @@ static void test_create_index(void **unused)
 	init_i64_2d(&b, "u", I64(0, 0), 1, 2);
 	init_i64_2d(&b, "i", I64(4, 4), 1, 2);
 	n = nodef(&b, "ScatterElements", "se", "x,i,u", "y", "axis=i:1", NULL);
-	attr_string(&b, n, "reduction", "mul");
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_attr_string(&b, n, "reduction", "mul");
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(1, 2, 3, 4, 0), 5 * 8);
 	n->attribute[1]->s.data = (uint8_t *)"avg";
 	load(&b, NULL, -EINVAL, "reduction \"avg\" is not one of none, add, mul, max and min");
@@ -1272,7 +1232,7 @@ static void test_create_index(void **unused)
 	one_node(&b, 14, 1, d5, 1, d5);
 	init_i64(&b, "a", I64(0), 1);
 	nodef(&b, "CumSum", "cs", "x,a", "y", "exclusive=i:1", "reverse=i:1", NULL);
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(14, 12, 9, 5, 0), 5 * 8);
 	mb_free(&b);
 
@@ -1281,14 +1241,14 @@ static void test_create_index(void **unused)
 	input(&b, "x", 2, d23);
 	io64(&b, false, "y", 2, d23);
 	nodef(&b, "EyeLike", "e", "x", "y", "dtype=i:7", "k=i:1", NULL);
-	run_model(&b, 1, (void *[]){ (float[6]){ 0 } }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ (float[6]){ 0 } }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(0, 1, 0, 0, 0, 1), 6 * 8);
 	mb_free(&b);
 
 	/* Trilu's upper=0 */
 	one_node(&b, 14, 2, d33, 2, d33);
 	nodef(&b, "Trilu", "tr", "x", "y", "upper=i:0", NULL);
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(1, 0, 0, 4, 5, 0, 7, 8, 9), 9 * 8);
 	mb_free(&b);
 
@@ -1296,7 +1256,7 @@ static void test_create_index(void **unused)
 	one_node(&b, 10, 2, d23, 2, d23);
 	init_i64(&b, "l", I64(3, 2), 2);
 	nodef(&b, "ReverseSequence", "rs", "x,l", "y", "batch_axis=i:0", "time_axis=i:1", NULL);
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(3, 2, 1, 5, 4, 6), 6 * 8);
 	mb_free(&b);
 	one_node(&b, 10, 2, d23, 2, d23);
@@ -1310,7 +1270,7 @@ static void test_create_index(void **unused)
 	init_i64(&b, "d", I64(2), 1);
 	init_i64(&b, "v", I64(0, 7), 2);
 	nodef(&b, "OneHot", "oh", "x,d,v", "y", "axis=i:0", NULL);
-	run_model(&b, 1, (void *[]){ hot }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ hot }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(0, 7, 7, 0), 4 * 8);
 	mb_free(&b);
 
@@ -1318,7 +1278,7 @@ static void test_create_index(void **unused)
 	one_node(&b, 12, 2, d22, 1, d2);
 	init_i64_2d(&b, "i", I64(1, 0), 2, 1);
 	nodef(&b, "GatherND", "gn", "x,i", "y", "batch_dims=i:1", NULL);
-	run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
+	kt_run_model(&b, 1, (void *[]){ x }, 1, (void *[]){ y });
 	assert_memory_equal(y, I64(2, 3), 2 * 8);
 	mb_free(&b);
 }

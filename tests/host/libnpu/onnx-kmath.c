@@ -31,6 +31,10 @@
 #include "kernels/ok_math.h"
 #include "onnx-ktest.h"
 
+/* Pool tensors: of a dims array, and scalars. */
+#define T(dt, dims, data) kt_tensor(dt, KT_RANK(dims), dims, data)
+#define S(dt, data) kt_tensor(dt, 0, NULL, data)
+
 /* ---- Running one op --------------------------------------------------------- */
 
 static struct npu_kernel_tensor y;
@@ -1063,20 +1067,6 @@ static void test_onnx_dtypes(void **unused)
 /* ONNX TensorProto types */
 enum { T_FLOAT = 1, T_UINT8 = 2, T_INT64 = 7, T_BOOL = 9, T_DOUBLE = 11 };
 
-static void attr_s(struct mb *b, Onnx__NodeProto *n, const char *name, const char *v)
-{
-	Onnx__AttributeProto *at = keep(b, calloc(1, sizeof(*at)));
-
-	onnx__attribute_proto__init(at);
-	at->name = (char *)name;
-	at->has_type = 1;
-	at->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
-	at->has_s = 1;
-	at->s.data = (uint8_t *)v;
-	at->s.len = strlen(v);
-	n->attribute[n->n_attribute++] = at;
-}
-
 /* Inputs "x" (and "y" if @two) of ONNX type @elem and shape [n]; output "z". */
 static void model(struct mb *b, int64_t opset, int elem, int two, int out_elem, int64_t n)
 {
@@ -1159,7 +1149,7 @@ static void test_create_runs(void **unused)
 	assert_int_equal(zi[3], 2);
 	assert_int_equal(zi[4], INT64_MIN);
 	model(&b, 17, T_UINT8, 1, T_UINT8, 5);
-	attr_s(&b, nodef(&b, "BitShift", "bs", "x,y", "z", NULL), "direction", "RIGHT");
+	kt_attr_s(&b, nodef(&b, "BitShift", "bs", "x,y", "z", NULL), "direction", "RIGHT");
 	import_run(&b, "BitShift", u, sh, zb, sizeof(zb));
 	assert_memory_equal(zb, right, sizeof(zb));
 }
@@ -1190,7 +1180,7 @@ static void test_create_refuses(void **unused)
 	load(&b, NULL, -EINVAL, "BitShift needs the attribute direction");
 	mb_free(&b);
 	model(&b, 17, T_UINT8, 1, T_UINT8, 4);
-	attr_s(&b, nodef(&b, "BitShift", "bs", "x,y", "z", NULL), "direction", "UP");
+	kt_attr_s(&b, nodef(&b, "BitShift", "bs", "x,y", "z", NULL), "direction", "UP");
 	load(&b, NULL, -EINVAL, "BitShift's direction must be \"LEFT\" or \"RIGHT\", not \"UP\"");
 	mb_free(&b);
 	model(&b, 17, T_FLOAT, 0, T_BOOL, 4);

@@ -25,6 +25,10 @@
 #include "kernels/ok_quant.h"
 #include "onnx-ktest.h"
 
+/* Pool tensors: of a dims array, and scalars. */
+#define T(dt, dims, data) kt_tensor(dt, KT_RANK(dims), dims, data)
+#define S(dt, data) kt_tensor(dt, 0, NULL, data)
+
 /* ---- QuantizeLinear ---------------------------------------------------------- */
 
 static void test_quantize_per_tensor(void **unused)

@@ -26,6 +26,10 @@
 #include "kernels/ok_seq.h"
 #include "onnx-ktest.h"
 
+/* Pool tensors: of a dims array, and scalars. */
+#define T(dt, dims, data) kt_tensor(dt, KT_RANK(dims), dims, data)
+#define S(dt, data) kt_tensor(dt, 0, NULL, data)
+
 /* @t as infer sees a value computed at run time: no data. */
 static void not_constant(struct npu_kernel_tensor *t)
 {
