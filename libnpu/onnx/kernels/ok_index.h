@@ -191,19 +191,6 @@ int ok_check_indices(const struct npu_kernel_tensor *t, const char *what, char *
 int ok_set_shape64(struct npu_kernel_tensor *t, uint32_t rank, const uint64_t *dims,
 		   const char *what, char *err, size_t err_size);
 
-/* Count @n units of work; poll when OK_POLL_EVERY have accumulated. */
-static inline int ok_tick(struct npu_kernel_call *call, uint64_t *pending, uint64_t n)
-{
-	*pending += n;
-	if (*pending >= OK_POLL_EVERY) {
-		int r = npu_kernel_poll(call, *pending);
-
-		*pending = 0;
-		return r;
-	}
-	return 0;
-}
-
 /* ONNX TensorProto's data type numbers to npu dtypes; -1 if none. */
 int ok_onnx_dtype(int64_t onnx_type);
 

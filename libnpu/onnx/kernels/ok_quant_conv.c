@@ -340,13 +340,9 @@ static int qc_run(bool qlinear, const struct ok_qconv_state *st, size_t num_inpu
 						accumulate(&g, xq, kp, (uint32_t)wv,
 							   acc + (uint64_t)mi * g.out_sp);
 					}
-					work += g.k_sp * g.out_sp;
-					if (work >= OK_POLL_EVERY) {
-						ret = npu_kernel_poll(call, work);
-						if (ret)
-							goto out;
-						work = 0;
-					}
+					ret = ok_tick(call, &work, g.k_sp * g.out_sp);
+					if (ret)
+						goto out;
 				}
 			}
 			for (mi = 0; mi < g.mg; mi++) {

@@ -171,12 +171,9 @@ static int q_run(const void *state, size_t num_inputs,
 					  (float)((const int32_t *)x->data)[idx];
 
 				ok_set_i(y, idx, ok_quantize_f32(v, scale, z, lo, hi));
-				if (++since == OK_POLL_EVERY) {
-					ret = npu_kernel_poll(call, since);
-					if (ret)
-						return ret;
-					since = 0;
-				}
+				ret = ok_tick(call, &since, 1);
+				if (ret)
+					return ret;
 			}
 		}
 	}
@@ -269,12 +266,9 @@ static int dq_run(const void *state, size_t num_inputs,
 
 			for (i = 0; i < q.inner; i++, idx++) {
 				y[idx] = (float)(ok_get_i(x, idx) - z) * scale;
-				if (++since == OK_POLL_EVERY) {
-					ret = npu_kernel_poll(call, since);
-					if (ret)
-						return ret;
-					since = 0;
-				}
+				ret = ok_tick(call, &since, 1);
+				if (ret)
+					return ret;
 			}
 		}
 	}
@@ -342,12 +336,9 @@ static int dyn_run(const void *state, size_t num_inputs,
 		/* NaNs take no part in the range, as in MLAS's min/max search */
 		mn = fminf(mn, xv[i]);
 		mx = fmaxf(mx, xv[i]);
-		if (++since == OK_POLL_EVERY) {
-			ret = npu_kernel_poll(call, since);
-			if (ret)
-				return ret;
-			since = 0;
-		}
+		ret = ok_tick(call, &since, 1);
+		if (ret)
+			return ret;
 	}
 	mn = fminf(mn, 0.0f);
 	mx = fmaxf(mx, 0.0f);
@@ -364,12 +355,9 @@ static int dyn_run(const void *state, size_t num_inputs,
 	for (i = 0; i < x->elems; i++) {
 		((uint8_t *)out[0]->data)[i] =
 			(uint8_t)ok_quantize_f32(xv[i], scale, zp, 0, 255);
-		if (++since == OK_POLL_EVERY) {
-			ret = npu_kernel_poll(call, since);
-			if (ret)
-				return ret;
-			since = 0;
-		}
+		ret = ok_tick(call, &since, 1);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }

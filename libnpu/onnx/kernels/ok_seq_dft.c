@@ -209,13 +209,9 @@ static int dft_run(const void *state, size_t num_inputs,
 				ok_set_f(y, at, res[2 * k]);
 				ok_set_f(y, at + 1, res[2 * k + 1]);
 			}
-			work += (uint64_t)g.bins * g.n + g.n;
-			if (work >= OK_POLL_EVERY) {
-				ret = npu_kernel_poll(call, work);
-				if (ret)
-					goto out;
-				work = 0;
-			}
+			ret = ok_tick(call, &work, (uint64_t)g.bins * g.n + g.n);
+			if (ret)
+				goto out;
 		}
 	}
 out:
@@ -387,13 +383,9 @@ static int stft_run(const void *state, size_t num_inputs,
 				ok_set_f(y, at, res[2 * k]);
 				ok_set_f(y, at + 1, res[2 * k + 1]);
 			}
-			work += (uint64_t)g.bins * g.flen + g.flen;
-			if (work >= OK_POLL_EVERY) {
-				ret = npu_kernel_poll(call, work);
-				if (ret)
-					goto out;
-				work = 0;
-			}
+			ret = ok_tick(call, &work, (uint64_t)g.bins * g.flen + g.flen);
+			if (ret)
+				goto out;
 		}
 	}
 out:

@@ -476,13 +476,9 @@ static int rnn_run(const void *state, size_t num_inputs,
 					for (j = 0; j < H; j++)
 						ok_set_f(y, yoff + j, p.h[j]);
 				}
-				work += GH * ((uint64_t)d.input + H + 4);
-				if (work >= OK_POLL_EVERY) {
-					ret = npu_kernel_poll(call, work);
-					if (ret)
-						goto out;
-					work = 0;
-				}
+				ret = ok_tick(call, &work, GH * ((uint64_t)d.input + H + 4));
+				if (ret)
+					goto out;
 			}
 			/* a batch entry of length 0 has no last state: zeros, as onnxruntime */
 			for (j = 0; j < H; j++) {

@@ -202,4 +202,22 @@ int ok_fail(char *err, size_t err_size, const char *fmt, ...);
 void *ok_state_alloc(size_t size);
 void ok_state_free(void *state);
 
+/* ---- Polling --------------------------------------------------------------------- */
+
+/*
+ * Count @n units of work; poll when OK_POLL_EVERY have accumulated, so a
+ * long run polls about as often whatever its loops' shapes.
+ */
+static inline int ok_tick(struct npu_kernel_call *call, uint64_t *pending, uint64_t n)
+{
+	*pending += n;
+	if (*pending >= OK_POLL_EVERY) {
+		int r = npu_kernel_poll(call, *pending);
+
+		*pending = 0;
+		return r;
+	}
+	return 0;
+}
+
 #endif /* NPU_ONNX_OK_UTIL_H */
