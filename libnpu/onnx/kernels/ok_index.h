@@ -187,6 +187,42 @@ int ok_need_io(size_t ni, const struct npu_kernel_tensor *const *in, size_t requ
 int ok_check_indices(const struct npu_kernel_tensor *t, const char *what, char *err,
 		     size_t err_size);
 
+/*
+ * Index @i of @idx checked against an axis of @n and wrapped from the
+ * end, into *@out; -EINVAL through @call when out of range.
+ */
+int ok_fetch_index(const struct npu_kernel_tensor *idx, uint64_t i, uint64_t n,
+		   uint64_t *out, struct npu_kernel_call *call);
+
+/*
+ * GatherElements' and ScatterElements' indices: no larger than the data
+ * @x off @axis, where they index it.
+ */
+int ok_check_elements_indices(const struct npu_kernel_tensor *idx,
+			      const struct npu_kernel_tensor *x, uint32_t axis, char *err,
+			      size_t err_size);
+
+/*
+ * The next element of an indices tensor of @dims walked in row-major
+ * order, @c its coordinate: moves @base, the data offset of that element
+ * with the @axis coordinate left out, by the data's strides @s.
+ */
+static inline void ok_elements_step(uint64_t *c, uint64_t *base, const uint64_t *s,
+				    const uint32_t *dims, uint32_t rank, uint32_t axis)
+{
+	uint32_t d;
+
+	for (d = rank; d-- > 0;) {
+		if (d != axis)
+			*base += s[d];
+		if (++c[d] < dims[d])
+			break;
+		if (d != axis)
+			*base -= s[d] * dims[d];
+		c[d] = 0;
+	}
+}
+
 /* Every dimension of @t within [1, UINT32_MAX], the rank within the limit. */
 int ok_set_shape64(struct npu_kernel_tensor *t, uint32_t rank, const uint64_t *dims,
 		   const char *what, char *err, size_t err_size);

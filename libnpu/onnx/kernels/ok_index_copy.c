@@ -109,6 +109,34 @@ int ok_check_indices(const struct npu_kernel_tensor *t, const char *what, char *
 	return 0;
 }
 
+int ok_fetch_index(const struct npu_kernel_tensor *idx, uint64_t i, uint64_t n,
+		   uint64_t *out, struct npu_kernel_call *call)
+{
+	int64_t v = ok_index_at(idx, i);
+
+	if (v < -(int64_t)n || v >= (int64_t)n)
+		return npu_kernel_fail(call, -EINVAL,
+				       "index %lld (at %llu) is out of range [-%llu, %llu)",
+				       (long long)v, (unsigned long long)i,
+				       (unsigned long long)n, (unsigned long long)n);
+	*out = (uint64_t)(v < 0 ? v + (int64_t)n : v);
+	return 0;
+}
+
+int ok_check_elements_indices(const struct npu_kernel_tensor *idx,
+			      const struct npu_kernel_tensor *x, uint32_t axis, char *err,
+			      size_t err_size)
+{
+	uint32_t d;
+
+	for (d = 0; d < x->rank; d++)
+		if (d != axis && idx->dims[d] > x->dims[d])
+			return ok_fail(err, err_size,
+				       "indices' dimension %u (%u) is above the data's (%u)", d,
+				       idx->dims[d], x->dims[d]);
+	return 0;
+}
+
 int ok_set_shape64(struct npu_kernel_tensor *t, uint32_t rank, const uint64_t *dims,
 		   const char *what, char *err, size_t err_size)
 {

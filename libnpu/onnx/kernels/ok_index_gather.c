@@ -19,19 +19,6 @@ static inline void copy_elem(char *dst, const char *src, size_t esz)
 }
 
 /* Index @i of @idx normalised into [0, n), or a run error naming it. */
-static int fetch_index(const struct npu_kernel_tensor *idx, uint64_t i, uint64_t n,
-		       uint64_t *out, struct npu_kernel_call *call)
-{
-	int64_t v = ok_index_at(idx, i);
-
-	if (v < -(int64_t)n || v >= (int64_t)n)
-		return npu_kernel_fail(call, -EINVAL, "index %lld (at %llu) is out of range [-%llu, %llu)",
-				       (long long)v, (unsigned long long)i,
-				       (unsigned long long)n, (unsigned long long)n);
-	*out = (uint64_t)(v < 0 ? v + (int64_t)n : v);
-	return 0;
-}
-
 static uint64_t prod(const uint32_t *dims, uint32_t from, uint32_t to)
 {
 	uint64_t p = 1;
@@ -102,7 +89,7 @@ static int gather_run(const void *state, size_t ni, const struct npu_kernel_tens
 		return npu_kernel_fail(call, -ENOMEM, "no memory for %llu indices",
 				       (unsigned long long)idx->elems);
 	for (j = 0; j < idx->elems && !e; j++)
-		e = fetch_index(idx, j, n, &rows[j], call);
+		e = ok_fetch_index(idx, j, n, &rows[j], call);
 	for (o = 0; o < outer && !e; o++) {
 		const char *base = (const char *)x->data + o * n * inner;
 		uint64_t at, end;
@@ -171,7 +158,7 @@ static int gather_elements_infer(const void *state, size_t ni,
 {
 	const struct ok_axis_state *st = state;
 	const struct npu_kernel_tensor *x, *idx;
-	uint32_t axis, d;
+	uint32_t axis;
 	int e;
 
 	OK_NEED_IO(ni, in, 2, no, out, true);
@@ -187,11 +174,9 @@ static int gather_elements_infer(const void *state, size_t ni,
 	if (idx->rank != x->rank)
 		return ok_fail(err, err_size, "indices has rank %u, the data rank %u", idx->rank,
 			       x->rank);
-	for (d = 0; d < x->rank; d++)
-		if (d != axis && idx->dims[d] > x->dims[d])
-			return ok_fail(err, err_size,
-				       "indices' dimension %u (%u) is above the data's (%u)", d,
-				       idx->dims[d], x->dims[d]);
+	e = ok_check_elements_indices(idx, x, axis, err, err_size);
+	if (e)
+		return e;
 	out[0]->dtype = x->dtype;
 	return ok_set_shape(out[0], idx->rank, idx->dims);
 }
@@ -207,7 +192,7 @@ static int gather_elements_run(const void *state, size_t ni,
 	uint64_t s[NPU_TENSOR_MAX_RANK], c[NPU_TENSOR_MAX_RANK] = { 0 }, base = 0, i, k, n,
 		pending = 0;
 	char *dst = out[0]->data;
-	uint32_t axis, d, r = x->rank;
+	uint32_t axis, r = x->rank;
 	int e;
 
 	(void)ni;
@@ -219,20 +204,12 @@ static int gather_elements_run(const void *state, size_t ni,
 	n = x->dims[axis];
 	/* base: the element's offset without its axis coordinate. */
 	for (i = 0; i < idx->elems; i++) {
-		e = fetch_index(idx, i, n, &k, call);
+		e = ok_fetch_index(idx, i, n, &k, call);
 		if (e)
 			return e;
 		copy_elem(dst, (const char *)x->data + (base + k * s[axis]) * esz, esz);
 		dst += esz;
-		for (d = r; d-- > 0;) {
-			if (d != axis)
-				base += s[d];
-			if (++c[d] < idx->dims[d])
-				break;
-			if (d != axis)
-				base -= s[d] * idx->dims[d];
-			c[d] = 0;
-		}
+		ok_elements_step(c, &base, s, idx->dims, r, axis);
 		e = ok_tick(call, &pending, 1);
 		if (e)
 			return e;
@@ -338,7 +315,7 @@ static int gather_nd_run(const void *state, size_t ni, const struct npu_kernel_t
 			uint64_t off = bt * bstride, at = (bt * tuples + t) * k, v;
 
 			for (j = 0; j < k; j++) {
-				e = fetch_index(idx, at + j, x->dims[b + j], &v, call);
+				e = ok_fetch_index(idx, at + j, x->dims[b + j], &v, call);
 				if (e)
 					return e;
 				off += v * s[b + j];

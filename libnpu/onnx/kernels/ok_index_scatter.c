@@ -143,16 +143,14 @@ static int scatter_elements_infer(const void *state, size_t ni,
 		return ok_fail(err, err_size,
 			       "indices (rank %u) and updates (rank %u) must have the data's rank %u",
 			       idx->rank, upd->rank, x->rank);
-	for (d = 0; d < x->rank; d++) {
+	for (d = 0; d < x->rank; d++)
 		if (upd->dims[d] != idx->dims[d])
 			return ok_fail(err, err_size,
 				       "updates' dimension %u (%u) differs from indices' (%u)", d,
 				       upd->dims[d], idx->dims[d]);
-		if (d != axis && idx->dims[d] > x->dims[d])
-			return ok_fail(err, err_size,
-				       "indices' dimension %u (%u) is above the data's (%u)", d,
-				       idx->dims[d], x->dims[d]);
-	}
+	e = ok_check_elements_indices(idx, x, axis, err, err_size);
+	if (e)
+		return e;
 	out[0]->dtype = x->dtype;
 	return ok_set_shape(out[0], x->rank, x->dims);
 }
@@ -166,11 +164,11 @@ static int scatter_elements_run(const void *state, size_t ni,
 	const struct npu_kernel_tensor *x = in[0], *idx = in[1], *upd = in[2];
 	size_t esz = npu_dtype_size(x->dtype);
 	combine_fn f = combiner(x->dtype, st->reduction);
-	uint64_t s[NPU_TENSOR_MAX_RANK], c[NPU_TENSOR_MAX_RANK] = { 0 }, base = 0, i, n,
+	uint64_t s[NPU_TENSOR_MAX_RANK], c[NPU_TENSOR_MAX_RANK] = { 0 }, base = 0, i, k, n,
 		pending = 0;
 	const char *src = upd->data;
 	char *dst = out[0]->data;
-	uint32_t axis, d, r = x->rank;
+	uint32_t axis, r = x->rank;
 	int e;
 
 	(void)ni;
@@ -182,25 +180,11 @@ static int scatter_elements_run(const void *state, size_t ni,
 	ok_strides(x, s);
 	n = x->dims[axis];
 	for (i = 0; i < idx->elems; i++, src += esz) {
-		int64_t v = ok_index_at(idx, i);
-
-		if (v < -(int64_t)n || v >= (int64_t)n)
-			return npu_kernel_fail(call, -EINVAL,
-					       "index %lld (at %llu) is out of range [-%llu, %llu)",
-					       (long long)v, (unsigned long long)i,
-					       (unsigned long long)n, (unsigned long long)n);
-		if (v < 0)
-			v += (int64_t)n;
-		apply(dst + (base + (uint64_t)v * s[axis]) * esz, src, esz, f);
-		for (d = r; d-- > 0;) {
-			if (d != axis)
-				base += s[d];
-			if (++c[d] < idx->dims[d])
-				break;
-			if (d != axis)
-				base -= s[d] * idx->dims[d];
-			c[d] = 0;
-		}
+		e = ok_fetch_index(idx, i, n, &k, call);
+		if (e)
+			return e;
+		apply(dst + (base + k * s[axis]) * esz, src, esz, f);
+		ok_elements_step(c, &base, s, idx->dims, r, axis);
 		e = ok_tick(call, &pending, 1);
 		if (e)
 			return e;
