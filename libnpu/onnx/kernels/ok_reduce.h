@@ -152,6 +152,15 @@ int ok_red_need_io(size_t num_inputs, const struct npu_kernel_tensor *const *in,
 				       err_size);                                       \
 	}
 
+/*
+ * The work of three passes over the first input, the .work of kernels
+ * that find one statistic (a max or mean), then a second (a sum of
+ * exponentials or a variance), then write every output element.
+ */
+uint64_t ok_red_work_3_passes(const void *state, size_t num_inputs,
+			      const struct npu_kernel_tensor *const *in, size_t num_outputs,
+			      const struct npu_kernel_tensor *const *out);
+
 /* A tensor's [outer, n, inner] split around @axis. */
 void ok_red_split(const struct npu_kernel_tensor *t, uint32_t axis, uint64_t *outer,
 		  uint64_t *n, uint64_t *inner);

@@ -18,6 +18,17 @@ int ok_red_check_numeric(const char *what, enum npu_dtype dt, char *err, size_t 
 	return 0;
 }
 
+uint64_t ok_red_work_3_passes(const void *state, size_t num_inputs,
+			      const struct npu_kernel_tensor *const *in, size_t num_outputs,
+			      const struct npu_kernel_tensor *const *out)
+{
+	(void)state;
+	(void)num_inputs;
+	(void)num_outputs;
+	(void)out;
+	return 3 * in[0]->elems;
+}
+
 void ok_red_split(const struct npu_kernel_tensor *t, uint32_t axis, uint64_t *outer,
 		  uint64_t *n, uint64_t *inner)
 {

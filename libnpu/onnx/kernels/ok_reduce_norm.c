@@ -14,18 +14,6 @@
 
 #include "ok_reduce.h"
 
-/* The work of a normalization: a pass for the mean, one for the variance, one to write. */
-static uint64_t norm_work(const void *state, size_t num_inputs,
-			  const struct npu_kernel_tensor *const *in, size_t num_outputs,
-			  const struct npu_kernel_tensor *const *out)
-{
-	(void)state;
-	(void)num_inputs;
-	(void)num_outputs;
-	(void)out;
-	return 3 * in[0]->elems;
-}
-
 static int need_input(size_t num_inputs, const struct npu_kernel_tensor *const *in, size_t i,
 		      const char *what, char *err, size_t err_size)
 {
@@ -220,7 +208,7 @@ const struct npu_kernel ok_layernorm_kernel = {
 	.size = sizeof(struct npu_kernel),
 	.name = "LayerNormalization",
 	.infer = layernorm_infer,
-	.work = norm_work,
+	.work = ok_red_work_3_passes,
 	.run = layernorm_run,
 	.release = ok_state_free,
 };
@@ -295,7 +283,7 @@ const struct npu_kernel ok_instancenorm_kernel = {
 	.size = sizeof(struct npu_kernel),
 	.name = "InstanceNormalization",
 	.infer = instancenorm_infer,
-	.work = norm_work,
+	.work = ok_red_work_3_passes,
 	.run = instancenorm_run,
 	.release = ok_state_free,
 };
@@ -367,7 +355,7 @@ const struct npu_kernel ok_groupnorm_kernel = {
 	.size = sizeof(struct npu_kernel),
 	.name = "GroupNormalization",
 	.infer = groupnorm_infer,
-	.work = norm_work,
+	.work = ok_red_work_3_passes,
 	.run = groupnorm_run,
 	.release = ok_state_free,
 };
@@ -441,7 +429,7 @@ const struct npu_kernel ok_lpnorm_kernel = {
 	.size = sizeof(struct npu_kernel),
 	.name = "LpNormalization",
 	.infer = lpnorm_infer,
-	.work = norm_work,
+	.work = ok_red_work_3_passes,
 	.run = lpnorm_run,
 	.release = ok_state_free,
 };
@@ -567,7 +555,7 @@ const struct npu_kernel ok_mvn_kernel = {
 	.size = sizeof(struct npu_kernel),
 	.name = "MeanVarianceNormalization",
 	.infer = mvn_infer,
-	.work = norm_work,
+	.work = ok_red_work_3_passes,
 	.run = mvn_run,
 	.release = ok_state_free,
 };
@@ -787,7 +775,7 @@ const struct npu_kernel ok_batchnorm_kernel = {
 	.size = sizeof(struct npu_kernel),
 	.name = "BatchNormalization",
 	.infer = batchnorm_infer,
-	.work = norm_work,
+	.work = ok_red_work_3_passes,
 	.run = batchnorm_run,
 	.release = ok_state_free,
 };

@@ -70,18 +70,6 @@ static int softmax_shape(const void *state, size_t num_inputs,
 
 OK_RED_INFER(softmax_infer, softmax_shape, false)
 
-static uint64_t softmax_work(const void *state, size_t num_inputs,
-			     const struct npu_kernel_tensor *const *in, size_t num_outputs,
-			     const struct npu_kernel_tensor *const *out)
-{
-	(void)state;
-	(void)num_inputs;
-	(void)num_outputs;
-	(void)out;
-	/* the max, the sum of exponentials, the outputs */
-	return 3 * in[0]->elems;
-}
-
 static int softmax_run_form(enum softmax_form form, const void *state,
 			    const struct npu_kernel_tensor *const *in,
 			    struct npu_kernel_tensor *const *out, struct npu_kernel_call *call)
@@ -175,7 +163,7 @@ const struct npu_kernel ok_softmax_kernel = {
 	.size = sizeof(struct npu_kernel),
 	.name = "Softmax",
 	.infer = softmax_infer,
-	.work = softmax_work,
+	.work = ok_red_work_3_passes,
 	.run = softmax_run,
 	.release = ok_state_free,
 };
@@ -184,7 +172,7 @@ const struct npu_kernel ok_logsoftmax_kernel = {
 	.size = sizeof(struct npu_kernel),
 	.name = "LogSoftmax",
 	.infer = softmax_infer,
-	.work = softmax_work,
+	.work = ok_red_work_3_passes,
 	.run = logsoftmax_run,
 	.release = ok_state_free,
 };
@@ -193,7 +181,7 @@ const struct npu_kernel ok_hardmax_kernel = {
 	.size = sizeof(struct npu_kernel),
 	.name = "Hardmax",
 	.infer = softmax_infer,
-	.work = softmax_work,
+	.work = ok_red_work_3_passes,
 	.run = hardmax_run,
 	.release = ok_state_free,
 };
