@@ -92,6 +92,20 @@ static int qparams_check(const struct ok_qdq_state *st,
 	return 0;
 }
 
+/* Both ops' infer ends alike: the parameters checked, y shaped as x with type @dt. */
+static int qparams_output(const struct ok_qdq_state *st, const struct npu_kernel_tensor *x,
+			  const struct npu_kernel_tensor *scale,
+			  const struct npu_kernel_tensor *zp, struct npu_kernel_tensor *y,
+			  enum npu_dtype dt, char *err, size_t err_size)
+{
+	int ret = qparams_check(st, x, scale, zp, err, err_size);
+
+	if (ret)
+		return ret;
+	y->dtype = dt;
+	return ok_set_shape(y, x->rank, x->dims);
+}
+
 static void qparams_init(struct qparams *q, const struct ok_qdq_state *st,
 			 const struct npu_kernel_tensor *x,
 			 const struct npu_kernel_tensor *scale,
@@ -125,7 +139,6 @@ static int q_infer(const void *state, size_t num_inputs,
 	const struct npu_kernel_tensor *zp = num_inputs > 2 ? in[2] : NULL;
 	enum npu_dtype dt = NPU_DTYPE_UINT8;
 	int32_t lo, hi;
-	int ret;
 
 	if (!x || !scale || num_outputs < 1 || !out[0])
 		return ok_fail(err, err_size, "x and y_scale are required");
@@ -139,11 +152,7 @@ static int q_infer(const void *state, size_t num_inputs,
 				       "the zero point must be uint8, int8, uint16 or int16, not %s",
 				       ok_dtype_name(dt));
 	}
-	ret = qparams_check(state, x, scale, zp, err, err_size);
-	if (ret)
-		return ret;
-	out[0]->dtype = dt;
-	return ok_set_shape(out[0], x->rank, x->dims);
+	return qparams_output(state, x, scale, zp, out[0], dt, err, err_size);
 }
 
 static int q_run(const void *state, size_t num_inputs,
@@ -223,7 +232,6 @@ static int dq_infer(const void *state, size_t num_inputs,
 	const struct npu_kernel_tensor *zp = num_inputs > 2 ? in[2] : NULL;
 	int32_t lo, hi;
 	uint64_t i;
-	int ret;
 
 	if (!x || !scale || num_outputs < 1 || !out[0])
 		return ok_fail(err, err_size, "x and x_scale are required");
@@ -240,11 +248,7 @@ static int dq_infer(const void *state, size_t num_inputs,
 				return ok_fail(err, err_size,
 					       "an int32 x needs a zero point of 0, not %lld",
 					       (long long)ok_get_i(zp, i));
-	ret = qparams_check(state, x, scale, zp, err, err_size);
-	if (ret)
-		return ret;
-	out[0]->dtype = NPU_DTYPE_FP32;
-	return ok_set_shape(out[0], x->rank, x->dims);
+	return qparams_output(state, x, scale, zp, out[0], NPU_DTYPE_FP32, err, err_size);
 }
 
 static int dq_run(const void *state, size_t num_inputs,
