@@ -84,6 +84,51 @@ static void transform(const double *x, uint32_t n, const double *tw, bool invers
 	}
 }
 
+/*
+ * The buffers of one transform at a time: DFT and STFT both fill @sig
+ * with a signal of @n points and write @bins of the result.
+ */
+struct fft_bufs {
+	double *tw, *sig, *res;
+	uint32_t n, bins;
+};
+
+/* -ENOMEM leaves what was allocated for fft_bufs_free(). */
+static int fft_bufs_alloc(struct fft_bufs *b, uint32_t n, uint32_t bins)
+{
+	b->n = n;
+	b->bins = bins;
+	b->tw = twiddles(n);
+	b->sig = calloc(2 * (size_t)n, sizeof(double));
+	b->res = calloc(2 * (size_t)bins, sizeof(double));
+	return b->tw && b->sig && b->res ? 0 : -ENOMEM;
+}
+
+static void fft_bufs_free(struct fft_bufs *b)
+{
+	free(b->tw);
+	free(b->sig);
+	free(b->res);
+}
+
+/*
+ * Transform @b's signal into @y's complex bins, the first at element
+ * @first, each @step elements after the last; then count the work.
+ */
+static int fft_into(struct fft_bufs *b, bool inverse, struct npu_kernel_tensor *y,
+		    uint64_t first, uint64_t step, struct npu_kernel_call *call,
+		    uint64_t *work)
+{
+	uint32_t k;
+
+	transform(b->sig, b->n, b->tw, inverse, b->bins, b->res);
+	for (k = 0; k < b->bins; k++) {
+		ok_set_f(y, first + k * step, b->res[2 * k]);
+		ok_set_f(y, first + k * step + 1, b->res[2 * k + 1]);
+	}
+	return ok_tick(call, work, (uint64_t)b->bins * b->n + b->n);
+}
+
 /* ---- DFT ---------------------------------------------------------------------- */
 
 struct dft_geom {
@@ -177,47 +222,30 @@ static int dft_run(const void *state, size_t num_inputs,
 	const struct npu_kernel_tensor *x = in[0];
 	struct npu_kernel_tensor *y = out[0];
 	struct dft_geom g;
-	double *tw, *sig, *res;
+	struct fft_bufs b;
 	uint64_t o, i, work = 0;
-	uint32_t j, k;
+	uint32_t j;
 	int ret;
 
 	(void)num_outputs;
 	ret = dft_check(st, num_inputs, in, &g, NULL, 0);
 	if (ret)
 		return npu_kernel_fail(call, ret, "the operands changed since infer");
-	tw = twiddles(g.n);
-	sig = calloc(2 * (size_t)g.n, sizeof(double));
-	res = calloc(2 * (size_t)g.bins, sizeof(double));
-	if (!tw || !sig || !res) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (o = 0; o < g.outer; o++) {
-		for (i = 0; i < g.inner; i++) {
+	ret = fft_bufs_alloc(&b, g.n, g.bins);
+	for (o = 0; o < g.outer && !ret; o++) {
+		for (i = 0; i < g.inner && !ret; i++) {
 			/* dft_length pads with zeros or truncates */
 			for (j = 0; j < g.n; j++) {
 				uint64_t at = ((o * g.len + j) * g.inner + i) * g.comps;
 
-				sig[2 * j] = j < g.len ? ok_get_f(x, at) : 0;
-				sig[2 * j + 1] = j < g.len && g.comps == 2 ? ok_get_f(x, at + 1) : 0;
+				b.sig[2 * j] = j < g.len ? ok_get_f(x, at) : 0;
+				b.sig[2 * j + 1] = j < g.len && g.comps == 2 ? ok_get_f(x, at + 1) : 0;
 			}
-			transform(sig, g.n, tw, st->inverse, g.bins, res);
-			for (k = 0; k < g.bins; k++) {
-				uint64_t at = ((o * g.bins + k) * g.inner + i) * 2;
-
-				ok_set_f(y, at, res[2 * k]);
-				ok_set_f(y, at + 1, res[2 * k + 1]);
-			}
-			ret = ok_tick(call, &work, (uint64_t)g.bins * g.n + g.n);
-			if (ret)
-				goto out;
+			ret = fft_into(&b, st->inverse, y, (o * g.bins * g.inner + i) * 2,
+				       g.inner * 2, call, &work);
 		}
 	}
-out:
-	free(tw);
-	free(sig);
-	free(res);
+	fft_bufs_free(&b);
 	return ret;
 }
 
@@ -351,47 +379,30 @@ static int stft_run(const void *state, size_t num_inputs,
 	const struct npu_kernel_tensor *win = num_inputs > 2 ? in[2] : NULL;
 	struct npu_kernel_tensor *y = out[0];
 	struct stft_geom g;
-	double *tw, *sig, *res;
+	struct fft_bufs bufs;
 	uint64_t work = 0;
-	uint32_t b, f, j, k;
+	uint32_t b, f, j;
 	int ret;
 
 	(void)num_outputs;
 	ret = stft_check(state, num_inputs, in, &g, NULL, 0);
 	if (ret)
 		return npu_kernel_fail(call, ret, "the operands changed since infer");
-	tw = twiddles(g.flen);
-	sig = calloc(2 * (size_t)g.flen, sizeof(double));
-	res = calloc(2 * (size_t)g.bins, sizeof(double));
-	if (!tw || !sig || !res) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (b = 0; b < g.batch; b++) {
-		for (f = 0; f < g.frames; f++) {
+	ret = fft_bufs_alloc(&bufs, g.flen, g.bins);
+	for (b = 0; b < g.batch && !ret; b++) {
+		for (f = 0; f < g.frames && !ret; f++) {
 			for (j = 0; j < g.flen; j++) {
 				uint64_t at = ((uint64_t)b * g.len + (uint64_t)f * g.step + j) * g.comps;
 				double w = win ? ok_get_f(win, j) : 1;
 
-				sig[2 * j] = w * ok_get_f(x, at);
-				sig[2 * j + 1] = g.comps == 2 ? w * ok_get_f(x, at + 1) : 0;
+				bufs.sig[2 * j] = w * ok_get_f(x, at);
+				bufs.sig[2 * j + 1] = g.comps == 2 ? w * ok_get_f(x, at + 1) : 0;
 			}
-			transform(sig, g.flen, tw, false, g.bins, res);
-			for (k = 0; k < g.bins; k++) {
-				uint64_t at = (((uint64_t)b * g.frames + f) * g.bins + k) * 2;
-
-				ok_set_f(y, at, res[2 * k]);
-				ok_set_f(y, at + 1, res[2 * k + 1]);
-			}
-			ret = ok_tick(call, &work, (uint64_t)g.bins * g.flen + g.flen);
-			if (ret)
-				goto out;
+			ret = fft_into(&bufs, false, y, ((uint64_t)b * g.frames + f) * g.bins * 2, 2,
+				       call, &work);
 		}
 	}
-out:
-	free(tw);
-	free(sig);
-	free(res);
+	fft_bufs_free(&bufs);
 	return ret;
 }
 
