@@ -212,30 +212,33 @@ static int mm_check(bool qlinear, size_t num_inputs,
 	return 0;
 }
 
-static int mi_infer(const void *state, size_t num_inputs,
-		    const struct npu_kernel_tensor *const *in, size_t num_outputs,
-		    struct npu_kernel_tensor *const *out, char *err, size_t err_size)
+/* The output is named as each op's spec names it: Y for MatMulInteger, y for QLinearMatMul. */
+static int mm_infer(bool qlinear, size_t num_inputs, const struct npu_kernel_tensor *const *in,
+		    size_t num_outputs, struct npu_kernel_tensor *const *out, char *err,
+		    size_t err_size)
 {
 	struct mm_args m;
 	struct mm_geom g;
 
-	(void)state;
 	if (num_outputs < 1 || !out[0])
-		return ok_fail(err, err_size, "Y is required");
-	return mm_check(false, num_inputs, in, out[0], &m, &g, err, err_size);
+		return ok_fail(err, err_size, "%s is required", qlinear ? "y" : "Y");
+	return mm_check(qlinear, num_inputs, in, out[0], &m, &g, err, err_size);
+}
+
+static int mi_infer(const void *state, size_t num_inputs,
+		    const struct npu_kernel_tensor *const *in, size_t num_outputs,
+		    struct npu_kernel_tensor *const *out, char *err, size_t err_size)
+{
+	(void)state;
+	return mm_infer(false, num_inputs, in, num_outputs, out, err, err_size);
 }
 
 static int qmm_infer(const void *state, size_t num_inputs,
 		     const struct npu_kernel_tensor *const *in, size_t num_outputs,
 		     struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
-	struct mm_args m;
-	struct mm_geom g;
-
 	(void)state;
-	if (num_outputs < 1 || !out[0])
-		return ok_fail(err, err_size, "y is required");
-	return mm_check(true, num_inputs, in, out[0], &m, &g, err, err_size);
+	return mm_infer(true, num_inputs, in, num_outputs, out, err, err_size);
 }
 
 static uint64_t mm_work_of(bool qlinear, size_t num_inputs,
