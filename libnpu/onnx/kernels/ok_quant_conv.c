@@ -386,7 +386,7 @@ static uint64_t qc_work_of(bool qlinear, const void *state, size_t num_inputs,
 	return (uint64_t)g.N * g.M * g.cg * g.k_sp * g.out_sp + y->elems;
 }
 
-static int ci_infer(const void *state, size_t num_inputs,
+static int qc_infer(bool qlinear, const void *state, size_t num_inputs,
 		    const struct npu_kernel_tensor *const *in, size_t num_outputs,
 		    struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
@@ -395,19 +395,21 @@ static int ci_infer(const void *state, size_t num_inputs,
 
 	if (num_outputs < 1 || !out[0])
 		return ok_fail(err, err_size, "y is required");
-	return qc_check(false, state, num_inputs, in, out[0], &a, &g, err, err_size);
+	return qc_check(qlinear, state, num_inputs, in, out[0], &a, &g, err, err_size);
+}
+
+static int ci_infer(const void *state, size_t num_inputs,
+		    const struct npu_kernel_tensor *const *in, size_t num_outputs,
+		    struct npu_kernel_tensor *const *out, char *err, size_t err_size)
+{
+	return qc_infer(false, state, num_inputs, in, num_outputs, out, err, err_size);
 }
 
 static int qlc_infer(const void *state, size_t num_inputs,
 		     const struct npu_kernel_tensor *const *in, size_t num_outputs,
 		     struct npu_kernel_tensor *const *out, char *err, size_t err_size)
 {
-	struct qc_args a;
-	struct qc_geom g;
-
-	if (num_outputs < 1 || !out[0])
-		return ok_fail(err, err_size, "y is required");
-	return qc_check(true, state, num_inputs, in, out[0], &a, &g, err, err_size);
+	return qc_infer(true, state, num_inputs, in, num_outputs, out, err, err_size);
 }
 
 static uint64_t ci_work(const void *state, size_t num_inputs,
