@@ -788,7 +788,6 @@ static void test_load_quantize(void **unused)
 	static const int64_t dx[] = { 2, 3 }, d3[] = { 3 };
 	static const float scale[] = { 1, 2, 4 }, x[] = { 1, 1, 1, -3, 9, 30 };
 	static const uint8_t zp[] = { 0, 10, 20 }, want[] = { 1, 10, 20, 0, 14, 28 };
-	struct npu_onnx_model *m;
 	uint8_t y[6];
 	struct mb b;
 
@@ -799,11 +798,8 @@ static void test_load_quantize(void **unused)
 	init_raw(&b, "z", 2, 1, d3, zp, 3);
 	kt_output_of(&b, "y", 2);
 	nodef(&b, "QuantizeLinear", "q", "x,s,z", "y", NULL);
-	m = load(&b, NULL, 0, NULL);
-	mb_free(&b);
-	kt_run_raw(m, x, y, sizeof(y));
+	kt_load_run(&b, x, y, sizeof(y));
 	assert_memory_equal(y, want, sizeof(want));
-	npu_onnx_free(m);
 	/* opset 10 has no axis: the same scale is refused */
 	mb_init(&b, 10);
 	input(&b, "x", 2, dx);
@@ -824,7 +820,6 @@ static void test_load_qlinear_conv(void **unused)
 	static const float one = 1;
 	static const uint8_t want[] = { 12, 9, 15, 9 };
 	const char *pads[] = { "SAME_UPPER", "MIDDLE" };
-	struct npu_onnx_model *m;
 	uint8_t y[4];
 	struct mb b;
 
@@ -851,11 +846,8 @@ static void test_load_qlinear_conv(void **unused)
 			mb_free(&b);
 			break;
 		}
-		m = load(&b, NULL, 0, NULL);
-		mb_free(&b);
-		kt_run_raw(m, x, y, sizeof(y));
+		kt_load_run(&b, x, y, sizeof(y));
 		assert_memory_equal(y, want, sizeof(want));
-		npu_onnx_free(m);
 	}
 }
 

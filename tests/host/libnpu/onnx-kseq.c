@@ -718,7 +718,6 @@ static void test_load_rnn(void **unused)
 	double h1 = tanh(0.8 * 0.5), h2 = tanh(0.8 * -1 + 0.3 * h1);
 	double g1 = tanh(-0.6 * -1), g0 = tanh(-0.6 * 0.5 + 0.9 * g1);
 	const double want[] = { h2, g0 };
-	struct npu_onnx_model *m;
 	Onnx__NodeProto *n;
 	float y[2];
 	struct mb b;
@@ -733,11 +732,8 @@ static void test_load_rnn(void **unused)
 		output(&b, "yh");
 		n = nodef(&b, "RNN", "rnn", "x,w,r", "yall,yh", "hidden_size=i:1", NULL);
 		kt_attr_s(&b, n, "direction", "bidirectional");
-		m = load(&b, NULL, 0, NULL);
-		mb_free(&b);
-		kt_run_raw(m, x, y, sizeof(y));
+		kt_load_run(&b, x, y, sizeof(y));
 		expect_close(y, want, 2, 1e-6);
-		npu_onnx_free(m);
 	}
 	/* refusals of create(): a direction, a list of activations */
 	mb_init(&b, 14);
@@ -776,7 +772,6 @@ static void test_load_rnn_activations(void **unused)
 		/* c 0: Relu; c 1, 2: LeakyRelu with the forward (1) or reverse (2) slope showing */
 		const float x[2] = { 0.5f, c == 2 ? 1.0f : -1.0f };
 		double a_f = c ? 0.1 : 0, a_r = c ? 0.2 : 0, h1, h2, g1, g0;
-		struct npu_onnx_model *m;
 		Onnx__AttributeProto *at;
 		Onnx__NodeProto *n;
 		double want[2];
@@ -810,11 +805,8 @@ static void test_load_rnn_activations(void **unused)
 			}
 			attr_floats(&b, n, "activation_alpha", alphas, 2);
 		}
-		m = load(&b, NULL, 0, NULL);
-		mb_free(&b);
-		kt_run_raw(m, x, y, sizeof(y));
+		kt_load_run(&b, x, y, sizeof(y));
 		expect_close(y, want, 2, 1e-6);
-		npu_onnx_free(m);
 	}
 }
 
@@ -825,7 +817,6 @@ static void test_load_window_dft(void **unused)
 	static const int32_t want[] = { 0, 0, 1, 0, 0 };
 	static const float x[] = { 1, 2, 3, 4 };
 	static const double want_dft[] = { 10, 0, -2, 2, -2, 0 };
-	struct npu_onnx_model *m;
 	int32_t y[5];
 	float yd[6];
 	struct mb b;
@@ -835,11 +826,8 @@ static void test_load_window_dft(void **unused)
 	init_i64(&b, "n", &five, 1);
 	kt_output_of(&b, "y", 6);
 	nodef(&b, "HannWindow", "hann", "n", "y", "periodic=i:0", "output_datatype=i:6", NULL);
-	m = load(&b, NULL, 0, NULL);
-	mb_free(&b);
-	kt_run_raw(m, NULL, y, sizeof(y));
+	kt_load_run(&b, NULL, y, sizeof(y));
 	assert_memory_equal(y, want, sizeof(want));
-	npu_onnx_free(m);
 	mb_init(&b, 17);
 	init_i64(&b, "n", &five, 1);
 	kt_output_of(&b, "y", 6);
@@ -851,11 +839,8 @@ static void test_load_window_dft(void **unused)
 	input(&b, "x", 3, dx);
 	output(&b, "y");
 	nodef(&b, "DFT", "dft", "x", "y", "onesided=i:1", NULL);
-	m = load(&b, NULL, 0, NULL);
-	mb_free(&b);
-	kt_run_raw(m, x, yd, sizeof(yd));
+	kt_load_run(&b, x, yd, sizeof(yd));
 	expect_close(yd, want_dft, 6, 1e-5);
-	npu_onnx_free(m);
 }
 
 static void test_load_tfidf_nms(void **unused)

@@ -308,3 +308,12 @@ void kt_run_model(struct mb *b, size_t nin, void *const *ins, size_t nout, void 
 	npu_runtime_free(rt);
 	npu_onnx_free(m);
 }
+
+void kt_load_run(struct mb *b, const void *x, void *y, size_t y_bytes)
+{
+	struct npu_onnx_model *m = load(b, NULL, 0, NULL);
+
+	mb_free(b);
+	kt_run_raw(m, x, y, y_bytes);
+	npu_onnx_free(m);
+}

@@ -104,4 +104,7 @@ void kt_run_model(struct mb *b, size_t nin, void *const *ins, size_t nout, void 
 /* Compile and run @m: its first input (if any) from @x, its first output into @y. */
 void kt_run_raw(struct npu_onnx_model *m, const void *x, void *y, size_t y_bytes);
 
+/* Load @b (which it frees), then kt_run_raw() the model once and free it. */
+void kt_load_run(struct mb *b, const void *x, void *y, size_t y_bytes);
+
 #endif /* ONNX_KTEST_H */
