@@ -110,13 +110,9 @@ int ok_walk_run(const struct ok_walk *w, const struct npu_kernel_tensor *out,
 			if (ret)
 				return ret;
 			done += n;
-			pending += n;
-			if (pending >= OK_POLL_EVERY) {
-				ret = npu_kernel_poll(call, pending);
-				if (ret)
-					return ret;
-				pending = 0;
-			}
+			ret = ok_tick(call, &pending, n);
+			if (ret)
+				return ret;
 		}
 		o += w->row;
 		/* the next row: an odometer over the outer dimensions */

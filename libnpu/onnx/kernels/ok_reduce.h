@@ -166,22 +166,6 @@ void ok_red_split(const struct npu_kernel_tensor *t, uint32_t axis, uint64_t *ou
 		  uint64_t *n, uint64_t *inner);
 
 /*
- * Polling in a loop that counts its work in @done: calls npu_kernel_poll()
- * once @done passes OK_POLL_EVERY.
- */
-static inline int ok_red_poll(struct npu_kernel_call *call, uint64_t *done)
-{
-	if (*done < OK_POLL_EVERY)
-		return 0;
-	{
-		uint64_t d = *done;
-
-		*done = 0;
-		return npu_kernel_poll(call, d);
-	}
-}
-
-/*
  * ok_get_f/ok_set_f with float32, the common case, inline: a call and a
  * switch per element tripled the cost of a sum.
  */
@@ -198,17 +182,6 @@ static inline void ok_red_set(struct npu_kernel_tensor *t, uint64_t i, double v)
 		((float *)t->data)[i] = (float)v;
 	else
 		ok_set_f(t, i, v);
-}
-
-/*
- * Count @units of work into @done and poll when due: called inside rows
- * too, so that one long row (a softmax over 2^28 classes) still stops
- * within a few thousand elements of a deadline.
- */
-static inline int ok_red_tick(struct npu_kernel_call *call, uint64_t *done, uint64_t units)
-{
-	*done += units;
-	return ok_red_poll(call, done);
 }
 
 #endif /* NPU_ONNX_OK_REDUCE_H */

@@ -197,8 +197,7 @@ static int reduce_run_int(const struct ok_reduce_state *s, const struct npu_kern
 			break;
 		}
 		reduce_advance(x, ostride, ctr, &o);
-		done++;
-		rc = ok_red_poll(call, &done);
+		rc = ok_tick(call, &done, 1);
 		if (rc)
 			goto out;
 	}
@@ -250,8 +249,7 @@ static int reduce_run_float(const struct ok_reduce_state *s, const struct npu_ke
 			if (v > top[o] || isnan(v))
 				top[o] = v;
 			reduce_advance(x, ostride, ctr, &o);
-			done++;
-			rc = ok_red_poll(call, &done);
+			rc = ok_tick(call, &done, 1);
 			if (rc)
 				goto out;
 		}
@@ -289,8 +287,7 @@ static int reduce_run_float(const struct ok_reduce_state *s, const struct npu_ke
 			break;
 		}
 		reduce_advance(x, ostride, ctr, &o);
-		done++;
-		rc = ok_red_poll(call, &done);
+		rc = ok_tick(call, &done, 1);
 		if (rc)
 			goto out;
 	}

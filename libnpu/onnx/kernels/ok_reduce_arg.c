@@ -88,7 +88,7 @@ static int arg_run(const void *state, size_t num_inputs,
 				}
 				if (take)
 					best = j;
-				if ((rc = ok_red_tick(call, &done, 1)))
+				if ((rc = ok_tick(call, &done, 1)))
 					return rc;
 			}
 			y[o * inner + i] = (int64_t)best;
@@ -363,7 +363,7 @@ static int topk_run(const void *state, size_t num_inputs,
 					heap[0] = item;
 					topk_sift_down(heap, k, 0, cmp);
 				}
-				if ((rc = ok_red_tick(call, &done, 1)))
+				if ((rc = ok_tick(call, &done, 1)))
 					goto out;
 			}
 			/* sorted=0 leaves the order open: sorted is one valid answer */
@@ -379,7 +379,7 @@ static int topk_run(const void *state, size_t num_inputs,
 				if (idx)
 					((int64_t *)idx->data)[at] = (int64_t)heap[j].index;
 			}
-			if ((rc = ok_red_tick(call, &done, k)))
+			if ((rc = ok_tick(call, &done, k)))
 				goto out;
 		}
 	}

@@ -95,8 +95,7 @@ static int det_run(const void *state, size_t num_inputs,
 				for (j = k + 1; j < m; j++)
 					a[i * m + j] -= f * a[k * m + j];
 			}
-			done += (m - k) * (m - k);
-			rc = ok_red_poll(call, &done);
+			rc = ok_tick(call, &done, (m - k) * (m - k));
 			if (rc)
 				goto out;
 		}

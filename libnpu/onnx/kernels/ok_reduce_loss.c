@@ -120,18 +120,18 @@ static int log_softmax_axis1(const struct npu_kernel_tensor *x, uint64_t N, uint
 				lp[base + c * D] = ok_red_get(x, base + c * D);
 				if (lp[base + c * D] > top)
 					top = lp[base + c * D];
-				if ((rc = ok_red_tick(call, &done, 1)))
+				if ((rc = ok_tick(call, &done, 1)))
 					return rc;
 			}
 			for (c = 0; c < C; c++) {
 				sum += exp(lp[base + c * D] - top);
-				if ((rc = ok_red_tick(call, &done, 1)))
+				if ((rc = ok_tick(call, &done, 1)))
 					return rc;
 			}
 			lse = top + log(sum);
 			for (c = 0; c < C; c++) {
 				lp[base + c * D] -= lse;
-				if ((rc = ok_red_tick(call, &done, 1)))
+				if ((rc = ok_tick(call, &done, 1)))
 					return rc;
 			}
 		}
@@ -185,7 +185,7 @@ static int loss_run(bool softmax, const void *state, size_t num_inputs,
 				ok_red_set(out[0], at, loss);
 			sum += loss;
 			wsum += weight;
-			if ((rc = ok_red_tick(call, &done, 1)))
+			if ((rc = ok_tick(call, &done, 1)))
 				goto out;
 		}
 	}

@@ -53,7 +53,7 @@ static int moments(const struct npu_kernel_tensor *x, uint64_t base, uint64_t n,
 
 	for (j = 0; j < n; j++) {
 		sum += ok_red_get(x, base + j * stride);
-		if ((rc = ok_red_tick(call, done, 1)))
+		if ((rc = ok_tick(call, done, 1)))
 			return rc;
 	}
 	*mean = sum / (double)n;
@@ -61,7 +61,7 @@ static int moments(const struct npu_kernel_tensor *x, uint64_t base, uint64_t n,
 		double d = ok_red_get(x, base + j * stride) - *mean;
 
 		dev += d * d;
-		if ((rc = ok_red_tick(call, done, 1)))
+		if ((rc = ok_tick(call, done, 1)))
 			return rc;
 	}
 	*inv_std = 1 / sqrt(dev / (double)n + epsilon);
@@ -191,7 +191,7 @@ static int layernorm_run(const void *state, size_t num_inputs,
 		for (j = 0; j < n && !rc; j++) {
 			ok_red_set(out[0], r * n + j,
 				 (ok_red_get(x, r * n + j) - mean) * inv_std * scale[j] + bias[j]);
-			rc = ok_red_tick(call, &done, 1);
+			rc = ok_tick(call, &done, 1);
 		}
 		if (rc)
 			break;
@@ -272,7 +272,7 @@ static int instancenorm_run(const void *state, size_t num_inputs,
 		for (j = 0; j < D; j++) {
 			ok_red_set(out[0], r * D + j,
 				 (ok_red_get(x, r * D + j) - mean) * inv_std * scale + bias);
-			if ((rc = ok_red_tick(call, &done, 1)))
+			if ((rc = ok_tick(call, &done, 1)))
 				return rc;
 		}
 	}
@@ -344,7 +344,7 @@ static int groupnorm_run(const void *state, size_t num_inputs,
 			ok_red_set(out[0], r * per + j,
 				 (ok_red_get(x, r * per + j) - mean) * inv_std * ok_red_get(in[1], p) +
 					 ok_red_get(in[2], p));
-			if ((rc = ok_red_tick(call, &done, 1)))
+			if ((rc = ok_tick(call, &done, 1)))
 				return rc;
 		}
 	}
@@ -407,7 +407,7 @@ static int lpnorm_run(const void *state, size_t num_inputs,
 				double v = ok_red_get(x, base + j * inner);
 
 				norm += s->p == 1 ? fabs(v) : v * v;
-				if ((rc = ok_red_tick(call, &done, 1)))
+				if ((rc = ok_tick(call, &done, 1)))
 					return rc;
 			}
 			if (s->p == 2)
@@ -417,7 +417,7 @@ static int lpnorm_run(const void *state, size_t num_inputs,
 				double v = ok_red_get(x, base + j * inner);
 
 				ok_red_set(out[0], base + j * inner, norm != 0 ? v / norm : v);
-				if ((rc = ok_red_tick(call, &done, 1)))
+				if ((rc = ok_tick(call, &done, 1)))
 					return rc;
 			}
 		}
@@ -523,7 +523,7 @@ static int mvn_run(const void *state, size_t num_inputs,
 		uint64_t g = mvn_group(x, mask, i);
 
 		sum[g] += ok_red_get(x, i);
-		if ((rc = ok_red_tick(call, &done, 1)))
+		if ((rc = ok_tick(call, &done, 1)))
 			goto out;
 	}
 	for (i = 0; i < groups; i++)
@@ -533,7 +533,7 @@ static int mvn_run(const void *state, size_t num_inputs,
 		double dv = ok_red_get(x, i) - sum[g];
 
 		sq[g] += dv * dv;
-		if ((rc = ok_red_tick(call, &done, 1)))
+		if ((rc = ok_tick(call, &done, 1)))
 			goto out;
 	}
 	/* onnxruntime's epsilon, added to the standard deviation */
@@ -543,7 +543,7 @@ static int mvn_run(const void *state, size_t num_inputs,
 		uint64_t g = mvn_group(x, mask, i);
 
 		ok_red_set(out[0], i, (ok_red_get(x, i) - sum[g]) / sq[g]);
-		if ((rc = ok_red_tick(call, &done, 1)))
+		if ((rc = ok_tick(call, &done, 1)))
 			goto out;
 	}
 out:
@@ -625,7 +625,7 @@ static int lrn_run(const void *state, size_t num_inputs,
 				ok_red_set(out[0], at,
 					 ok_red_get(x, at) / pow(s->bias + s->alpha / (double)s->size * sq,
 							       s->beta));
-				if ((rc = ok_red_tick(call, &done, (uint64_t)(hi - lo) + 2)))
+				if ((rc = ok_tick(call, &done, (uint64_t)(hi - lo) + 2)))
 					return rc;
 			}
 		}
@@ -724,7 +724,7 @@ static int batchnorm_run(const void *state, size_t num_inputs,
 			for (n = 0; n < N; n++) {
 				for (j = 0; j < per; j++) {
 					sum += ok_red_get(x, (n * C + c) * D + d0 + j);
-					if ((rc = ok_red_tick(call, &done, 1)))
+					if ((rc = ok_tick(call, &done, 1)))
 						goto out;
 				}
 			}
@@ -734,7 +734,7 @@ static int batchnorm_run(const void *state, size_t num_inputs,
 					double dv = ok_red_get(x, (n * C + c) * D + d0 + j) - m;
 
 					dev += dv * dv;
-					if ((rc = ok_red_tick(call, &done, 1)))
+					if ((rc = ok_tick(call, &done, 1)))
 						goto out;
 				}
 			}
@@ -762,7 +762,7 @@ static int batchnorm_run(const void *state, size_t num_inputs,
 				 (ok_red_get(x, at) - mean[pi]) / sqrt(var[pi] + s->epsilon) *
 						 ok_red_get(in[1], pi) +
 					 ok_red_get(in[2], pi));
-			if ((rc = ok_red_tick(call, &done, 1)))
+			if ((rc = ok_tick(call, &done, 1)))
 				goto out;
 		}
 	}

@@ -95,7 +95,7 @@ static int softmax_run_form(enum softmax_form form, const void *state,
 
 			for (j = 0; j < n; j++) {
 				row[j] = ok_red_get(x, base + j * inner);
-				if ((rc = ok_red_tick(call, &done, 1)))
+				if ((rc = ok_tick(call, &done, 1)))
 					goto out;
 			}
 			top = row[0];
@@ -115,14 +115,14 @@ static int softmax_run_form(enum softmax_form form, const void *state,
 				if (form == FORM_SOFTMAX)
 					row[j] = exp(row[j]);
 				sum += form == FORM_SOFTMAX ? row[j] : exp(row[j]);
-				if ((rc = ok_red_tick(call, &done, 1)))
+				if ((rc = ok_tick(call, &done, 1)))
 					goto out;
 			}
 			lsum = log(sum);
 			for (j = 0; j < n; j++) {
 				ok_red_set(y, base + j * inner,
 					   form == FORM_SOFTMAX ? row[j] / sum : row[j] - lsum);
-				if ((rc = ok_red_tick(call, &done, 1)))
+				if ((rc = ok_tick(call, &done, 1)))
 					goto out;
 			}
 		}
