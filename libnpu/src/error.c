@@ -4,6 +4,7 @@
  * for an NPU caller, which the libc text often does not ("Timer expired"
  * for a fence wait, "Bad address" for a device MMU fault).
  */
+#include <string.h>
 #include <time.h>
 
 #include "npu_internal.h"
@@ -29,6 +30,7 @@ static const struct {
 	{ EMFILE, "too many open files" },
 	{ ENOSPC, "no space left (command buffer or device address space full)" },
 	{ ERANGE, "value out of range" },
+	{ EDOM, "argument outside the operation's domain (an integer division by zero)" },
 	{ E2BIG, "too big: beyond a limit of the device or of the CPU path (npu_cpu_limits)" },
 	{ ENODATA, "no job status for this fence (imported sync_file)" },
 	{ ETIME, "deadline passed: the CPU path stopped the op" },
@@ -66,7 +68,8 @@ NPU_EXPORT const char *npu_strerror(int err)
 	for (i = 0; i < sizeof(npu_errors) / sizeof(npu_errors[0]); i++)
 		if (npu_errors[i].err == err)
 			return npu_errors[i].text;
-	return "unknown error";
+	/* any other errno (a custom kernel's), in the C library's words */
+	return strerrordesc_np(err) ? strerrordesc_np(err) : "unknown error";
 }
 
 int npu__job_error(enum npu_job_state state)

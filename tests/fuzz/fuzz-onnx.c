@@ -114,8 +114,12 @@ static void run_small(struct npu_onnx_model *m, struct npu_runtime *rt)
 	if (ret)
 		bug("set_cpu_limits", npu_strerror(ret));
 	ret = npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE);
-	/* an op past the CPU path's work or byte limits is refused before it runs */
-	if (ret == -E2BIG)
+	/*
+	 * An op past the CPU path's work or byte limits is refused before it
+	 * runs; a CPU kernel refuses data it has no result for (an integer
+	 * Mod by zero, an index out of range): both must say why.
+	 */
+	if (ret == -E2BIG || ret == -EDOM || ret == -ERANGE || ret == -EINVAL)
 		refused("run", ret, npu_runtime_error(rt));
 	else if (ret)
 		bug("run of a compiled graph", npu_strerror(ret));
