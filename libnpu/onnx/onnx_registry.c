@@ -19,7 +19,10 @@
  *
  * The tables are sorted once (pthread_once) and searched by binary
  * search, so a lookup costs O(log n) string compares, whatever the
- * number of ops.
+ * number of ops.  Ops of other domains than ONNX's (com.microsoft's
+ * QLinear* contrib ops, which onnxruntime's tools write) have their own
+ * lowering table and are told apart from default-domain kernels by the
+ * kernel's domain.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -182,6 +185,15 @@ static const struct lowering lowerings[] = {
 
 #define NUM_LOWERINGS (sizeof(lowerings) / sizeof(lowerings[0]))
 
+#define MS_DOMAIN	"com.microsoft"
+
+/* com.microsoft's ops with a device lowering, sorted like lowerings[]. */
+static const struct lowering ms_lowerings[] = {
+	{ "", NULL, 0, NULL, 1 },	/* keeps the table non-empty */
+};
+
+#define NUM_MS_LOWERINGS (sizeof(ms_lowerings) / sizeof(ms_lowerings[0]))
+
 /* ---- The built-in kernels, sorted by op type then opset -------------------- */
 
 static const struct npu_onnx_op *const *const families[] = {
@@ -194,12 +206,25 @@ static size_t num_kernels;
 static bool tables_ok;
 static pthread_once_t index_once = PTHREAD_ONCE_INIT;
 
+static bool default_domain(const char *d)
+{
+	return !d || !*d || !strcmp(d, "ai.onnx");
+}
+
+/* "" for ONNX's own domain, whichever way it is spelt. */
+static const char *domain_key(const char *d)
+{
+	return default_domain(d) ? "" : d;
+}
+
 static int by_op(const void *a, const void *b)
 {
 	const struct npu_onnx_op *x = *(const struct npu_onnx_op *const *)a;
 	const struct npu_onnx_op *y = *(const struct npu_onnx_op *const *)b;
 	int r = strcmp(x->op_type, y->op_type);
 
+	if (!r)
+		r = strcmp(domain_key(x->domain), domain_key(y->domain));
 	if (r)
 		return r;
 	return (x->since_version > y->since_version) - (x->since_version < y->since_version);
@@ -222,6 +247,9 @@ static void build_index(void)
 	for (k = 1; k < NUM_LOWERINGS; k++)
 		if (strcmp(lowerings[k - 1].op_type, lowerings[k].op_type) >= 0)
 			return;
+	for (k = 1; k < NUM_MS_LOWERINGS; k++)
+		if (strcmp(ms_lowerings[k - 1].op_type, ms_lowerings[k].op_type) >= 0)
+			return;
 	tables_ok = true;
 }
 
@@ -229,11 +257,6 @@ static bool in_range(const struct npu_onnx_op *op, int64_t opset)
 {
 	return (!op->since_version || opset >= op->since_version) &&
 	       (!op->until_version || opset <= op->until_version);
-}
-
-static bool default_domain(const char *d)
-{
-	return !d || !*d || !strcmp(d, "ai.onnx");
 }
 
 static bool same_domain(const char *a, const char *b)
@@ -262,7 +285,8 @@ static const struct npu_onnx_op *find_custom(const struct imp *im, const char *d
 	return NULL;
 }
 
-static const struct npu_onnx_op *find_kernel(const char *op_type, int64_t opset)
+static const struct npu_onnx_op *find_kernel(const char *domain, const char *op_type,
+					     int64_t opset)
 {
 	size_t lo = 0, hi = num_kernels;
 
@@ -275,21 +299,28 @@ static const struct npu_onnx_op *find_kernel(const char *op_type, int64_t opset)
 			hi = mid;
 	}
 	for (; lo < num_kernels && !strcmp(kernels[lo]->op_type, op_type); lo++)
-		if (in_range(kernels[lo], opset))
+		if (same_domain(kernels[lo]->domain, domain) && in_range(kernels[lo], opset))
 			return kernels[lo];
 	return NULL;
 }
 
-static const struct lowering *find_lowering(const char *op_type)
+static const struct lowering *find_lowering(const char *domain, const char *op_type)
 {
+	const struct lowering *tab = lowerings;
 	size_t lo = 0, hi = NUM_LOWERINGS;
 
+	if (!default_domain(domain)) {
+		if (strcmp(domain, MS_DOMAIN))
+			return NULL;
+		tab = ms_lowerings;
+		hi = NUM_MS_LOWERINGS;
+	}
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		int r = strcmp(lowerings[mid].op_type, op_type);
+		int r = strcmp(tab[mid].op_type, op_type);
 
 		if (!r)
-			return &lowerings[mid];
+			return tab[mid].fn ? &tab[mid] : NULL;
 		if (r < 0)
 			lo = mid + 1;
 		else
@@ -348,9 +379,9 @@ bool oi_op_known(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	if (!tables_ok)
 		return true;
 	if (!default_domain(n->domain))
-		return find_custom(im, n->domain, t, oi_domain_opset(im, n->domain)) != NULL;
-	low = find_lowering(t);
-	return find_custom(im, "", t, opset) || find_kernel(t, opset) ||
+		opset = oi_domain_opset(im, n->domain);
+	low = find_lowering(n->domain, t);
+	return find_custom(im, n->domain, t, opset) || find_kernel(n->domain, t, opset) ||
 	       (low && opset >= low->since);
 }
 
@@ -458,18 +489,17 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 			return oi_fail(im, "input '%s' is not defined", n->input[i]);
 	}
 	if (!default_domain(n->domain)) {
-		c.opset = oi_domain_opset(im, n->domain);
-		kop = find_custom(im, n->domain, t, c.opset);
-		if (!kop)
-			return oi_fail(im, "domain '%s' is not supported (no custom op registered for it)",
-				       n->domain);
-		return import_with(&c, NULL, kop, true);
+		opset = oi_domain_opset(im, n->domain);
+		c.opset = opset;
 	}
-	kop = find_custom(im, "", t, opset);
+	kop = find_custom(im, n->domain, t, opset);
 	if (kop)
 		return import_with(&c, NULL, kop, true);
-	kop = find_kernel(t, opset);
-	low = find_lowering(t);
+	kop = find_kernel(n->domain, t, opset);
+	low = find_lowering(n->domain, t);
+	if (!low && !kop && !default_domain(n->domain))
+		return oi_fail(im, "domain '%s' is not supported (no built-in or custom op %s in it)",
+			       n->domain, t);
 	if (!low && !kop)
 		return oi_fail(im, "op not supported by libnpu yet");
 	if (low && opset < low->since)
@@ -480,15 +510,23 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	return import_with(&c, low, kop, true);
 }
 
-/* ---- Enumeration: the union of lowerings and kernels, by op type ---------- */
+/* ---- Enumeration: the union of lowerings and kernels, by op -------------- */
 
-static const char **op_names;
+struct op_name {
+	const char *domain;	/* "" for ONNX's */
+	const char *op_type;
+};
+
+static struct op_name *op_names;
 static size_t num_op_names;
 static pthread_once_t names_once = PTHREAD_ONCE_INIT;
 
 static int by_name(const void *a, const void *b)
 {
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
+	const struct op_name *x = a, *y = b;
+	int r = strcmp(x->domain, y->domain);
+
+	return r ? r : strcmp(x->op_type, y->op_type);
 }
 
 static void build_names(void)
@@ -496,17 +534,21 @@ static void build_names(void)
 	size_t i, n = 0;
 
 	pthread_once(&index_once, build_index);
-	op_names = malloc((NUM_LOWERINGS + num_kernels + 1) * sizeof(*op_names));
+	op_names = malloc((NUM_LOWERINGS + NUM_MS_LOWERINGS + num_kernels + 1) *
+			  sizeof(*op_names));
 	if (!op_names)
 		return;
 	for (i = 0; i < NUM_LOWERINGS; i++)
-		op_names[n++] = lowerings[i].op_type;
+		op_names[n++] = (struct op_name){ "", lowerings[i].op_type };
+	for (i = 0; i < NUM_MS_LOWERINGS; i++)
+		if (ms_lowerings[i].fn)
+			op_names[n++] = (struct op_name){ MS_DOMAIN, ms_lowerings[i].op_type };
 	for (i = 0; i < num_kernels; i++)
-		if (!i || strcmp(kernels[i - 1]->op_type, kernels[i]->op_type))
-			op_names[n++] = kernels[i]->op_type;
+		op_names[n++] = (struct op_name){ domain_key(kernels[i]->domain),
+						  kernels[i]->op_type };
 	qsort(op_names, n, sizeof(*op_names), by_name);
 	for (i = 0; i < n; i++)
-		if (!num_op_names || strcmp(op_names[num_op_names - 1], op_names[i]))
+		if (!num_op_names || by_name(&op_names[num_op_names - 1], &op_names[i]))
 			op_names[num_op_names++] = op_names[i];
 }
 
@@ -526,8 +568,9 @@ NPU_EXPORT_ONNX int npu_onnx_builtin(size_t i, struct npu_onnx_op_info *info)
 		return -EINVAL;
 	if (i >= npu_onnx_builtin_count())
 		return -ERANGE;
-	o.op_type = op_names[i];
-	l = find_lowering(o.op_type);
+	o.op_type = op_names[i].op_type;
+	o.domain = op_names[i].domain;
+	l = find_lowering(o.domain, o.op_type);
 	if (l) {
 		o.device = 1;
 		o.device_since = l->since;
@@ -544,6 +587,8 @@ NPU_EXPORT_ONNX int npu_onnx_builtin(size_t i, struct npu_onnx_op_info *info)
 	for (; lo < num_kernels && !strcmp(kernels[lo]->op_type, o.op_type); lo++) {
 		const struct npu_onnx_op *k = kernels[lo];
 
+		if (!same_domain(k->domain, o.domain))
+			continue;
 		if (!o.cpu) {
 			o.cpu_since = k->since_version;
 			o.cpu_kernel = k->kernel ? k->kernel->name : NULL;

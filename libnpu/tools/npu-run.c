@@ -80,14 +80,15 @@ static void usage(FILE *f)
  */
 static int list_ops(void)
 {
+	static const char rule[] =
+		"======================================= ========== ================\n";
 	size_t i, n = npu_onnx_builtin_count();
 
-	printf("=========================== ========== ================\n"
-	       "op                          device     CPU kernel\n"
-	       "=========================== ========== ================\n");
+	/* ops of other domains than ONNX's read "domain.op" */
+	printf("%s%-39s %-10s %s\n%s", rule, "op", "device", "CPU kernel", rule);
 	for (i = 0; i < n; i++) {
 		struct npu_onnx_op_info o = NPU_ONNX_OP_INFO_INIT;
-		char dev[16] = "", cpu[24] = "";
+		char dev[16] = "", cpu[24] = "", op[96];
 
 		if (npu_onnx_builtin(i, &o))
 			return 1;
@@ -98,9 +99,11 @@ static int list_ops(void)
 				 (long long)o.cpu_until);
 		else if (o.cpu)
 			snprintf(cpu, sizeof(cpu), "opset %lld+", (long long)(o.cpu_since ? o.cpu_since : 1));
-		printf("%-27s %-10s %s\n", o.op_type, dev[0] ? dev : "no", cpu[0] ? cpu : "no");
+		snprintf(op, sizeof(op), "%s%s%s", o.domain && *o.domain ? o.domain : "",
+			 o.domain && *o.domain ? "." : "", o.op_type);
+		printf("%-39s %-10s %s\n", op, dev[0] ? dev : "no", cpu[0] ? cpu : "no");
 	}
-	printf("=========================== ========== ================\n");
+	printf("%s", rule);
 	return 0;
 }
 

@@ -242,8 +242,8 @@ int npu_onnx_attr_strings(const struct npu_onnx_node *n, const char *name,
 
 /*
  * The built-in operators, for tools and documentation (npu-run
- * --list-ops): entry @i of npu_onnx_builtin_count(), one per op type of
- * the default domain, sorted by op type.  Fill min(@info->size, sizeof)
+ * --list-ops): entry @i of npu_onnx_builtin_count(), one per (domain, op
+ * type), ONNX's own domain first, then by domain and op type.  Fill min(@info->size, sizeof)
  * bytes; -ERANGE past the end.
  *
  * @device: a lowering to device ops exists (from opset @device_since);
@@ -260,6 +260,8 @@ struct npu_onnx_op_info {
 	int cpu;
 	int64_t cpu_since, cpu_until;
 	const char *cpu_kernel;	/* the kernel's name, NULL without one */
+	/* since 1.6: "" for ONNX's own domain, else e.g. "com.microsoft" */
+	const char *domain;
 };
 
 #define NPU_ONNX_OP_INFO_INIT	{ .size = sizeof(struct npu_onnx_op_info) }

@@ -210,7 +210,7 @@ static void test_custom_op_unregistered(void **st)
 	output(&b, "y");
 	nodef(&b, "Swish", "sw", "x", "y", NULL)->domain = "com.example";
 	load(&b, NULL, -EINVAL,
-	     "node 'sw' (Swish): domain 'com.example' is not supported (no custom op registered for it)");
+	     "node 'sw' (Swish): domain 'com.example' is not supported (no built-in or custom op Swish in it)");
 	mb_free(&b);
 }
 
