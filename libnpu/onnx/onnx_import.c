@@ -196,7 +196,14 @@ static bool is_output_name(const struct imp *im, const char *name)
 int oi_new_value(struct imp *im, struct sym *s, enum npu_dtype dt,
 		 uint32_t rank, const uint32_t *dims)
 {
-	struct npu_value_desc d = { .size = sizeof(d), .name = s->name, .dtype = dt, .rank = rank };
+	return oi_new_qvalue(im, s, dt, 0.0f, 0, rank, dims);
+}
+
+int oi_new_qvalue(struct imp *im, struct sym *s, enum npu_dtype dt, float scale, int32_t zp,
+		  uint32_t rank, const uint32_t *dims)
+{
+	struct npu_value_desc d = { .size = sizeof(d), .name = s->name, .dtype = dt, .rank = rank,
+				    .scale = scale, .zero_point = zp };
 	int ret;
 
 	if (rank > NPU_TENSOR_MAX_RANK)
@@ -221,7 +228,14 @@ int oi_new_value(struct imp *im, struct sym *s, enum npu_dtype dt,
 int oi_tmp_value(struct imp *im, enum npu_dtype dt, uint32_t rank,
 		 const uint32_t *dims, uint32_t *id)
 {
-	struct npu_value_desc d = { .size = sizeof(d), .dtype = dt, .rank = rank };
+	return oi_tmp_qvalue(im, dt, 0.0f, 0, rank, dims, id);
+}
+
+int oi_tmp_qvalue(struct imp *im, enum npu_dtype dt, float scale, int32_t zp, uint32_t rank,
+		  const uint32_t *dims, uint32_t *id)
+{
+	struct npu_value_desc d = { .size = sizeof(d), .dtype = dt, .rank = rank,
+				    .scale = scale, .zero_point = zp };
 	char name[64];
 	int ret;
 
@@ -1149,6 +1163,8 @@ static void imp_free(struct imp *im)
 	free(im->syms);
 	free(im->table);
 	oi_names_free(&im->reads);
+	if (im->readers_built)
+		oi_names_free(&im->readers);
 }
 
 static int load_once(const void *data, size_t size, const struct npu_onnx_options *opts,

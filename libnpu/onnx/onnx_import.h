@@ -56,6 +56,10 @@ struct sym {
 	/* a constant's static value of its own dtype (a kernel's operand) */
 	uint32_t kvalue;
 	enum npu_dtype dtype;		/* of a graph value */
+	/* made by this DequantizeLinear (a QDQ unit's input), else NULL */
+	const Onnx__NodeProto *dq;
+	/* a QuantizeLinear's output written by its fused QDQ unit */
+	bool qdq_fused;
 	uint32_t rank;
 	uint32_t dims[NPU_TENSOR_MAX_RANK];
 };
@@ -93,6 +97,9 @@ struct imp {
 	bool fix_all;
 	/* oi_kernel_node() refused a constant input, before its kernel ran */
 	bool kernel_input_refused;
+	/* each tensor's reader: node index, or UINT32_MAX for several (onnx_quant.c) */
+	struct oi_names readers;
+	bool readers_built, readers_unsure;
 };
 
 struct nctx {
@@ -156,6 +163,11 @@ int oi_new_value(struct imp *im, struct sym *s, enum npu_dtype dt,
 		 uint32_t rank, const uint32_t *dims);
 int oi_tmp_value(struct imp *im, enum npu_dtype dt, uint32_t rank,
 		 const uint32_t *dims, uint32_t *id);
+/* The same, quantized with (@scale, @zp) unless @scale is 0. */
+int oi_new_qvalue(struct imp *im, struct sym *s, enum npu_dtype dt, float scale, int32_t zp,
+		  uint32_t rank, const uint32_t *dims);
+int oi_tmp_qvalue(struct imp *im, enum npu_dtype dt, float scale, int32_t zp, uint32_t rank,
+		  const uint32_t *dims, uint32_t *id);
 int oi_value_of(struct imp *im, struct sym *s, uint32_t *id);
 int oi_add_node(struct imp *im, const struct oi_node *d);
 const Onnx__AttributeProto *oi_attr(const struct nctx *c, const char *name);
@@ -178,6 +190,13 @@ int oi_reshape_tmp(struct nctx *c, uint32_t src, enum npu_dtype dt, uint32_t ran
 int oi_op_binary(struct nctx *c);
 int oi_op_unary_act(struct nctx *c, enum npu_activation act);
 int oi_op_conv(struct nctx *c);
+/*
+ * Conv-like node @c's geometry from X @x and W @w (the attributes of
+ * Conv, ConvInteger, QLinearConv): @op's CONV2D fields, X, W dims (1-D
+ * seen as H = 1) and Y dims [N, CO, OH, OW].
+ */
+int oi_conv_geometry(struct nctx *c, struct sym *x, struct sym *w, struct npu_op_params *op,
+		     uint32_t *xd, uint32_t *wd, uint32_t *yd, bool *one_d);
 int oi_op_pool(struct nctx *c, enum npu_pool_kind kind, bool global);
 int oi_op_matmul(struct nctx *c);
 int oi_op_gemm(struct nctx *c);
@@ -224,6 +243,23 @@ int oi_op_if(struct nctx *c);
 bool oi_op_known(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
 /* Import one node: the registry (onnx_registry.c) picks its handler. */
 int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
+/* Quantized ONNX (onnx_quant.c). */
+int oi_op_quantize(struct nctx *c);
+int oi_op_dequantize(struct nctx *c);
+int oi_op_qlinear_conv(struct nctx *c);
+int oi_op_conv_integer(struct nctx *c);
+int oi_op_qlinear_matmul(struct nctx *c);
+int oi_op_matmul_integer(struct nctx *c);
+/*
+ * A Conv, MatMul or Gemm between DequantizeLinear inputs and one
+ * QuantizeLinear reader as one integer op: 0 when done, 1 when the node
+ * is no such unit (import it as it is), or a negative errno.
+ */
+int oi_qdq_unit(struct nctx *c);
+/* Is @n a QuantizeLinear whose output its QDQ unit already wrote? */
+bool oi_qdq_done(struct imp *im, const Onnx__NodeProto *n);
+/* The one node reading tensor @name, NULL for none, several or a graph output. */
+const Onnx__NodeProto *oi_single_reader(struct imp *im, const char *name);
 /* Run @op's kernel for the node: a kernel node, or folded (onnx_kernel.c). */
 int oi_kernel_node(struct nctx *c, const struct npu_onnx_op *op);
 

@@ -282,28 +282,21 @@ static int emit_1d(struct nctx *c, struct oi_node *d, const uint32_t *in, uint32
 	return ret ? ret : oi_emit(c, &r, &tmp, 1, dt, 3, yd3);
 }
 
-int oi_op_conv(struct nctx *c)
+int oi_conv_geometry(struct nctx *c, struct sym *x, struct sym *w, struct npu_op_params *op,
+		     uint32_t *xd, uint32_t *wd, uint32_t *yd, bool *one_d_out)
 {
-	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
-	struct sym *x = NULL, *w = NULL, *b = c->nin > 2 ? c->in[2] : NULL;
-	uint32_t rx, rw, xd[8], wd[8], in[3], nin = 2, yd[4], ks[2];
+	uint32_t rx, rw, ks[2];
 	int64_t g = oi_attr_i(c, "group", 1), v[8];
 	bool one_d;
 	struct win win;
 	int ret, n;
 
-	ret = oi_need_in(c, 0, &x);
-	if (!ret)
-		ret = oi_need_in(c, 1, &w);
-	if (!ret)
-		ret = oi_sym_shape(c, x, &rx, xd);
+	ret = oi_sym_shape(c, x, &rx, xd);
 	if (!ret)
 		ret = oi_sym_shape(c, w, &rw, wd);
 	if (ret)
 		return ret;
 	one_d = rx == 3 && rw == 3;
-	if (!float_dtype(oi_sym_dtype(x)) || !float_dtype(oi_sym_dtype(w)))
-		return oi_fail(c->im, "convolution of unquantized integers has no device op");
 	if (!one_d && (rx != 4 || rw != 4))
 		return oi_fail(c->im, "only 1-D and 2-D convolution (3-D or 4-D X and W) run on the device");
 	if (one_d) {
@@ -327,11 +320,37 @@ int oi_op_conv(struct nctx *c)
 		return ret;
 	yd[0] = xd[0];
 	yd[1] = wd[0];
-	d.op.kind = NPU_OP_CONV2D;
-	memcpy(d.op.conv.stride, win.s, sizeof(win.s));
-	memcpy(d.op.conv.dilation, win.d, sizeof(win.d));
-	memcpy(d.op.conv.pad, win.p, sizeof(win.p));
-	d.op.conv.groups = (uint32_t)g;
+	op->kind = NPU_OP_CONV2D;
+	memcpy(op->conv.stride, win.s, sizeof(win.s));
+	memcpy(op->conv.dilation, win.d, sizeof(win.d));
+	memcpy(op->conv.pad, win.p, sizeof(win.p));
+	op->conv.groups = (uint32_t)g;
+	*one_d_out = one_d;
+	return 0;
+}
+
+int oi_op_conv(struct nctx *c)
+{
+	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
+	struct sym *x = NULL, *w = NULL, *b = c->nin > 2 ? c->in[2] : NULL;
+	uint32_t xd[8], wd[8], in[3], nin = 2, yd[4];
+	bool one_d;
+	int ret;
+
+	ret = oi_qdq_unit(c);
+	if (ret <= 0)
+		return ret;
+
+	ret = oi_need_in(c, 0, &x);
+	if (!ret)
+		ret = oi_need_in(c, 1, &w);
+	if (ret)
+		return ret;
+	if (!float_dtype(oi_sym_dtype(x)) || !float_dtype(oi_sym_dtype(w)))
+		return oi_fail(c->im, "convolution of unquantized integers has no device op");
+	ret = oi_conv_geometry(c, x, w, &d.op, xd, wd, yd, &one_d);
+	if (ret)
+		return ret;
 	ret = oi_value_of(c->im, x, &in[0]);
 	if (!ret)
 		ret = oi_value_of(c->im, w, &in[1]);
@@ -449,6 +468,10 @@ int oi_op_matmul(struct nctx *c)
 	uint32_t ra, rb, da[8], db[8], in[2], rbat, bat[8], yd[8], ry, i, mid;
 	bool a1, b1;
 	int ret;
+
+	ret = oi_qdq_unit(c);
+	if (ret <= 0)
+		return ret;
 
 	ret = oi_need_in(c, 0, &a);
 	if (!ret)
@@ -589,6 +612,10 @@ int oi_op_gemm(struct nctx *c)
 	uint32_t ra, rb, rc = 0, da[8], db[8], dc[8], yd[2];
 	bool ta = oi_attr_i(c, "transA", 0), tb = oi_attr_i(c, "transB", 0);
 	int ret;
+
+	ret = oi_qdq_unit(c);
+	if (ret <= 0)
+		return ret;
 
 	ret = oi_need_in(c, 0, &a);
 	if (!ret)

@@ -132,8 +132,10 @@ static const struct lowering lowerings[] = {
 	{ "Constant", oi_op_const, L_ANY_DTYPE, NULL, 1 },
 	{ "ConstantOfShape", oi_op_const, L_ANY_DTYPE, NULL, LOWERING_DEFAULT_SINCE },
 	{ "Conv", oi_op_conv, 0, NULL, 1 },
+	{ "ConvInteger", oi_op_conv_integer, 0, NULL, 10 },
 	{ "ConvTranspose", oi_op_conv_transpose, 0, NULL, 1 },
 	{ "DepthToSpace", l_depth_to_space, 0, NULL, 1 },
+	{ "DequantizeLinear", oi_op_dequantize, 0, NULL, 10 },
 	{ "Div", oi_op_binary, 0, NULL, LOWERING_DEFAULT_SINCE },
 	{ "Dropout", l_dropout, L_ANY_DTYPE, NULL, LOWERING_DEFAULT_SINCE },
 	{ "Exp", l_exp, 0, NULL, 6 },
@@ -151,6 +153,7 @@ static const struct lowering lowerings[] = {
 	{ "LeakyRelu", l_leaky_relu, 0, NULL, 6 },
 	{ "Log", l_log, 0, NULL, 6 },
 	{ "MatMul", oi_op_matmul, 0, NULL, 1 },
+	{ "MatMulInteger", oi_op_matmul_integer, 0, NULL, 10 },
 	{ "Max", l_max, 0, NULL, LOWERING_DEFAULT_SINCE },
 	{ "MaxPool", l_max_pool, 0, NULL, LOWERING_DEFAULT_SINCE },
 	{ "Min", l_min, 0, NULL, LOWERING_DEFAULT_SINCE },
@@ -158,6 +161,9 @@ static const struct lowering lowerings[] = {
 	{ "Neg", l_neg, 0, NULL, 6 },
 	{ "Pad", oi_op_pad, 0, NULL, LOWERING_DEFAULT_SINCE },
 	{ "Pow", oi_op_binary, 0, NULL, LOWERING_DEFAULT_SINCE },
+	{ "QLinearConv", oi_op_qlinear_conv, 0, NULL, 10 },
+	{ "QLinearMatMul", oi_op_qlinear_matmul, 0, NULL, 10 },
+	{ "QuantizeLinear", oi_op_quantize, 0, NULL, 10 },
 	{ "Reciprocal", l_reciprocal, 0, NULL, 6 },
 	{ "ReduceL2", l_reduce_l2, 0, NULL, 1 },
 	{ "ReduceMax", l_reduce_max, 0, NULL, 1 },
@@ -466,12 +472,16 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	const char *t = n->op_type ? n->op_type : "";
 	const struct npu_onnx_op *kop;
 	const struct lowering *low;
+	struct sym *out;
 	size_t i;
+	int ret;
 
 	im->node = n;
 	pthread_once(&index_once, build_index);
 	if (!tables_ok)
 		return kernels ? oi_fail(im, "the operator registry is not sorted") : oi_nomem(im);
+	if (oi_qdq_done(im, n))
+		return 0;
 	c.name = n->name && *n->name ? n->name :
 		 (n->n_output && n->output[0] ? n->output[0] : "");
 	if (n->n_input > NPU_KERNEL_MAX_INPUTS)
@@ -507,7 +517,12 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	if (!low && !kop)
 		return oi_fail(im, "op not supported by libnpu at opset %" PRId64 " (its lowering starts at opset %d)",
 			       opset, LOWERING_DEFAULT_SINCE);
-	return import_with(&c, low, kop, true);
+	ret = import_with(&c, low, kop, true);
+	/* remembered for the QDQ units reading it (onnx_quant.c) */
+	if (!ret && default_domain(n->domain) && !strcmp(t, "DequantizeLinear") &&
+	    n->n_output && n->output[0] && (out = oi_lookup(im, n->output[0])))
+		out->dq = n;
+	return ret;
 }
 
 /* ---- Enumeration: the union of lowerings and kernels, by op -------------- */

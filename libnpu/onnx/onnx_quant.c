@@ -1,0 +1,706 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Quantized ONNX on the device: QuantizeLinear, DequantizeLinear,
+ * QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, and the QDQ
+ * form (DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear).
+ *
+ * An 8-bit tensor of the model is an unquantized INT8/UINT8 graph value
+ * or a quantized one (QuantizeLinear's output carries its scale and zero
+ * point).  ONNX gives the quantization with each consumer, not with the
+ * tensor, so a consumer sees the bytes through a RESHAPE to a value with
+ * its own parameters when they differ: no work, the same memory.
+ *
+ * QDQ is fused as onnxruntime's CPU provider fuses it (its QDQ selectors
+ * turn the same node units into QLinearConv, QLinearMatMul and QGemm):
+ * the integer op reads the DequantizeLinear inputs, the int8 weights and
+ * the int32 bias as stored, and writes the QuantizeLinear's output with
+ * its parameters, requantizing in its epilogue (Documentation/ops.rst,
+ * "Rounding", VNPU_ROUND_ONNX: onnxruntime's float multiplier, half to
+ * even).  A unit that does not fit (a float output nobody quantizes, a
+ * weight that is not a constant) stays float, as it does in onnxruntime.
+ * The DequantizeLinear nodes are still imported; compile drops them when
+ * nothing else reads their output.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_import.h"
+
+/* ---- Parameters ----------------------------------------------------------- */
+
+static bool is_named(const Onnx__NodeProto *n, const char *op)
+{
+	return n && n->op_type && !strcmp(n->op_type, op) &&
+	       (!n->domain || !*n->domain || !strcmp(n->domain, "ai.onnx"));
+}
+
+/* A constant scalar (or one-element) float scale, finite and > 0. */
+static bool const_scale(const struct sym *s, float *out)
+{
+	if (!s || !s->is_const || s->c.n != 1 || !s->c.f || s->c.dt != OT_FLOAT)
+		return false;
+	*out = s->c.f[0];
+	return *out > 0.0f && *out <= 3.4e38f;
+}
+
+/*
+ * A constant zero point of one element (absent: 0 of @dflt); *@dt its
+ * 8-bit dtype.
+ */
+static bool const_zp(const struct sym *s, enum npu_dtype dflt, int32_t *zp, enum npu_dtype *dt)
+{
+	if (!s) {
+		*zp = 0;
+		*dt = dflt;
+		return true;
+	}
+	if (!s->is_const || s->c.n != 1 || !s->c.i ||
+	    (s->c.dt != OT_INT8 && s->c.dt != OT_UINT8))
+		return false;
+	*zp = (int32_t)s->c.i[0];
+	*dt = s->c.dt == OT_INT8 ? NPU_DTYPE_INT8 : NPU_DTYPE_UINT8;
+	return true;
+}
+
+static struct sym *in_sym(const struct imp *im, const Onnx__NodeProto *n, size_t i)
+{
+	if (i >= n->n_input || !n->input[i] || !*n->input[i])
+		return NULL;
+	return oi_lookup((struct imp *)im, n->input[i]);
+}
+
+/* Per-tensor parameters of a Quantize/DequantizeLinear node @n. */
+static bool node_qparams(const struct imp *im, const Onnx__NodeProto *n, enum npu_dtype dflt,
+			 float *scale, int32_t *zp, enum npu_dtype *dt)
+{
+	return const_scale(in_sym(im, n, 1), scale) &&
+	       const_zp(in_sym(im, n, 2), dflt, zp, dt);
+}
+
+/* ---- Values --------------------------------------------------------------- */
+
+/*
+ * The graph value of 8-bit runtime symbol @s read as quantized with
+ * (@scale, @zp): its own value when its parameters are those, else a
+ * RESHAPE into a value that has them.
+ */
+static int qview(struct nctx *c, struct sym *s, float scale, int32_t zp, uint32_t *id)
+{
+	struct npu_value_desc v = NPU_VALUE_DESC_INIT, t;
+	struct oi_node r = { .kind = NPU_NODE_RESHAPE, .name = c->name };
+	uint32_t src;
+	int ret = oi_value_of(c->im, s, &src);
+
+	if (ret)
+		return ret;
+	ret = npu_graph_get_value(c->im->m->g, src, &v);
+	if (ret)
+		return oi_fail(c->im, "tensor '%s' has no value", s->name);
+	if (v.scale == scale && v.zero_point == zp) {
+		*id = src;
+		return 0;
+	}
+	t = v;
+	t.name = "onnx-qview";
+	t.flags = 0;
+	t.data = NULL;
+	t.scale = scale;
+	t.zero_point = zp;
+	ret = npu_graph_add_value(c->im->m->g, &t, id);
+	if (ret)
+		return oi_fail(c->im, "%s", npu_graph_error(c->im->m->g));
+	r.inputs = &src;
+	r.num_inputs = 1;
+	r.output = *id;
+	return oi_add_node(c->im, &r);
+}
+
+/*
+ * A static 8-bit value from constant @w with per-tensor parameters, or
+ * per channel along @axis when @scales has more than one element.
+ * @dims replaces the constant's shape when not NULL (same element count).
+ */
+static int qstatic(struct nctx *c, const struct sym *w, const struct sym *scales,
+		   const struct sym *zps, uint32_t axis, uint32_t rank, const uint32_t *dims,
+		   const uint8_t *bytes, uint32_t *id)
+{
+	struct npu_value_desc v = NPU_VALUE_DESC_INIT;
+	int32_t *zp = NULL;
+	uint64_t i;
+	int ret;
+
+	v.name = w->name;
+	v.dtype = w->c.dt == OT_INT8 ? NPU_DTYPE_INT8 : NPU_DTYPE_UINT8;
+	v.rank = rank;
+	memcpy(v.dims, dims, 4ull * rank);
+	v.data = bytes;
+	if (scales->c.n == 1) {
+		v.scale = scales->c.f[0];
+		v.zero_point = zps ? (int32_t)zps->c.i[0] : 0;
+	} else {
+		v.quant_axis = axis;
+		v.num_channels = (uint32_t)scales->c.n;
+		v.channel_scales = scales->c.f;
+		if (zps && zps->c.n == scales->c.n) {
+			zp = malloc(scales->c.n * sizeof(*zp));
+			if (!zp)
+				return oi_nomem(c->im);
+			for (i = 0; i < scales->c.n; i++)
+				zp[i] = (int32_t)zps->c.i[i];
+		} else if (zps && zps->c.i[0]) {
+			zp = malloc(scales->c.n * sizeof(*zp));
+			if (!zp)
+				return oi_nomem(c->im);
+			for (i = 0; i < scales->c.n; i++)
+				zp[i] = (int32_t)zps->c.i[0];
+		}
+		v.channel_zero_points = zp;
+	}
+	ret = oi_check_value_size(c->im, w->name, v.dtype, v.rank, v.dims);
+	if (!ret && npu_graph_add_value(c->im->m->g, &v, id))
+		ret = oi_fail(c->im, "weights '%s': %s", w->name, npu_graph_error(c->im->m->g));
+	free(zp);
+	return ret;
+}
+
+/* The bytes of 8-bit constant @w, optionally transposed from [R, C] to [C, R]. */
+static uint8_t *const_bytes(const struct sym *w, bool transpose)
+{
+	uint8_t *b = malloc(w->c.n + 1);
+	uint64_t i, r = transpose ? (uint64_t)w->c.dims[0] : 0, cols = transpose ? (uint64_t)w->c.dims[1] : 0;
+
+	if (!b)
+		return NULL;
+	for (i = 0; i < w->c.n; i++) {
+		uint64_t k = transpose ? (i % r) * cols + i / r : i;
+
+		b[i] = (uint8_t)w->c.i[k];
+	}
+	return b;
+}
+
+/*
+ * Per-channel scales @scales fit @n channels (one element: per tensor),
+ * and zero points @zps (NULL, one, or @n of @w's dtype).
+ */
+static bool channel_params(const struct sym *w, const struct sym *scales,
+			   const struct sym *zps, uint64_t n)
+{
+	uint64_t i;
+
+	if (!scales || !scales->is_const || scales->c.dt != OT_FLOAT || !scales->c.f ||
+	    (scales->c.n != 1 && (scales->c.n != n || scales->c.rank != 1)))
+		return false;
+	for (i = 0; i < scales->c.n; i++)
+		if (!(scales->c.f[i] > 0.0f) || scales->c.f[i] > 3.4e38f)
+			return false;
+	if (zps && (!zps->is_const || zps->c.dt != w->c.dt || !zps->c.i ||
+		    (zps->c.n != 1 && zps->c.n != scales->c.n)))
+		return false;
+	return true;
+}
+
+static bool const8(const struct sym *s)
+{
+	return s && s->is_const && s->c.i && (s->c.dt == OT_INT8 || s->c.dt == OT_UINT8);
+}
+
+/* A new graph value for output symbol @o, quantized unless @scale is 0. */
+static int qout_value(struct imp *im, struct sym *o, enum npu_dtype dt, float scale, int32_t zp,
+		      uint32_t rank, const uint32_t *dims)
+{
+	return oi_new_qvalue(im, o, dt, scale, zp, rank, dims);
+}
+
+/* ---- One integer convolution or matrix product ---------------------------- */
+
+struct qop {
+	struct sym *x;			/* runtime 8-bit input */
+	float xs;
+	int32_t xzp;
+	struct sym *w, *ws, *wzp;	/* constant 8-bit weights and their parameters */
+	struct sym *b;			/* constant int32 bias or NULL */
+	enum npu_dtype ydt;		/* INT8/UINT8 (requantized) or INT32 */
+	float ys;
+	int32_t yzp;
+	const char *yname;		/* the output tensor */
+};
+
+static int q_conv(struct nctx *c, struct qop *q)
+{
+	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW, .name = c->name };
+	uint32_t xd[8], wd[8], yd[4], in[3], nin = 2;
+	struct sym *o;
+	bool one_d;
+	uint8_t *wb;
+	int ret;
+
+	ret = oi_conv_geometry(c, q->x, q->w, &d.op, xd, wd, yd, &one_d);
+	if (ret)
+		return ret;
+	if (one_d)
+		return oi_fail(c->im, "quantized 1-D convolution is not supported on the device");
+	if (!channel_params(q->w, q->ws, q->wzp, wd[0]))
+		return oi_fail(c->im, "weight scales must be constants, one or one per output channel");
+	if (q->b && (!q->b->is_const || q->b->c.dt != OT_INT32 || q->b->c.n != wd[0]))
+		return oi_fail(c->im, "the bias must be a constant int32 vector of %u elements", wd[0]);
+	ret = qview(c, q->x, q->xs, q->xzp, &in[0]);
+	if (ret)
+		return ret;
+	wb = const_bytes(q->w, false);
+	if (!wb)
+		return oi_nomem(c->im);
+	ret = qstatic(c, q->w, q->ws, q->wzp, 0, 4, wd, wb, &in[1]);
+	free(wb);
+	if (!ret && q->b) {
+		ret = oi_value_of(c->im, q->b, &in[2]);
+		nin = 3;
+	}
+	if (!ret)
+		ret = oi_add_sym(c->im, q->yname, &o);
+	if (!ret)
+		ret = qout_value(c->im, o, q->ydt, q->ydt == NPU_DTYPE_INT32 ? 0.0f : q->ys,
+				 q->yzp, 4, yd);
+	if (ret)
+		return ret;
+	d.inputs = in;
+	d.num_inputs = nin;
+	d.output = o->value;
+	return oi_add_node(c->im, &d);
+}
+
+/*
+ * A [.., M, K] x [K, N] product with constant 2-D B (transposed from
+ * [N, K] when @trans_b): A flattened to [M', K], one GEMM, the result
+ * reshaped back.
+ */
+static int q_matmul(struct nctx *c, struct qop *q, bool trans_b)
+{
+	struct oi_node d = { .kind = NPU_NODE_OP, .name = c->name };
+	struct oi_node r = { .kind = NPU_NODE_RESHAPE, .name = c->name };
+	uint32_t ra, da[8], bd[2], ad[2], yd2[2], yd[8], in[3], nin = 2, a, y2, i;
+	struct npu_value_desc tv = NPU_VALUE_DESC_INIT;
+	uint64_t m = 1;
+	struct sym *o;
+	uint8_t *wb;
+	int ret;
+
+	ret = oi_sym_shape(c, q->x, &ra, da);
+	if (ret)
+		return ret;
+	if (ra < 2 || q->w->c.rank != 2)
+		return oi_fail(c->im, "quantized MatMul needs A of rank >= 2 and a 2-D constant B");
+	bd[0] = (uint32_t)q->w->c.dims[trans_b ? 1 : 0];
+	bd[1] = (uint32_t)q->w->c.dims[trans_b ? 0 : 1];
+	if (da[ra - 1] != bd[0])
+		return oi_fail(c->im, "inner dimensions differ (%u vs %u)", da[ra - 1], bd[0]);
+	for (i = 0; i + 1 < ra; i++)
+		m *= da[i];
+	if (m > UINT32_MAX)
+		return oi_fail(c->im, "A is too large");
+	if (!channel_params(q->w, q->ws, q->wzp, bd[1]))
+		return oi_fail(c->im, "B's scales must be constants, one or one per column");
+	if (q->b && (!q->b->is_const || q->b->c.dt != OT_INT32 || q->b->c.n != bd[1]))
+		return oi_fail(c->im, "the bias must be a constant int32 vector of %u elements", bd[1]);
+	ret = qview(c, q->x, q->xs, q->xzp, &a);
+	if (ret)
+		return ret;
+	ad[0] = (uint32_t)m;
+	ad[1] = bd[0];
+	if (ra != 2) {
+		uint32_t flat;
+
+		ret = npu_graph_get_value(c->im->m->g, a, &tv);
+		tv.name = "onnx-qflat";
+		tv.rank = 2;
+		memcpy(tv.dims, ad, sizeof(ad));
+		tv.flags = 0;
+		if (!ret)
+			ret = npu_graph_add_value(c->im->m->g, &tv, &flat);
+		if (ret)
+			return oi_fail(c->im, "%s", npu_graph_error(c->im->m->g));
+		r.inputs = &a;
+		r.num_inputs = 1;
+		r.output = flat;
+		ret = oi_add_node(c->im, &r);
+		if (ret)
+			return ret;
+		a = flat;
+	}
+	in[0] = a;
+	wb = const_bytes(q->w, trans_b);
+	if (!wb)
+		return oi_nomem(c->im);
+	ret = qstatic(c, q->w, q->ws, q->wzp, 1, 2, bd, wb, &in[1]);
+	free(wb);
+	if (!ret && q->b) {
+		ret = oi_value_of(c->im, q->b, &in[2]);
+		nin = 3;
+	}
+	if (ret)
+		return ret;
+	memcpy(yd, da, 4ull * ra);
+	yd[ra - 1] = bd[1];
+	yd2[0] = (uint32_t)m;
+	yd2[1] = bd[1];
+	d.op.kind = NPU_OP_GEMM;
+	d.inputs = in;
+	d.num_inputs = nin;
+	if (ra == 2) {
+		ret = oi_add_sym(c->im, q->yname, &o);
+		if (!ret)
+			ret = qout_value(c->im, o, q->ydt, q->ydt == NPU_DTYPE_INT32 ? 0.0f : q->ys,
+					 q->yzp, 2, yd2);
+		if (ret)
+			return ret;
+		d.output = o->value;
+		return oi_add_node(c->im, &d);
+	}
+	ret = oi_tmp_qvalue(c->im, q->ydt, q->ydt == NPU_DTYPE_INT32 ? 0.0f : q->ys, q->yzp, 2,
+			    yd2, &y2);
+	if (ret)
+		return ret;
+	d.output = y2;
+	ret = oi_add_node(c->im, &d);
+	if (!ret)
+		ret = oi_add_sym(c->im, q->yname, &o);
+	if (!ret)
+		ret = qout_value(c->im, o, q->ydt, q->ydt == NPU_DTYPE_INT32 ? 0.0f : q->ys, q->yzp,
+				 ra, yd);
+	if (ret)
+		return ret;
+	r.inputs = &y2;
+	r.num_inputs = 1;
+	r.output = o->value;
+	return oi_add_node(c->im, &r);
+}
+
+/* ---- QuantizeLinear, DequantizeLinear ------------------------------------- */
+
+int oi_op_quantize(struct nctx *c)
+{
+	struct oi_node d = { .kind = NPU_NODE_OP, .name = c->name };
+	struct sym *x = c->nin > 0 ? c->in[0] : NULL, *o;
+	uint32_t r, dims[8], in;
+	enum npu_dtype dt;
+	int32_t zp;
+	float s;
+	int ret;
+
+	if (!x || !node_qparams(c->im, c->n, NPU_DTYPE_UINT8, &s, &zp, &dt))
+		return oi_fail(c->im, "only a constant per-tensor scale and 8-bit zero point run on the device");
+	if (oi_sym_dtype(x) != NPU_DTYPE_FP32 && oi_sym_dtype(x) != NPU_DTYPE_FP16 &&
+	    oi_sym_dtype(x) != NPU_DTYPE_BF16)
+		return oi_fail(c->im, "the input must be float");
+	ret = oi_sym_shape(c, x, &r, dims);
+	if (!ret)
+		ret = oi_value_of(c->im, x, &in);
+	if (!ret)
+		ret = oi_out_sym(c, &o);
+	if (!ret)
+		ret = qout_value(c->im, o, dt, s, zp, r, dims);
+	if (ret)
+		return ret;
+	d.op.kind = NPU_OP_QUANTIZE;
+	d.inputs = &in;
+	d.num_inputs = 1;
+	d.output = o->value;
+	return oi_add_node(c->im, &d);
+}
+
+int oi_op_dequantize(struct nctx *c)
+{
+	struct oi_node d = { .kind = NPU_NODE_OP };
+	struct sym *x = c->nin > 0 ? c->in[0] : NULL;
+	enum npu_dtype dt, xdt = x ? oi_sym_dtype(x) : NPU_DTYPE_FP32;
+	uint32_t r, dims[8], in;
+	int32_t zp;
+	float s;
+	int ret;
+
+	if (!x || (xdt != NPU_DTYPE_INT8 && xdt != NPU_DTYPE_UINT8) ||
+	    !node_qparams(c->im, c->n, xdt, &s, &zp, &dt) || dt != xdt)
+		return oi_fail(c->im, "only 8-bit input with a constant per-tensor scale and zero point runs on the device");
+	ret = oi_sym_shape(c, x, &r, dims);
+	if (!ret)
+		ret = qview(c, x, s, zp, &in);
+	if (ret)
+		return ret;
+	d.op.kind = NPU_OP_DEQUANTIZE;
+	return oi_emit(c, &d, &in, 1, NPU_DTYPE_FP32, r, dims);
+}
+
+/* ---- QOperator ------------------------------------------------------------- */
+
+/* x at @xi with scale/zp at xi+1, xi+2 (or zp only at @zpi for *Integer). */
+static int runtime_x(struct nctx *c, struct qop *q, size_t xi, bool integer)
+{
+	enum npu_dtype dt;
+
+	q->x = c->in[xi];
+	if (!q->x || q->x->is_const ||
+	    (oi_sym_dtype(q->x) != NPU_DTYPE_INT8 && oi_sym_dtype(q->x) != NPU_DTYPE_UINT8))
+		return oi_fail(c->im, "the device takes a runtime 8-bit input");
+	if (integer) {
+		q->xs = 1.0f;
+		if (!const_zp(c->nin > 2 ? c->in[2] : NULL, oi_sym_dtype(q->x), &q->xzp, &dt) ||
+		    dt != oi_sym_dtype(q->x))
+			return oi_fail(c->im, "the input zero point must be a constant of its dtype");
+		return 0;
+	}
+	if (!const_scale(c->in[xi + 1], &q->xs) ||
+	    !const_zp(c->in[xi + 2], oi_sym_dtype(q->x), &q->xzp, &dt) || dt != oi_sym_dtype(q->x))
+		return oi_fail(c->im, "the input's scale and zero point must be constant scalars");
+	return 0;
+}
+
+static int weights(struct nctx *c, struct qop *q, size_t wi, size_t si, size_t zi)
+{
+	q->w = c->in[wi];
+	q->ws = si < c->nin ? c->in[si] : NULL;
+	q->wzp = zi < c->nin ? c->in[zi] : NULL;
+	if (!const8(q->w))
+		return oi_fail(c->im, "the device takes constant 8-bit weights");
+	return 0;
+}
+
+static int output_params(struct nctx *c, struct qop *q, size_t si, size_t zi)
+{
+	enum npu_dtype dt;
+
+	if (!const_scale(si < c->nin ? c->in[si] : NULL, &q->ys) ||
+	    !const_zp(zi < c->nin ? c->in[zi] : NULL, NPU_DTYPE_UINT8, &q->yzp, &dt))
+		return oi_fail(c->im, "the output's scale and zero point must be constant scalars");
+	q->ydt = dt;
+	q->yname = c->n->output[0];
+	return 0;
+}
+
+/* An *Integer op's weights have scale 1: a one-element constant of 1.0. */
+static struct sym unit_scale = {
+	.name = "1", .is_const = true, .c = { .dt = OT_FLOAT, .n = 1, .f = (float[]){ 1.0f } },
+};
+
+int oi_op_qlinear_conv(struct nctx *c)
+{
+	struct qop q = { 0 };
+	int ret = runtime_x(c, &q, 0, false);
+
+	if (!ret)
+		ret = weights(c, &q, 3, 4, 5);
+	if (!ret)
+		ret = output_params(c, &q, 6, 7);
+	q.b = c->nin > 8 ? c->in[8] : NULL;
+	return ret ? ret : q_conv(c, &q);
+}
+
+int oi_op_conv_integer(struct nctx *c)
+{
+	struct qop q = { .ydt = NPU_DTYPE_INT32 };
+	int ret = runtime_x(c, &q, 0, true);
+
+	if (!ret)
+		ret = weights(c, &q, 1, NPU_KERNEL_MAX_INPUTS, 3);
+	q.ws = &unit_scale;
+	q.yname = c->n->output[0];
+	return ret ? ret : q_conv(c, &q);
+}
+
+int oi_op_qlinear_matmul(struct nctx *c)
+{
+	struct qop q = { 0 };
+	int ret = runtime_x(c, &q, 0, false);
+
+	if (!ret)
+		ret = weights(c, &q, 3, 4, 5);
+	if (!ret)
+		ret = output_params(c, &q, 6, 7);
+	return ret ? ret : q_matmul(c, &q, false);
+}
+
+int oi_op_matmul_integer(struct nctx *c)
+{
+	struct qop q = { .ydt = NPU_DTYPE_INT32 };
+	int ret = runtime_x(c, &q, 0, true);
+
+	if (!ret)
+		ret = weights(c, &q, 1, NPU_KERNEL_MAX_INPUTS, 3);
+	q.ws = &unit_scale;
+	q.yname = c->n->output[0];
+	return ret ? ret : q_matmul(c, &q, false);
+}
+
+/* ---- QDQ node units -------------------------------------------------------- */
+
+/* The DequantizeLinear that made symbol @s, with constant per-tensor parameters. */
+static const Onnx__NodeProto *dq_of(const struct sym *s)
+{
+	return s && s->dq && is_named(s->dq, "DequantizeLinear") ? s->dq : NULL;
+}
+
+/*
+ * The only reader of the node's output, when it is a QuantizeLinear with
+ * constant per-tensor parameters and the output is no graph output.
+ */
+static const Onnx__NodeProto *q_after(const struct nctx *c)
+{
+	const Onnx__NodeProto *qn = oi_single_reader(c->im, c->n->output[0]);
+
+	return qn && is_named(qn, "QuantizeLinear") && qn->n_input >= 2 &&
+	       qn->n_output >= 1 && qn->output[0] && *qn->output[0] ? qn : NULL;
+}
+
+int oi_qdq_unit(struct nctx *c)
+{
+	const Onnx__NodeProto *n = c->n, *dx, *dw, *db = NULL, *qn;
+	bool conv = is_named(n, "Conv"), gemm = is_named(n, "Gemm");
+	struct qop q = { 0 };
+	enum npu_dtype dt;
+	int ret;
+
+	if (!conv && !gemm && !is_named(n, "MatMul"))
+		return 1;
+	if (c->nin < 2 || n->n_output != 1 || !(qn = q_after(c)))
+		return 1;
+	dx = dq_of(c->in[0]);
+	dw = dq_of(c->in[1]);
+	if (c->nin > 2 && c->in[2]) {
+		db = dq_of(c->in[2]);
+		if (!db)
+			return 1;
+	}
+	if (!dx || !dw)
+		return 1;
+	q.x = in_sym(c->im, dx, 0);
+	if (!q.x || q.x->is_const ||
+	    (oi_sym_dtype(q.x) != NPU_DTYPE_INT8 && oi_sym_dtype(q.x) != NPU_DTYPE_UINT8) ||
+	    !node_qparams(c->im, dx, oi_sym_dtype(q.x), &q.xs, &q.xzp, &dt) ||
+	    dt != oi_sym_dtype(q.x))
+		return 1;
+	q.w = in_sym(c->im, dw, 0);
+	q.ws = in_sym(c->im, dw, 1);
+	q.wzp = in_sym(c->im, dw, 2);
+	if (!const8(q.w))
+		return 1;
+	/* per-axis weights: along the output channels only */
+	if (q.ws && q.ws->is_const && q.ws->c.n > 1) {
+		int64_t axis = 1;
+		const Onnx__AttributeProto *a = NULL;
+		size_t i;
+
+		for (i = 0; i < dw->n_attribute; i++)
+			if (dw->attribute[i]->name && !strcmp(dw->attribute[i]->name, "axis"))
+				a = dw->attribute[i];
+		if (a)
+			axis = a->i;
+		if (axis < 0)
+			axis += q.w->c.rank;
+		/* Gemm's transposed B [N, K] has its columns along axis 0 */
+		if (axis != (conv || (gemm && oi_attr_i(c, "transB", 0)) ? 0 : 1))
+			return 1;
+	}
+	if (db) {
+		struct sym *bz = in_sym(c->im, db, 2);
+		uint64_t i;
+
+		/* onnxruntime takes the int32 bias as stored, in scale xs * ws */
+		q.b = in_sym(c->im, db, 0);
+		if (!q.b || !q.b->is_const || q.b->c.dt != OT_INT32)
+			return 1;
+		if (bz && (!bz->is_const || !bz->c.i))
+			return 1;
+		for (i = 0; bz && i < bz->c.n; i++)
+			if (bz->c.i[i])
+				return 1;
+	}
+	if (!node_qparams(c->im, qn, NPU_DTYPE_UINT8, &q.ys, &q.yzp, &q.ydt))
+		return 1;
+	q.yname = qn->output[0];
+	if (gemm) {
+		bool tb = oi_attr_i(c, "transB", 0) != 0;
+
+		if (oi_attr_i(c, "transA", 0) || oi_attr_f(c, "alpha", 1.0f) != 1.0f ||
+		    oi_attr_f(c, "beta", 1.0f) != 1.0f)
+			return 1;
+		ret = q_matmul(c, &q, tb);
+	} else {
+		ret = conv ? q_conv(c, &q) : q_matmul(c, &q, false);
+	}
+	if (ret)
+		return ret;
+	/* the QuantizeLinear's output is written: its import is done */
+	oi_lookup(c->im, q.yname)->qdq_fused = true;
+	return 0;
+}
+
+bool oi_qdq_done(struct imp *im, const Onnx__NodeProto *n)
+{
+	struct sym *s;
+
+	if (!is_named(n, "QuantizeLinear") || n->n_output < 1 || !n->output[0])
+		return false;
+	s = oi_lookup(im, n->output[0]);
+	return s && s->qdq_fused;
+}
+
+/* ---- Who reads a tensor ------------------------------------------------------ */
+
+#define READERS_MANY	UINT32_MAX
+
+static int build_readers(struct imp *im)
+{
+	const Onnx__GraphProto *gp = im->mp->graph;
+	size_t i, j, n = 0;
+
+	for (i = 0; i < gp->n_node; i++)
+		n += gp->node[i]->n_input;
+	if (oi_names_init(&im->readers, n + gp->n_output + 1))
+		return -ENOMEM;
+	im->readers_built = true;
+	im->readers_unsure = true;	/* until the table is complete */
+	for (i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *nd = gp->node[i];
+
+		for (j = 0; j < nd->n_input; j++) {
+			uint32_t *v;
+
+			if (!nd->input[j] || !*nd->input[j])
+				continue;
+			v = oi_names_put(&im->readers, nd->input[j], (uint32_t)i);
+			if (!v)
+				return -ENOMEM;
+			if (*v != i)
+				*v = READERS_MANY;
+		}
+		/* a node with subgraphs may read anything from inside them */
+		for (j = 0; j < nd->n_attribute; j++)
+			if (nd->attribute[j]->g || nd->attribute[j]->n_graphs)
+				return 0;
+	}
+	for (i = 0; i < gp->n_output; i++) {
+		uint32_t *v = oi_names_put(&im->readers, gp->output[i]->name, 0);
+
+		if (!v)
+			return -ENOMEM;
+		*v = READERS_MANY;
+	}
+	im->readers_unsure = false;
+	return 0;
+}
+
+const Onnx__NodeProto *oi_single_reader(struct imp *im, const char *name)
+{
+	uint32_t *v;
+
+	if (!name || !im->mp || !im->mp->graph)
+		return NULL;
+	if (!im->readers_built && build_readers(im))
+		return NULL;
+	if (im->readers_unsure)
+		return NULL;
+	v = oi_names_get(&im->readers, name);
+	return v && *v != READERS_MANY && *v < im->mp->graph->n_node ?
+		im->mp->graph->node[*v] : NULL;
+}
