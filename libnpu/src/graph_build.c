@@ -30,6 +30,88 @@ NPU_EXPORT int npu_graph_create(struct npu_graph **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+/* Where each dim of a 4-D [N,C,H,W] (or OIHW) value lands in its NHWC view. */
+static const uint32_t nchw_to_nhwc[4] = { 0, 3, 1, 2 };
+
+struct gchq *npu__chq_new(uint32_t axis, uint32_t n, const float *scale,
+			  const int32_t *zp)
+{
+	struct gchq *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->axis = axis;
+	q->n = n;
+	q->scale = malloc(n * sizeof(*q->scale) + 1);
+	q->zp = calloc(n + 1, sizeof(*q->zp));
+	if (!q->scale || !q->zp) {
+		npu__chq_free(q);
+		return NULL;
+	}
+	memcpy(q->scale, scale, n * sizeof(*q->scale));
+	if (zp)
+		memcpy(q->zp, zp, n * sizeof(*q->zp));
+	return q;
+}
+
+void npu__chq_free(struct gchq *q)
+{
+	if (!q)
+		return;
+	free(q->scale);
+	free(q->zp);
+	free(q);
+}
+
+int npu__value_set_quant(struct npu_tensor *t, const struct gvalue *v,
+			 const uint32_t *axis_map)
+{
+	if (v->chq)
+		return npu_tensor_set_quant_channel(t, axis_map ? axis_map[v->chq->axis] :
+							       v->chq->axis,
+						    v->chq->scale, v->chq->zp);
+	if (v->scale > 0.0f)
+		return npu_tensor_set_quant(t, v->scale, v->zero_point);
+	return 0;
+}
+
+/* Per-channel quantization of a new value (npu_graph_add_value). */
+static int check_chq(struct npu_graph *g, const struct npu_value_desc *d)
+{
+	const char *name = d->name ? d->name : "";
+	int32_t lo = d->dtype == NPU_DTYPE_INT8 ? -128 : 0;
+	int32_t hi = d->dtype == NPU_DTYPE_INT8 ? 127 : 255;
+	uint32_t i;
+
+	if (!d->num_channels)
+		return d->channel_scales || d->channel_zero_points || d->quant_axis ?
+			npu__graph_fail(g, "value %s: channel quantization fields without num_channels",
+					name) : 0;
+	if (d->dtype != NPU_DTYPE_INT8 && d->dtype != NPU_DTYPE_UINT8)
+		return npu__graph_fail(g, "value %s: per-channel quantization needs INT8 or UINT8",
+				       name);
+	if (!d->data)
+		return npu__graph_fail(g, "value %s: per-channel quantization is for static values only",
+				       name);
+	if (d->scale != 0.0f)
+		return npu__graph_fail(g, "value %s: both a per-tensor scale and per-channel scales",
+				       name);
+	if (d->quant_axis >= d->rank || d->dims[d->quant_axis] != d->num_channels ||
+	    !d->channel_scales)
+		return npu__graph_fail(g, "value %s: %u channel scales along axis %u do not fit its shape",
+				       name, d->num_channels, d->quant_axis);
+	for (i = 0; i < d->num_channels; i++) {
+		if (!(d->channel_scales[i] > 0.0f) || d->channel_scales[i] > 3.4e38f)
+			return npu__graph_fail(g, "value %s: channel %u's scale %g is not finite and positive",
+					       name, i, (double)d->channel_scales[i]);
+		if (d->channel_zero_points &&
+		    (d->channel_zero_points[i] < lo || d->channel_zero_points[i] > hi))
+			return npu__graph_fail(g, "value %s: channel %u's zero point %d is outside [%d, %d]",
+					       name, i, d->channel_zero_points[i], lo, hi);
+	}
+	return 0;
+}
+
 NPU_EXPORT void npu_graph_free(struct npu_graph *g)
 {
 	size_t i;
@@ -41,6 +123,7 @@ NPU_EXPORT void npu_graph_free(struct npu_graph *g)
 			free(g->v[i].name);
 		if (!g->v[i].data_borrowed)
 			free(g->v[i].data);
+		npu__chq_free(g->v[i].chq);
 	}
 	for (i = 0; i < g->nn; i++) {
 		free(g->n[i].name);
@@ -134,6 +217,9 @@ NPU_EXPORT int npu_graph_add_value(struct npu_graph *g,
 	    (!(d->scale > 0.0f) || d->scale > 3.4e38f ||
 	     (d->dtype != NPU_DTYPE_INT8 && d->dtype != NPU_DTYPE_UINT8)))
 		return npu__graph_fail(g, "value %s: bad quantization", d->name ? d->name : "");
+	ret = check_chq(g, d);
+	if (ret)
+		return ret;
 	ret = npu__graph_push_value(g, d, NULL, &vid);
 	if (ret)
 		return ret == -EINVAL ?
@@ -148,6 +234,16 @@ NPU_EXPORT int npu_graph_add_value(struct npu_graph *g,
 		}
 		memcpy(copy, d->data, g->v[vid].bytes);
 		g->v[vid].data = copy;
+	}
+	if (d->num_channels) {
+		g->v[vid].chq = npu__chq_new(d->quant_axis, d->num_channels, d->channel_scales,
+					     d->channel_zero_points);
+		if (!g->v[vid].chq) {
+			free(g->v[vid].name);
+			free(copy);
+			g->nv--;
+			return -ENOMEM;
+		}
 	}
 	*id = vid;
 	return 0;
@@ -287,6 +383,12 @@ NPU_EXPORT int npu_graph_get_value(const struct npu_graph *g, uint32_t id,
 	vd.data = v->data;
 	vd.scale = v->scale;
 	vd.zero_point = v->zero_point;
+	if (v->chq) {
+		vd.quant_axis = v->chq->axis;
+		vd.num_channels = v->chq->n;
+		vd.channel_scales = v->chq->scale;
+		vd.channel_zero_points = v->chq->zp;
+	}
 	npu__struct_out(d, d->size, &vd, sizeof(vd));
 	return 0;
 }
@@ -370,8 +472,7 @@ int npu__graph_tensor(const struct gvalue *v, bool nchw,
 	}
 	if (ret)
 		return ret;
-	if (!ret && v->scale > 0.0f)
-		ret = npu_tensor_set_quant(t, v->scale, v->zero_point);
+	ret = npu__value_set_quant(t, v, v->rank == 4 && (v->nhwc || nchw) ? nchw_to_nhwc : NULL);
 	if (!ret)
 		ret = buf ? npu_tensor_bind_buffer(t, buf, offset) :
 			    npu_tensor_bind_host(t, host, npu__tensor_span(t));
@@ -400,8 +501,8 @@ static int oihw_view(const struct gvalue *v, const struct gbind *b,
 	if (ret)
 		return ret;
 	ret = npu_tensor_set_strides(t, st);
-	if (!ret && v->scale > 0.0f)
-		ret = npu_tensor_set_quant(t, v->scale, v->zero_point);
+	if (!ret)
+		ret = npu__value_set_quant(t, v, nchw_to_nhwc);
 	if (!ret)
 		ret = b->buf ? npu_tensor_bind_buffer(t, b->buf, b->offset) :
 			       npu_tensor_bind_host(t, b->host,

@@ -36,10 +36,16 @@ static int work_clone(const struct npu_graph *g, struct npu_graph **out)
 	w->cap_v = g->nv ? g->nv : 1;
 	w->cap_n = g->nn ? g->nn : 1;
 	for (i = 0; i < g->nv; i++) {
+		const struct gchq *q = g->v[i].chq;
+
 		w->v[i] = g->v[i];
 		w->v[i].name_borrowed = true;
 		w->v[i].data_borrowed = true;
+		/* the runtime may outlive @g: its own copy */
+		w->v[i].chq = q ? npu__chq_new(q->axis, q->n, q->scale, q->zp) : NULL;
 		w->nv++;
+		if (q && !w->v[i].chq)
+			goto nomem;
 	}
 	for (i = 0; i < g->nn; i++) {
 		const struct gnode *n = &g->n[i];

@@ -19,6 +19,25 @@
 /* Bit of gnode.flags, never public: W was packed from OIHW to OHWI. */
 #define GNODE_W_PACKED	(1u << 31)
 
+/* Per-channel quantization of a value along @axis: @n scales, zero points. */
+struct gchq {
+	uint32_t axis, n;
+	float *scale;
+	int32_t *zp;
+};
+
+struct gchq *npu__chq_new(uint32_t axis, uint32_t n, const float *scale,
+			  const int32_t *zp);
+void npu__chq_free(struct gchq *q);
+/*
+ * Give @t @v's quantization, per tensor or per channel; @axis_map maps
+ * @v's dims to @t's (NULL: the same), for views that permute them.
+ */
+struct npu_tensor;
+struct gvalue;
+int npu__value_set_quant(struct npu_tensor *t, const struct gvalue *v,
+			 const uint32_t *axis_map);
+
 struct gvalue {
 	char *name;			/* never NULL ("" if unnamed) */
 	enum npu_dtype dtype;
@@ -27,6 +46,8 @@ struct gvalue {
 	uint32_t flags;			/* NPU_VALUE_* */
 	float scale;
 	int32_t zero_point;
+	/* per-channel quantization (static weights), owned; NULL if none */
+	struct gchq *chq;
 	void *data;			/* static values: owned copy */
 	uint64_t elems;
 	uint64_t bytes;

@@ -67,8 +67,8 @@ static int view(const struct gvalue *v, uint32_t rank, const uint32_t *dims,
 	ret = npu_tensor_create(v->dtype, rank, dims, &t);
 	if (!ret && st)
 		ret = npu_tensor_set_strides(t, st);
-	if (!ret && v->scale > 0.0f)
-		ret = npu_tensor_set_quant(t, v->scale, v->zero_point);
+	if (!ret && (v->scale > 0.0f || v->chq))
+		ret = npu__value_set_quant(t, v, NULL);
 	/* unquantized 8-bit values move bit for bit, like ONNX's */
 	else if (!ret && (v->dtype == NPU_DTYPE_INT8 || v->dtype == NPU_DTYPE_UINT8))
 		ret = npu_tensor_set_quant(t, 1.0f, 0);

@@ -87,13 +87,23 @@ int npu__add_value_raw(struct cstate *c, const struct gvalue *like,
 		.name = like->name, .dtype = like->dtype, .rank = rank,
 		.scale = like->scale, .zero_point = like->zero_point,
 	};
+	/* read before the push, which may move @like */
+	const struct gchq *q = like->chq;
 	uint32_t *cons;
 	int ret;
 
+	/* per-channel weights keep their channels (OIHW packed to OHWI: axis 0) */
+	if (q && (q->axis >= rank || dims[q->axis] != q->n))
+		return -EINVAL;
 	memcpy(d.dims, dims, 4ull * rank);
 	ret = npu__graph_push_value(c->w, &d, data, id);
 	if (ret)
 		return ret;
+	if (q) {
+		c->w->v[*id].chq = npu__chq_new(q->axis, q->n, q->scale, q->zp);
+		if (!c->w->v[*id].chq)
+			return -ENOMEM;
+	}
 	if (c->w->nv > c->cap_consumers) {
 		size_t cap = c->w->nv + c->w->nv / 2 + 16;
 

@@ -117,6 +117,13 @@ struct npu_runtime;
  * (0: a scalar of one element).  @data (static values only, dense, native
  * endianness) is copied.  @scale > 0 quantizes an INT8/UINT8 value per
  * tensor; 0 leaves it unquantized.
+ *
+ * Since 1.6, a static INT8/UINT8 value (convolution or GEMM weights) may
+ * instead be quantized per channel along @quant_axis: @num_channels
+ * (== dims[@quant_axis], at most npu_device_limits.channels) scales in
+ * @channel_scales (finite, > 0) and zero points in @channel_zero_points
+ * (NULL: all 0; each within the dtype), both copied; @scale must then be
+ * 0.  npu_graph_get_value() returns the graph's copies.
  */
 struct npu_value_desc {
 	uint32_t size;			/* sizeof(struct npu_value_desc) */
@@ -128,6 +135,11 @@ struct npu_value_desc {
 	const void *data;
 	float scale;
 	int32_t zero_point;
+	/* since 1.6 */
+	uint32_t quant_axis;
+	uint32_t num_channels;		/* 0: not per channel */
+	const float *channel_scales;
+	const int32_t *channel_zero_points;
 };
 
 #define NPU_VALUE_DESC_INIT	{ .size = sizeof(struct npu_value_desc) }
