@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //
 // Reference outputs from onnxruntime-node:
-//   node ref.js MODEL.onnx IN_DIR OUT_DIR
+//   node ref.js MODEL.onnx IN_DIR OUT_DIR [LEVEL]
 // feeds every model input from IN_DIR/<name>.npy and writes every output to
 // OUT_DIR/<name>.npy (names with characters outside [A-Za-z0-9._-] replaced
 // by '_', as vnpu-models and npu-run name them).  One thread and no graph
@@ -71,9 +71,9 @@ function saveNpy(file, tensor) {
 }
 
 async function main() {
-	const [model, inDir, outDir] = process.argv.slice(2);
-	if (!outDir) {
-		console.error('usage: node ref.js MODEL.onnx IN_DIR OUT_DIR');
+	const [model, inDir, outDir, level = 'disabled'] = process.argv.slice(2);
+	if (!outDir || !['disabled', 'basic', 'extended', 'all'].includes(level)) {
+		console.error('usage: node ref.js MODEL.onnx IN_DIR OUT_DIR [disabled|basic|extended|all]');
 		process.exit(2);
 	}
 	const session = await ort.InferenceSession.create(model, {
@@ -85,7 +85,11 @@ async function main() {
 		// which rounds differently from the nodes as written; only disabled
 		// leaves every node to its own kernel.  onnxruntime-node's default
 		// is 'all', which adds layout changes and fusions chosen per CPU.
-		graphOptimizationLevel: 'disabled',
+		// Quantized (QDQ) models take 'extended': that is where onnxruntime
+		// fuses DequantizeLinear -> Conv -> QuantizeLinear into QLinearConv
+		// (integer arithmetic, what its users run); 'disabled' would run
+		// the float Conv between them and round differently.
+		graphOptimizationLevel: level,
 		logSeverityLevel: 3,
 	});
 	const feeds = {};

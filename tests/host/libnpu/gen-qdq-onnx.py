@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+# QDQ models as onnxruntime's quantize_static writes them (Quantize/
+# DequantizeLinear around Conv, MatMul and Gemm; int8 weights per output
+# channel with only a DequantizeLinear; an int32 bias in scale
+# x_scale * w_scale), with random weights and input, for comparing
+# libnpu's fused integer ops with onnxruntime's.  Usage:
+#   gen-qdq-onnx.py KIND SEED OUT.onnx IN.npy
+# KIND: conv (3x3, pads 1, per-channel, int8 activations), conv-u8 (uint8
+# activations, per-tensor weights, stride 2), depthwise (groups = C),
+# matmul (3-D A times per-column B), gemm (transB, bias).
+import os
+import random
+import struct
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnxpb import ld, npy_f32, value_info, vint  # noqa: E402
+
+FLOAT, UINT8, INT8, INT32 = 1, 2, 3, 6
+
+
+def tensor(name, dt, dims, vals):
+    fmt = {FLOAT: 'f', UINT8: 'B', INT8: 'b', INT32: 'i'}[dt]
+    raw = struct.pack('<%d%s' % (len(vals), fmt), *vals)
+    return b''.join(vint(1, d) for d in dims) + vint(2, dt) + ld(8, name) + ld(9, raw)
+
+
+def f32(x):
+    return struct.unpack('<f', struct.pack('<f', x))[0]
+
+
+def attr_i(name, v):
+    return ld(1, name) + vint(3, v) + vint(20, 2)
+
+
+def attr_ints(name, vals):
+    return ld(1, name) + b''.join(vint(8, v) for v in vals) + vint(20, 7)
+
+
+def node(ins, outs, op, name, attrs=()):
+    return (b''.join(ld(1, i) for i in ins) + b''.join(ld(2, o) for o in outs) +
+            ld(3, name) + ld(4, op) + b''.join(ld(5, a) for a in attrs))
+
+
+kind, seed, out_onnx, out_npy = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+rng = random.Random(seed)
+u8 = kind == 'conv-u8'
+adt = UINT8 if u8 else INT8
+inits, nodes = [], []
+
+
+def qparams(prefix, lo, hi):
+    """quantize_static's asymmetric parameters for the range [lo, hi]."""
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    qmin, qmax = (0, 255) if u8 else (-128, 127)
+    scale = f32((hi - lo) / (qmax - qmin))
+    zp = int(round(qmin - lo / scale))
+    inits.append(tensor(prefix + '_scale', FLOAT, [], [scale]))
+    inits.append(tensor(prefix + '_zero_point', adt, [], [zp]))
+    return scale
+
+
+def qdq(t, lo, hi):
+    """Q then DQ of activation @t: returns the dequantized name and scale."""
+    s = qparams(t, lo, hi)
+    nodes.append(node([t, t + '_scale', t + '_zero_point'], [t + '_q'], 'QuantizeLinear',
+                      t + '_Q'))
+    nodes.append(node([t + '_q', t + '_scale', t + '_zero_point'], [t + '_dq'],
+                      'DequantizeLinear', t + '_DQ'))
+    return t + '_dq', s
+
+
+def weights(name, dims, axis, per_channel, xs, bias):
+    n = dims[axis]
+    w = [rng.uniform(-1, 1) for _ in range(eval('*'.join(map(str, dims))))]
+    chans = n if per_channel else 1
+    stride = 1
+    for d in dims[axis + 1:]:
+        stride *= d
+    mx = [0.0] * chans
+    for i, v in enumerate(w):
+        c = (i // stride) % n if per_channel else 0
+        mx[c] = max(mx[c], abs(v))
+    scales = [f32(m / 127.0) for m in mx]
+    q = [max(-127, min(127, round(v / scales[(i // stride) % n if per_channel else 0])))
+         for i, v in enumerate(w)]
+    inits.append(tensor(name + '_quantized', INT8, dims, q))
+    sdims = [chans] if per_channel else []
+    inits.append(tensor(name + '_scale', FLOAT, sdims, scales))
+    inits.append(tensor(name + '_zero_point', INT8, sdims, [0] * chans))
+    attrs = [attr_i('axis', axis)] if per_channel else []
+    nodes.append(node([name + '_quantized', name + '_scale', name + '_zero_point'],
+                      [name + '_dq'], 'DequantizeLinear', name + '_DQ', attrs))
+    if not bias:
+        return name + '_dq', None
+    bs = [f32(xs * scales[c if per_channel else 0]) for c in range(n)]
+    b = [round(rng.uniform(-0.5, 0.5) / s) for s in bs]
+    inits.append(tensor(name + '_bias_quantized', INT32, [n], b))
+    inits.append(tensor(name + '_bias_scale', FLOAT, [n], bs))
+    inits.append(tensor(name + '_bias_zero_point', INT32, [n], [0] * n))
+    nodes.append(node([name + '_bias_quantized', name + '_bias_scale', name + '_bias_zero_point'],
+                      [name + '_bias_dq'], 'DequantizeLinear', name + '_bias_DQ',
+                      [attr_i('axis', 0)]))
+    return name + '_dq', name + '_bias_dq'
+
+
+if kind in ('conv', 'conv-u8', 'depthwise'):
+    c, co = (8, 8) if kind == 'depthwise' else (3, 6)
+    xdims, ydims = [1, c, 9, 9], None
+    xd, xs = qdq('x', -1.0, 1.0)
+    wdims = [co, 1 if kind == 'depthwise' else c, 3, 3]
+    wd, bd = weights('w', wdims, 0, not u8, xs, True)
+    attrs = [attr_ints('pads', [1, 1, 1, 1]), attr_ints('kernel_shape', [3, 3])]
+    if u8:
+        attrs.append(attr_ints('strides', [2, 2]))
+    if kind == 'depthwise':
+        attrs.append(attr_i('group', c))
+    nodes.append(node([xd, wd, bd], ['y'], 'Conv', 'conv', attrs))
+    o = 5 if u8 else 9
+    ydims = [1, co, o, o]
+elif kind == 'matmul':
+    xdims, ydims = [2, 5, 16], [2, 5, 8]
+    xd, xs = qdq('x', -1.0, 1.0)
+    wd, _ = weights('w', [16, 8], 1, True, xs, False)
+    nodes.append(node([xd, wd], ['y'], 'MatMul', 'matmul'))
+elif kind == 'gemm':
+    xdims, ydims = [4, 16], [4, 8]
+    xd, xs = qdq('x', -1.0, 1.0)
+    wd, bd = weights('w', [8, 16], 0, True, xs, True)
+    nodes.append(node([xd, wd, bd], ['y'], 'Gemm', 'gemm', [attr_i('transB', 1)]))
+else:
+    sys.exit('unknown kind ' + kind)
+
+yd, _ = qdq('y', -4.0, 4.0)
+nodes.append(node([yd], ['out'], 'Identity', 'out'))
+graph = (b''.join(ld(1, n) for n in nodes) + ld(2, 'qdq') +
+         b''.join(ld(5, t) for t in inits) + ld(11, value_info('x', xdims)) +
+         ld(12, value_info('out', ydims)))
+model = vint(1, 8) + ld(8, vint(2, 13)) + ld(7, graph)
+open(out_onnx, 'wb').write(model)
+n = 1
+for d in xdims:
+    n *= d
+npy_f32(out_npy, [rng.uniform(-1, 1) for _ in range(n)], xdims)
