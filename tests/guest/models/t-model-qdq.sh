@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Quantized (QDQ) models on the device (TAP): for each model of
+# tests/host/libnpu/gen-qdq-onnx.py (Conv, uint8 Conv, depthwise Conv,
+# MatMul, Gemm between Quantize/DequantizeLinear), npu-run on the device
+# against onnxruntime's output (within npu-run's tolerance, below one
+# quantization step: the same integers), and the node unit fused into one
+# integer CONV2D or GEMM that ran on the device.
+# shellcheck source=tests/guest/models/models-lib.sh
+. "$(dirname "$0")/models-lib.sh"
+
+n=0
+fail=0
+for kind in conv conv-u8 depthwise matmul gemm; do
+	model=$MODELS/qdq/$kind.onnx
+	ref=$MODELS/ref/qdq-$kind
+	n=$((n + 1))
+	if [ ! -f "$model" ] || [ ! -f "$ref/out/out.npy" ]; then
+		echo "not ok $n - qdq-$kind: no model or reference in this initramfs"
+		fail=1
+		n=$((n + 1))
+		echo "not ok $n - qdq-$kind: integer op on the device: no model"
+		continue
+	fi
+	log=$("$BIN/npu-run" --profile "$model" --input "x=$ref/in/x.npy" \
+		--expect "out=$ref/out/out.npy" 2>&1)
+	rc=$?
+	if [ $rc = 0 ]; then
+		echo "ok $n - qdq-$kind matches onnxruntime on the device"
+	else
+		echo "not ok $n - qdq-$kind matches onnxruntime on the device (npu-run exit $rc)"
+		fail=1
+	fi
+	echo "$log" | sed 's/^/# /'
+	n=$((n + 1))
+	op=GEMM
+	case $kind in conv*|depthwise) op=CONV2D ;; esac
+	# "#  node  op  where ...": the fused op, on the device; no float op left
+	if echo "$log" | grep -Eq "^[0-9]+ +[^ ]+ +$op +device " &&
+	   ! echo "$log" | grep -Eq "^[0-9]+ +[^ ]+ +[A-Z0-9_]+ +cpu "; then
+		echo "ok $n - qdq-$kind: one integer $op on the device, nothing on the CPU"
+	else
+		echo "not ok $n - qdq-$kind: one integer $op on the device, nothing on the CPU"
+		fail=1
+	fi
+done
+echo "1..$n"
+exit $fail
