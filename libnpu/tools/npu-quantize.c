@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu-quantize: post-training static quantization of an fp32 ONNX model
+ * into the QDQ form onnxruntime's quantize_static writes, calibrated by
+ * running the model through libnpu on sample inputs.
+ *
+ *   npu-quantize [options] MODEL.onnx SAMPLE_DIR -o OUT.onnx
+ *
+ * See npu-quantize(1) and Documentation/npu-quantize.rst.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu/onnx.h"
+#include "npu-quantize-calib.h"
+#include "npu-quantize-qdq.h"
+#include "npu-quantize-report.h"
+#include "npu-quantize-run.h"
+
+#define MAX_EXCLUDE	4096
+#define EXIT_USAGE	2
+
+struct calib {
+	const char **names;
+	size_t count;
+	long *out;		/* output index in the calibration model, -1: not float */
+	struct qc_stats *st;
+	enum qc_method method;
+	double percentile;
+	uint32_t num_quantized_bins;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: npu-quantize [options] MODEL.onnx SAMPLE_DIR -o OUT.onnx\n"
+		"  SAMPLE_DIR: one subdirectory per sample holding INPUT_NAME.npy per model\n"
+		"  input, or (single-input models) one .npy file per sample\n"
+		"  -o, --output FILE        the QDQ model to write (required)\n"
+		"  --method M               minmax (default), percentile or entropy\n"
+		"  --percentile P           percentile method's percentile (default 99.999)\n"
+		"  --activation T           int8 (default) or uint8 activations\n"
+		"  --per-tensor             one scale per weight tensor, not per channel\n"
+		"  --samples N              calibrate on the first N samples only\n"
+		"  --exclude NODE           leave node NODE float (repeatable)\n"
+		"  --eval DIR               report the error on DIR's samples (default: SAMPLE_DIR)\n"
+		"  --report FILE            write the error report to FILE, not stdout\n"
+		"  --no-report              skip the error report\n"
+		"  --device                 run on the NPU (default: libnpu's CPU path)\n"
+		"  -q, --quiet              print errors only\n");
+}
+
+static int read_file(const char *path, uint8_t **buf, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		ret = -errno;
+		fclose(f);
+		return ret ? ret : -EIO;
+	}
+	*buf = malloc((size_t)n + 1);
+	if (!*buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	if (fread(*buf, 1, (size_t)n, f) != (size_t)n)
+		ret = -EIO;
+	fclose(f);
+	if (ret) {
+		free(*buf);
+		*buf = NULL;
+	}
+	*len = (size_t)n;
+	return ret;
+}
+
+/* Written whole or not at all: a temporary file renamed over @path. */
+static int write_file(const char *path, const uint8_t *buf, size_t len)
+{
+	char tmp[4096];
+	FILE *f;
+	int ret = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "wb");
+	if (!f)
+		return -errno;
+	if (fwrite(buf, 1, len, f) != len)
+		ret = -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		remove(tmp);
+	return ret;
+}
+
+static int range_of(void *ctx, const char *name, float *rmin, float *rmax)
+{
+	const struct calib *c = ctx;
+	size_t i;
+
+	for (i = 0; i < c->count; i++)
+		if (!strcmp(c->names[i], name)) {
+			if (c->out[i] < 0 || !c->st[i].seen)
+				return 0;
+			qc_range(&c->st[i], c->method, c->percentile, c->num_quantized_bins, rmin,
+				 rmax);
+			return 1;
+		}
+	return 0;
+}
+
+/* Graph inputs are read from the samples; the rest become outputs. */
+static bool is_output(const Onnx__ModelProto *mp, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < mp->graph->n_output; i++)
+		if (!strcmp(mp->graph->output[i]->name, name))
+			return true;
+	return false;
+}
+
+static int calibrate(Onnx__ModelProto *mp, const struct qr_samples *smp, bool device,
+		     struct calib *c, bool quiet)
+{
+	const char **extra = calloc(c->count + 1, sizeof(*extra));
+	struct qr_model *m = NULL;
+	size_t i, k, nextra = 0;
+	int pass, ret;
+	char err[1024] = "";
+
+	if (!extra)
+		return -ENOMEM;
+	for (i = 0; i < c->count; i++)
+		if (!is_output(mp, c->names[i]))
+			extra[nextra++] = c->names[i];
+	ret = qr_model_open(mp, extra, nextra, device, &m, err, sizeof(err));
+	free(extra);
+	if (ret) {
+		fprintf(stderr, "npu-quantize: calibration model: %s\n", err);
+		return ret;
+	}
+	for (i = 0; i < c->count; i++) {
+		long o = qr_output_find(m, c->names[i]);
+
+		c->out[i] = o >= 0 && qr_output_dtype(m, (size_t)o) == NPU_DTYPE_FP32 ? o : -1;
+	}
+	/* pass 1 finds each tensor's range, pass 2 fills its histogram over it */
+	for (pass = 0; pass < (c->method == QC_MINMAX ? 1 : 2); pass++) {
+		if (pass == 1)
+			for (i = 0; i < c->count; i++)
+				if (c->out[i] >= 0 &&
+				    qc_hist_init(&c->st[i], c->method,
+						 c->method == QC_ENTROPY ? QC_ENTROPY_BINS :
+						 QC_PERCENTILE_BINS)) {
+					ret = -ENOMEM;
+					goto out;
+				}
+		for (k = 0; k < smp->count; k++) {
+			ret = qr_model_run(m, smp, k, err, sizeof(err));
+			if (ret) {
+				fprintf(stderr, "npu-quantize: calibration: %s\n", err);
+				goto out;
+			}
+			for (i = 0; i < c->count; i++) {
+				const float *x;
+				size_t n;
+
+				if (c->out[i] < 0)
+					continue;
+				x = qr_output_data(m, (size_t)c->out[i]);
+				n = qr_output_count(m, (size_t)c->out[i]);
+				if (pass == 0)
+					qc_stats_add(&c->st[i], x, n);
+				else
+					qc_hist_add(&c->st[i], c->method, x, n);
+			}
+			if (!quiet)
+				fprintf(stderr, "\rcalibration pass %d of %d: sample %zu of %zu", pass + 1,
+					c->method == QC_MINMAX ? 1 : 2, k + 1, smp->count);
+		}
+		if (!quiet)
+			fprintf(stderr, "\n");
+	}
+out:
+	qr_model_close(m);
+	return ret;
+}
+
+static const char *op_of(const struct qq_result *r, const Onnx__ModelProto *orig, const char *t)
+{
+	size_t i, j;
+
+	for (i = 0; i < orig->graph->n_node; i++)
+		for (j = 0; j < orig->graph->node[i]->n_output; j++)
+			if (!strcmp(orig->graph->node[i]->output[j], t))
+				return orig->graph->node[i]->op_type;
+	(void)r;
+	return "input";
+}
+
+/* Run both models on @smp and compare the quantized tensors and the outputs. */
+static int report(const uint8_t *fp32_bytes, size_t fp32_len, Onnx__ModelProto *qmp,
+		  const struct qq_result *res, const struct qr_samples *smp, bool device, FILE *f)
+{
+	Onnx__ModelProto *fmp = onnx__model_proto__unpack(NULL, fp32_len, fp32_bytes);
+	const char **fx = NULL, **qx = NULL;
+	struct qe_stat *ts = NULL, *os = NULL;
+	struct qr_model *fm = NULL, *qm = NULL;
+	size_t i, k, nf = 0, nq = 0, nout = 0;
+	char err[1024] = "";
+	int ret = -ENOMEM;
+
+	if (!fmp)
+		return -EBADMSG;
+	fx = calloc(res->num_tensors + 1, sizeof(*fx));
+	qx = calloc(res->num_tensors + 1, sizeof(*qx));
+	ts = calloc(res->num_tensors + 1, sizeof(*ts));
+	if (!fx || !qx || !ts)
+		goto out;
+	for (i = 0; i < res->num_tensors; i++) {
+		if (!is_output(fmp, res->tensors[i].name))
+			fx[nf++] = res->tensors[i].name;
+		if (!is_output(qmp, res->tensors[i].dq_output))
+			qx[nq++] = res->tensors[i].dq_output;
+		ts[i].name = res->tensors[i].name;
+		ts[i].what = op_of(res, fmp, res->tensors[i].name);
+	}
+	ret = qr_model_open(fmp, fx, nf, device, &fm, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "npu-quantize: report: the fp32 model: %s\n", err);
+		goto out;
+	}
+	ret = qr_model_open(qmp, qx, nq, device, &qm, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "npu-quantize: report: the quantized model does not load in libnpu: %s\n",
+			err);
+		goto out;
+	}
+	nout = fmp->graph->n_output;
+	os = calloc(nout + 1, sizeof(*os));
+	if (!os) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < nout; i++) {
+		os[i].name = fmp->graph->output[i]->name;
+		os[i].what = "output";
+	}
+	for (k = 0; k < smp->count; k++) {
+		ret = qr_model_run(fm, smp, k, err, sizeof(err));
+		if (!ret)
+			ret = qr_model_run(qm, smp, k, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "npu-quantize: report: %s\n", err);
+			goto out;
+		}
+		for (i = 0; i < res->num_tensors + nout; i++) {
+			struct qe_stat *s = i < res->num_tensors ? &ts[i] : &os[i - res->num_tensors];
+			const char *qn = i < res->num_tensors ? res->tensors[i].dq_output : s->name;
+			long a = qr_output_find(fm, s->name), b = qr_output_find(qm, qn);
+
+			if (a < 0 || b < 0 || qr_output_dtype(fm, (size_t)a) != NPU_DTYPE_FP32 ||
+			    qr_output_dtype(qm, (size_t)b) != NPU_DTYPE_FP32 ||
+			    qr_output_count(fm, (size_t)a) != qr_output_count(qm, (size_t)b)) {
+				s->missing = true;
+				continue;
+			}
+			qe_add(s, qr_output_data(fm, (size_t)a), qr_output_data(qm, (size_t)b),
+			       qr_output_count(fm, (size_t)a));
+		}
+	}
+	qe_print(f, ts, res->num_tensors, os, nout, smp->count);
+	ret = 0;
+out:
+	qr_model_close(fm);
+	qr_model_close(qm);
+	free(fx);
+	free(qx);
+	free(ts);
+	free(os);
+	onnx__model_proto__free_unpacked(fmp, NULL);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "method", required_argument, NULL, 'm' },
+		{ "percentile", required_argument, NULL, 'p' },
+		{ "activation", required_argument, NULL, 'a' },
+		{ "per-tensor", no_argument, NULL, 't' },
+		{ "samples", required_argument, NULL, 'n' },
+		{ "exclude", required_argument, NULL, 'x' },
+		{ "eval", required_argument, NULL, 'e' },
+		{ "report", required_argument, NULL, 'r' },
+		{ "no-report", no_argument, NULL, 'R' },
+		{ "device", no_argument, NULL, 'd' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *out_path = NULL, *eval_dir = NULL, *report_path = NULL;
+	const char *exclude[MAX_EXCLUDE];
+	struct qq_options qo = { .activation = QZ_INT8 };
+	struct calib c = { .method = QC_MINMAX, .percentile = QC_DEFAULT_PERCENTILE,
+			   .num_quantized_bins = QC_ENTROPY_QUANT_BINS };
+	struct qr_samples smp = { 0 }, ev = { 0 };
+	struct qq_result res = { 0 };
+	struct npu_onnx_model *probe = NULL;
+	Onnx__ModelProto *mp = NULL;
+	uint8_t *bytes = NULL, *qbytes = NULL;
+	size_t len = 0, qlen, nexclude = 0, nsamples = 0, i, nq = 0;
+	bool device = false, quiet = false, no_report = false;
+	char err[1024] = "";
+	int opt, ret, status = 1;
+
+	while ((opt = getopt_long(argc, argv, "o:qh", lopts, NULL)) != -1) {
+		char *end;
+
+		switch (opt) {
+		case 'o': out_path = optarg; break;
+		case 'm':
+			if (!strcmp(optarg, "minmax"))
+				c.method = QC_MINMAX;
+			else if (!strcmp(optarg, "percentile"))
+				c.method = QC_PERCENTILE;
+			else if (!strcmp(optarg, "entropy"))
+				c.method = QC_ENTROPY;
+			else {
+				fprintf(stderr, "npu-quantize: --method %s: not minmax, percentile or entropy\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'p':
+			errno = 0;
+			c.percentile = strtod(optarg, &end);
+			if (errno || *end || end == optarg || !(c.percentile > 0 && c.percentile <= 100)) {
+				fprintf(stderr, "npu-quantize: --percentile %s: not a number in (0, 100]\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'a':
+			if (!strcmp(optarg, "int8"))
+				qo.activation = QZ_INT8;
+			else if (!strcmp(optarg, "uint8"))
+				qo.activation = QZ_UINT8;
+			else {
+				fprintf(stderr, "npu-quantize: --activation %s: not int8 or uint8\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 't': qo.per_tensor = true; break;
+		case 'n':
+			errno = 0;
+			nsamples = (size_t)strtoull(optarg, &end, 10);
+			if (errno || *end || end == optarg || optarg[0] == '-' || !nsamples) {
+				fprintf(stderr, "npu-quantize: --samples %s: not a positive count\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'x':
+			if (nexclude == MAX_EXCLUDE) {
+				fprintf(stderr, "npu-quantize: more than %d --exclude\n", MAX_EXCLUDE);
+				return EXIT_USAGE;
+			}
+			exclude[nexclude++] = optarg;
+			break;
+		case 'e': eval_dir = optarg; break;
+		case 'r': report_path = optarg; break;
+		case 'R': no_report = true; break;
+		case 'd': device = true; break;
+		case 'q': quiet = true; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2 || !out_path) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (c.method != QC_PERCENTILE && c.percentile != QC_DEFAULT_PERCENTILE) {
+		fprintf(stderr, "npu-quantize: --percentile applies to --method percentile only\n");
+		return EXIT_USAGE;
+	}
+	qo.exclude = exclude;
+	qo.num_exclude = nexclude;
+	qo.range = range_of;
+	qo.ctx = &c;
+
+	ret = read_file(argv[optind], &bytes, &len);
+	if (ret) {
+		fprintf(stderr, "npu-quantize: %s: %s\n", argv[optind], strerror(-ret));
+		goto out;
+	}
+	/* libnpu's importer checks the file before protobuf-c unpacks it here */
+	ret = npu_onnx_load(bytes, len, NULL, &probe, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "npu-quantize: %s: %s\n", argv[optind], err);
+		goto out;
+	}
+	npu_onnx_free(probe);
+	mp = onnx__model_proto__unpack(NULL, len, bytes);
+	if (!mp || !mp->graph) {
+		fprintf(stderr, "npu-quantize: %s: not an ONNX model\n", argv[optind]);
+		goto out;
+	}
+	for (i = 0; i < nexclude; i++) {
+		size_t j;
+		bool found = false;
+
+		for (j = 0; j < mp->graph->n_node && !found; j++)
+			found = mp->graph->node[j]->name && !strcmp(mp->graph->node[j]->name, exclude[i]);
+		if (!found) {
+			fprintf(stderr, "npu-quantize: --exclude %s: the model has no node of that name\n",
+				exclude[i]);
+			goto out;
+		}
+	}
+	ret = qr_samples_find(argv[optind + 1], nsamples, &smp, err, sizeof(err));
+	if (!ret && eval_dir)
+		ret = qr_samples_find(eval_dir, 0, &ev, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "npu-quantize: %s\n", err);
+		goto out;
+	}
+
+	/* copies: the rewrite replaces the strings of the model they come from */
+	c.names = qq_tensors_to_calibrate(mp, &c.count);
+	c.out = calloc(c.count + 1, sizeof(*c.out));
+	c.st = calloc(c.count + 1, sizeof(*c.st));
+	for (i = 0; c.names && i < c.count; i++)
+		if (!(c.names[i] = strdup(c.names[i])))
+			c.count = i;
+	if (!c.names || !c.out || !c.st || (c.names && c.names[c.count])) {
+		fprintf(stderr, "npu-quantize: out of memory\n");
+		goto out;
+	}
+	if (calibrate(mp, &smp, device, &c, quiet))
+		goto out;
+
+	ret = qq_quantize(mp, &qo, &res, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "npu-quantize: %s: %s\n", argv[optind], err);
+		goto out;
+	}
+	qlen = onnx__model_proto__get_packed_size(mp);
+	qbytes = malloc(qlen + 1);
+	if (!qbytes) {
+		fprintf(stderr, "npu-quantize: out of memory\n");
+		goto out;
+	}
+	onnx__model_proto__pack(mp, qbytes);
+	ret = write_file(out_path, qbytes, qlen);
+	if (ret) {
+		fprintf(stderr, "npu-quantize: %s: %s\n", out_path, strerror(-ret));
+		goto out;
+	}
+	for (i = 0; i < res.num_nodes; i++)
+		nq += res.nodes[i].quantized;
+	if (!quiet) {
+		for (i = 0; i < res.num_nodes; i++)
+			if (!res.nodes[i].quantized)
+				printf("node %s (%s): %s\n", res.nodes[i].name, res.nodes[i].op_type,
+				       res.nodes[i].why);
+		if (res.opset_to != res.opset_from)
+			printf("opset raised from %lld to %lld: per-channel DequantizeLinear needs 13\n",
+			       res.opset_from, res.opset_to);
+		printf("wrote %s: %zu of %zu nodes quantized, %zu activation tensors with Q/DQ, %zu weights, %zu biases; %s calibration on %zu sample%s\n",
+		       out_path, nq, res.num_nodes, res.num_tensors, res.weights, res.biases,
+		       c.method == QC_MINMAX ? "minmax" : c.method == QC_PERCENTILE ? "percentile" :
+		       "entropy", smp.count, smp.count == 1 ? "" : "s");
+	}
+	if (!no_report) {
+		FILE *f = stdout;
+
+		if (report_path) {
+			f = fopen(report_path, "w");
+			if (!f) {
+				fprintf(stderr, "npu-quantize: --report %s: %s\n", report_path,
+					strerror(errno));
+				goto out;
+			}
+		}
+		ret = report(bytes, len, mp, &res, eval_dir ? &ev : &smp, device, f);
+		if (f != stdout && fclose(f) && !ret) {
+			fprintf(stderr, "npu-quantize: --report %s: %s\n", report_path, strerror(errno));
+			ret = -EIO;
+		}
+		if (ret)
+			goto out;
+	}
+	status = 0;
+out:
+	qq_result_free(&res);
+	if (c.st)
+		for (i = 0; i < c.count; i++)
+			qc_stats_free(&c.st[i]);
+	free(c.st);
+	free(c.out);
+	for (i = 0; c.names && i < c.count; i++)
+		free((char *)c.names[i]);
+	free(c.names);
+	qr_samples_free(&smp);
+	qr_samples_free(&ev);
+	if (mp)
+		onnx__model_proto__free_unpacked(mp, NULL);
+	free(bytes);
+	free(qbytes);
+	return status;
+}
