@@ -432,6 +432,8 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 	if (!ret)
 		ret = npu__fold_constants(&c);
 	if (!ret)
+		ret = npu__fuse_quant(&c);
+	if (!ret)
 		ret = npu__drop_dead(&c);
 	if (!ret)
 		ret = npu__fuse_epilogues(&c);

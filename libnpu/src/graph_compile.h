@@ -66,6 +66,11 @@ int npu__fuse_bias(struct cstate *c);
 int npu__rewrite_layernorm(struct cstate *c);
 /* Fold a spelled-out HardSwish into one HARD_SWISH activation. */
 int npu__rewrite_hardswish(struct cstate *c);
+/*
+ * DEQUANTIZE -> op -> QUANTIZE as the op on 8-bit values, and ReLU/ReLU6
+ * into an integer GEMM/CONV2D's epilogue (graph_quant.c).
+ */
+int npu__fuse_quant(struct cstate *c);
 /* Biases, then activations into the epilogue of the op before. */
 int npu__fuse_epilogues(struct cstate *c);
 int npu__pack_weights(struct cstate *c);
