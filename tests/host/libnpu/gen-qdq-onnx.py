@@ -7,7 +7,9 @@
 #   gen-qdq-onnx.py KIND SEED OUT.onnx IN.npy
 # KIND: conv (3x3, pads 1, per-channel, int8 activations), conv-u8 (uint8
 # activations, per-tensor weights, stride 2), depthwise (groups = C),
-# matmul (3-D A times per-column B), gemm (transB, bias).
+# matmul (3-D A times per-column B), gemm (transB, bias), chain (Conv,
+# Relu, MaxPool, Add of a second branch, Sigmoid, GlobalAveragePool, each
+# between its own Quantize/DequantizeLinear pairs).
 import os
 import random
 import struct
@@ -119,6 +121,24 @@ if kind in ('conv', 'conv-u8', 'depthwise'):
     nodes.append(node([xd, wd, bd], ['y'], 'Conv', 'conv', attrs))
     o = 5 if u8 else 9
     ydims = [1, co, o, o]
+elif kind == 'chain':
+    xdims, ydims = [1, 4, 8, 8], [1, 4, 1, 1]
+    xd, xs = qdq('x', -1.0, 1.0)
+    wd, bd = weights('w', [4, 4, 3, 3], 0, True, xs, True)
+    nodes.append(node([xd, wd, bd], ['c'], 'Conv', 'conv',
+                      [attr_ints('pads', [1, 1, 1, 1])]))
+    cd, cs = qdq('c', -3.0, 3.0)
+    nodes.append(node([cd], ['r'], 'Relu', 'relu'))
+    rd, _ = qdq('r', 0.0, 3.0)
+    nodes.append(node([rd], ['p'], 'MaxPool', 'pool',
+                      [attr_ints('kernel_shape', [2, 2]), attr_ints('pads', [0, 0, 1, 1]),
+                       attr_ints('strides', [1, 1])]))
+    pd, _ = qdq('p', 0.0, 3.0)
+    nodes.append(node([pd, xd], ['a'], 'Add', 'add'))
+    ad, _ = qdq('a', -2.0, 4.0)
+    nodes.append(node([ad], ['s'], 'Sigmoid', 'sigmoid'))
+    sd, _ = qdq('s', 0.0, 1.0)
+    nodes.append(node([sd], ['y'], 'GlobalAveragePool', 'gap'))
 elif kind == 'matmul':
     xdims, ydims = [2, 5, 16], [2, 5, 8]
     xd, xs = qdq('x', -1.0, 1.0)
