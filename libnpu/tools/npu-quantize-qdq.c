@@ -1063,16 +1063,12 @@ static int quantize_biases(struct st *s)
 					     s->gp->initializer[ti]->n_dims, q, n * 4));
 		if (ret)
 			goto next;
-		/* the scale is always 1-D; the zero point a scalar unless per channel */
-		if (wq->num_scales > 1 || !s->o->per_tensor) {
-			ret = add_scale_zp(s, sn, zn, bs, zp, wq->num_scales, T_INT32, true);
-		} else {
-			int64_t one = 1;
-
-			ret = add_init(s, new_tensor(sn, T_FLOAT, &one, 1, bs, 4));
-			if (!ret)
-				ret = add_init(s, new_tensor(zn, T_INT32, NULL, 0, zp, 4));
-		}
+		/*
+		 * The scale is always 1-D, as onnxruntime writes it; so is the
+		 * zero point, which onnxruntime makes a scalar per tensor: the
+		 * ONNX spec wants the two of one shape.
+		 */
+		ret = add_scale_zp(s, sn, zn, bs, zp, wq->num_scales, T_INT32, true);
 		if (ret)
 			goto next;
 		in[0] = qn;
@@ -1281,6 +1277,25 @@ static bool reads_dq(const Onnx__NodeProto *n, const struct qq_result *r)
 	return false;
 }
 
+int qq_check(Onnx__ModelProto *mp, const struct qq_options *o, char *err, size_t err_size)
+{
+	struct qq_result res = { 0 };
+	struct st s = { .mp = mp, .gp = mp->graph, .o = o, .res = &res, .err = err,
+			.err_size = err_size };
+	Onnx__OperatorSetIdProto *os = default_opset(mp);
+	long long v = os ? os->version : 0;
+	int ret;
+
+	if (!s.gp)
+		return fail(&s, -EINVAL, "the model has no graph");
+	ret = check_model(&s);
+	if (!ret)
+		ret = check_opset(&s);
+	if (os)
+		os->version = v;
+	return ret;
+}
+
 int qq_quantize(Onnx__ModelProto *mp, const struct qq_options *o, struct qq_result *res,
 		char *err, size_t err_size)
 {
@@ -1330,7 +1345,8 @@ int qq_quantize(Onnx__ModelProto *mp, const struct qq_options *o, struct qq_resu
 	for (i = 0; i < s.num_orig; i++) {
 		struct qq_node_note *nn = &res->nodes[i];
 
-		nn->quantized = !s.removed[i] && reads_dq(s.gp->node[i], res);
+		/* a float op reads dequantized values too: onnxruntime rewires every consumer */
+		nn->quantized = !s.removed[i] && !s.why[i] && reads_dq(s.gp->node[i], res);
 		if (!nn->quantized || s.removed[i]) {
 			nn->why = s.why[i] ? s.why[i] :
 				  strdup("no input of it is quantized (onnxruntime quantizes this op only after a quantized one)");

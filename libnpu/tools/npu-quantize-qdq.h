@@ -67,6 +67,13 @@ int qq_quantize(Onnx__ModelProto *mp, const struct qq_options *o, struct qq_resu
 void qq_result_free(struct qq_result *res);
 
 /*
+ * qq_quantize()'s checks of the model alone (fp32, not quantized, an
+ * opset it can write @o's form in), without changing it: a refusal
+ * before any calibration run.  0 or -EINVAL with a message.
+ */
+int qq_check(Onnx__ModelProto *mp, const struct qq_options *o, char *err, size_t err_size);
+
+/*
  * The names of the model's float activations calibration must cover: the
  * inputs and outputs of the nodes of the op types quantize_static
  * quantizes that are not initializers (calibrate.py's

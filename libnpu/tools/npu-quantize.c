@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npu/onnx.h"
 #include "npu-quantize-calib.h"
@@ -139,6 +140,7 @@ static int calibrate(Onnx__ModelProto *mp, const struct qr_samples *smp, bool de
 	const char **extra = calloc(c->count + 1, sizeof(*extra));
 	struct qr_model *m = NULL;
 	size_t i, k, nextra = 0;
+	bool progress = !quiet && isatty(STDERR_FILENO);
 	int pass, ret;
 	char err[1024] = "";
 
@@ -188,11 +190,11 @@ static int calibrate(Onnx__ModelProto *mp, const struct qr_samples *smp, bool de
 				else
 					qc_hist_add(&c->st[i], c->method, x, n);
 			}
-			if (!quiet)
+			if (progress)
 				fprintf(stderr, "\rcalibration pass %d of %d: sample %zu of %zu", pass + 1,
 					c->method == QC_MINMAX ? 1 : 2, k + 1, smp->count);
 		}
-		if (!quiet)
+		if (progress)
 			fprintf(stderr, "\n");
 	}
 out:
@@ -432,6 +434,10 @@ int main(int argc, char **argv)
 				exclude[i]);
 			goto out;
 		}
+	}
+	if (qq_check(mp, &qo, err, sizeof(err))) {
+		fprintf(stderr, "npu-quantize: %s: %s\n", argv[optind], err);
+		goto out;
 	}
 	ret = qr_samples_find(argv[optind + 1], nsamples, &smp, err, sizeof(err));
 	if (!ret && eval_dir)
