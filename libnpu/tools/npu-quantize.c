@@ -32,6 +32,7 @@ struct calib {
 	struct qc_stats *st;
 	enum qc_method method;
 	double percentile;
+	uint32_t num_bins;		/* 0: the method's default */
 	uint32_t num_quantized_bins;
 };
 
@@ -44,6 +45,8 @@ static void usage(FILE *f)
 		"  -o, --output FILE        the QDQ model to write (required)\n"
 		"  --method M               minmax (default), percentile or entropy\n"
 		"  --percentile P           percentile method's percentile (default 99.999)\n"
+		"  --bins N                 histogram bins (default 2048 percentile, 128 entropy)\n"
+		"  --quantized-bins N       entropy's quantized bins (default 128)\n"
 		"  --activation T           int8 (default) or uint8 activations\n"
 		"  --per-tensor             one scale per weight tensor, not per channel\n"
 		"  --samples N              calibrate on the first N samples only\n"
@@ -166,6 +169,7 @@ static int calibrate(Onnx__ModelProto *mp, const struct qr_samples *smp, bool de
 			for (i = 0; i < c->count; i++)
 				if (c->out[i] >= 0 &&
 				    qc_hist_init(&c->st[i], c->method,
+						 c->num_bins ? c->num_bins :
 						 c->method == QC_ENTROPY ? QC_ENTROPY_BINS :
 						 QC_PERCENTILE_BINS)) {
 					ret = -ENOMEM;
@@ -306,6 +310,8 @@ int main(int argc, char **argv)
 		{ "percentile", required_argument, NULL, 'p' },
 		{ "activation", required_argument, NULL, 'a' },
 		{ "per-tensor", no_argument, NULL, 't' },
+		{ "bins", required_argument, NULL, 'b' },
+		{ "quantized-bins", required_argument, NULL, 'B' },
 		{ "samples", required_argument, NULL, 'n' },
 		{ "exclude", required_argument, NULL, 'x' },
 		{ "eval", required_argument, NULL, 'e' },
@@ -369,6 +375,24 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 't': qo.per_tensor = true; break;
+		case 'b':
+		case 'B': {
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(optarg, &end, 10);
+			/* a histogram is 8 bytes a bin per tensor: 1M bins is plenty */
+			if (errno || *end || end == optarg || optarg[0] == '-' || v < 2 || v > (1ul << 20)) {
+				fprintf(stderr, "npu-quantize: --%s %s: not a count from 2 to 1048576\n",
+					opt == 'b' ? "bins" : "quantized-bins", optarg);
+				return EXIT_USAGE;
+			}
+			if (opt == 'b')
+				c.num_bins = (uint32_t)v;
+			else
+				c.num_quantized_bins = (uint32_t)v;
+			break;
+		}
 		case 'n':
 			errno = 0;
 			nsamples = (size_t)strtoull(optarg, &end, 10);
@@ -399,6 +423,17 @@ int main(int argc, char **argv)
 	}
 	if (c.method != QC_PERCENTILE && c.percentile != QC_DEFAULT_PERCENTILE) {
 		fprintf(stderr, "npu-quantize: --percentile applies to --method percentile only\n");
+		return EXIT_USAGE;
+	}
+	if ((c.method == QC_MINMAX && c.num_bins) ||
+	    (c.method != QC_ENTROPY && c.num_quantized_bins != QC_ENTROPY_QUANT_BINS)) {
+		fprintf(stderr, "npu-quantize: --bins and --quantized-bins apply to the histogram methods (--quantized-bins to entropy) only\n");
+		return EXIT_USAGE;
+	}
+	if (c.method == QC_ENTROPY &&
+	    c.num_quantized_bins / 2 > (c.num_bins ? c.num_bins : QC_ENTROPY_BINS) / 2) {
+		fprintf(stderr, "npu-quantize: --quantized-bins %u exceeds --bins %u\n",
+			c.num_quantized_bins, c.num_bins ? c.num_bins : QC_ENTROPY_BINS);
 		return EXIT_USAGE;
 	}
 	qo.exclude = exclude;
