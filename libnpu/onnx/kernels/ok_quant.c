@@ -12,5 +12,13 @@ const struct npu_onnx_op *const ok_ops_quant[] = {
 	&ok_op_qlinear_matmul,
 	&ok_op_conv_integer,
 	&ok_op_qlinear_conv,
+	&ok_op_qlinear_add,
+	&ok_op_qlinear_mul,
+	&ok_op_qlinear_sigmoid,
+	&ok_op_qlinear_leaky_relu,
+	&ok_op_qlinear_concat,
+	&ok_op_qlinear_global_average_pool,
+	&ok_op_qlinear_average_pool,
+	&ok_op_qgemm,
 	NULL,
 };
