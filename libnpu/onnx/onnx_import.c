@@ -314,6 +314,15 @@ int oi_value_of(struct imp *im, struct sym *s, uint32_t *id)
 	return 0;
 }
 
+enum npu_rounding oi_rounding(const struct imp *im)
+{
+	const struct npu_onnx_options *o = im->opts;
+
+	if (!o || o->size < offsetof(struct npu_onnx_options, rounding) + sizeof(o->rounding))
+		return NPU_ROUND_ONNX;
+	return (enum npu_rounding)o->rounding;
+}
+
 int oi_add_node(struct imp *im, const struct oi_node *d)
 {
 	struct npu_node_desc nd = NPU_NODE_DESC_INIT;
@@ -327,6 +336,8 @@ int oi_add_node(struct imp *im, const struct oi_node *d)
 		return oi_fail(im, "graph nodes would exceed %" PRIu64 ", %u per ONNX node of the limit of %u (npu_onnx_options.max_nodes)",
 			       max, GRAPH_NODES_PER_NODE, im->lim.max_nodes);
 	op.size = sizeof(op);
+	if (d->kind == NPU_NODE_OP)
+		op.round = oi_rounding(im);
 	nd.name = d->name;
 	nd.kind = d->kind;
 	nd.flags = d->flags;
@@ -1133,6 +1144,13 @@ static int take_limits(struct imp *im, const struct npu_onnx_options *o)
 #undef TAKE
 	if (have >= offsetof(struct npu_onnx_options, reserved) + sizeof(o->reserved) && o->reserved)
 		return oi_fail(im, "npu_onnx_options.reserved must be zero");
+	if (have >= offsetof(struct npu_onnx_options, reserved2) + sizeof(o->reserved2) &&
+	    o->reserved2)
+		return oi_fail(im, "npu_onnx_options.reserved2 must be zero");
+	if (have >= offsetof(struct npu_onnx_options, rounding) + sizeof(o->rounding) &&
+	    o->rounding > NPU_ROUND_TFLITE)
+		return oi_fail(im, "npu_onnx_options.rounding %u is not NPU_ROUND_ONNX (0) or NPU_ROUND_TFLITE (1)",
+			       o->rounding);
 	if (im->lim.max_nesting > NPU_ONNX_LIMIT_MAX_NESTING)
 		return oi_fail(im, "npu_onnx_options.max_nesting %u is above %u (protobuf-c recurses once per level)",
 			       im->lim.max_nesting, NPU_ONNX_LIMIT_MAX_NESTING);

@@ -170,6 +170,8 @@ int oi_tmp_qvalue(struct imp *im, enum npu_dtype dt, float scale, int32_t zp, ui
 		  const uint32_t *dims, uint32_t *id);
 int oi_value_of(struct imp *im, struct sym *s, uint32_t *id);
 int oi_add_node(struct imp *im, const struct oi_node *d);
+/* npu_onnx_options.rounding: every op node the importer adds rounds so. */
+enum npu_rounding oi_rounding(const struct imp *im);
 const Onnx__AttributeProto *oi_attr(const struct nctx *c, const char *name);
 int64_t oi_attr_i(const struct nctx *c, const char *name, int64_t def);
 float oi_attr_f(const struct nctx *c, const char *name, float def);

@@ -5,6 +5,7 @@
  *   npu-run MODEL.onnx [--input [NAME=]FILE]... [--shape NAME=DIMS]...
  *           [--const NAME]... [--runtime NAME]...
  *           [--cpu] [--profile] [--iterations N] [--output-dir DIR]
+ *           [--rounding onnx|tflite]
  *           [--expect [NAME=]FILE]... [--rtol R] [--atol A] [--device N]
  *           [--timeout SECONDS]
  *
@@ -71,7 +72,8 @@ static void usage(FILE *f)
 		"  --timeout SECONDS      stop a run that takes longer; exit status 4\n"
 		"  -q, --quiet            print only errors and the final verdict\n"
 		"  --custom-ops FILE.so   load custom operators from a plugin (repeatable)\n"
-		"  --list-ops             list the ONNX operators libnpu imports, and exit\n");
+		"  --list-ops             list the ONNX operators libnpu imports, and exit\n"
+		"  --rounding onnx|tflite how quantized results round (default onnx)\n");
 }
 
 /*
@@ -620,6 +622,7 @@ int main(int argc, char **argv)
 		{ "runtime", required_argument, NULL, 'U' },
 		{ "custom-ops", required_argument, NULL, 'P' },
 		{ "list-ops", no_argument, NULL, 'L' },
+		{ "rounding", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -698,6 +701,16 @@ int main(int argc, char **argv)
 				as_runtime[nas_runtime++] = optarg;
 			break;
 		case 'c': cpu = true; break;
+		case 'r':
+			if (!strcmp(optarg, "onnx")) {
+				opts.rounding = NPU_ROUND_ONNX;
+			} else if (!strcmp(optarg, "tflite")) {
+				opts.rounding = NPU_ROUND_TFLITE;
+			} else {
+				fprintf(stderr, "npu-run: --rounding '%s': onnx or tflite\n", optarg);
+				return 2;
+			}
+			break;
 		case 'd': dev_index = strtol(optarg, NULL, 10); break;
 		case 'p': profile = true; break;
 		case 'n':

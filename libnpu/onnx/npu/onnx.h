@@ -101,6 +101,15 @@ struct npu_onnx_options {
 	 */
 	const struct npu_onnx_tensor *values;
 	size_t num_values;
+	/*
+	 * How quantized results round (npu/ops.h enum npu_rounding; since
+	 * 1.6): NPU_ROUND_ONNX (0), onnxruntime's float multiplier with ties
+	 * to even, which ONNX's QuantizeLinear and QLinear* ops define; or
+	 * NPU_ROUND_TFLITE, TFLite's fixed-point multiplier, for comparing
+	 * with TFLite's integer kernels.  Documentation/quantization.rst.
+	 */
+	uint32_t rounding;
+	uint32_t reserved2;	/* zero */
 };
 
 #define NPU_ONNX_DEFAULT_MAX_NESTING		64u

@@ -682,6 +682,13 @@ static void test_options(void **state)
 	load(&b, &o, -EINVAL, "npu_onnx_options.size 4 is too small");
 	o = (struct npu_onnx_options){ .size = sizeof(o), .reserved = 1 };
 	load(&b, &o, -EINVAL, "npu_onnx_options.reserved must be zero");
+	o = (struct npu_onnx_options){ .size = sizeof(o), .reserved2 = 1 };
+	load(&b, &o, -EINVAL, "npu_onnx_options.reserved2 must be zero");
+	o = (struct npu_onnx_options){ .size = sizeof(o), .rounding = 2 };
+	load(&b, &o, -EINVAL,
+	     "npu_onnx_options.rounding 2 is not NPU_ROUND_ONNX (0) or NPU_ROUND_TFLITE (1)");
+	o = (struct npu_onnx_options){ .size = sizeof(o), .rounding = NPU_ROUND_TFLITE };
+	npu_onnx_free(load(&b, &o, 0, NULL));
 	o = (struct npu_onnx_options){ .size = sizeof(o) };
 	npu_onnx_free(load(&b, &o, 0, NULL));
 	mb_free(&b);
