@@ -19,6 +19,7 @@ packages=(
 	sparse pahole linux-source-6.12
 	dataset-fashion-mnist espeak-ng
 	libpng-dev
+	python3-pil python3-onnx fonts-dejavu-core
 	debhelper dh-dkms dkms lintian fakeroot
 )
 
@@ -27,6 +28,9 @@ packages=(
 if [ "${1-}" = bench ]; then
 	packages+=(gnuplot-nox libdnnl-dev libxnnpack-dev libpthreadpool-dev)
 fi
+
+# python3-pil, python3-onnx and fonts-dejavu-core make the int8 models'
+# calibration data and read their output scales (tests/models/Makefile).
 
 missing=()
 # dpkg-query prints nothing for packages it has never heard of, so ask per

