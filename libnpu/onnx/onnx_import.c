@@ -259,7 +259,12 @@ int oi_value_of(struct imp *im, struct sym *s, uint32_t *id)
 	uint64_t i;
 	int ret;
 
-	if (s->value != NPU_VALUE_NONE) {
+	/* a fixed input's value is the runtime input; its constant is static */
+	if (s->fixed && s->has_svalue) {
+		*id = s->svalue;
+		return 0;
+	}
+	if (s->value != NPU_VALUE_NONE && !s->fixed) {
 		*id = s->value;
 		return 0;
 	}
@@ -301,6 +306,16 @@ int oi_value_of(struct imp *im, struct sym *s, uint32_t *id)
 	if (ret) {
 		free(data);
 		return ret;
+	}
+	if (s->fixed) {
+		ret = npu_graph_add_value(im->m->g, &d, &s->svalue);
+		free(data);
+		if (ret)
+			return ret == -ENOMEM ? oi_nomem(im) :
+				oi_fail(im, "constant '%s': %s", s->name, npu_graph_error(im->m->g));
+		s->has_svalue = true;
+		*id = s->svalue;
+		return 0;
 	}
 	ret = npu_graph_add_value(im->m->g, &d, &s->value);
 	free(data);

@@ -51,6 +51,9 @@ struct sym {
 	bool poisoned;
 	/* a graph input; fixed: its known value became its constant */
 	bool graph_input, fixed;
+	/* a fixed input's static value for device ops (@value stays the input) */
+	bool has_svalue;
+	uint32_t svalue;
 	struct ctensor c;		/* constant */
 	uint32_t value;			/* graph value, NPU_VALUE_NONE if none */
 	/* a constant's static value of its own dtype (a kernel's operand) */

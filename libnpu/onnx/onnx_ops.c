@@ -56,6 +56,9 @@ int oi_op_binary(struct nctx *c)
 		ret = oi_sym_shape(c, b, &rb, db);
 	if (!ret)
 		ret = oi_broadcast(c, ra, da, rb, db, &r, dy);
+	if (!ret && !strcmp(t, "Pow") && !float_dtype(oi_sym_dtype(a)))
+		ret = oi_fail(c->im, "Pow of %s has no device op (the device's ELTWISE computes in float)",
+			      oi_sym_dtype(a) == NPU_DTYPE_INT32 ? "int32" : "8-bit integers");
 	if (!ret)
 		ret = oi_value_of(c->im, a, &in[0]);
 	if (ret)

@@ -427,6 +427,24 @@ static int import_with(struct nctx *c, const struct lowering *low,
 		im->node = c->n;
 		if (im->err && im->err_size)
 			snprintf(lowering_err, sizeof(lowering_err), "%s", im->err);
+		/*
+		 * Parameters the caller gave (QLinearConv's scales, Clip's
+		 * bounds, Resize's scales) are constants to the device: the
+		 * lowering again with them fixed, before the kernel.
+		 */
+		if (may_fix && kop) {
+			int fixed = oi_fix_inputs(c, 1, c->nin);
+
+			if (fixed < 0)
+				return fixed;
+			if (fixed && lowering_applies(c, low)) {
+				ret = low->fn(c);
+				if (!ret || ret != -EINVAL || im->nsyms != syms ||
+				    npu_graph_num_nodes(im->m->g) != nodes)
+					return ret;
+				im->node = c->n;
+			}
+		}
 	}
 	if (kop) {
 		im->kernel_input_refused = false;
