@@ -50,6 +50,11 @@
  *       following RELU, RELU6 (or CLIP to [0, 6]), LEAKY_RELU, SIGMOID,
  *       TANH, GELU, HARD_SIGMOID or HARD_SWISH into the op's fused
  *       activation;
+ *     - quantized values stay quantized (since 1.6): an op between a
+ *       DEQUANTIZE and a QUANTIZE reads and writes the 8-bit values
+ *       itself (the same bits: ops dequantize, compute in binary32 and
+ *       quantize), and a RELU or RELU6 keeping its input's quantization
+ *       becomes the clamp of an integer GEMM's or CONV2D's epilogue;
  *     - nodes whose output no graph output needs are dropped;
  *     - every internal value gets a place in one arena buffer, reused by
  *       values whose lifetimes do not overlap; RESHAPE outputs share
