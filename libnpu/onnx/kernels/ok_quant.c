@@ -20,5 +20,6 @@ const struct npu_onnx_op *const ok_ops_quant[] = {
 	&ok_op_qlinear_global_average_pool,
 	&ok_op_qlinear_average_pool,
 	&ok_op_qgemm,
+	&ok_op_qlinear_softmax,
 	NULL,
 };

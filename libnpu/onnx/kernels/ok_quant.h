@@ -83,6 +83,11 @@ struct ok_ms_gemm_state {
 	bool trans_a, trans_b;
 };
 
+/* QLinearSoftmax: @opset is the node's attribute, the Softmax it replaces. */
+struct ok_ms_softmax_state {
+	int64_t opset, axis;
+};
+
 static inline int32_t ok_ms_q8(const struct npu_kernel_tensor *t, uint64_t i)
 {
 	return t->dtype == NPU_DTYPE_INT8 ? ((const int8_t *)t->data)[i] :
@@ -110,10 +115,11 @@ void ok_ms_build_table(uint8_t table[256], enum npu_dtype dt, float x_scale, int
 
 extern const struct npu_onnx_op ok_op_qlinear_add, ok_op_qlinear_mul, ok_op_qlinear_sigmoid,
 	ok_op_qlinear_leaky_relu, ok_op_qlinear_concat, ok_op_qlinear_global_average_pool,
-	ok_op_qlinear_average_pool, ok_op_qgemm;
+	ok_op_qlinear_average_pool, ok_op_qgemm, ok_op_qlinear_softmax;
 extern const struct npu_kernel ok_kernel_qlinear_add, ok_kernel_qlinear_mul,
 	ok_kernel_qlinear_sigmoid, ok_kernel_qlinear_leaky_relu, ok_kernel_qlinear_concat,
-	ok_kernel_qlinear_global_average_pool, ok_kernel_qlinear_average_pool, ok_kernel_qgemm;
+	ok_kernel_qlinear_global_average_pool, ok_kernel_qlinear_average_pool, ok_kernel_qgemm,
+	ok_kernel_qlinear_softmax;
 
 /* ---- The ops (ok_ops_quant[] lists them) ---------------------------------- */
 
