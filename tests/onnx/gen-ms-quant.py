@@ -188,6 +188,19 @@ class Gen:
         onnx = model(op, names, elem, attrs, inits, [('X', elem, dims)])
         self.write('%s-%d' % (op, idx), op, onnx, [('X', elem, dims, self.codes(elem, dims))])
 
+    def softmax(self, idx, elem, dims, opset, axis):
+        names = ['X', 'x_s', 'x_z', 'y_s', 'y_z']
+        y_zp = 0 if elem == UINT8 else -128
+        inits = [tensor('x_s', FLOAT, [], [self.rng.choice([0.05, 0.1, 0.25,
+                                                            self.rng.uniform(0.01, 0.3)])]),
+                 tensor('x_z', elem, [], [self.zp(elem)]),
+                 tensor('y_s', FLOAT, [], [self.rng.choice([1 / 256, 1 / 255, 0.01])]),
+                 tensor('y_z', elem, [], [y_zp])]
+        attrs = [attr_i('opset', opset)] + ([attr_i('axis', axis)] if axis is not None else [])
+        onnx = model('QLinearSoftmax', names, elem, attrs, inits, [('X', elem, dims)])
+        self.write('QLinearSoftmax-%d' % idx, 'QLinearSoftmax', onnx,
+                   [('X', elem, dims, self.codes(elem, dims))])
+
     def qgemm(self, idx, a_elem, b_elem, M, N, K, trans_a, trans_b, per_column, bias, out_q,
               alpha):
         a_dims = [K, M] if trans_a else [M, K]
@@ -287,6 +300,12 @@ def main():
                                 attr_ints('pads', [1, 0, 1, 0])]),
                 ([1, 5, 4, 4], [attr_ints('kernel_shape', [4, 4])])):
             g.pool('QLinearAveragePool', i, elem, dims, attrs)
+            i += 1
+    for elem in (UINT8, INT8):
+        for dims, opset, axis in (([4, 10], 13, None), ([3, 5, 6], 13, 1), ([2, 3, 4], 12, None),
+                                  ([2, 3, 4], 12, 2), ([2, 3, 4], 12, 1), ([1, 1000], 13, -1),
+                                  ([5, 2], 13, 0)):
+            g.softmax(i, elem, dims, opset, axis)
             i += 1
     for a_elem, b_elem in ((UINT8, UINT8), (UINT8, INT8), (INT8, INT8)):
         for M, N, K, ta, tb, pc, bias, oq, alpha in (

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # com.microsoft's quantized ops (QLinearAdd, QLinearMul, QLinearSigmoid,
 # QLinearLeakyRelu, QLinearConcat, QLinearGlobalAveragePool,
-# QLinearAveragePool, QGemm) on libnpu's CPU path against onnxruntime
+# QLinearAveragePool, QGemm, QLinearSoftmax) on libnpu's CPU path against onnxruntime
 # itself, bit for bit; TAP on stdout, one test per op saying how many
 # elements were compared and how many differ.
 #
@@ -26,7 +26,7 @@ esac
 ORT_MODULES=${ORT_MODULES:-${VNPU_CACHE:-$HOME/.cache/vnpu}/models/ort/node_modules}
 SEED=${MS_QUANT_SEED:-1}
 OPS="QLinearAdd QLinearMul QLinearSigmoid QLinearLeakyRelu QLinearConcat
-QLinearGlobalAveragePool QLinearAveragePool QGemm"
+QLinearGlobalAveragePool QLinearAveragePool QGemm QLinearSoftmax"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

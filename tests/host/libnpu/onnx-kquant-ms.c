@@ -580,6 +580,80 @@ static void test_qgemm_errors(void **unused)
 		       "a_zero_point is required");
 }
 
+/* ---- QLinearSoftmax ------------------------------------------------------------ */
+
+static void test_softmax(void **unused)
+{
+	/*
+	 * y_scale 1/256: an output is round(256 * e_i / sum).  Equal codes
+	 * share equally: 4 of them 64 each.  Codes one apart with X_scale
+	 * ln 3 weigh 3 to 1: 192 and 64.  Opset 12 with axis 0 takes the
+	 * whole [2, 2] as one run (64 each), opset 13 each column (128).
+	 */
+	static const uint8_t eq[] = { 7, 7, 7, 7 }, w64[] = { 64, 64, 64, 64 };
+	static const uint8_t w128[] = { 128, 128, 128, 128 };
+	static const uint8_t two[] = { 9, 8 }, w3to1[] = { 192, 64 };
+	/*
+	 * X_scale 1, codes 255 and 0: the table's shift is log(FLT_MAX / 2) -
+	 * 5 = 83.02, so code 0 reads exp(-171.98), 0 in float: 256 and 0;
+	 * uint8 caps 256 at 255, int8 (y_zp -128) gives 128 and wraps it to
+	 * -128, as onnxruntime does.
+	 */
+	static const uint8_t far[] = { 255, 0 }, w_cap[] = { 255, 0 };
+	static const int8_t far8[] = { 127, -128 }, w_wrap[] = { -128, -128 };
+	struct ok_ms_softmax_state st = { .opset = 13, .axis = -1 };
+	uint32_t d4[] = { 4 }, d2[] = { 2 }, d22[] = { 2, 2 };
+	struct npu_kernel_tensor y, *in[5], *out[1] = { &y };
+
+	(void)unused;
+	in[0] = T(NPU_DTYPE_UINT8, d4, eq);
+	in[1] = F32(0.5f);
+	in[2] = U8(3);
+	in[3] = F32(1.0f / 256);
+	in[4] = U8(0);
+	assert_int_equal(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL), 0);
+	assert_memory_equal(y.data, w64, 4);
+	kt_free_out(&y);
+	in[0] = T(NPU_DTYPE_UINT8, d22, eq);
+	st = (struct ok_ms_softmax_state){ .opset = 12, .axis = 0 };
+	assert_int_equal(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL), 0);
+	assert_memory_equal(y.data, w64, 4);
+	kt_free_out(&y);
+	st.opset = 13;
+	assert_int_equal(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL), 0);
+	assert_memory_equal(y.data, w128, 4);
+	kt_free_out(&y);
+	st.axis = -1;
+	in[0] = T(NPU_DTYPE_UINT8, d2, two);
+	in[1] = F32(logf(3.0f));
+	assert_int_equal(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL), 0);
+	assert_memory_equal(y.data, w3to1, 2);
+	kt_free_out(&y);
+	in[0] = T(NPU_DTYPE_UINT8, d2, far);
+	in[1] = F32(1);
+	assert_int_equal(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL), 0);
+	assert_memory_equal(y.data, w_cap, 2);
+	kt_free_out(&y);
+	in[0] = T(NPU_DTYPE_INT8, d2, far8);
+	in[2] = I8(0);
+	in[4] = I8(-128);
+	assert_int_equal(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL), 0);
+	assert_memory_equal(y.data, w_wrap, 2);
+	kt_free_out(&y);
+	/* refusals */
+	in[1] = F32(0);
+	kt_expect_fail(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL),
+		       "X_scale is 0: a softmax needs a positive finite scale");
+	in[1] = F32(1);
+	st.axis = 1;
+	kt_expect_fail(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL),
+		       "axis 1 is out of range");
+	st.axis = -1;
+	in[4] = U8(0);
+	kt_expect_fail(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL),
+		       "y_zero_point is uint8, but its tensor is int8");
+}
+
 /* ---- Polling ----------------------------------------------------------------- */
 
 static void test_cancel(void **unused)
@@ -722,7 +796,7 @@ static void test_table(void **unused)
 		assert_string_equal((*p)->kernel->name, (*p)->op_type);
 		ms++;
 	}
-	assert_int_equal(ms, 8);
+	assert_int_equal(ms, 9);
 }
 
 int main(void)
@@ -742,6 +816,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_average_pool, kt_teardown),
 		cmocka_unit_test_teardown(test_qgemm, kt_teardown),
 		cmocka_unit_test_teardown(test_qgemm_errors, kt_teardown),
+		cmocka_unit_test_teardown(test_softmax, kt_teardown),
 		cmocka_unit_test_teardown(test_cancel, kt_teardown),
 		cmocka_unit_test(test_load_add),
 		cmocka_unit_test(test_load_lookup_and_pool),
