@@ -330,6 +330,124 @@ static void test_fold_and_div(void **state)
 	npu_runtime_free(rt);
 }
 
+/*
+ * Per-channel weights and the quantization step: X (fp32) -> QUANTIZE ->
+ * DEQUANTIZE -> ADD of a constant -> QUANTIZE -> integer GEMM with
+ * per-column weights -> RELU keeping its quantization -> DEQUANTIZE.
+ * Expected values are worked out by hand from ops.rst's formulas.
+ */
+static void test_quantized(void **state)
+{
+	static const uint32_t d14[2] = { 1, 4 }, d42[2] = { 4, 2 }, d12[2] = { 1, 2 };
+	static const int8_t w[8] = { 1, -2, 2, 0, -1, 4, 3, -6 };	/* [K=4, N=2] */
+	static const float ws[2] = { 0.5f, 0.25f }, bad_scale[2] = { 0.5f, -1.0f };
+	float x[4] = { 1.0f, -1.0f, 0.5f, 2.0f }, one[4] = { 1, 1, 1, 1 }, y[2];
+	struct npu_value_desc wd = NPU_VALUE_DESC_INIT, got = NPU_VALUE_DESC_INIT;
+	struct npu_op_params q = { .size = sizeof(q), .kind = NPU_OP_QUANTIZE };
+	struct npu_op_params dq = { .size = sizeof(dq), .kind = NPU_OP_DEQUANTIZE };
+	struct npu_op_params add = { .size = sizeof(add), .kind = NPU_OP_ELTWISE,
+				     .eltwise.kind = NPU_ELTWISE_ADD };
+	struct npu_op_params gemm = { .size = sizeof(gemm), .kind = NPU_OP_GEMM };
+	struct npu_op_params relu = { .size = sizeof(relu), .kind = NPU_OP_ACTIVATION,
+				      .act = NPU_ACT_RELU };
+	uint32_t vx, vq, vd, vone, va, vaq, vw, vg, vr, vy, nadd, naq, nrelu;
+	struct npu_runtime *rt;
+	struct npu_graph *g;
+
+	(void)state;
+	assert_int_equal(npu_graph_create(&g), 0);
+	/* per-channel fields are checked */
+	wd.name = "w";
+	wd.dtype = NPU_DTYPE_INT8;
+	wd.rank = 2;
+	memcpy(wd.dims, d42, sizeof(d42));
+	wd.data = w;
+	wd.quant_axis = 1;
+	wd.num_channels = 2;
+	wd.channel_scales = bad_scale;
+	assert_int_equal(npu_graph_add_value(g, &wd, &vw), -EINVAL);
+	assert_non_null(strstr(npu_graph_error(g), "channel 1's scale"));
+	wd.channel_scales = ws;
+	wd.quant_axis = 0;
+	assert_int_equal(npu_graph_add_value(g, &wd, &vw), -EINVAL);
+	assert_non_null(strstr(npu_graph_error(g), "do not fit its shape"));
+	wd.quant_axis = 1;
+	wd.data = NULL;
+	assert_int_equal(npu_graph_add_value(g, &wd, &vw), -EINVAL);
+	assert_non_null(strstr(npu_graph_error(g), "static values only"));
+	wd.data = w;
+	assert_int_equal(npu_graph_add_value(g, &wd, &vw), 0);
+	assert_int_equal(npu_graph_get_value(g, vw, &got), 0);
+	assert_int_equal(got.num_channels, 2);
+	assert_int_equal(got.quant_axis, 1);
+	assert_true(got.channel_scales[1] == 0.25f && got.channel_zero_points[1] == 0);
+
+	vx = val(g, "x", NPU_DTYPE_FP32, 2, d14, NPU_VALUE_INPUT, NULL);
+	vone = val(g, "one", NPU_DTYPE_FP32, 2, d14, 0, one);
+	vq = val(g, "xq", NPU_DTYPE_INT8, 2, d14, 0, NULL);
+	vd = val(g, "xd", NPU_DTYPE_FP32, 2, d14, 0, NULL);
+	va = val(g, "a", NPU_DTYPE_FP32, 2, d14, 0, NULL);
+	vaq = val(g, "aq", NPU_DTYPE_INT8, 2, d14, 0, NULL);
+	vg = val(g, "g", NPU_DTYPE_INT8, 2, d12, 0, NULL);
+	vr = val(g, "r", NPU_DTYPE_INT8, 2, d12, 0, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 2, d12, NPU_VALUE_OUTPUT, NULL);
+	{
+		/* quantization of the 8-bit values: xq 0.5/-1, aq 0.25/0, g and r 1/-3 */
+		struct npu_value_desc v = NPU_VALUE_DESC_INIT;
+		uint32_t ids[4] = { vq, vaq, vg, vr };
+		float sc[4] = { 0.5f, 0.25f, 1.0f, 1.0f };
+		int32_t zp[4] = { -1, 0, -3, -3 };
+		size_t i;
+
+		npu_graph_free(g);
+		assert_int_equal(npu_graph_create(&g), 0);
+		assert_int_equal(npu_graph_add_value(g, &wd, &vw), 0);
+		vx = val(g, "x", NPU_DTYPE_FP32, 2, d14, NPU_VALUE_INPUT, NULL);
+		vone = val(g, "one", NPU_DTYPE_FP32, 2, d14, 0, one);
+		vd = val(g, "xd", NPU_DTYPE_FP32, 2, d14, 0, NULL);
+		va = val(g, "a", NPU_DTYPE_FP32, 2, d14, 0, NULL);
+		vy = val(g, "y", NPU_DTYPE_FP32, 2, d12, NPU_VALUE_OUTPUT, NULL);
+		for (i = 0; i < 4; i++) {
+			v.dtype = NPU_DTYPE_INT8;
+			v.rank = 2;
+			memcpy(v.dims, i < 2 ? d14 : d12, sizeof(d14));
+			v.scale = sc[i];
+			v.zero_point = zp[i];
+			assert_int_equal(npu_graph_add_value(g, &v, &ids[i]), 0);
+		}
+		vq = ids[0];
+		vaq = ids[1];
+		vg = ids[2];
+		vr = ids[3];
+	}
+	node(g, "q", &q, 1, &vx, vq);
+	node(g, "dq", &dq, 1, &vq, vd);
+	nadd = node(g, "add", &add, 2, (uint32_t[]){ vd, vone }, va);
+	naq = node(g, "aq", &q, 1, &va, vaq);
+	node(g, "gemm", &gemm, 2, (uint32_t[]){ vaq, vw }, vg);
+	nrelu = node(g, "relu", &relu, 1, &vg, vr);
+	node(g, "out", &dq, 1, &vr, vy);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	npu_graph_free(g);
+	assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
+					   (void *[]){ x, y }), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	/*
+	 * xq = rint(x / 0.5) - 1 = { 1, -3, 0, 3 }; add: (xq + 1) * 0.5 + 1 =
+	 * { 2, 0, 1.5, 3 }; aq = rint(a / 0.25) = { 8, 0, 6, 12 };
+	 * acc[n] = sum aq[k] * w[k][n]: { 8 + 0 - 6 + 36, -16 + 0 + 24 - 72 }
+	 * = { 38, -64 }; M[n] = 0.25 * ws[n] / 1: { 0.125, 0.0625 };
+	 * g = rint(acc * M) - 3 = { 4.75 -> 5, -4 } - 3 = { 2, -7 }; ReLU
+	 * clamps at zy = -3: { 2, -3 }; y = (r + 3) * 1 = { 5, 0 }.
+	 */
+	assert_close(y, (float[]){ 5, 0 }, 2, 0);
+	/* the ADD took 8-bit X and wrote 8-bit aq; ReLU is the GEMM's clamp */
+	assert_int_equal(where(rt, nadd), NPU_WHERE_CPU);
+	assert_int_equal(where(rt, naq), NPU_WHERE_FUSED);
+	assert_int_equal(where(rt, nrelu), NPU_WHERE_FUSED);
+	npu_runtime_free(rt);
+}
+
 static void test_errors(void **state)
 {
 	static const uint32_t d2[2] = { 2, 3 }, d3[2] = { 4, 5 };
@@ -956,6 +1074,7 @@ int main(void)
 		cmocka_unit_test(test_extensible_structs),
 		cmocka_unit_test(test_conv_bn),
 		cmocka_unit_test(test_fold_and_div),
+		cmocka_unit_test(test_quantized),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_layernorm_rewrite),
 		cmocka_unit_test(test_hardswish_rewrite),
