@@ -15,6 +15,12 @@
  * uint8 capped at 255, for int8 cast to int8 after a cap at 255, so that
  * 128..255 wrap to negative codes (a probability of 1 with y_zp = -128
  * gives -128).  That wrap is onnxruntime's; we keep it so the two agree.
+ * So is its answer for a run of one element under a y_scale below about
+ * 1/148: the largest entry, FLT_MAX / (D * e^5), times floor(1 /
+ * y_scale) is infinite, which onnxruntime converts as x86-64 does, to 0
+ * for uint8 (through a 64-bit integer; the output is y_zero_point) and
+ * to INT32_MIN for int8, whose sum with y_zero_point wraps (the output is
+ * -1 for a negative y_zero_point, y_zero_point otherwise).
  *
  * Before opset 13 (the node's opset attribute) the run is everything
  * from the axis on, from 13 the one axis; the axis is -1 by default for
@@ -156,8 +162,16 @@ static int sm_run(const void *state, size_t num_inputs,
 				sum += table[255 - (max - ok_ms_q8(x, base + k * g.inner))];
 			for (k = 0; k < g.len; k++) {
 				float e = table[255 - (max - ok_ms_q8(x, base + k * g.inner))];
-				int32_t q = (int32_t)nearbyintf(e * y_mul / sum) + y_zp;
+				float r = nearbyintf(e * y_mul / sum);
 				uint64_t at = base + k * g.inner;
+				int32_t raw, q;
+
+				/* an infinity converts as x86-64 converts it (above) */
+				if (r < 2147483648.0f)
+					raw = (int32_t)r;
+				else
+					raw = y->dtype == NPU_DTYPE_UINT8 ? 0 : INT32_MIN;
+				q = (int32_t)((uint32_t)raw + (uint32_t)y_zp);
 
 				if (y->dtype == NPU_DTYPE_UINT8)
 					((uint8_t *)y->data)[at] = (uint8_t)(q > 255 ? 255 : q);
