@@ -194,7 +194,8 @@ class Gen:
         inits = [tensor('x_s', FLOAT, [], [self.rng.choice([0.05, 0.1, 0.25,
                                                             self.rng.uniform(0.01, 0.3)])]),
                  tensor('x_z', elem, [], [self.zp(elem)]),
-                 tensor('y_s', FLOAT, [], [self.rng.choice([1 / 256, 1 / 255, 0.01])]),
+                 tensor('y_s', FLOAT, [], [1 / 256 if dims[-1] == 1 else
+                                           self.rng.choice([1 / 256, 1 / 255, 0.01])]),
                  tensor('y_z', elem, [], [y_zp])]
         attrs = [attr_i('opset', opset)] + ([attr_i('axis', axis)] if axis is not None else [])
         onnx = model('QLinearSoftmax', names, elem, attrs, inits, [('X', elem, dims)])
@@ -304,7 +305,7 @@ def main():
     for elem in (UINT8, INT8):
         for dims, opset, axis in (([4, 10], 13, None), ([3, 5, 6], 13, 1), ([2, 3, 4], 12, None),
                                   ([2, 3, 4], 12, 2), ([2, 3, 4], 12, 1), ([1, 1000], 13, -1),
-                                  ([5, 2], 13, 0)):
+                                  ([5, 2], 13, 0), ([6, 1], 13, -1)):
             g.softmax(i, elem, dims, opset, axis)
             i += 1
     for a_elem, b_elem in ((UINT8, UINT8), (UINT8, INT8), (INT8, INT8)):

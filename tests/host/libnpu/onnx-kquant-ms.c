@@ -602,7 +602,7 @@ static void test_softmax(void **unused)
 	static const uint8_t far[] = { 255, 0 }, w_cap[] = { 255, 0 };
 	static const int8_t far8[] = { 127, -128 }, w_wrap[] = { -128, -128 };
 	struct ok_ms_softmax_state st = { .opset = 13, .axis = -1 };
-	uint32_t d4[] = { 4 }, d2[] = { 2 }, d22[] = { 2, 2 };
+	uint32_t d4[] = { 4 }, d2[] = { 2 }, d1[] = { 1 }, d22[] = { 2, 2 };
 	struct npu_kernel_tensor y, *in[5], *out[1] = { &y };
 
 	(void)unused;
@@ -640,6 +640,24 @@ static void test_softmax(void **unused)
 	assert_int_equal(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL), 0);
 	assert_memory_equal(y.data, w_wrap, 2);
 	kt_free_out(&y);
+	/*
+	 * A run of one: its entry exp(log(FLT_MAX) - 5) = 2.3e36 times 256
+	 * is infinite, which x86-64 converts to 0 for uint8 (y_zp 0 -> 0)
+	 * and to INT32_MIN for int8, + -128 wrapping past 255 -> -1.
+	 */
+	in[0] = T(NPU_DTYPE_INT8, d1, far8);
+	assert_int_equal(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL), 0);
+	assert_int_equal(((int8_t *)y.data)[0], -1);
+	kt_free_out(&y);
+	in[0] = T(NPU_DTYPE_UINT8, d1, far);
+	in[2] = U8(0);
+	in[4] = U8(0);
+	assert_int_equal(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL), 0);
+	assert_int_equal(((uint8_t *)y.data)[0], 0);
+	kt_free_out(&y);
+	in[0] = T(NPU_DTYPE_INT8, d2, far8);
+	in[2] = I8(0);
+	in[4] = I8(-128);
 	/* refusals */
 	in[1] = F32(0);
 	kt_expect_fail(kt_run(&ok_kernel_qlinear_softmax, &st, 5, in, 1, out, NULL),
