@@ -523,8 +523,8 @@ static int visit(struct st *s, size_t i)
 
 /* ---- building the new tensors and nodes --------------------------------- */
 
-static Onnx__TensorProto *new_tensor(const char *name, int32_t type, const int64_t *dims,
-				     size_t rank, const void *data, size_t bytes)
+Onnx__TensorProto *qq_new_tensor(const char *name, int32_t type, const int64_t *dims,
+				 size_t rank, const void *data, size_t bytes)
 {
 	Onnx__TensorProto *t = malloc(sizeof(*t));
 
@@ -592,10 +592,10 @@ static int add_scale_zp(struct st *s, const char *scale_name, const char *zp_nam
 	if (!zb)
 		return nomem(s);
 	zp_bytes(zp_type, zps, n, zb);
-	ret = add_init(s, new_tensor(scale_name, T_FLOAT, &dim, vector ? 1 : 0, scales,
+	ret = add_init(s, qq_new_tensor(scale_name, T_FLOAT, &dim, vector ? 1 : 0, scales,
 				     n * sizeof(float)));
 	if (!ret)
-		ret = add_init(s, new_tensor(zp_name, zp_type, &dim, vector ? 1 : 0, zb, n * esz));
+		ret = add_init(s, qq_new_tensor(zp_name, zp_type, &dim, vector ? 1 : 0, zb, n * esz));
 	free(zb);
 	return ret;
 }
@@ -893,7 +893,7 @@ static int qdq_initializer(struct st *s, const struct want *w)
 			for (i = 0; i < inner; i++)
 				q[(o * channels + (w->axis >= 0 ? c : 0)) * inner + i] = qtmp[k++];
 	}
-	ret = add_init(s, new_tensor(qn, qt == QZ_UINT8 ? T_UINT8 : T_INT8, t->dims, t->n_dims, q, n));
+	ret = add_init(s, qq_new_tensor(qn, qt == QZ_UINT8 ? T_UINT8 : T_INT8, t->dims, t->n_dims, q, n));
 	if (!ret)
 		ret = add_scale_zp(s, sn, zn, scales, zps, w->axis >= 0 ? channels : 1,
 				   qt == QZ_UINT8 ? T_UINT8 : T_INT8, w->axis >= 0);
@@ -1059,7 +1059,7 @@ static int quantize_biases(struct st *s)
 					   b->bias, data[k], bs[wq->num_scales > 1 ? k : 0]);
 		if (ret)
 			goto next;
-		ret = add_init(s, new_tensor(qn, T_INT32, s->gp->initializer[ti]->dims,
+		ret = add_init(s, qq_new_tensor(qn, T_INT32, s->gp->initializer[ti]->dims,
 					     s->gp->initializer[ti]->n_dims, q, n * 4));
 		if (ret)
 			goto next;
@@ -1098,47 +1098,44 @@ next:
 
 /* ---- opset, cleanup, assembly ------------------------------------------- */
 
-static Onnx__OperatorSetIdProto *default_opset(Onnx__ModelProto *mp)
+/*
+ * The opset the QDQ form needs: 13 for DequantizeLinear's axis (per
+ * channel), else 10; below that onnxruntime converts to 11, and so does
+ * this.
+ */
+static long long target_opset(const struct st *s, long long from)
 {
-	size_t i;
-
-	for (i = 0; i < mp->n_opset_import; i++) {
-		const char *d = mp->opset_import[i]->domain;
-
-		if (!d || !*d || !strcmp(d, "ai.onnx"))
-			return mp->opset_import[i];
-	}
-	return NULL;
+	if (!s->o->per_tensor && from < 13)
+		return 13;
+	return from < 10 ? 11 : from;
 }
 
-/* Ops whose inputs or meaning changed between opsets 11 and 13. */
-static const char *const changed_at_13[] = {
-	"Split", "Squeeze", "Unsqueeze", "ReduceSum", "Softmax", "LogSoftmax", "Hardmax", NULL,
-};
-
-static int check_opset(struct st *s)
+static int check_opset(struct st *s, bool upgrade)
 {
-	Onnx__OperatorSetIdProto *os = default_opset(s->mp);
-	size_t i;
+	Onnx__OperatorSetIdProto *os = qo_default_opset(s->mp);
+	long long from = os ? os->version : 1, to = target_opset(s, from);
+	int ret;
 
-	s->opset = os ? os->version : 1;
-	s->res->opset_from = s->res->opset_to = s->opset;
-	if (s->opset < 10)
-		return fail(s, -EINVAL, "the model's opset %lld has no QuantizeLinear (opset 10 on)",
-			    s->opset);
-	if (s->o->per_tensor || s->opset >= 13)
+	s->opset = from;
+	s->res->opset_from = s->res->opset_to = from;
+	if (to == from)
 		return 0;
-	/* DequantizeLinear's axis (per channel) is opset 13's */
-	for (i = 0; i < s->gp->n_node; i++)
-		if (s->opset < 11 || in_names(changed_at_13, s->gp->node[i]->op_type))
-			return fail(s, -EINVAL,
-				    "per-channel weights need opset 13, and the model's opset %lld cannot be raised to it: %s (node '%s') changed since; use --per-tensor",
-				    s->opset, s->opset < 11 ? "opset 11 changed several ops" :
-				    s->gp->node[i]->op_type,
-				    s->gp->node[i]->name ? s->gp->node[i]->name : "");
-	os->version = 13;
-	s->opset = 13;
-	s->res->opset_to = 13;
+	if (!os)
+		return fail(s, -EINVAL, "the model imports no opset of the default domain");
+	ret = upgrade ? qo_upgrade(s->mp, to, s->o->shape, s->o->ctx, s->err, s->err_size) :
+			qo_check(s->mp, to, NULL, NULL, s->err, s->err_size);
+	if (ret == -EINVAL) {
+		size_t l = s->err ? strlen(s->err) : 0;
+
+		if (s->err && l < s->err_size)
+			snprintf(s->err + l, s->err_size - l,
+				 " (the QDQ form needs opset %lld; the model's is %lld%s)", to, from,
+				 to == 13 && from >= 10 ? "; --per-tensor needs no more than 10" : "");
+	}
+	if (ret || !upgrade)
+		return ret;
+	s->opset = to;
+	s->res->opset_to = to;
 	return 0;
 }
 
@@ -1282,17 +1279,13 @@ int qq_check(Onnx__ModelProto *mp, const struct qq_options *o, char *err, size_t
 	struct qq_result res = { 0 };
 	struct st s = { .mp = mp, .gp = mp->graph, .o = o, .res = &res, .err = err,
 			.err_size = err_size };
-	Onnx__OperatorSetIdProto *os = default_opset(mp);
-	long long v = os ? os->version : 0;
 	int ret;
 
 	if (!s.gp)
 		return fail(&s, -EINVAL, "the model has no graph");
 	ret = check_model(&s);
 	if (!ret)
-		ret = check_opset(&s);
-	if (os)
-		os->version = v;
+		ret = check_opset(&s, false);
 	return ret;
 }
 
@@ -1312,9 +1305,10 @@ int qq_quantize(Onnx__ModelProto *mp, const struct qq_options *o, struct qq_resu
 	s.num_orig = s.gp->n_node;
 	ret = check_model(&s);
 	if (!ret)
-		ret = check_opset(&s);
+		ret = check_opset(&s, true);
 	if (ret)
 		return ret;
+	s.num_orig = s.gp->n_node;
 	s.removed = calloc(s.num_orig + 1, sizeof(*s.removed));
 	s.why = calloc(s.num_orig + 1, sizeof(*s.why));
 	res->nodes = calloc(s.num_orig + 1, sizeof(*res->nodes));

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "onnx.pb-c.h"
+#include "npu-quantize-opset.h"
 #include "npu-quantize-scale.h"
 
 /*
@@ -27,7 +28,8 @@ struct qq_options {
 	const char *const *exclude;	/* node names left float */
 	size_t num_exclude;
 	qq_range_fn range;
-	void *ctx;
+	qo_shape_fn shape;	/* tensor shapes, for the opset upgrade */
+	void *ctx;		/* of range and shape */
 };
 
 /* Per node of the input model: what became of it. */
@@ -81,6 +83,10 @@ int qq_check(Onnx__ModelProto *mp, const struct qq_options *o, char *err, size_t
  * array of pointers into @mp.
  */
 const char **qq_tensors_to_calibrate(const Onnx__ModelProto *mp, size_t *count);
+
+/* A new initializer holding a copy of @data (raw_data), NULL without memory. */
+Onnx__TensorProto *qq_new_tensor(const char *name, int32_t type, const int64_t *dims,
+				 size_t rank, const void *data, size_t bytes);
 
 /* 1 when quantize_static quantizes nodes of @op_type by default. */
 int qq_op_quantizable(const char *op_type);

@@ -165,6 +165,19 @@ void qr_samples_free(struct qr_samples *s)
 	memset(s, 0, sizeof(*s));
 }
 
+static void file_name(char *buf, size_t size, const char *dir, const char *name)
+{
+	size_t n = (size_t)snprintf(buf, size, "%s/", dir), i;
+
+	for (i = 0; name[i] && n + 5 < size; i++, n++) {
+		char ch = name[i];
+
+		buf[n] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			 (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' ? ch : '_';
+	}
+	snprintf(buf + n, size - n, ".npy");
+}
+
 /* The model as bytes with @extra appended to its graph's outputs. */
 static int pack_with_outputs(Onnx__ModelProto *mp, const char *const *extra, size_t n,
 			     uint8_t **buf, size_t *len)
@@ -200,9 +213,11 @@ static int pack_with_outputs(Onnx__ModelProto *mp, const char *const *extra, siz
 }
 
 int qr_model_open(Onnx__ModelProto *mp, const char *const *extra, size_t num_extra,
-		  bool device, struct qr_model **out, char *err, size_t err_size)
+		  const struct npu_onnx_shape *shapes, size_t num_shapes, bool device, bool bind,
+		  struct qr_model **out, char *err, size_t err_size)
 {
-	struct npu_onnx_options opts = { .size = sizeof(opts) };
+	struct npu_onnx_options opts = { .size = sizeof(opts), .shapes = shapes,
+					 .num_shapes = num_shapes };
 	struct qr_model *m = calloc(1, sizeof(*m));
 	uint8_t *buf = NULL;
 	size_t len, i;
@@ -255,7 +270,7 @@ int qr_model_open(Onnx__ModelProto *mp, const char *const *extra, size_t num_ext
 		snprintf(err, err_size, "out of memory");
 		goto fail;
 	}
-	for (i = 0; i < m->nout; i++) {
+	for (i = 0; bind && i < m->nout; i++) {
 		struct npu_onnx_io io;
 
 		npu_onnx_output(m->om, i, &io);
@@ -298,17 +313,81 @@ void qr_model_close(struct qr_model *m)
 	free(m);
 }
 
-static void file_name(char *buf, size_t size, const char *dir, const char *name)
+
+static bool is_initializer(const Onnx__GraphProto *g, const char *name)
 {
-	size_t n = (size_t)snprintf(buf, size, "%s/", dir), i;
+	size_t i;
 
-	for (i = 0; name[i] && n + 5 < size; i++, n++) {
-		char ch = name[i];
+	for (i = 0; i < g->n_initializer; i++)
+		if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name))
+			return true;
+	return false;
+}
 
-		buf[n] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-			 (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' ? ch : '_';
+/* An input whose every dimension the model fixes needs no shape from a sample. */
+static bool fully_static(const Onnx__ValueInfoProto *vi)
+{
+	const Onnx__TypeProto *t = vi->type;
+	const Onnx__TensorShapeProto *sh;
+	size_t i;
+
+	if (!t || t->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !t->tensor_type ||
+	    !(sh = t->tensor_type->shape))
+		return false;
+	for (i = 0; i < sh->n_dim; i++)
+		if (sh->dim[i]->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+			return false;
+	return true;
+}
+
+int qr_samples_shapes(const Onnx__ModelProto *mp, const struct qr_samples *s,
+		      struct npu_onnx_shape **shapes, size_t *count, char *err, size_t err_size)
+{
+	const Onnx__GraphProto *g = mp->graph;
+	size_t i, n = 0;
+	int j;
+
+	*count = 0;
+	*shapes = calloc(g->n_input + 1, sizeof(**shapes));
+	if (!*shapes) {
+		snprintf(err, err_size, "out of memory");
+		return -ENOMEM;
 	}
-	snprintf(buf + n, size - n, ".npy");
+	for (i = 0; i < g->n_input; i++) {
+		const char *name = g->input[i]->name;
+		char path[4096], dir[4096];
+		struct npy_array a;
+		int ret;
+
+		if (!name || is_initializer(g, name) || fully_static(g->input[i]))
+			continue;
+		if (s->flat) {
+			snprintf(path, sizeof(path), "%s/%s", s->root, s->names[0]);
+		} else {
+			snprintf(dir, sizeof(dir), "%s/%s", s->root, s->names[0]);
+			file_name(path, sizeof(path), dir, name);
+		}
+		/* a missing or bad file is reported, with the input, by the run */
+		if (npy_load(path, &a))
+			continue;
+		if (a.rank > NPU_TENSOR_MAX_RANK) {
+			snprintf(err, err_size, "%s: rank %d is over %d", path, a.rank,
+				 NPU_TENSOR_MAX_RANK);
+			npy_free(&a);
+			ret = -EINVAL;
+			free(*shapes);
+			*shapes = NULL;
+			return ret;
+		}
+		(*shapes)[n].name = name;
+		(*shapes)[n].rank = (uint32_t)a.rank;
+		for (j = 0; j < a.rank; j++)
+			(*shapes)[n].dims[j] = a.dims[j];
+		n++;
+		npy_free(&a);
+	}
+	*count = n;
+	return 0;
 }
 
 static void fmt_dims(char *buf, size_t size, size_t rank, const int64_t *d64,
@@ -419,6 +498,25 @@ size_t qr_output_count(const struct qr_model *m, size_t i)
 		return 0;
 	sz = npu_dtype_size(io.dtype);
 	return sz ? (size_t)(npu_runtime_value_bytes(m->rt, io.value) / sz) : 0;
+}
+
+int qr_output_shape(const struct qr_model *m, size_t i, int64_t *dims)
+{
+	struct npu_onnx_io io;
+	uint32_t k;
+
+	if (npu_onnx_output(m->om, i, &io))
+		return -1;
+	for (k = 0; k < io.rank; k++)
+		dims[k] = io.dims[k];
+	return (int)io.rank;
+}
+
+uint64_t qr_output_bytes(const struct qr_model *m, size_t i)
+{
+	struct npu_onnx_io io;
+
+	return npu_onnx_output(m->om, i, &io) ? 0 : npu_runtime_value_bytes(m->rt, io.value);
 }
 
 const void *qr_output_data(const struct qr_model *m, size_t i)

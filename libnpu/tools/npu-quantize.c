@@ -24,12 +24,16 @@
 
 #define MAX_EXCLUDE	4096
 #define EXIT_USAGE	2
+#define DEFAULT_MAX_MEMORY	(1024ull << 20)
 
 struct calib {
 	const char **names;
 	size_t count;
 	long *out;		/* output index in the calibration model, -1: not float */
 	struct qc_stats *st;
+	int *rank;		/* of each tensor in the calibration model */
+	uint64_t *bytes;	/* its size, 0 when not a float activation */
+	int64_t (*dims)[NPU_TENSOR_MAX_RANK];
 	enum qc_method method;
 	double percentile;
 	uint32_t num_bins;		/* 0: the method's default */
@@ -55,6 +59,8 @@ static void usage(FILE *f)
 		"  --report FILE            write the error report to FILE, not stdout\n"
 		"  --no-report              skip the error report\n"
 		"  --device                 run on the NPU (default: libnpu's CPU path)\n"
+		"  --max-memory SIZE        activations held at once (K, M, G; default 1G):\n"
+		"                           past it, several runs per sample\n"
 		"  -q, --quiet              print errors only\n");
 }
 
@@ -117,13 +123,62 @@ static int range_of(void *ctx, const char *name, float *rmin, float *rmax)
 
 	for (i = 0; i < c->count; i++)
 		if (!strcmp(c->names[i], name)) {
-			if (c->out[i] < 0 || !c->st[i].seen)
+			if (!c->bytes[i] || !c->st[i].seen)
 				return 0;
 			qc_range(&c->st[i], c->method, c->percentile, c->num_quantized_bins, rmin,
 				 rmax);
 			return 1;
 		}
 	return 0;
+}
+
+static int shape_of(void *ctx, const char *name, int64_t *dims, int max_rank)
+{
+	const struct calib *c = ctx;
+	size_t i;
+	int k;
+
+	for (i = 0; i < c->count; i++)
+		if (!strcmp(c->names[i], name)) {
+			if (c->rank[i] < 0 || c->rank[i] > max_rank)
+				return -1;
+			for (k = 0; k < c->rank[i]; k++)
+				dims[k] = c->dims[i][k];
+			return c->rank[i];
+		}
+	return -1;
+}
+
+/*
+ * Tensors the importer computes at load (initializers, Constant nodes and
+ * what only depends on them): calibration can do without them when the
+ * importer cannot make them outputs (an empty constant, say).
+ */
+static bool is_constant(const Onnx__ModelProto *mp, const char *name, size_t depth)
+{
+	const Onnx__GraphProto *g = mp->graph;
+	size_t i, j, k;
+
+	for (i = 0; i < g->n_initializer; i++)
+		if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name))
+			return true;
+	if (depth > 64)
+		return false;
+	for (i = 0; i < g->n_node; i++)
+		for (j = 0; j < g->node[i]->n_output; j++)
+			if (!strcmp(g->node[i]->output[j], name)) {
+				const Onnx__NodeProto *n = g->node[i];
+
+				if (!strcmp(n->op_type, "Constant"))
+					return true;
+				if (!n->n_input)
+					return false;
+				for (k = 0; k < n->n_input; k++)
+					if (*n->input[k] && !is_constant(mp, n->input[k], depth + 1))
+						return false;
+				return true;
+			}
+	return false;
 }
 
 /* Graph inputs are read from the samples; the rest become outputs. */
@@ -137,72 +192,171 @@ static bool is_output(const Onnx__ModelProto *mp, const char *name)
 	return false;
 }
 
-static int calibrate(Onnx__ModelProto *mp, const struct qr_samples *smp, bool device,
-		     struct calib *c, bool quiet)
+/*
+ * Tensors in groups whose outputs fit in @budget bytes together (a tensor
+ * over it alone): group[i] for each of the @n tensors of @bytes, -1 for
+ * those of 0 bytes (not computed).  Returns the number of groups.
+ */
+static size_t plan_groups(const uint64_t *bytes, size_t n, uint64_t budget, int *group)
 {
-	const char **extra = calloc(c->count + 1, sizeof(*extra));
-	struct qr_model *m = NULL;
-	size_t i, k, nextra = 0;
-	bool progress = !quiet && isatty(STDERR_FILENO);
-	int pass, ret;
-	char err[1024] = "";
+	uint64_t used = 0;
+	size_t i, g = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!bytes[i]) {
+			group[i] = -1;
+			continue;
+		}
+		if (used && used + bytes[i] > budget) {
+			g++;
+			used = 0;
+		}
+		used += bytes[i];
+		group[i] = (int)g;
+	}
+	return used ? g + 1 : g;
+}
+
+/* The calibration model: every tensor of @names as an output, or without
+ * the constant ones when the importer cannot make those outputs. */
+static int open_calib(Onnx__ModelProto *mp, const char **names, size_t n,
+		      const struct npu_onnx_shape *shapes, size_t nshapes, bool device, bool bind,
+		      struct qr_model **m, char *err, size_t err_size)
+{
+	const char **extra = calloc(n + 1, sizeof(*extra));
+	size_t i, k = 0;
+	int ret;
 
 	if (!extra)
 		return -ENOMEM;
-	for (i = 0; i < c->count; i++)
-		if (!is_output(mp, c->names[i]))
-			extra[nextra++] = c->names[i];
-	ret = qr_model_open(mp, extra, nextra, device, &m, err, sizeof(err));
+	for (i = 0; i < n; i++)
+		if (!is_output(mp, names[i]))
+			extra[k++] = names[i];
+	ret = qr_model_open(mp, extra, k, shapes, nshapes, device, bind, m, err, err_size);
+	if (ret == -EINVAL) {
+		size_t k2 = 0;
+
+		for (i = 0; i < k; i++)
+			if (!is_constant(mp, extra[i], 0))
+				extra[k2++] = extra[i];
+		if (k2 < k)
+			ret = qr_model_open(mp, extra, k2, shapes, nshapes, device, bind, m, err,
+					    err_size);
+	}
 	free(extra);
+	return ret;
+}
+
+/*
+ * Statistics of every tensor over the samples.  Making every activation
+ * an output costs their memory for one sample at once; past @budget the
+ * tensors are taken a group at a time, each group a run of the samples.
+ */
+static int calibrate(Onnx__ModelProto *mp, const struct qr_samples *smp,
+		     const struct npu_onnx_shape *shapes, size_t nshapes, bool device,
+		     struct calib *c, bool quiet, uint64_t budget)
+{
+	uint64_t *bytes = calloc(c->count + 1, sizeof(*bytes));
+	int *group = calloc(c->count + 1, sizeof(*group));
+	const char **names = calloc(c->count + 1, sizeof(*names));
+	struct qr_model *m = NULL;
+	size_t i, k, g, ngroups, nn, passes = c->method == QC_MINMAX ? 1 : 2;
+	bool progress = !quiet && isatty(STDERR_FILENO);
+	int pass, ret = -ENOMEM;
+	char err[1024] = "";
+
+	if (!bytes || !group || !names)
+		goto out;
+	/* the sizes, from a model that binds no memory */
+	ret = open_calib(mp, c->names, c->count, shapes, nshapes, device, false, &m, err,
+			 sizeof(err));
 	if (ret) {
 		fprintf(stderr, "npu-quantize: calibration model: %s\n", err);
-		return ret;
+		goto out;
 	}
 	for (i = 0; i < c->count; i++) {
 		long o = qr_output_find(m, c->names[i]);
+		bool f32 = o >= 0 && qr_output_dtype(m, (size_t)o) == NPU_DTYPE_FP32;
 
-		c->out[i] = o >= 0 && qr_output_dtype(m, (size_t)o) == NPU_DTYPE_FP32 ? o : -1;
+		c->rank[i] = o >= 0 ? qr_output_shape(m, (size_t)o, c->dims[i]) : -1;
+		c->bytes[i] = f32 ? qr_output_bytes(m, (size_t)o) : 0;
+		bytes[i] = c->bytes[i] && !is_output(mp, c->names[i]) ? c->bytes[i] : 0;
+		c->out[i] = -1;
 	}
-	/* pass 1 finds each tensor's range, pass 2 fills its histogram over it */
-	for (pass = 0; pass < (c->method == QC_MINMAX ? 1 : 2); pass++) {
-		if (pass == 1)
-			for (i = 0; i < c->count; i++)
-				if (c->out[i] >= 0 &&
-				    qc_hist_init(&c->st[i], c->method,
-						 c->num_bins ? c->num_bins :
-						 c->method == QC_ENTROPY ? QC_ENTROPY_BINS :
-						 QC_PERCENTILE_BINS)) {
-					ret = -ENOMEM;
+	qr_model_close(m);
+	m = NULL;
+	ngroups = plan_groups(bytes, c->count, budget, group);
+	if (!ngroups)
+		ngroups = 1;
+	if (!quiet && ngroups > 1)
+		printf("calibration: activations over --max-memory, %zu runs of each sample\n",
+		       ngroups);
+	for (g = 0; g < ngroups; g++) {
+		/* the model's own outputs come with every group */
+		for (i = 0, nn = 0; i < c->count; i++)
+			if (group[i] == (int)g)
+				names[nn++] = c->names[i];
+		ret = open_calib(mp, names, nn, shapes, nshapes, device, true, &m, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "npu-quantize: calibration model: %s\n", err);
+			goto out;
+		}
+		for (i = 0; i < c->count; i++) {
+			long o = qr_output_find(m, c->names[i]);
+			bool mine = group[i] == (int)g || (g == 0 && is_output(mp, c->names[i]));
+
+			c->out[i] = mine && c->bytes[i] && o >= 0 &&
+				    qr_output_dtype(m, (size_t)o) == NPU_DTYPE_FP32 ? o : -1;
+		}
+		/* pass 1 finds each tensor's range, pass 2 fills its histogram over it */
+		for (pass = 0; pass < (int)passes; pass++) {
+			if (pass == 1)
+				for (i = 0; i < c->count; i++)
+					if (c->out[i] >= 0 &&
+					    qc_hist_init(&c->st[i], c->method,
+							 c->num_bins ? c->num_bins :
+							 c->method == QC_ENTROPY ? QC_ENTROPY_BINS :
+							 QC_PERCENTILE_BINS)) {
+						ret = -ENOMEM;
+						goto out;
+					}
+			for (k = 0; k < smp->count; k++) {
+				ret = qr_model_run(m, smp, k, err, sizeof(err));
+				if (ret) {
+					fprintf(stderr, "npu-quantize: calibration: %s\n", err);
 					goto out;
 				}
-		for (k = 0; k < smp->count; k++) {
-			ret = qr_model_run(m, smp, k, err, sizeof(err));
-			if (ret) {
-				fprintf(stderr, "npu-quantize: calibration: %s\n", err);
-				goto out;
-			}
-			for (i = 0; i < c->count; i++) {
-				const float *x;
-				size_t n;
+				for (i = 0; i < c->count; i++) {
+					const float *x;
+					size_t n;
 
-				if (c->out[i] < 0)
-					continue;
-				x = qr_output_data(m, (size_t)c->out[i]);
-				n = qr_output_count(m, (size_t)c->out[i]);
-				if (pass == 0)
-					qc_stats_add(&c->st[i], x, n);
-				else
-					qc_hist_add(&c->st[i], c->method, x, n);
+					if (c->out[i] < 0)
+						continue;
+					x = qr_output_data(m, (size_t)c->out[i]);
+					n = qr_output_count(m, (size_t)c->out[i]);
+					if (pass == 0)
+						qc_stats_add(&c->st[i], x, n);
+					else
+						qc_hist_add(&c->st[i], c->method, x, n);
+				}
+				if (progress)
+					fprintf(stderr, "\rcalibration: group %zu of %zu, pass %d of %zu, sample %zu of %zu",
+						g + 1, ngroups, pass + 1, passes, k + 1, smp->count);
 			}
-			if (progress)
-				fprintf(stderr, "\rcalibration pass %d of %d: sample %zu of %zu", pass + 1,
-					c->method == QC_MINMAX ? 1 : 2, k + 1, smp->count);
 		}
-		if (progress)
-			fprintf(stderr, "\n");
+		qr_model_close(m);
+		m = NULL;
 	}
+	if (progress)
+		fprintf(stderr, "\n");
+	ret = 0;
 out:
+	if (ret == -ENOMEM && !err[0])
+		fprintf(stderr, "npu-quantize: calibration: out of memory\n");
 	qr_model_close(m);
+	free(bytes);
+	free(group);
+	free(names);
 	return ret;
 }
 
@@ -218,87 +372,127 @@ static const char *op_of(const struct qq_result *r, const Onnx__ModelProto *orig
 	return "input";
 }
 
-/* Run both models on @smp and compare the quantized tensors and the outputs. */
+static uint64_t bytes_of(const struct calib *c, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < c->count; i++)
+		if (!strcmp(c->names[i], name))
+			return c->bytes[i];
+	return 0;
+}
+
+/*
+ * Run both models on @smp and compare the quantized tensors and the
+ * outputs; in groups of tensors as calibration does, the fp32 and the
+ * quantized model holding half of @budget each.
+ */
 static int report(const uint8_t *fp32_bytes, size_t fp32_len, Onnx__ModelProto *qmp,
-		  const struct qq_result *res, const struct qr_samples *smp, bool device, FILE *f)
+		  const struct qq_result *res, const struct calib *c,
+		  const struct qr_samples *smp, const struct npu_onnx_shape *shapes,
+		  size_t nshapes, bool device, uint64_t budget, FILE *f)
 {
 	Onnx__ModelProto *fmp = onnx__model_proto__unpack(NULL, fp32_len, fp32_bytes);
-	const char **fx = NULL, **qx = NULL;
-	struct qe_stat *ts = NULL, *os = NULL;
+	size_t nt = res->num_tensors, i, k, g, ngroups, nf, nq, nout = 0;
+	const char **fx = calloc(nt + 1, sizeof(*fx)), **qx = calloc(nt + 1, sizeof(*qx));
+	struct qe_stat *ts = calloc(nt + 1, sizeof(*ts)), *os = NULL;
+	uint64_t *bytes = calloc(nt + 1, sizeof(*bytes));
+	int *group = calloc(nt + 1, sizeof(*group));
 	struct qr_model *fm = NULL, *qm = NULL;
-	size_t i, k, nf = 0, nq = 0, nout = 0;
 	char err[1024] = "";
 	int ret = -ENOMEM;
 
-	if (!fmp)
-		return -EBADMSG;
-	fx = calloc(res->num_tensors + 1, sizeof(*fx));
-	qx = calloc(res->num_tensors + 1, sizeof(*qx));
-	ts = calloc(res->num_tensors + 1, sizeof(*ts));
-	if (!fx || !qx || !ts)
-		goto out;
-	for (i = 0; i < res->num_tensors; i++) {
-		if (!is_output(fmp, res->tensors[i].name))
-			fx[nf++] = res->tensors[i].name;
-		if (!is_output(qmp, res->tensors[i].dq_output))
-			qx[nq++] = res->tensors[i].dq_output;
-		ts[i].name = res->tensors[i].name;
-		ts[i].what = op_of(res, fmp, res->tensors[i].name);
-	}
-	ret = qr_model_open(fmp, fx, nf, device, &fm, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "npu-quantize: report: the fp32 model: %s\n", err);
+	if (!fmp) {
+		ret = -EBADMSG;
 		goto out;
 	}
-	ret = qr_model_open(qmp, qx, nq, device, &qm, err, sizeof(err));
-	if (ret) {
-		fprintf(stderr, "npu-quantize: report: the quantized model does not load in libnpu: %s\n",
-			err);
+	if (!fx || !qx || !ts || !bytes || !group)
 		goto out;
-	}
 	nout = fmp->graph->n_output;
 	os = calloc(nout + 1, sizeof(*os));
-	if (!os) {
-		ret = -ENOMEM;
+	if (!os)
 		goto out;
-	}
 	for (i = 0; i < nout; i++) {
 		os[i].name = fmp->graph->output[i]->name;
 		os[i].what = "output";
 	}
-	for (k = 0; k < smp->count; k++) {
-		ret = qr_model_run(fm, smp, k, err, sizeof(err));
-		if (!ret)
-			ret = qr_model_run(qm, smp, k, err, sizeof(err));
+	for (i = 0; i < nt; i++) {
+		ts[i].name = res->tensors[i].name;
+		ts[i].what = op_of(res, fmp, res->tensors[i].name);
+		/* the graph's outputs come with every group: no cost; unknown sizes cost 1 */
+		bytes[i] = is_output(fmp, ts[i].name) ? 0 : bytes_of(c, ts[i].name);
+		if (!bytes[i] && !is_output(fmp, ts[i].name))
+			bytes[i] = 1;
+	}
+	ngroups = plan_groups(bytes, nt, budget / 2, group);
+	if (!ngroups)
+		ngroups = 1;
+	for (g = 0; g < ngroups; g++) {
+		for (i = 0, nf = 0, nq = 0; i < nt; i++) {
+			if (group[i] != (int)g)
+				continue;
+			fx[nf++] = res->tensors[i].name;
+			if (!is_output(qmp, res->tensors[i].dq_output))
+				qx[nq++] = res->tensors[i].dq_output;
+		}
+		ret = qr_model_open(fmp, fx, nf, shapes, nshapes, device, true, &fm, err, sizeof(err));
 		if (ret) {
-			fprintf(stderr, "npu-quantize: report: %s\n", err);
+			fprintf(stderr, "npu-quantize: report: the fp32 model: %s\n", err);
 			goto out;
 		}
-		for (i = 0; i < res->num_tensors + nout; i++) {
-			struct qe_stat *s = i < res->num_tensors ? &ts[i] : &os[i - res->num_tensors];
-			const char *qn = i < res->num_tensors ? res->tensors[i].dq_output : s->name;
-			long a = qr_output_find(fm, s->name), b = qr_output_find(qm, qn);
-
-			if (a < 0 || b < 0 || qr_output_dtype(fm, (size_t)a) != NPU_DTYPE_FP32 ||
-			    qr_output_dtype(qm, (size_t)b) != NPU_DTYPE_FP32 ||
-			    qr_output_count(fm, (size_t)a) != qr_output_count(qm, (size_t)b)) {
-				s->missing = true;
-				continue;
-			}
-			qe_add(s, qr_output_data(fm, (size_t)a), qr_output_data(qm, (size_t)b),
-			       qr_output_count(fm, (size_t)a));
+		ret = qr_model_open(qmp, qx, nq, shapes, nshapes, device, true, &qm, err, sizeof(err));
+		if (ret) {
+			fprintf(stderr, "npu-quantize: report: the quantized model does not load in libnpu: %s\n",
+				err);
+			goto out;
 		}
+		for (k = 0; k < smp->count; k++) {
+			ret = qr_model_run(fm, smp, k, err, sizeof(err));
+			if (!ret)
+				ret = qr_model_run(qm, smp, k, err, sizeof(err));
+			if (ret) {
+				fprintf(stderr, "npu-quantize: report: %s\n", err);
+				goto out;
+			}
+			for (i = 0; i < nt + nout; i++) {
+				struct qe_stat *st = i < nt ? &ts[i] : &os[i - nt];
+				const char *qn = i < nt ? res->tensors[i].dq_output : st->name;
+				long a, b;
+
+				/* the graph's outputs (group -1) are compared with group 0 */
+				if (i < nt ? group[i] != (int)g && (group[i] >= 0 || g) : g)
+					continue;
+				a = qr_output_find(fm, st->name);
+				b = qr_output_find(qm, qn);
+				if (a < 0 || b < 0 || qr_output_dtype(fm, (size_t)a) != NPU_DTYPE_FP32 ||
+				    qr_output_dtype(qm, (size_t)b) != NPU_DTYPE_FP32 ||
+				    qr_output_count(fm, (size_t)a) != qr_output_count(qm, (size_t)b)) {
+					st->missing = true;
+					continue;
+				}
+				qe_add(st, qr_output_data(fm, (size_t)a), qr_output_data(qm, (size_t)b),
+				       qr_output_count(fm, (size_t)a));
+			}
+		}
+		qr_model_close(fm);
+		qr_model_close(qm);
+		fm = qm = NULL;
 	}
-	qe_print(f, ts, res->num_tensors, os, nout, smp->count);
+	qe_print(f, ts, nt, os, nout, smp->count);
 	ret = 0;
 out:
+	if (ret == -ENOMEM)
+		fprintf(stderr, "npu-quantize: report: out of memory\n");
 	qr_model_close(fm);
 	qr_model_close(qm);
 	free(fx);
 	free(qx);
 	free(ts);
 	free(os);
-	onnx__model_proto__free_unpacked(fmp, NULL);
+	free(bytes);
+	free(group);
+	if (fmp)
+		onnx__model_proto__free_unpacked(fmp, NULL);
 	return ret;
 }
 
@@ -318,6 +512,7 @@ int main(int argc, char **argv)
 		{ "report", required_argument, NULL, 'r' },
 		{ "no-report", no_argument, NULL, 'R' },
 		{ "device", no_argument, NULL, 'd' },
+		{ "max-memory", required_argument, NULL, 'M' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -330,10 +525,13 @@ int main(int argc, char **argv)
 	struct qr_samples smp = { 0 }, ev = { 0 };
 	struct qq_result res = { 0 };
 	struct npu_onnx_model *probe = NULL;
+	struct npu_onnx_shape *shapes = NULL;
+	size_t nshapes = 0;
 	Onnx__ModelProto *mp = NULL;
 	uint8_t *bytes = NULL, *qbytes = NULL;
 	size_t len = 0, qlen, nexclude = 0, nsamples = 0, i, nq = 0;
 	bool device = false, quiet = false, no_report = false;
+	uint64_t max_memory = DEFAULT_MAX_MEMORY;
 	char err[1024] = "";
 	int opt, ret, status = 1;
 
@@ -412,6 +610,26 @@ int main(int argc, char **argv)
 		case 'r': report_path = optarg; break;
 		case 'R': no_report = true; break;
 		case 'd': device = true; break;
+		case 'M': {
+			unsigned long long v;
+
+			unsigned shift = 20;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (*end == 'K' || *end == 'M' || *end == 'G') {
+				shift = *end == 'K' ? 10 : *end == 'M' ? 20 : 30;
+				end++;
+			}
+			if (errno || *end || end == optarg || optarg[0] == '-' || !v ||
+			    v > (1ull << (44 - shift))) {
+				fprintf(stderr, "npu-quantize: --max-memory %s: not a size from 1K to 16T (K, M or G; M by default)\n",
+					optarg);
+				return EXIT_USAGE;
+			}
+			max_memory = (uint64_t)v << shift;
+			break;
+		}
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return EXIT_USAGE;
@@ -439,6 +657,7 @@ int main(int argc, char **argv)
 	qo.exclude = exclude;
 	qo.num_exclude = nexclude;
 	qo.range = range_of;
+	qo.shape = shape_of;
 	qo.ctx = &c;
 
 	ret = read_file(argv[optind], &bytes, &len);
@@ -446,9 +665,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "npu-quantize: %s: %s\n", argv[optind], strerror(-ret));
 		goto out;
 	}
-	/* libnpu's importer checks the file before protobuf-c unpacks it here */
+	/*
+	 * libnpu's importer checks the file before protobuf-c unpacks it here:
+	 * it has to be well formed, within the budgets, of an opset it knows
+	 * and without cycles; any other refusal (-EINVAL) may be a dynamic
+	 * dimension the samples will bind, and comes back at calibration.
+	 */
 	ret = npu_onnx_load(bytes, len, NULL, &probe, err, sizeof(err));
-	if (ret) {
+	if (ret && ret != -EINVAL) {
 		fprintf(stderr, "npu-quantize: %s: %s\n", argv[optind], err);
 		goto out;
 	}
@@ -477,6 +701,8 @@ int main(int argc, char **argv)
 	ret = qr_samples_find(argv[optind + 1], nsamples, &smp, err, sizeof(err));
 	if (!ret && eval_dir)
 		ret = qr_samples_find(eval_dir, 0, &ev, err, sizeof(err));
+	if (!ret)
+		ret = qr_samples_shapes(mp, &smp, &shapes, &nshapes, err, sizeof(err));
 	if (ret) {
 		fprintf(stderr, "npu-quantize: %s\n", err);
 		goto out;
@@ -486,14 +712,18 @@ int main(int argc, char **argv)
 	c.names = qq_tensors_to_calibrate(mp, &c.count);
 	c.out = calloc(c.count + 1, sizeof(*c.out));
 	c.st = calloc(c.count + 1, sizeof(*c.st));
+	c.rank = calloc(c.count + 1, sizeof(*c.rank));
+	c.bytes = calloc(c.count + 1, sizeof(*c.bytes));
+	c.dims = calloc(c.count + 1, sizeof(*c.dims));
 	for (i = 0; c.names && i < c.count; i++)
 		if (!(c.names[i] = strdup(c.names[i])))
 			c.count = i;
-	if (!c.names || !c.out || !c.st || (c.names && c.names[c.count])) {
+	if (!c.names || !c.out || !c.st || !c.rank || !c.bytes || !c.dims ||
+	    (c.names && c.names[c.count])) {
 		fprintf(stderr, "npu-quantize: out of memory\n");
 		goto out;
 	}
-	if (calibrate(mp, &smp, device, &c, quiet))
+	if (calibrate(mp, &smp, shapes, nshapes, device, &c, quiet, max_memory))
 		goto out;
 
 	ret = qq_quantize(mp, &qo, &res, err, sizeof(err));
@@ -539,7 +769,8 @@ int main(int argc, char **argv)
 				goto out;
 			}
 		}
-		ret = report(bytes, len, mp, &res, eval_dir ? &ev : &smp, device, f);
+		ret = report(bytes, len, mp, &res, &c, eval_dir ? &ev : &smp, shapes, nshapes, device,
+			     max_memory, f);
 		if (f != stdout && fclose(f) && !ret) {
 			fprintf(stderr, "npu-quantize: --report %s: %s\n", report_path, strerror(errno));
 			ret = -EIO;
@@ -550,11 +781,15 @@ int main(int argc, char **argv)
 	status = 0;
 out:
 	qq_result_free(&res);
+	free(shapes);
 	if (c.st)
 		for (i = 0; i < c.count; i++)
 			qc_stats_free(&c.st[i]);
 	free(c.st);
 	free(c.out);
+	free(c.rank);
+	free(c.bytes);
+	free(c.dims);
 	for (i = 0; c.names && i < c.count; i++)
 		free((char *)c.names[i]);
 	free(c.names);
