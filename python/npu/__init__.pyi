@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: MIT
+# Type stubs of the npu package (libnpu from Python).
+import os
+from concurrent.futures import Future
+from typing import Any, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+libnpu_version: str
+
+class Error(Exception):
+    """A libnpu or libnpu-onnx call failed; str() is libnpu's message."""
+    errno: Optional[int]
+    code: Optional[int]
+    job_state: Optional[str]
+
+class IOInfo(NamedTuple):
+    name: str
+    dtype: Optional[np.dtype[Any]]
+    shape: Tuple[int, ...]
+
+class NodeProfile(NamedTuple):
+    index: int
+    name: str
+    op: str
+    where: str
+    segment: Optional[int]
+    fused_into: Optional[int]
+    cpu_reason: Optional[str]
+    macs: int
+    device_cycles: int
+    time_ns: int
+
+class Device:
+    def __init__(self, index: int) -> None: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def node(self) -> str: ...
+    @property
+    def pci_address(self) -> str: ...
+    @property
+    def info(self) -> dict[str, Any]: ...
+    @property
+    def limits(self) -> dict[str, Any]: ...
+
+def devices() -> list[Device]: ...
+
+DeviceLike = Union[Device, int]
+
+class Context:
+    def __init__(self, device: DeviceLike) -> None: ...
+    @property
+    def device(self) -> Device: ...
+    def alloc(self, size: int, *, readonly: bool = ...) -> Buffer: ...
+
+class Buffer:
+    @property
+    def va(self) -> int: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def handle(self) -> int: ...
+    @property
+    def context(self) -> Context: ...
+    def __len__(self) -> int: ...
+    def __buffer__(self, flags: int) -> memoryview: ...
+    def wait_idle(self, timeout: Optional[float] = ...) -> None: ...
+    def asarray(self, dtype: npt.DTypeLike, shape: Sequence[int],
+                offset: int = ...) -> npt.NDArray[Any]: ...
+
+class Tensor:
+    def __init__(self, array: npt.NDArray[Any], *, scale: Optional[float] = ...,
+                 zero_point: int = ..., strides: Optional[Sequence[int]] = ...) -> None: ...
+    @classmethod
+    def on_buffer(cls, buffer: Buffer, dtype: npt.DTypeLike, shape: Sequence[int],
+                  offset: int = ..., *, scale: Optional[float] = ..., zero_point: int = ...,
+                  strides: Optional[Sequence[int]] = ...) -> Tensor: ...
+    @property
+    def dtype(self) -> Optional[np.dtype[Any]]: ...
+    @property
+    def shape(self) -> Tuple[int, ...]: ...
+    @property
+    def memory(self) -> Union[npt.NDArray[Any], Buffer]: ...
+
+class Op:
+    def __init__(self, kind: str, inputs: Sequence[Optional[Tensor]], output: Tensor, *,
+                 act: str = ..., alpha: float = ..., beta: float = ...,
+                 clip: Optional[Tuple[float, float]] = ..., trans_a: bool = ...,
+                 trans_b: bool = ..., stride: Optional[Sequence[int]] = ...,
+                 dilation: Optional[Sequence[int]] = ..., pad: Optional[Sequence[int]] = ...,
+                 groups: int = ..., op: str = ..., pool: str = ...,
+                 kernel: Optional[Sequence[int]] = ..., count_include_pad: bool = ...,
+                 axis: int = ..., rounding: str = ...) -> None: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def supported(self) -> Tuple[bool, Optional[str]]: ...
+    @property
+    def num_commands(self) -> int: ...
+    def run(self, *, cpu: bool = ..., timeout: Optional[float] = ...) -> str: ...
+    def run_cpu(self, *, max_work: int = ..., timeout: Optional[float] = ...) -> None: ...
+
+ModelSource = Union[str, os.PathLike[str], bytes, bytearray, memoryview]
+Arrays = dict[str, npt.NDArray[Any]]
+
+class Model:
+    def __init__(self, model: ModelSource, device: Optional[DeviceLike] = ..., *,
+                 cpu: bool = ..., shapes: Optional[Mapping[str, Sequence[int]]] = ...,
+                 constants: Optional[Mapping[str, npt.ArrayLike]] = ...) -> None: ...
+    @property
+    def inputs(self) -> Tuple[IOInfo, ...]: ...
+    @property
+    def outputs(self) -> Tuple[IOInfo, ...]: ...
+    @property
+    def device(self) -> Optional[Device]: ...
+    @property
+    def summary(self) -> dict[str, int]: ...
+    def run(self, inputs: Mapping[str, npt.ArrayLike],
+            timeout: Optional[float] = ...) -> Arrays: ...
+    def run_async(self, inputs: Mapping[str, npt.ArrayLike]) -> Future[Arrays]: ...
+    def profile(self, inputs: Optional[Mapping[str, npt.ArrayLike]] = ...,
+                timeout: Optional[float] = ...) -> list[NodeProfile]: ...
