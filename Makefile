@@ -19,7 +19,7 @@ KMOD := $(VNPU_BUILD)/kmod/kernel/vnpu.ko
 # `host-tests` builds test-* into $(O)/host-tests, `guest` installs t-*/b-*
 # binaries into $(GUEST_BIN).
 HOST_DIRS := $(patsubst %/Makefile,%,$(wildcard ops/Makefile libnpu/Makefile tests/host/*/Makefile \
-	tests/onnx/Makefile))
+	tests/onnx/Makefile python/Makefile))
 GUEST_DIRS := $(patsubst %/Makefile,%,$(wildcard tests/guest/*/Makefile))
 
 # VNPU_TESTS: run only these guest tests (a name no sub-make uses, since
