@@ -24,17 +24,18 @@ __all__ = ["Buffer", "Context", "Device", "Error", "IOInfo", "Model", "NodeProfi
 
 class Model(_npu.Model):
     __doc__ = _npu.Model.__doc__
+    __slots__ = ()
 
     def run_async(self, inputs):
-        """run_async(inputs) -> concurrent.futures.Future[dict[str, numpy.ndarray]]
+        """Start a run and return a concurrent.futures.Future of its outputs.
 
-        Start a run and return at once; the future's result() is what run()
-        returns, or raises the npu.Error it raises.  The run starts here:
-        the inputs are checked now (TypeError and ValueError are raised
-        here, as by run()) and bound, and must not change until the future
-        is done; a thread waits for the run with the GIL released.  One run
-        of a Model is in flight at a time: a second run_async() or run()
-        waits for the first to end.
+        The future's result() is what run() returns, or raises the
+        npu.Error it raises.  The run starts here: the inputs are checked
+        now (TypeError and ValueError are raised here, as by run()) and
+        bound, and must not change until the future is done; a thread
+        waits for the run with the GIL released.  One run of a Model is in
+        flight at a time: a second run_async() or run() waits for the
+        first to end.
         """
         future = _Future()
         future.set_running_or_notify_cancel()

@@ -279,7 +279,7 @@ static PyGetSetDef Device_getset[] = {
 };
 
 PyDoc_STRVAR(Device_doc,
-"Device(index)\n\n"
+"Device(index)\n--\n\n"
 "One NPU, as npu.devices() lists it.  Device(index) looks the index up\n"
 "and raises npu.Error (errno ENODEV) when there is no such device.\n"
 "The node is opened on first need (limits, a Context, a Model).");
@@ -408,8 +408,8 @@ static PyObject *Context_get_device(NpuContext *c, void *closure)
 
 static PyMethodDef Context_methods[] = {
 	{ "alloc", (PyCFunction)(void (*)(void))Context_alloc, METH_VARARGS | METH_KEYWORDS,
-	  "alloc(size, *, readonly=False) -> Buffer\n\n"
-	  "Device memory of size bytes (rounded up to a page), mapped into this\n"
+	  "alloc($self, /, size, *, readonly=False)\n--\n\n"
+	  "A Buffer: device memory of size bytes (rounded up to a page), mapped into this\n"
 	  "context; readonly: the device may only read it." },
 	{ NULL, NULL, 0, NULL },
 };
@@ -420,7 +420,7 @@ static PyGetSetDef Context_getset[] = {
 };
 
 PyDoc_STRVAR(Context_doc,
-"Context(device)\n\n"
+"Context(device)\n--\n\n"
 "A device address space (its own file on the accel node): buffers are\n"
 "allocated in one, and ops whose tensors live in its buffers run on its\n"
 "queue.  device is a Device or an index.  Keeps the device alive.");
@@ -574,12 +574,12 @@ static PySequenceMethods Buffer_as_sequence = {
 
 static PyMethodDef Buffer_methods[] = {
 	{ "wait_idle", (PyCFunction)(void (*)(void))Buffer_wait_idle, METH_VARARGS | METH_KEYWORDS,
-	  "wait_idle(timeout=None)\n\n"
+	  "wait_idle($self, /, timeout=None)\n--\n\n"
 	  "Wait until no device job uses the buffer; npu.Error (ETIMEDOUT) when\n"
 	  "timeout seconds pass first." },
 	{ "asarray", (PyCFunction)(void (*)(void))Buffer_asarray, METH_VARARGS | METH_KEYWORDS,
-	  "asarray(dtype, shape, offset=0) -> numpy.ndarray\n\n"
-	  "A view of the buffer's memory (no copy), which keeps the buffer alive." },
+	  "asarray($self, /, dtype, shape, offset=0)\n--\n\n"
+	  "A numpy.ndarray view of the buffer's memory (no copy), which keeps the buffer alive." },
 	{ NULL, NULL, 0, NULL },
 };
 

@@ -840,20 +840,21 @@ static PyObject *Model_get_summary(NpuModel *self, void *c)
 
 static PyMethodDef Model_methods[] = {
 	{ "run", (PyCFunction)(void (*)(void))Model_run, METH_VARARGS | METH_KEYWORDS,
-	  "run(inputs, timeout=None) -> dict[str, numpy.ndarray]\n\n"
-	  "Run the model once.  inputs maps every input's name to an array of\n"
-	  "its dtype and shape (TypeError / ValueError otherwise, naming it);\n"
-	  "C-contiguous arrays are read where they lie.  Returns a new array per\n"
-	  "output, which libnpu wrote directly.  timeout: seconds, None for no\n"
-	  "limit.  npu.Error when the run fails, with the node and op at fault.\n"
-	  "The GIL is released while it runs; runs of one Model take turns." },
+	  "run($self, /, inputs, timeout=None)\n--\n\n"
+	  "Run the model once; returns {output name: numpy.ndarray}.\n\n"
+	  "inputs maps every input's name to an array of its dtype and shape\n"
+	  "(TypeError / ValueError otherwise, naming it); C-contiguous arrays\n"
+	  "are read where they lie.  Each output is a new array, which libnpu\n"
+	  "wrote directly.  timeout: seconds, None for no limit.  npu.Error when\n"
+	  "the run fails, with the node and op at fault.  The GIL is released\n"
+	  "while it runs; runs of one Model take turns." },
 	{ "profile", (PyCFunction)(void (*)(void))Model_profile, METH_VARARGS | METH_KEYWORDS,
-	  "profile(inputs=None, timeout=None) -> list[NodeProfile]\n\n"
-	  "The per-node table: where each node runs and why (device, cpu,\n"
-	  "folded, fused, elided), its segment, MACs, and, measured in one\n"
-	  "profiled run of inputs (each device node a job of its own), its\n"
-	  "device cycles and time.  Without inputs, the placement only\n"
-	  "(and the times of the last profiled run)." },
+	  "profile($self, /, inputs=None, timeout=None)\n--\n\n"
+	  "The per-node table, a list of NodeProfile: where each node runs\n"
+	  "and why (device, cpu, folded, fused, elided), its segment, MACs, and,\n"
+	  "measured in one profiled run of inputs (each device node a job of\n"
+	  "its own), its device cycles and time.  Without inputs, the placement\n"
+	  "only (and the times of the last profiled run)." },
 	{ "_start", (PyCFunction)Model_start, METH_O,
 	  "_start(inputs): bind and start a run (run_async's first half)." },
 	{ "_finish", (PyCFunction)Model_finish, METH_NOARGS,
@@ -874,7 +875,7 @@ static PyGetSetDef Model_getset[] = {
 };
 
 PyDoc_STRVAR(Model_doc,
-"Model(model, device=None, *, cpu=False, shapes=None, constants=None)\n\n"
+"Model(model, device=None, *, cpu=False, shapes=None, constants=None)\n--\n\n"
 "An ONNX model, imported by libnpu-onnx and compiled for an NPU or the\n"
 "CPU.\n\n"
 "model      a path (str or os.PathLike) or the ONNX file's bytes\n"

@@ -194,7 +194,7 @@ int npu_py_deadline(PyObject *timeout, int64_t *deadline)
 }
 
 PyDoc_STRVAR(devices_doc,
-"devices() -> list[Device]\n\n"
+"devices($module, /)\n--\n\n"
 "Every NPU bound to the vnpu driver, in index order (ascending accel\n"
 "minor), read from sysfs: no device is opened and no root is needed.\n"
 "An empty list on a machine without one.");

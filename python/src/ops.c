@@ -251,16 +251,16 @@ static PyGetSetDef Tensor_getset[] = {
 static PyMethodDef Tensor_methods[] = {
 	{ "on_buffer", (PyCFunction)(void (*)(void))Tensor_on_buffer,
 	  METH_VARARGS | METH_KEYWORDS | METH_CLASS,
-	  "on_buffer(buffer, dtype, shape, offset=0, *, scale=None, zero_point=0,\n"
-	  "          strides=None) -> Tensor\n\n"
-	  "A tensor in device memory: element [0, ...] at offset bytes into\n"
+	  "on_buffer($type, /, buffer, dtype, shape, offset=0, *, scale=None, zero_point=0, "
+	  "strides=None)\n--\n\n"
+	  "A Tensor in device memory: element [0, ...] at offset bytes into\n"
 	  "buffer.  Ops whose tensors are all in one Context's buffers can run\n"
 	  "on its device." },
 	{ NULL, NULL, 0, NULL },
 };
 
 PyDoc_STRVAR(Tensor_doc,
-"Tensor(array, *, scale=None, zero_point=0, strides=None)\n\n"
+"Tensor(array, *, scale=None, zero_point=0, strides=None)\n--\n\n"
 "An operand bound to a C-contiguous numpy array's own memory: an Op\n"
 "reads an input and writes an output array in place (the CPU path).\n"
 "scale, zero_point: per-tensor quantization of an int8/uint8 tensor\n"
@@ -593,12 +593,12 @@ static PyObject *Op_get_kind(NpuOp *op, void *c)
 
 static PyMethodDef Op_methods[] = {
 	{ "run", (PyCFunction)(void (*)(void))Op_run, METH_VARARGS | METH_KEYWORDS,
-	  "run(*, cpu=False, timeout=None) -> 'device' | 'cpu'\n\n"
+	  "run($self, /, *, cpu=False, timeout=None)\n--\n\n"
 	  "Run to completion: as one device job when the tensors are in a\n"
 	  "Context's buffers and the device takes the op (and not cpu), else on\n"
 	  "the CPU.  Returns where it ran." },
 	{ "run_cpu", (PyCFunction)(void (*)(void))Op_run_cpu, METH_VARARGS | METH_KEYWORDS,
-	  "run_cpu(*, max_work=None, timeout=None)\n\n"
+	  "run_cpu($self, /, *, max_work=0, timeout=None)\n--\n\n"
 	  "Run on the CPU within the CPU path's limits: npu.Error (E2BIG) naming\n"
 	  "the limit for an op beyond max_work units, ETIME past timeout." },
 	{ NULL, NULL, 0, NULL },
@@ -614,10 +614,10 @@ static PyGetSetDef Op_getset[] = {
 };
 
 PyDoc_STRVAR(Op_doc,
-"Op(kind, inputs, output, *, act='none', alpha=0.0, beta=0.0, clip=None,\n"
-"   trans_a=False, trans_b=False, stride=None, dilation=None, pad=None,\n"
-"   groups=1, op='add', pool='max', kernel=None, count_include_pad=False,\n"
-"   axis=0, rounding='onnx')\n\n"
+"Op(kind, inputs, output, *, act='none', alpha=0.0, beta=0.0, clip=None, "
+"trans_a=False, trans_b=False, stride=None, dilation=None, pad=None, "
+"groups=1, op='add', pool='max', kernel=None, count_include_pad=False, "
+"axis=0, rounding='onnx')\n--\n\n"
 "One libnpu op (npu_op_create), validated once.\n\n"
 "kind     'gemm' (inputs A, B, bias or None), 'conv2d' (X NHWC,\n"
 "         W [CO,KH,KW,C/groups], bias), 'pool2d' (X NHWC), 'eltwise'\n"

@@ -213,7 +213,7 @@ def test_profile_table(add_model):
 def test_help_reads_well():
     import pydoc
     text = pydoc.render_doc(npu.Model, renderer=pydoc.plaintext)
-    for words in ("Model(model, device=None, *, cpu=False", "run(inputs, timeout=None)",
-                  "run_async(inputs)", "profile(inputs=None", "inputs", "outputs",
-                  "concurrent.futures.Future"):
+    for words in ("Model(model, device=None, *, cpu=False", "run(self, /, inputs, timeout=None)",
+                  "run_async(self, inputs)", "profile(self, /, inputs=None", "inputs", "outputs",
+                  "concurrent.futures.Future", "NodeProfile"):
         assert words in text, words
