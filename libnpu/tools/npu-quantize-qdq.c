@@ -883,8 +883,13 @@ static int qdq_initializer(struct st *s, const struct want *w)
 		for (o = 0, k = 0; o < outer; o++)
 			for (i = 0; i < inner; i++)
 				tmp[k++] = data[(o * channels + (w->axis >= 0 ? c : 0)) * inner + i];
-		/* int8 weights are symmetric (quantize_static's WeightSymmetric default) */
-		ret = qz_weights(tmp, outer * inner, 1, qt, true, &scales[c], &zps[c], qtmp, 1);
+		/*
+		 * int8 weights are symmetric (WeightSymmetric's default for int8);
+		 * a float operand quantized as an activation is symmetric when the
+		 * activations are int8, the weights' type, else asymmetric
+		 */
+		ret = qz_weights(tmp, outer * inner, 1, qt, qt == QZ_INT8, &scales[c], &zps[c], qtmp,
+				 1);
 		if (ret) {
 			ret = fail(s, ret, "initializer '%s' has a value that is not finite", w->name);
 			goto out;
@@ -925,13 +930,44 @@ out:
 	return ret;
 }
 
+/*
+ * A tensor's calibrated range as adjust_tensor_ranges() leaves it: a
+ * Softmax's output is [0, 1]; the input of a Relu or Clip that only they
+ * read takes their output's range.
+ */
+static bool adjusted_range(struct st *s, const char *name, float *lo, float *hi)
+{
+	bool found = calibrated(s, name, lo, hi);
+	size_t i;
+
+	for (i = 0; found && i < s->num_orig; i++) {
+		const Onnx__NodeProto *n = s->gp->node[i];
+		const char *op = n->op_type ? n->op_type : "";
+		float a, b;
+
+		if ((n->domain && *n->domain && strcmp(n->domain, "ai.onnx")) || excluded(s, n) ||
+		    !n->n_input || !n->n_output)
+			continue;
+		if (!strcmp(op, "Softmax") && !strcmp(n->output[0], name)) {
+			*lo = 0;
+			*hi = 1;
+		} else if ((!strcmp(op, "Relu") || !strcmp(op, "Clip")) &&
+			   !strcmp(n->input[0], name) && num_consumers(s, name) == 1 &&
+			   calibrated(s, n->output[0], &a, &b)) {
+			*lo = a;
+			*hi = b;
+		}
+	}
+	return found;
+}
+
 /* The activation parameters of a calibrated range (calc_quant_params). */
 static int act_params(struct st *s, const char *name, float *scale, int32_t *zp)
 {
 	int32_t qmin, qmax;
 	float lo, hi;
 
-	if (!calibrated(s, name, &lo, &hi))
+	if (!adjusted_range(s, name, &lo, &hi))
 		return 0;
 	qz_range(s->o->activation, false, &qmin, &qmax);
 	if (qz_scale_zp(lo, hi, qmin, qmax, false, scale, zp))
@@ -1053,10 +1089,14 @@ static int quantize_biases(struct st *s)
 		}
 		for (k = 0; k < wq->num_scales; k++)
 			bs[k] = qz_bias_scale(in_scale, wq->scales[k]);
-		for (k = 0; !ret && k < n; k++)
-			if (qz_bias(data[k], bs[wq->num_scales > 1 ? k : 0], &q[k]))
-				ret = fail(s, -ERANGE, "bias '%s': value %g over scale %g is beyond int32",
-					   b->bias, data[k], bs[wq->num_scales > 1 ? k : 0]);
+		for (k = 0; !ret && k < n; k++) {
+			int r = qz_bias(data[k], bs[wq->num_scales > 1 ? k : 0], &q[k]);
+
+			if (r == -EDOM)
+				ret = fail(s, -EDOM, "bias '%s' has a value that is not finite", b->bias);
+			else if (r)
+				s->res->biases_clipped++;
+		}
 		if (ret)
 			goto next;
 		ret = add_init(s, qq_new_tensor(qn, T_INT32, s->gp->initializer[ti]->dims,

@@ -54,6 +54,7 @@ struct qq_result {
 	struct qq_tensor_note *tensors;
 	size_t num_tensors;
 	size_t weights, biases;		/* initializers quantized */
+	size_t biases_clipped;		/* bias values beyond int32, clipped */
 	long long opset_from, opset_to;	/* the default domain's opset */
 };
 

@@ -46,7 +46,11 @@ int qz_scale_zp(float rmin, float rmax, int32_t qmin, int32_t qmax, bool symmetr
 		*zero_point = 0;
 		return 0;
 	}
-	z = round_even((double)qmin - (double)rmin / s);
+	/* symmetric: (qmin + qmax) / 2, which does not depend on the scale */
+	if (symmetric)
+		z = round_even(((double)qmin + (double)qmax) / 2.0);
+	else
+		z = round_even((double)qmin - (double)rmin / s);
 	if (z < qmin)
 		z = qmin;
 	if (z > qmax)
@@ -93,8 +97,8 @@ int qz_weights(const float *w, size_t n, size_t stride, enum qz_type t, bool sym
 		if (ret)
 			return ret;
 	}
-	/* quantize_nparray clips to the symmetric range whatever the scale was */
-	qz_range(t, true, &cmin, &cmax);
+	/* quantize_nparray clips to the type's whole range */
+	qz_range(t, false, &cmin, &cmax);
 	for (i = 0; i < n; i++) {
 		int32_t q = qz_quantize(w[i * stride], *scale, *zero_point, cmin, cmax);
 
@@ -113,10 +117,18 @@ float qz_bias_scale(float input_scale, float weight_scale)
 
 int qz_bias(float b, float bias_scale, int32_t *q)
 {
-	float v = rintf(b / bias_scale);
+	double v = rint((double)b / (double)bias_scale);
 
-	if (!(v >= -2147483648.0f && v < 2147483648.0f))
+	if (isnan(v))
+		return -EDOM;
+	if (v < -2147483648.0) {
+		*q = INT32_MIN;
 		return -ERANGE;
+	}
+	if (v > 2147483647.0) {
+		*q = INT32_MAX;
+		return -ERANGE;
+	}
 	*q = (int32_t)v;
 	return 0;
 }

@@ -24,8 +24,9 @@ void qz_range(enum qz_type t, bool symmetric, int32_t *qmin, int32_t *qmax);
 
 /*
  * compute_scale_zp(): the scale and zero point that map [@rmin, @rmax],
- * widened to include 0 (and made [-m, m] when @symmetric), onto
- * [@qmin, @qmax].  -EDOM for a non-finite bound or qmin > 0 > qmax.
+ * widened to include 0 (and made [-m, m] when @symmetric, the zero point
+ * then (qmin + qmax) / 2), onto [@qmin, @qmax].  -EDOM for a non-finite
+ * bound or qmin > 0 > qmax.
  */
 int qz_scale_zp(float rmin, float rmax, int32_t qmin, int32_t qmax, bool symmetric,
 		float *scale, int32_t *zero_point);
@@ -37,9 +38,8 @@ int qz_scale_zp(float rmin, float rmax, int32_t qmin, int32_t qmax, bool symmetr
 int32_t qz_quantize(float x, float scale, int32_t zero_point, int32_t qmin, int32_t qmax);
 
 /*
- * quantize_data() on @n weights: the symmetric scale and zero point of
- * their range and the values as @t (int8_t or uint8_t in @out); a weight
- * is never -128 (onnxruntime clips every weight to the symmetric range).
+ * quantize_data() on @n weights: the scale and zero point of their range
+ * (symmetric or not) and the values as @t (int8_t or uint8_t in @out).
  * -EDOM for a weight that is not finite.
  */
 int qz_weights(const float *w, size_t n, size_t stride, enum qz_type t, bool symmetric,
@@ -47,8 +47,9 @@ int qz_weights(const float *w, size_t n, size_t stride, enum qz_type t, bool sym
 
 /*
  * quantize_bias_static(): bias scale input_scale * weight_scale (float32)
- * and the bias as int32 round(b / scale); -ERANGE when a value does not
- * fit int32 (onnxruntime would wrap it silently).
+ * and the bias as int32 round(b / scale), divided in float64; a value
+ * beyond int32 is clipped to it and -ERANGE returned (onnxruntime warns
+ * "exceeds the range of a int32"), -EDOM for NaN.
  */
 float qz_bias_scale(float input_scale, float weight_scale);
 int qz_bias(float b, float bias_scale, int32_t *q);

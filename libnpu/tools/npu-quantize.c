@@ -18,6 +18,7 @@
 
 #include "npu/onnx.h"
 #include "npu-quantize-calib.h"
+#include "npu-quantize-fold.h"
 #include "npu-quantize-qdq.h"
 #include "npu-quantize-report.h"
 #include "npu-quantize-run.h"
@@ -55,6 +56,8 @@ static void usage(FILE *f)
 		"  --per-tensor             one scale per weight tensor, not per channel\n"
 		"  --samples N              calibrate on the first N samples only\n"
 		"  --exclude NODE           leave node NODE float (repeatable)\n"
+		"  --fold-batchnorm         fold BatchNormalization into the Conv before it\n"
+		"                           (onnxruntime's quant_pre_process does)\n"
 		"  --eval DIR               report the error on DIR's samples (default: SAMPLE_DIR)\n"
 		"  --report FILE            write the error report to FILE, not stdout\n"
 		"  --no-report              skip the error report\n"
@@ -508,6 +511,7 @@ int main(int argc, char **argv)
 		{ "quantized-bins", required_argument, NULL, 'B' },
 		{ "samples", required_argument, NULL, 'n' },
 		{ "exclude", required_argument, NULL, 'x' },
+		{ "fold-batchnorm", no_argument, NULL, 'F' },
 		{ "eval", required_argument, NULL, 'e' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "no-report", no_argument, NULL, 'R' },
@@ -530,7 +534,7 @@ int main(int argc, char **argv)
 	Onnx__ModelProto *mp = NULL;
 	uint8_t *bytes = NULL, *qbytes = NULL;
 	size_t len = 0, qlen, nexclude = 0, nsamples = 0, i, nq = 0;
-	bool device = false, quiet = false, no_report = false;
+	bool device = false, quiet = false, no_report = false, fold_bn = false;
 	uint64_t max_memory = DEFAULT_MAX_MEMORY;
 	char err[1024] = "";
 	int opt, ret, status = 1;
@@ -607,6 +611,7 @@ int main(int argc, char **argv)
 			exclude[nexclude++] = optarg;
 			break;
 		case 'e': eval_dir = optarg; break;
+		case 'F': fold_bn = true; break;
 		case 'r': report_path = optarg; break;
 		case 'R': no_report = true; break;
 		case 'd': device = true; break;
@@ -694,6 +699,28 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	{
+		size_t n;
+
+		if (qf_constants_to_initializers(mp, &n)) {
+			fprintf(stderr, "npu-quantize: out of memory\n");
+			goto out;
+		}
+		if (!quiet && n)
+			printf("%zu Constant node%s made initializer%s\n", n, n == 1 ? "" : "s",
+			       n == 1 ? "" : "s");
+	}
+	if (fold_bn) {
+		size_t folded;
+
+		if (qf_fold_batchnorm(mp, &folded, err, sizeof(err))) {
+			fprintf(stderr, "npu-quantize: %s: %s\n", argv[optind], err);
+			goto out;
+		}
+		if (!quiet)
+			printf("folded %zu BatchNormalization node%s into the Conv before %s\n", folded,
+			       folded == 1 ? "" : "s", folded == 1 ? "it" : "them");
+	}
 	if (qq_check(mp, &qo, err, sizeof(err))) {
 		fprintf(stderr, "npu-quantize: %s: %s\n", argv[optind], err);
 		goto out;
@@ -750,6 +777,9 @@ int main(int argc, char **argv)
 			if (!res.nodes[i].quantized)
 				printf("node %s (%s): %s\n", res.nodes[i].name, res.nodes[i].op_type,
 				       res.nodes[i].why);
+		if (res.biases_clipped)
+			printf("%zu bias value%s beyond int32 clipped to it: the product of input and weight scales is too small (onnxruntime clips them too)\n",
+			       res.biases_clipped, res.biases_clipped == 1 ? "" : "s");
 		if (res.opset_to != res.opset_from)
 			printf("opset raised from %lld to %lld: per-channel DequantizeLinear needs 13\n",
 			       res.opset_from, res.opset_to);

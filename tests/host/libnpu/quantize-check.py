@@ -5,7 +5,8 @@
 # numpy module needed).  The expected scales, zero points and quantized
 # weights are computed here from onnxruntime's formulas (quant_utils.py:
 # compute_scale_zp, quantize_nparray; base_quantizer.py: per-channel
-# weights, int32 bias), with float32 rounding done through struct.
+# weights, int32 bias divided in float64), with float32 rounding done
+# through struct.
 #
 #   quantize-check.py CHECK MODEL.onnx [ARGS...]
 #
@@ -154,6 +155,8 @@ def compute_scale_zp(rmin, rmax, qmin, qmax, symmetric):
     scale = dr / (float(qmax) - float(qmin))
     if scale < 1.1754943508222875e-38:
         return 0, 1.0
+    if symmetric:
+        return int(np_round((qmin + qmax) / 2.0)), f32(scale)
     return int(np_round(qmin - rmin / scale)), f32(scale)
 
 
@@ -213,7 +216,7 @@ def check_weight(q, fp, name, axis):
         expect(sc.vals[c] == s, '%s: scale %d is %r, onnxruntime %r' % (name, c, sc.vals[c], s))
         expect(zp.vals[c] == z == 0, '%s: zero point %d is %r' % (name, c, zp.vals[c]))
         got = [qt.vals[i] for i in idx]
-        want = quantize(vals, s, z, -127, 127)
+        want = quantize(vals, s, z, -128, 127)
         expect(got == want, '%s: channel %d quantized differently (first at %s)' %
                (name, c, next((k for k in range(len(got)) if got[k] != want[k]), None)))
     return scales
@@ -234,7 +237,8 @@ def check_bias(q, fp, name, in_scale, w_scales, per_channel):
     for k, v in enumerate(b.vals):
         s = f32(in_scale * w_scales[k if per_channel else 0])
         expect(sc.vals[k if per_channel else 0] == s, '%s: scale %d is %r, not %r' % (name, k, sc.vals[k if per_channel else 0], s))
-        expect(qt.vals[k] == int(np_round(f32(f32(v) / s))), '%s[%d] quantized differently' % (name, k))
+        # divided in float64 (quantize_bias_static_impl)
+        expect(qt.vals[k] == int(np_round(v / s)), '%s[%d] quantized differently' % (name, k))
     expect(all(z == 0 for z in zp.vals), '%s: zero point not 0' % name)
     ns = len(w_scales) if per_channel else 1
     expect(sc.dims == [ns] and zp.dims == [ns], '%s: scale %r and zero point %r are not [%d]' %

@@ -6,11 +6,13 @@
  *   compute_scale_zp: rmin = min(rmin, 0), rmax = max(rmax, 0), made
  *     [-m, m] when symmetric; scale = float64(rmax - rmin in float32) /
  *     (qmax - qmin), below float32's tiny => (1.0, 0); else
- *     zp = round(qmin - rmin / scale) (float64, ties to even) and the
- *     scale stored as float32.
+ *     zp = round(qmin - rmin / scale) (float64, ties to even), or
+ *     round((qmin + qmax) / 2) when symmetric, and the scale stored as
+ *     float32.
  *   quantize_nparray: clip(round(float32(x) / scale) + zp) with the
- *     division in float32 and the clip to the symmetric range.
- *   bias: scale = input_scale * weight_scale (float32), round(b / scale).
+ *     division in float32, clipped to the type's range.
+ *   bias: scale = input_scale * weight_scale (float32), round(b / scale)
+ *     divided in float64, clipped to int32.
  */
 #include <errno.h>
 #include <math.h>
@@ -89,6 +91,12 @@ static void test_scale_zp_symmetric(void **state)
 	/* symmetric uint8: [-m, m] over [0, 255], zp round(127.5) = 128 */
 	assert_int_equal(qz_scale_zp(-0.5f, 2, 0, 255, true, &s, &z), 0);
 	assert_true(s == (float)(4.0 / 255.0));
+	assert_int_equal(z, 128);
+	/*
+	 * (qmin + qmax) / 2, not qmin - rmin / scale: with m = 0x1.5c0942p+2
+	 * the latter is 127.49999999999999 and would round to 127
+	 */
+	assert_int_equal(qz_scale_zp(-0x1.5c0942p+2f, 0x1.5c0942p+2f, 0, 255, true, &s, &z), 0);
 	assert_int_equal(z, 128);
 }
 
@@ -191,8 +199,15 @@ static void test_bias(void **state)
 	assert_int_equal(q, 2);
 	assert_int_equal(qz_bias(-7.5f, 0.5f, &q), 0);
 	assert_int_equal(q, -15);
+	/* float64: 0x1.0f2036p+3 / 0x1.f6f542p-3 is 34.5000008, 35 (34 in float32) */
+	assert_int_equal(qz_bias(0x1.0f2036p+3f, 0x1.f6f542p-3f, &q), 0);
+	assert_int_equal(q, 35);
+	/* beyond int32: clipped, and said so */
 	assert_int_equal(qz_bias(1e10f, 1, &q), -ERANGE);
-	assert_int_equal(qz_bias(NAN, 1, &q), -ERANGE);
+	assert_int_equal(q, INT32_MAX);
+	assert_int_equal(qz_bias(-1e10f, 1, &q), -ERANGE);
+	assert_int_equal(q, INT32_MIN);
+	assert_int_equal(qz_bias(NAN, 1, &q), -EDOM);
 }
 
 int main(void)
