@@ -13,6 +13,8 @@
 # KIND softmax: x -> Conv -> Softmax, opset 12 (cannot be raised to 13).
 # KIND exp: x -> Conv -> Exp -> Mul(x2), Exp being an op quantize_static
 #   leaves float.
+# KIND bn: x -> Conv(W, a Constant node's value; no bias) ->
+#   BatchNormalization -> Relu = y, opset 13.
 # KIND nanweight: main with a NaN in W.
 # KIND fp16: main with W stored as float16.
 # Samples: SAMPLE_DIR/sNN/x.npy, values uniform in [-1, 1).
@@ -20,7 +22,7 @@ import os, random, struct, sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from onnxpb import ld, npy_f32, value_info, vint  # noqa: E402
+from onnxpb import key, ld, npy_f32, value_info, vint  # noqa: E402
 
 FLOAT, INT64, FLOAT16 = 1, 7, 10
 
@@ -100,12 +102,31 @@ def exp_model(rng):
     return model(nodes, inits, [('x', [1, 3, 8, 8])], [('y', [1, 4, 8, 8])], 13)
 
 
+def bn_model(rng):
+    w = tensor('Wc', [4, 3, 3, 3], rnd(rng, 108, 0.5))
+    nodes = [node('Constant', 'wconst', [], ['W'], ld(5, ld(1, 'value') + ld(5, w) + vint(20, 4))),
+             node('Conv', 'conv', ['x', 'W'], ['c'], ld(5, attr_ints('pads', [1, 1, 1, 1]))),
+             node('BatchNormalization', 'bn', ['c', 'gamma', 'beta', 'mean', 'var'], ['b'],
+                  ld(5, ld(1, 'epsilon') + key_f(2, 1e-3) + vint(20, 1))),
+             node('Relu', 'relu', ['b'], ['y'])]
+    inits = [tensor('gamma', [4], [rng.uniform(0.5, 4) for _ in range(4)]),
+             tensor('beta', [4], rnd(rng, 4, 0.5)),
+             tensor('mean', [4], rnd(rng, 4, 0.3)),
+             tensor('var', [4], [rng.uniform(0.01, 0.2) for _ in range(4)])]
+    return model(nodes, inits, [('x', [1, 3, 8, 8])], [('y', [1, 4, 8, 8])], 13)
+
+
+def key_f(field, v):
+    return key(field, 5) + struct.pack('<f', v)
+
+
 kind, out = sys.argv[1], sys.argv[2]
 rng = random.Random(1234)
 build = {
     'main': lambda: main_model(rng),
     'softmax': lambda: softmax_model(rng),
     'exp': lambda: exp_model(rng),
+    'bn': lambda: bn_model(rng),
     'nanweight': lambda: main_model(rng, nan=True),
     'fp16': lambda: main_model(rng, w_dtype=FLOAT16),
 }[kind]

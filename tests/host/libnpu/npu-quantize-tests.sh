@@ -167,6 +167,31 @@ else
 	notok "an op quantize_static does not quantize (Exp) stays float, is reported, and onnxruntime runs the model"
 fi
 
+# weights in a Constant node, a BatchNormalization after the Conv
+gen bn "$scratch/bn.onnx"
+mkdir -p "$scratch/bnref"
+ort "$scratch/bn.onnx" "$scratch/eval/s00" "$scratch/bnref" >/dev/null 2>&1
+for fold in unfolded folded; do
+	opt=
+	[ $fold = folded ] && opt=--fold-batchnorm
+	mkdir -p "$scratch/bn-$fold/ort" "$scratch/bn-$fold/npu"
+	if "$NPU_QUANTIZE" --no-report $opt "$scratch/bn.onnx" "$scratch/calib" \
+		-o "$scratch/bn-$fold/q.onnx" >"$scratch/log" 2>&1 &&
+		grep -q '^1 Constant node made initializer$' "$scratch/log" &&
+		check bn "$scratch/bn-$fold/q.onnx" $fold >>"$scratch/log" 2>&1 &&
+		ort "$scratch/bn-$fold/q.onnx" "$scratch/eval/s00" "$scratch/bn-$fold/ort" >>"$scratch/log" 2>&1 &&
+		"$NPU_RUN" -q --cpu "$scratch/bn-$fold/q.onnx" --input "$scratch/eval/s00/x.npy" \
+			--output-dir "$scratch/bn-$fold/npu" >>"$scratch/log" 2>&1 &&
+		check compare "$scratch/bn-$fold/q.onnx" "$scratch/bnref" "$scratch/bn-$fold/ort" \
+			"$scratch/bn-$fold/npu" 35 >>"$scratch/log" 2>&1; then
+		show "$scratch/log"
+		ok "a weight in a Constant node is quantized as a weight; BatchNormalization $fold ${opt:+($opt)}; onnxruntime and npu-run run it"
+	else
+		show "$scratch/log"
+		notok "a weight in a Constant node is quantized as a weight; BatchNormalization $fold ${opt:+($opt)}; onnxruntime and npu-run run it"
+	fi
+done
+
 gen softmax "$scratch/softmax.onnx"
 if "$NPU_QUANTIZE" --no-report --per-tensor "$scratch/softmax.onnx" "$scratch/calib" \
 	-o "$scratch/softmaxq.onnx" >"$scratch/log" 2>&1; then
