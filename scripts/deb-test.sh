@@ -2,14 +2,15 @@
 # Build the Debian packages (debian/) the way a distribution would, from a
 # copy of the tree under $VNPU_BUILD so the checkout stays clean, check
 # them with lintian, then install the library packages into a scratch root
-# (dpkg -x, nothing touches the host's dpkg database) and compile the
-# libnpu tutorial against that installed libnpu.pc.  Results become TAP in
+# (dpkg -x, nothing touches the host's dpkg database), compile the
+# libnpu tutorial against that installed libnpu.pc and import the
+# packaged npu Python module.  Results become TAP in
 # $1.
 set -uo pipefail
 . "$(dirname "$0")/env.sh"
 results=$1
 
-n=0 fails=0
+n=0 fails=0 skips=0
 tap=()
 report() { # ok|not-ok description [log]
 	n=$((n + 1))
@@ -26,7 +27,7 @@ finish() {
 		echo "TAP version 13"
 		echo "1..$n"
 		printf '%s\n' "${tap[@]}"
-		echo "# deb: $((n - fails)) passed, $fails failed, 0 skipped"
+		echo "# deb: $((n - fails - skips)) passed, $fails failed, $skips skipped"
 	} > "$results"
 	tail -n 1 "$results"
 	[ "$fails" = 0 ]
@@ -87,6 +88,8 @@ fi
 tools=() names=() no_man=""
 for t in "$VNPU_TOP"/libnpu/tools/npu-*.c; do
 	t=$(basename "$t" .c)
+	# npu-quantize-*.c are npu-quantize's modules (libnpu/Makefile), not tools.
+	case $t in npu-quantize-*) continue ;; esac
 	names+=("$t")
 	tools+=("/usr/bin/$t")
 	if [ -f "$VNPU_TOP/libnpu/man/$t.1" ]; then
@@ -108,6 +111,17 @@ if ARCH_OF_PKG=all has vnpu-dkms "/usr/src/vnpu-$ver/dkms.conf" "/usr/src/vnpu-$
 	report ok "vnpu-dkms: the driver source under /usr/src/vnpu-$ver, registered with DKMS on install"
 else
 	report not-ok "vnpu-dkms: driver source and DKMS maintainer scripts"
+fi
+
+pydir=/usr/lib/python3/dist-packages/npu
+if has python3-npu "$pydir/__init__\.py" "$pydir/__init__\.pyi" "$pydir/py\.typed" \
+	"$pydir/_npu\.cpython-[0-9]+-$multiarch\.so" &&
+   dpkg-deb -f "$(deb python3-npu)" Depends | grep -q "libnpu1 (>= " &&
+   dpkg-deb -f "$(deb python3-npu)" Depends | grep -q "python3-numpy-abi" &&
+   dpkg-deb -f "$(deb python3-npu)" Depends | grep -q "python3 (<< "; then
+	report ok "python3-npu: the npu module, its stubs and extension, depending on libnpu1, python3 and numpy's ABI"
+else
+	report not-ok "python3-npu: npu/__init__.py, __init__.pyi, py.typed and _npu.*.so, with libnpu1, python3 and numpy dependencies"
 fi
 
 # What vnpu-dkms installs is enough to build the driver: DKMS's own build
@@ -165,6 +179,53 @@ if [ "$rc" = 1 ] && [ "$(cat "$out/hello-run.log")" = "$want" ]; then
 else
 	echo "exit status $rc; expected 1 and \"$want\"" >> "$out/hello-run.log"
 	report not-ok "tutorial loads the installed libnpu.so.1" "$out/hello-run.log"
+fi
+
+# The packaged module, unpacked beside libnpu1: its extension is linked to
+# libnpu.so.1 and imports with every symbol bound; with no device on the
+# host it finds none, and a corrupt model gets libnpu-onnx's error.
+dpkg -x "$(deb python3-npu)" "$root"
+ext=$(find "$root$pydir" -name '_npu.cpython-*.so' | head -n 1)
+pyrun() {
+	LD_LIBRARY_PATH=$root$libdir LD_BIND_NOW=1 PYTHONPATH=$root/usr/lib/python3/dist-packages \
+		PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 "$@"
+}
+if [ -n "$ext" ] && readelf -d "$ext" | grep -q 'NEEDED.*\[libnpu\.so\.1\]' &&
+   pyrun - "$root" > "$out/python-import.log" 2>&1 <<'PY'
+import errno, sys
+import npu
+assert npu.__file__.startswith(sys.argv[1]), npu.__file__
+assert npu.devices() == [], npu.devices()
+try:
+	npu.Model(b"\xff" * 16, cpu=True)
+except npu.Error as e:
+	assert e.errno == errno.EBADMSG and "not a valid ONNX model" in str(e), e
+else:
+	raise AssertionError("a corrupt model loaded")
+print("npu", npu.libnpu_version)
+PY
+then
+	report ok "python3-npu: imports from the unpacked packages, linked to libnpu.so.1 ($(tail -n 1 "$out/python-import.log"))"
+else
+	report not-ok "python3-npu: imports from the unpacked packages, linked to libnpu.so.1" "$out/python-import.log"
+fi
+# The documentation's BlazeFace example with the packaged module, on the
+# CPU path, against onnxruntime's outputs (when `make models` fetched them).
+models=$VNPU_CACHE/models
+bf=$models/blazeface/face_detection_front_128x128_barracuda.onnx
+if [ -f "$bf" ] && [ -f "$models/ref/blazeface-front/in/input_0.npy" ]; then
+	awk '/^\.\. code-block:: python/{on=1;next} on&&/^[^ \t]/{exit} on{sub(/^    /,"");print}' \
+		"$VNPU_TOP/Documentation/python.rst" > "$out/blazeface.py"
+	if pyrun "$out/blazeface.py" "$bf" "$models/ref/blazeface-front/in/input_0.npy" \
+		"$models/ref/blazeface-front/out" > "$out/python-blazeface.log" 2>&1; then
+		report ok "python3-npu: Documentation/python.rst's example: $(tail -n 1 "$out/python-blazeface.log")"
+	else
+		report not-ok "python3-npu: Documentation/python.rst's BlazeFace example" "$out/python-blazeface.log"
+	fi
+else
+	n=$((n + 1))
+	tap+=("ok $n - python3-npu: Documentation/python.rst's example # SKIP no BlazeFace model in $models (make models)")
+	skips=$((skips + 1))
 fi
 # shellcheck disable=SC2046
 if cc -std=c11 -Wall -Wextra -Werror -static $(pc --cflags --static) -o "$out/hello-static" \
