@@ -611,8 +611,11 @@ static void lock_busy(NpuModel *self)
 	}
 }
 
-/* The outputs of the run that just ended, and the model idle again. */
-static PyObject *finish(NpuModel *self, int r)
+/*
+ * The outputs of the run that just ended, and the model idle again.
+ * @detail: why it failed, NULL for npu_runtime_error().
+ */
+static PyObject *finish(NpuModel *self, int r, const char *detail)
 {
 	PyObject *outs = self->held_outputs;
 
@@ -622,9 +625,42 @@ static PyObject *finish(NpuModel *self, int r)
 	PyThread_release_lock(self->busy);
 	if (r) {
 		Py_XDECREF(outs);
-		return npu_py_raise(r, "Model.run", npu_runtime_error(self->rt));
+		return npu_py_raise(r, "Model.run", detail ? detail : npu_runtime_error(self->rt));
 	}
 	return outs;
+}
+
+/*
+ * Run to the end or to @deadline; called without the GIL.  CPU segments
+ * run on the caller's thread when there is no device, where only the CPU
+ * path's own deadline can stop them (-ETIME); it is set for this run
+ * only.  A run whose wait passed the deadline (-ETIMEDOUT) is still going
+ * and writing into the held arrays, so it is stopped and waited for
+ * before they can be let go (a device job runs to its end); @why keeps
+ * what was running at the deadline.
+ */
+static int run_until(NpuModel *self, struct npu_queue *q, int64_t deadline, char *why,
+		     size_t why_size)
+{
+	bool bounded = deadline != NPU_TIMEOUT_INFINITE;
+	struct npu_cpu_limits lim = NPU_CPU_LIMITS_INIT;
+	int r;
+
+	if (bounded) {
+		lim.deadline_ns = deadline;
+		r = npu_runtime_set_cpu_limits(self->rt, &lim);
+		if (r)
+			return r;
+	}
+	r = npu_runtime_run(self->rt, q, deadline);
+	if (r == -ETIMEDOUT) {
+		snprintf(why, why_size, "%s", npu_runtime_error(self->rt));
+		npu_runtime_cancel(self->rt);
+		npu_runtime_wait(self->rt, NPU_TIMEOUT_INFINITE);
+	}
+	if (bounded)
+		npu_runtime_set_cpu_limits(self->rt, NULL);
+	return r;
 }
 
 static PyObject *Model_run(NpuModel *self, PyObject *args, PyObject *kw)
@@ -632,6 +668,7 @@ static PyObject *Model_run(NpuModel *self, PyObject *args, PyObject *kw)
 	static char *kwlist[] = { "inputs", "timeout", NULL };
 	PyObject *inputs, *timeout = Py_None;
 	struct npu_queue *q = NULL;
+	char why[256] = "";
 	int64_t deadline;
 	int r;
 
@@ -647,9 +684,9 @@ static PyObject *Model_run(NpuModel *self, PyObject *args, PyObject *kw)
 	}
 	self->in_flight = true;
 	Py_BEGIN_ALLOW_THREADS
-	r = npu_runtime_run(self->rt, q, deadline);
+	r = run_until(self, q, deadline, why, sizeof(why));
 	Py_END_ALLOW_THREADS
-	return finish(self, r);
+	return finish(self, r, r == -ETIMEDOUT ? why : NULL);
 }
 
 static PyObject *Model_start(NpuModel *self, PyObject *inputs)
@@ -689,7 +726,7 @@ static PyObject *Model_finish(NpuModel *self, PyObject *noargs)
 	Py_BEGIN_ALLOW_THREADS
 	r = npu_runtime_wait(self->rt, NPU_TIMEOUT_INFINITE);
 	Py_END_ALLOW_THREADS
-	return finish(self, r);
+	return finish(self, r, NULL);
 }
 
 static PyObject *opt_uint(bool have, unsigned long v)
@@ -745,6 +782,7 @@ static PyObject *Model_profile(NpuModel *self, PyObject *args, PyObject *kw)
 	static char *kwlist[] = { "inputs", "timeout", NULL };
 	PyObject *inputs = Py_None, *timeout = Py_None, *outs, *table;
 	struct npu_queue *q = NULL;
+	char why[256] = "";
 	int64_t deadline;
 	int r;
 
@@ -769,11 +807,11 @@ static PyObject *Model_profile(NpuModel *self, PyObject *args, PyObject *kw)
 	Py_BEGIN_ALLOW_THREADS
 	r = npu_runtime_set_profiling(self->rt, true);
 	if (!r)
-		r = npu_runtime_run(self->rt, q, deadline);
+		r = run_until(self, q, deadline, why, sizeof(why));
 	npu_runtime_set_profiling(self->rt, false);
 	Py_END_ALLOW_THREADS
 	table = r ? NULL : profile_table(self);
-	outs = finish(self, r);
+	outs = finish(self, r, r == -ETIMEDOUT ? why : NULL);
 	if (!outs) {
 		Py_XDECREF(table);
 		return NULL;

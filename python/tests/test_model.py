@@ -145,6 +145,27 @@ def test_failed_run_names_the_node():
     assert e.value.errno == errno.E2BIG
 
 
+def test_timeout_stops_the_run_and_keeps_the_model_usable(blazeface):
+    """A run past its timeout is stopped and waited for before run()
+    raises: the model takes the next run at once, and the arrays of the
+    stopped one are no longer written."""
+    m = npu.Model(blazeface, cpu=True)
+    x = np.load(pathlib.Path(blazeface).parents[1] / "ref/blazeface-front/in/input_0.npy")
+    feed = {m.inputs[0].name: x}
+    expect = m.run(feed)
+    for _ in range(3):
+        with pytest.raises(npu.Error, match=r"Model.run: node '.*' \(.*\)") as e:
+            m.run(feed, timeout=0.001)
+        # ETIME: the CPU path stopped at the deadline; ETIMEDOUT: the wait
+        # for a device job passed it
+        assert e.value.errno in (errno.ETIME, errno.ETIMEDOUT), e.value
+        got = m.run(feed)
+        for name, y in expect.items():
+            np.testing.assert_array_equal(got[name], y)
+    with pytest.raises(ValueError, match="timeout must be None or >= 0"):
+        m.run(feed, timeout=-1)
+
+
 def test_run_async_returns_a_future(add_model):
     import concurrent.futures
     m = npu.Model(add_model, cpu=True)
