@@ -857,8 +857,12 @@ static void test_table(void **unused)
 	size_t n = 0;
 
 	(void)unused;
-	for (p = ok_ops_quant; *p; p++, n++) {
+	for (p = ok_ops_quant; *p; p++) {
 		assert_int_equal((*p)->size, sizeof(struct npu_onnx_op));
+		/* com.microsoft's ops are test-onnx-kquant-ms's */
+		if (!strcmp((*p)->domain, "com.microsoft"))
+			continue;
+		n++;
 		assert_string_equal((*p)->domain, "");
 		assert_string_equal((*p)->kernel->name, (*p)->op_type);
 	}
