@@ -152,10 +152,156 @@ static int add_bias(Onnx__GraphProto *g, Onnx__NodeProto *conv, long long c)
 	return 0;
 }
 
-int qf_fold_batchnorm(Onnx__ModelProto *mp, size_t *folded, char *err, size_t err_size)
+/* Initializer @t and the graph input old models list for it, removed and freed. */
+static void drop_init(Onnx__GraphProto *g, Onnx__TensorProto *t, const char *name)
+{
+	size_t j;
+
+	for (j = 0; j < g->n_initializer; j++)
+		if (g->initializer[j] == t) {
+			memmove(&g->initializer[j], &g->initializer[j + 1],
+				(g->n_initializer - j - 1) * sizeof(*g->initializer));
+			g->n_initializer--;
+			break;
+		}
+	for (j = 0; j < g->n_input; j++)
+		if (g->input[j]->name && !strcmp(g->input[j]->name, name)) {
+			onnx__value_info_proto__free_unpacked(g->input[j], NULL);
+			memmove(&g->input[j], &g->input[j + 1], (g->n_input - j - 1) * sizeof(*g->input));
+			g->n_input--;
+			break;
+		}
+	onnx__tensor_proto__free_unpacked(t, NULL);
+}
+
+/* Node @i removed, the Conv @conv writing its output instead. */
+static void take_output(Onnx__GraphProto *g, size_t i, Onnx__NodeProto *conv)
+{
+	Onnx__NodeProto *n = g->node[i];
+	char *out = conv->output[0];
+
+	conv->output[0] = n->output[0];
+	n->output[0] = out;
+	onnx__node_proto__free_unpacked(n, NULL);
+	memmove(&g->node[i], &g->node[i + 1], (g->n_node - i - 1) * sizeof(*g->node));
+	g->n_node--;
+}
+
+/*
+ * The Conv whose weight (and bias, when it has one) the node reading
+ * @name alone may rewrite: @name is its output read by nothing else,
+ * its weight and bias float initializers read by it only.
+ */
+static Onnx__NodeProto *foldable_conv(const Onnx__GraphProto *g, const char *name,
+				      Onnx__TensorProto **w, Onnx__TensorProto **b, long long *c)
+{
+	Onnx__NodeProto *conv = producer(g, name);
+
+	if (!conv || !default_domain(conv) || strcmp(conv->op_type, "Conv") ||
+	    conv->n_input < 2 || readers(g, name) != 1)
+		return NULL;
+	*w = find_init(g, conv->input[1]);
+	if (count_of(*w) <= 0 || (*w)->n_dims < 2 || readers(g, conv->input[1]) != 1)
+		return NULL;
+	*c = (*w)->dims[0];
+	*b = NULL;
+	if (conv->n_input >= 3 && *conv->input[2]) {
+		*b = find_init(g, conv->input[2]);
+		if (count_of(*b) != *c || readers(g, conv->input[2]) != 1)
+			return NULL;
+	}
+	return conv;
+}
+
+/*
+ * A constant a Conv's output of rank @rank can take per channel: one
+ * value, or [C, 1, ...] (rank - 1 dims) or [1, C, 1, ...] (rank dims).
+ * Its element count (1 or @c), or 0.
+ */
+static long long per_channel(const Onnx__TensorProto *t, size_t rank, long long c)
+{
+	long long n = count_of(t);
+	size_t i, at;
+
+	if (n == 1)
+		return 1;
+	if (n != c)
+		return 0;
+	if (t->n_dims == rank - 1)
+		at = 0;
+	else if (t->n_dims == rank && t->dims[0] == 1)
+		at = 1;
+	else
+		return 0;
+	for (i = 0; i < t->n_dims; i++)
+		if (i != at && t->dims[i] != 1)
+			return 0;
+	return c;
+}
+
+/* ConvMulFusion and ConvAddFusion: a Conv's output times or plus a constant. */
+static int fold_affine(Onnx__GraphProto *g, size_t *folded)
+{
+	size_t i;
+
+	for (i = 0; i < g->n_node; i++) {
+		Onnx__NodeProto *n = g->node[i], *conv = NULL;
+		Onnx__TensorProto *w, *b, *k = NULL;
+		long long c = 0, kn = 0, per, e, ch;
+		bool mul;
+		int side, at = 0;
+
+		if (!default_domain(n) || n->n_input != 2 || n->n_output != 1 ||
+		    (strcmp(n->op_type, "Mul") && strcmp(n->op_type, "Add")))
+			continue;
+		mul = !strcmp(n->op_type, "Mul");
+		/* the Conv's output on either side */
+		for (side = 0; side < 2 && !conv; side++) {
+			conv = foldable_conv(g, n->input[side], &w, &b, &c);
+			k = conv ? find_init(g, n->input[!side]) : NULL;
+			kn = k && readers(g, n->input[!side]) == 1 ? per_channel(k, w->n_dims, c) : 0;
+			if (!kn)
+				conv = NULL;
+			else
+				at = !side;
+		}
+		if (!conv)
+			continue;
+		if (!b) {
+			if (add_bias(g, conv, c))
+				return -ENOMEM;
+			b = find_init(g, conv->input[2]);
+		}
+		per = count_of(w) / c;
+		for (ch = 0; ch < c; ch++) {
+			float v = get(k, kn == 1 ? 0 : ch);
+
+			if (mul) {
+				for (e = 0; e < per; e++)
+					put(w, ch * per + e, get(w, ch * per + e) * v);
+				put(b, ch, get(b, ch) * v);
+			} else {
+				put(b, ch, get(b, ch) + v);
+			}
+		}
+		{
+			char *kname = strdup(n->input[at]);
+
+			take_output(g, i, conv);
+			if (kname)
+				drop_init(g, k, kname);
+			free(kname);
+		}
+		i--;
+		(*folded)++;
+	}
+	return 0;
+}
+
+int qf_fuse_conv(Onnx__ModelProto *mp, size_t *folded, char *err, size_t err_size)
 {
 	Onnx__GraphProto *g = mp->graph;
-	size_t i, j, k;
+	size_t i, k, before;
 
 	*folded = 0;
 	for (i = 0; i < g->n_node; i++) {
@@ -163,7 +309,6 @@ int qf_fold_batchnorm(Onnx__ModelProto *mp, size_t *folded, char *err, size_t er
 		Onnx__TensorProto *w, *b = NULL, *p[4];
 		long long c, wn, per, e;
 		float eps;
-		char *out;
 
 		if (!default_domain(bn) || strcmp(bn->op_type, "BatchNormalization") ||
 		    bn->n_input != 5 || bn->n_output != 1 || attr_i(bn, "training_mode", 0))
@@ -207,35 +352,20 @@ int qf_fold_batchnorm(Onnx__ModelProto *mp, size_t *folded, char *err, size_t er
 			    get(p[1], (long long)k));
 		}
 		/* the Conv writes the normalization's output; it and its inputs go */
-		out = conv->output[0];
-		conv->output[0] = bn->output[0];
-		bn->output[0] = out;
-		for (k = 0; k < 4; k++) {
-			const char *name = bn->input[k + 1];
-
-			for (j = 0; j < g->n_initializer; j++)
-				if (g->initializer[j] == p[k]) {
-					memmove(&g->initializer[j], &g->initializer[j + 1],
-						(g->n_initializer - j - 1) * sizeof(*g->initializer));
-					g->n_initializer--;
-					break;
-				}
-			for (j = 0; j < g->n_input; j++)
-				if (g->input[j]->name && !strcmp(g->input[j]->name, name)) {
-					onnx__value_info_proto__free_unpacked(g->input[j], NULL);
-					memmove(&g->input[j], &g->input[j + 1],
-						(g->n_input - j - 1) * sizeof(*g->input));
-					g->n_input--;
-					break;
-				}
-			onnx__tensor_proto__free_unpacked(p[k], NULL);
-		}
-		onnx__node_proto__free_unpacked(bn, NULL);
-		memmove(&g->node[i], &g->node[i + 1], (g->n_node - i - 1) * sizeof(*g->node));
-		g->n_node--;
+		for (k = 0; k < 4; k++)
+			drop_init(g, p[k], bn->input[k + 1]);
+		take_output(g, i, conv);
 		i--;
 		(*folded)++;
 	}
+	/* Conv, Mul, Add as paddle2onnx writes a normalization: to a fixed point */
+	do {
+		before = *folded;
+		if (fold_affine(g, folded)) {
+			snprintf(err, err_size, "out of memory");
+			return -ENOMEM;
+		}
+	} while (*folded != before);
 	return 0;
 }
 

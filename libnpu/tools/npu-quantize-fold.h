@@ -4,7 +4,7 @@
  * quant_pre_process makes (its basic graph optimizations) before
  * quantize_static: Constant nodes become initializers, so that weights a
  * model holds in Constant nodes (paddle2onnx's do) are quantized as
- * weights; and, with --fold-batchnorm, the Conv + BatchNormalization
+ * weights; and, with --fuse-conv, the Conv + BatchNormalization
  * fusion (conv_bn_fusion.cc), so a Conv's output is quantized after, not
  * before, the per-channel scaling.
  */
@@ -16,14 +16,18 @@
 #include "onnx.pb-c.h"
 
 /*
- * Fold every inference BatchNormalization whose input is a Conv's output
- * read by nothing else, with the Conv's weight and bias and the
- * normalization's four inputs float initializers used there only:
- *   f = scale / sqrt(var + epsilon),  W' = W * f[c],  b' = (b - mean) * f + B
- * The Conv then writes the BatchNormalization's output.  *@folded gets
- * the count.  0, -EINVAL for a malformed initializer, -ENOMEM.
+ * Fold into a Conv what follows it when the Conv's output is read by
+ * nothing else and its weight and bias, and the other operands, are float
+ * initializers used there only (onnxruntime's ConvBNFusion, ConvMulFusion
+ * and ConvAddFusion):
+ *   BatchNormalization (inference):  f = scale / sqrt(var + epsilon),
+ *     W' = W * f[c],  b' = (b - mean) * f + B
+ *   Mul by a constant per channel (or one value):  W' = W * m[c], b' = b * m[c]
+ *   Add of a constant per channel (or one value):  b' = b + a[c]
+ * The Conv then writes the folded node's output.  *@folded gets the count
+ * of nodes folded.  0 or -ENOMEM.
  */
-int qf_fold_batchnorm(Onnx__ModelProto *mp, size_t *folded, char *err, size_t err_size);
+int qf_fuse_conv(Onnx__ModelProto *mp, size_t *folded, char *err, size_t err_size);
 
 /*
  * Every Constant node of the main graph holding a tensor ("value") made

@@ -56,7 +56,8 @@ static void usage(FILE *f)
 		"  --per-tensor             one scale per weight tensor, not per channel\n"
 		"  --samples N              calibrate on the first N samples only\n"
 		"  --exclude NODE           leave node NODE float (repeatable)\n"
-		"  --fold-batchnorm         fold BatchNormalization into the Conv before it\n"
+		"  --fuse-conv              fold BatchNormalization, and Mul and Add by constants\n"
+		"                           per channel, into the Conv before them\n"
 		"                           (onnxruntime's quant_pre_process does)\n"
 		"  --eval DIR               report the error on DIR's samples (default: SAMPLE_DIR)\n"
 		"  --report FILE            write the error report to FILE, not stdout\n"
@@ -511,7 +512,7 @@ int main(int argc, char **argv)
 		{ "quantized-bins", required_argument, NULL, 'B' },
 		{ "samples", required_argument, NULL, 'n' },
 		{ "exclude", required_argument, NULL, 'x' },
-		{ "fold-batchnorm", no_argument, NULL, 'F' },
+		{ "fuse-conv", no_argument, NULL, 'F' },
 		{ "eval", required_argument, NULL, 'e' },
 		{ "report", required_argument, NULL, 'r' },
 		{ "no-report", no_argument, NULL, 'R' },
@@ -534,7 +535,7 @@ int main(int argc, char **argv)
 	Onnx__ModelProto *mp = NULL;
 	uint8_t *bytes = NULL, *qbytes = NULL;
 	size_t len = 0, qlen, nexclude = 0, nsamples = 0, i, nq = 0;
-	bool device = false, quiet = false, no_report = false, fold_bn = false;
+	bool device = false, quiet = false, no_report = false, fuse_conv = false;
 	uint64_t max_memory = DEFAULT_MAX_MEMORY;
 	char err[1024] = "";
 	int opt, ret, status = 1;
@@ -611,7 +612,7 @@ int main(int argc, char **argv)
 			exclude[nexclude++] = optarg;
 			break;
 		case 'e': eval_dir = optarg; break;
-		case 'F': fold_bn = true; break;
+		case 'F': fuse_conv = true; break;
 		case 'r': report_path = optarg; break;
 		case 'R': no_report = true; break;
 		case 'd': device = true; break;
@@ -710,16 +711,16 @@ int main(int argc, char **argv)
 			printf("%zu Constant node%s made initializer%s\n", n, n == 1 ? "" : "s",
 			       n == 1 ? "" : "s");
 	}
-	if (fold_bn) {
+	if (fuse_conv) {
 		size_t folded;
 
-		if (qf_fold_batchnorm(mp, &folded, err, sizeof(err))) {
+		if (qf_fuse_conv(mp, &folded, err, sizeof(err))) {
 			fprintf(stderr, "npu-quantize: %s: %s\n", argv[optind], err);
 			goto out;
 		}
 		if (!quiet)
-			printf("folded %zu BatchNormalization node%s into the Conv before %s\n", folded,
-			       folded == 1 ? "" : "s", folded == 1 ? "it" : "them");
+			printf("fused %zu BatchNormalization, Mul or Add node%s into the Conv before %s\n",
+			       folded, folded == 1 ? "" : "s", folded == 1 ? "it" : "them");
 	}
 	if (qq_check(mp, &qo, err, sizeof(err))) {
 		fprintf(stderr, "npu-quantize: %s: %s\n", argv[optind], err);

@@ -14,7 +14,7 @@
 # KIND exp: x -> Conv -> Exp -> Mul(x2), Exp being an op quantize_static
 #   leaves float.
 # KIND bn: x -> Conv(W, a Constant node's value; no bias) ->
-#   BatchNormalization -> Relu = y, opset 13.
+#   BatchNormalization -> Mul(one value) -> Add([4,1,1]) -> Relu = y, opset 13.
 # KIND nanweight: main with a NaN in W.
 # KIND fp16: main with W stored as float16.
 # Samples: SAMPLE_DIR/sNN/x.npy, values uniform in [-1, 1).
@@ -108,11 +108,15 @@ def bn_model(rng):
              node('Conv', 'conv', ['x', 'W'], ['c'], ld(5, attr_ints('pads', [1, 1, 1, 1]))),
              node('BatchNormalization', 'bn', ['c', 'gamma', 'beta', 'mean', 'var'], ['b'],
                   ld(5, ld(1, 'epsilon') + key_f(2, 1e-3) + vint(20, 1))),
-             node('Relu', 'relu', ['b'], ['y'])]
+             node('Mul', 'mul', ['b', 'two'], ['m']),
+             node('Add', 'add', ['shift', 'm'], ['a']),
+             node('Relu', 'relu', ['a'], ['y'])]
     inits = [tensor('gamma', [4], [rng.uniform(0.5, 4) for _ in range(4)]),
              tensor('beta', [4], rnd(rng, 4, 0.5)),
              tensor('mean', [4], rnd(rng, 4, 0.3)),
-             tensor('var', [4], [rng.uniform(0.01, 0.2) for _ in range(4)])]
+             tensor('var', [4], [rng.uniform(0.01, 0.2) for _ in range(4)]),
+             tensor('two', [], [2.0]),
+             tensor('shift', [4, 1, 1], rnd(rng, 4, 0.5))]
     return model(nodes, inits, [('x', [1, 3, 8, 8])], [('y', [1, 4, 8, 8])], 13)
 
 

@@ -167,13 +167,13 @@ else
 	notok "an op quantize_static does not quantize (Exp) stays float, is reported, and onnxruntime runs the model"
 fi
 
-# weights in a Constant node, a BatchNormalization after the Conv
+# weights in a Constant node; BatchNormalization, Mul and Add after the Conv
 gen bn "$scratch/bn.onnx"
 mkdir -p "$scratch/bnref"
 ort "$scratch/bn.onnx" "$scratch/eval/s00" "$scratch/bnref" >/dev/null 2>&1
 for fold in unfolded folded; do
 	opt=
-	[ $fold = folded ] && opt=--fold-batchnorm
+	[ $fold = folded ] && opt=--fuse-conv
 	mkdir -p "$scratch/bn-$fold/ort" "$scratch/bn-$fold/npu"
 	if "$NPU_QUANTIZE" --no-report $opt "$scratch/bn.onnx" "$scratch/calib" \
 		-o "$scratch/bn-$fold/q.onnx" >"$scratch/log" 2>&1 &&
@@ -185,10 +185,10 @@ for fold in unfolded folded; do
 		check compare "$scratch/bn-$fold/q.onnx" "$scratch/bnref" "$scratch/bn-$fold/ort" \
 			"$scratch/bn-$fold/npu" 35 >>"$scratch/log" 2>&1; then
 		show "$scratch/log"
-		ok "a weight in a Constant node is quantized as a weight; BatchNormalization $fold ${opt:+($opt)}; onnxruntime and npu-run run it"
+		ok "a weight in a Constant node is quantized as a weight; BatchNormalization, Mul, Add $fold ${opt:+($opt)}; onnxruntime and npu-run run it"
 	else
 		show "$scratch/log"
-		notok "a weight in a Constant node is quantized as a weight; BatchNormalization $fold ${opt:+($opt)}; onnxruntime and npu-run run it"
+		notok "a weight in a Constant node is quantized as a weight; BatchNormalization, Mul, Add $fold ${opt:+($opt)}; onnxruntime and npu-run run it"
 	fi
 done
 

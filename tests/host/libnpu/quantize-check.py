@@ -15,7 +15,8 @@
 #   and zero point recomputed from the samples for minmax and percentile
 # CHECK float NODE INPUT...: node NODE is there and reads INPUT... (float)
 # CHECK bn MODEL folded|unfolded: the "bn" model quantized, with or without
-#   --fold-batchnorm: its Constant weight quantized as a weight
+#   --fuse-conv (BatchNormalization, Mul and Add folded into the Conv): its
+#   Constant weight quantized as a weight
 # CHECK compare REF_DIR A_DIR B_DIR MIN_SQNR: MODEL's outputs as runtimes A
 #   and B computed them have an SQNR of at least MIN_SQNR dB against REF's
 #   (fp32), and A's and B's differ by one step of the output's scale at most
@@ -387,9 +388,10 @@ elif what == 'bn':
     ops = [n.op for n in m.nodes]
     expect('Constant' not in ops and 'W_quantized' in m.inits and 'W' not in m.inits,
            'the Constant node\'s weight is not quantized as a weight: %r' % sorted(m.inits))
-    expect(('BatchNormalization' in ops) != folded, 'BatchNormalization nodes: %r' % ops)
+    expect(all((op in ops) != folded for op in ('BatchNormalization', 'Mul', 'Add')),
+           'BatchNormalization, Mul and Add nodes: %r' % ops)
     expect(('c_bias_quantized' in m.inits) == folded, 'the folded bias: %r' % sorted(m.inits))
-    expect(not any(k in m.inits for k in ('gamma', 'beta', 'mean', 'var')) == folded,
+    expect(not any(k in m.inits for k in ('gamma', 'beta', 'mean', 'var', 'two', 'shift')) == folded,
            'the normalization\'s parameters: %r' % sorted(m.inits))
 elif what == 'compare':
     check_compare(Model(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], float(sys.argv[6]))
