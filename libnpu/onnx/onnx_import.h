@@ -211,6 +211,9 @@ int oi_op_batchnorm(struct nctx *c);
 int oi_op_minmax(struct nctx *c, bool is_max);
 int oi_op_reduce(struct nctx *c, enum npu_reduce_kind kind);
 int oi_op_conv_transpose(struct nctx *c);
+/* ConvTranspose's geometry (X, W [C, CO/g, KH, KW], Y dims; @op's fields). */
+int oi_conv_transpose_geometry(struct nctx *c, struct sym *x, struct sym *w,
+			       struct npu_op_params *op, uint32_t *xd, uint32_t *wd, uint32_t *yd);
 int oi_op_transpose(struct nctx *c);
 int oi_op_concat(struct nctx *c);
 int oi_op_slice(struct nctx *c);
@@ -256,7 +259,7 @@ int oi_op_conv_integer(struct nctx *c);
 int oi_op_qlinear_matmul(struct nctx *c);
 int oi_op_matmul_integer(struct nctx *c);
 /*
- * A Conv, MatMul or Gemm between DequantizeLinear inputs and one
+ * A Conv, ConvTranspose, MatMul or Gemm between DequantizeLinear inputs and one
  * QuantizeLinear reader as one integer op: 0 when done, 1 when the node
  * is no such unit (import it as it is), or a negative errno.
  */

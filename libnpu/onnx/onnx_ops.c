@@ -958,11 +958,10 @@ int oi_op_reduce(struct nctx *c, enum npu_reduce_kind kind)
  * ConvTranspose (2-D): output_shape and auto_pad become pads as ONNX's
  * reference computes them; a negative end pad is extra output padding.
  */
-int oi_op_conv_transpose(struct nctx *c)
+int oi_conv_transpose_geometry(struct nctx *c, struct sym *x, struct sym *w,
+			       struct npu_op_params *p, uint32_t *xd, uint32_t *wd, uint32_t *yd)
 {
-	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
-	struct sym *x = NULL, *w = NULL, *b = c->nin > 2 ? c->in[2] : NULL;
-	uint32_t rx, rw, xd[8], wd[8], in[3], nin = 2, yd[4], i;
+	uint32_t rx, rw, i;
 	int64_t g = oi_attr_i(c, "group", 1), v[8], st[2] = { 1, 1 }, dl[2] = { 1, 1 };
 	int64_t pb[2] = { 0, 0 }, pe[2] = { 0, 0 }, op[2] = { 0, 0 }, os[2] = { 0, 0 };
 	char ap[32];
@@ -970,19 +969,13 @@ int oi_op_conv_transpose(struct nctx *c)
 	bool given, same = false, upper = false;
 	int ret, n;
 
-	ret = oi_need_in(c, 0, &x);
-	if (!ret)
-		ret = oi_need_in(c, 1, &w);
-	if (!ret)
-		ret = oi_sym_shape(c, x, &rx, xd);
+	ret = oi_sym_shape(c, x, &rx, xd);
 	if (!ret)
 		ret = oi_sym_shape(c, w, &rw, wd);
 	if (ret)
 		return ret;
 	if (rx != 4 || rw != 4)
 		return oi_fail(c->im, "only 2-D ConvTranspose (4-D X and W) is supported");
-	if (oi_sym_dtype(x) != NPU_DTYPE_FP32 || oi_sym_dtype(w) != NPU_DTYPE_FP32)
-		return oi_fail(c->im, "only fp32 tensors are supported");
 	if (g < 1 || g > xd[1] || xd[1] % g || wd[0] != xd[1] ||
 	    (uint64_t)wd[1] * (uint64_t)g > 65536)
 		return oi_fail(c->im, "group %" PRId64 " does not fit C=%u, W=[%u,%u,..]", g, xd[1],
@@ -1054,16 +1047,39 @@ int oi_op_conv_transpose(struct nctx *c)
 		if (o < 1 || o > UINT32_MAX)
 			return oi_fail(c->im, "output dim %u would be %" PRId64, 2 + i, o);
 		yd[2 + i] = (uint32_t)o;
-		d.op.conv_transpose.stride[i] = (uint32_t)st[i];
-		d.op.conv_transpose.dilation[i] = (uint32_t)dl[i];
-		d.op.conv_transpose.output_pad[i] = (uint32_t)op[i];
-		d.op.conv_transpose.pad[i] = (uint32_t)pb[i];
-		d.op.conv_transpose.pad[2 + i] = (uint32_t)pe[i];
+		p->conv_transpose.stride[i] = (uint32_t)st[i];
+		p->conv_transpose.dilation[i] = (uint32_t)dl[i];
+		p->conv_transpose.output_pad[i] = (uint32_t)op[i];
+		p->conv_transpose.pad[i] = (uint32_t)pb[i];
+		p->conv_transpose.pad[2 + i] = (uint32_t)pe[i];
 	}
 	yd[0] = xd[0];
 	yd[1] = wd[1] * (uint32_t)g;
-	d.op.kind = NPU_OP_CONV_TRANSPOSE;
-	d.op.conv_transpose.groups = (uint32_t)g;
+	p->kind = NPU_OP_CONV_TRANSPOSE;
+	p->conv_transpose.groups = (uint32_t)g;
+	return 0;
+}
+
+int oi_op_conv_transpose(struct nctx *c)
+{
+	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW };
+	struct sym *x = NULL, *w = NULL, *b = c->nin > 2 ? c->in[2] : NULL;
+	uint32_t xd[8], wd[8], in[3], nin = 2, yd[4];
+	int ret;
+
+	ret = oi_qdq_unit(c);
+	if (ret <= 0)
+		return ret;
+	ret = oi_need_in(c, 0, &x);
+	if (!ret)
+		ret = oi_need_in(c, 1, &w);
+	if (ret)
+		return ret;
+	if (oi_sym_dtype(x) != NPU_DTYPE_FP32 || oi_sym_dtype(w) != NPU_DTYPE_FP32)
+		return oi_fail(c->im, "only fp32 tensors are supported");
+	ret = oi_conv_transpose_geometry(c, x, w, &d.op, xd, wd, yd);
+	if (ret)
+		return ret;
 	ret = oi_value_of(c->im, x, &in[0]);
 	if (!ret)
 		ret = oi_value_of(c->im, w, &in[1]);

@@ -2,7 +2,8 @@
 /*
  * Quantized ONNX on the device: QuantizeLinear, DequantizeLinear,
  * QLinearConv, QLinearMatMul, ConvInteger, MatMulInteger, and the QDQ
- * form (DequantizeLinear -> Conv/MatMul/Gemm -> QuantizeLinear).
+ * form (DequantizeLinear -> Conv/ConvTranspose/MatMul/Gemm ->
+ * QuantizeLinear).
  *
  * An 8-bit tensor of the model is an unquantized INT8/UINT8 graph value
  * or a quantized one (QuantizeLinear's output carries its scale and zero
@@ -228,31 +229,40 @@ struct qop {
 	const char *yname;		/* the output tensor */
 };
 
-static int q_conv(struct nctx *c, struct qop *q)
+/*
+ * A convolution, or with @transpose a ConvTranspose (W [C, CO/g, KH, KW],
+ * its output channels along axis 1, one group when they are per channel:
+ * the device's rule).
+ */
+static int q_conv(struct nctx *c, struct qop *q, bool transpose)
 {
 	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW, .name = c->name };
-	uint32_t xd[8], wd[8], yd[4], in[3], nin = 2;
+	uint32_t xd[8], wd[8], yd[4], in[3], nin = 2, co;
+	bool one_d = false;
 	struct sym *o;
-	bool one_d;
 	uint8_t *wb;
 	int ret;
 
-	ret = oi_conv_geometry(c, q->x, q->w, &d.op, xd, wd, yd, &one_d);
+	ret = transpose ? oi_conv_transpose_geometry(c, q->x, q->w, &d.op, xd, wd, yd) :
+			  oi_conv_geometry(c, q->x, q->w, &d.op, xd, wd, yd, &one_d);
 	if (ret)
 		return ret;
 	if (one_d)
 		return oi_fail(c->im, "quantized 1-D convolution is not supported on the device");
-	if (!channel_params(q->w, q->ws, q->wzp, wd[0]))
+	co = yd[1];
+	if (!channel_params(q->w, q->ws, q->wzp, transpose ? wd[1] : wd[0]))
 		return oi_fail(c->im, "weight scales must be constants, one or one per output channel");
-	if (q->b && (!q->b->is_const || q->b->c.dt != OT_INT32 || q->b->c.n != wd[0]))
-		return oi_fail(c->im, "the bias must be a constant int32 vector of %u elements", wd[0]);
+	if (transpose && q->ws->c.n > 1 && d.op.conv_transpose.groups != 1)
+		return oi_fail(c->im, "per-channel weights of a grouped ConvTranspose have no device op");
+	if (q->b && (!q->b->is_const || q->b->c.dt != OT_INT32 || q->b->c.n != co))
+		return oi_fail(c->im, "the bias must be a constant int32 vector of %u elements", co);
 	ret = qview(c, q->x, q->xs, q->xzp, &in[0]);
 	if (ret)
 		return ret;
 	wb = const_bytes(q->w, false);
 	if (!wb)
 		return oi_nomem(c->im);
-	ret = qstatic(c, q->w, q->ws, q->wzp, 0, 4, wd, wb, &in[1]);
+	ret = qstatic(c, q->w, q->ws, q->wzp, transpose ? 1 : 0, 4, wd, wb, &in[1]);
 	free(wb);
 	if (!ret && q->b) {
 		ret = oi_value_of(c->im, q->b, &in[2]);
@@ -493,7 +503,7 @@ int oi_op_qlinear_conv(struct nctx *c)
 	if (!ret)
 		ret = output_params(c, &q, 6, 7);
 	q.b = c->nin > 8 ? c->in[8] : NULL;
-	return ret ? ret : q_conv(c, &q);
+	return ret ? ret : q_conv(c, &q, false);
 }
 
 int oi_op_conv_integer(struct nctx *c)
@@ -505,7 +515,7 @@ int oi_op_conv_integer(struct nctx *c)
 		ret = weights(c, &q, 1, NPU_KERNEL_MAX_INPUTS, 3);
 	q.ws = &unit_scale;
 	q.yname = c->n->output[0];
-	return ret ? ret : q_conv(c, &q);
+	return ret ? ret : q_conv(c, &q, false);
 }
 
 int oi_op_qlinear_matmul(struct nctx *c)
@@ -555,7 +565,8 @@ static const Onnx__NodeProto *q_after(const struct nctx *c)
 int oi_qdq_unit(struct nctx *c)
 {
 	const Onnx__NodeProto *n = c->n, *dx, *dw, *db = NULL, *qn;
-	bool conv = is_named(n, "Conv"), gemm = is_named(n, "Gemm");
+	bool convt = is_named(n, "ConvTranspose");
+	bool conv = is_named(n, "Conv") || convt, gemm = is_named(n, "Gemm");
 	struct qop q = { 0 };
 	enum npu_dtype dt;
 	int ret;
@@ -597,8 +608,12 @@ int oi_qdq_unit(struct nctx *c)
 			axis = a->i;
 		if (axis < 0)
 			axis += q.w->c.rank;
-		/* Gemm's transposed B [N, K] has its columns along axis 0 */
-		if (axis != (conv || (gemm && oi_attr_i(c, "transB", 0)) ? 0 : 1))
+		/*
+		 * Conv's W has its output channels along axis 0, Gemm's
+		 * transposed B [N, K] its columns too; ConvTranspose's W and
+		 * MatMul's B along axis 1
+		 */
+		if (axis != ((conv && !convt) || (gemm && oi_attr_i(c, "transB", 0)) ? 0 : 1))
 			return 1;
 	}
 	if (db) {
@@ -626,7 +641,7 @@ int oi_qdq_unit(struct nctx *c)
 			return 1;
 		ret = q_matmul(c, &q, tb);
 	} else {
-		ret = conv ? q_conv(c, &q) : q_matmul(c, &q, false);
+		ret = conv ? q_conv(c, &q, convt) : q_matmul(c, &q, false);
 	}
 	if (ret)
 		return ret;

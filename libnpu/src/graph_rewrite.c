@@ -814,10 +814,23 @@ int npu__pack_weights(struct cstate *c)
 		dims[1] = kh;
 		dims[2] = kw;
 		dims[3] = ci;
-		ret = npu__add_value_raw(c, wv, 4, dims, dst, &wid);
-		if (ret) {
-			free(dst);
-			return ret;
+		{
+			/* dim 1 moves last: per-channel scales go with it */
+			static const uint32_t moved[4] = { 0, 3, 1, 2 };
+			struct gvalue like = *wv;
+			const struct gchq *q = wv->chq;
+
+			like.chq = NULL;
+			ret = npu__add_value_raw(c, &like, 4, dims, dst, &wid);
+			if (ret) {
+				free(dst);
+				return ret;
+			}
+			if (q) {
+				w->v[wid].chq = npu__chq_new(moved[q->axis], q->n, q->scale, q->zp);
+				if (!w->v[wid].chq)
+					return -ENOMEM;
+			}
 		}
 		n = &w->n[id];
 		n->in[1] = wid;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Quantized (QDQ) models on the device (TAP): for each model of
-# tests/host/libnpu/gen-qdq-onnx.py (Conv, uint8 Conv, depthwise Conv,
+# tests/host/libnpu/gen-qdq-onnx.py (Conv, uint8 Conv, depthwise Conv, ConvTranspose,
 # MatMul, Gemm, and a chain of Conv, Relu, MaxPool, Add, Sigmoid and
 # GlobalAveragePool between Quantize/DequantizeLinear), npu-run on the device
 # against onnxruntime's output (within npu-run's tolerance, below one
@@ -12,7 +12,7 @@
 
 n=0
 fail=0
-for kind in conv conv-u8 depthwise matmul gemm chain; do
+for kind in conv conv-u8 depthwise convt matmul gemm chain; do
 	model=$MODELS/qdq/$kind.onnx
 	ref=$MODELS/ref/qdq-$kind
 	n=$((n + 1))
@@ -35,7 +35,7 @@ for kind in conv conv-u8 depthwise matmul gemm chain; do
 	echo "$log" | sed 's/^/# /'
 	n=$((n + 1))
 	op=GEMM
-	case $kind in conv*|depthwise|chain) op=CONV2D ;; esac
+	case $kind in convt) op=CONV_TRANSPOSE ;; conv*|depthwise|chain) op=CONV2D ;; esac
 	# "#  node  op  where ...": the fused op, on the device; no float op left
 	if echo "$log" | grep -Eq "^[0-9]+ +[^ ]+ +$op +device " &&
 	   ! echo "$log" | grep -Eq "^[0-9]+ +[^ ]+ +[A-Z0-9_]+ +cpu "; then

@@ -7,6 +7,7 @@
 #   gen-qdq-onnx.py KIND SEED OUT.onnx IN.npy
 # KIND: conv (3x3, pads 1, per-channel, int8 activations), conv-u8 (uint8
 # activations, per-tensor weights, stride 2), depthwise (groups = C),
+# convt (ConvTranspose, stride 2, per-channel W along axis 1),
 # matmul (3-D A times per-column B), gemm (transB, bias), chain (Conv,
 # Relu, MaxPool, Add of a second branch, Sigmoid, GlobalAveragePool, each
 # between its own Quantize/DequantizeLinear pairs).
@@ -121,6 +122,13 @@ if kind in ('conv', 'conv-u8', 'depthwise'):
     nodes.append(node([xd, wd, bd], ['y'], 'Conv', 'conv', attrs))
     o = 5 if u8 else 9
     ydims = [1, co, o, o]
+elif kind == 'convt':
+    xdims, ydims = [1, 4, 5, 5], [1, 6, 11, 11]
+    xd, xs = qdq('x', -1.0, 1.0)
+    wd, bd = weights('w', [4, 6, 3, 3], 1, True, xs, True)
+    nodes.append(node([xd, wd, bd], ['y'], 'ConvTranspose', 'convt',
+                      [attr_ints('strides', [2, 2]), attr_ints('pads', [1, 1, 0, 0]),
+                       attr_ints('output_padding', [1, 1])]))
 elif kind == 'chain':
     xdims, ydims = [1, 4, 8, 8], [1, 4, 1, 1]
     xd, xs = qdq('x', -1.0, 1.0)
