@@ -8,13 +8,14 @@
 #      on random samples, per option: the written model has onnxruntime's
 #      QDQ layout, names, scales, zero points and quantized weights and
 #      biases, recomputed from onnxruntime's formulas in
-#      quantize-check.py; onnxruntime-node loads and runs it unchanged,
-#      and so does npu-run --cpu, both near the fp32 model's outputs and
-#      within one output step of each other.
+#      quantize-check.py; onnxruntime-node loads and runs it unchanged
+#      (graph optimizations disabled: each QDQ node as the model writes it,
+#      the ONNX meaning of the model), and so does npu-run --cpu, both
+#      within int8's error of the fp32 model's outputs (an SQNR floor).
 #   2. Every refusal: exit status 1 (2 for bad arguments) with a message
 #      naming what is wrong, and no model written.
-#   3. BlazeFace (front) quantized on the astronaut image: onnxruntime
-#      runs it, and npu-run --cpu gives the same outputs.
+#   3. BlazeFace (front) quantized on the astronaut image: onnxruntime and
+#      npu-run --cpu run it, within int8's error of fp32.
 # onnxruntime-node and the models come from `make models`; without them
 # the tests that need them fail.
 set -uo pipefail
@@ -86,10 +87,10 @@ quantize_and_run() {
 			--output-dir "$out/npu" >>"$out/log" 2>&1 &&
 		check compare "$out/q.onnx" "$scratch/ref" "$out/ort" "$out/npu" "$min_sqnr" >>"$out/log" 2>&1; then
 		show "$out/log"
-		ok "npu-quantize $*: onnxruntime and npu-run --cpu run it, SQNR >= $min_sqnr dB against fp32, within a step of each other"
+		ok "npu-quantize $*: onnxruntime and npu-run --cpu run it, SQNR >= $min_sqnr dB against fp32"
 	else
 		show "$out/log"
-		notok "npu-quantize $*: onnxruntime and npu-run --cpu run it, SQNR >= $min_sqnr dB against fp32, within a step of each other"
+		notok "npu-quantize $*: onnxruntime and npu-run --cpu run it, SQNR >= $min_sqnr dB against fp32"
 	fi
 }
 
@@ -278,10 +279,10 @@ if "$NPU_QUANTIZE_FAST" -q --no-report "$bf" "$scratch/bf/samples" -o "$scratch/
 	check compare "$scratch/bf/q.onnx" "$MODELS/ref/blazeface-front/out" "$scratch/bf/ort" \
 		"$scratch/bf/npu" 10 >>"$scratch/log" 2>&1; then
 	show "$scratch/log"
-	ok "BlazeFace front quantized: onnxruntime runs it, npu-run --cpu within a step of it"
+	ok "BlazeFace front quantized: onnxruntime and npu-run --cpu run it, SQNR >= 10 dB against fp32"
 else
 	show "$scratch/log"
-	notok "BlazeFace front quantized: onnxruntime runs it, npu-run --cpu within a step of it ($MODELS; make models)"
+	notok "BlazeFace front quantized: onnxruntime and npu-run --cpu run it, SQNR >= 10 dB against fp32 ($MODELS; make models)"
 fi
 
 echo "1..$n"
