@@ -156,32 +156,43 @@ static int shape_of(void *ctx, const char *name, int64_t *dims, int max_rank)
 /*
  * Tensors the importer computes at load (initializers, Constant nodes and
  * what only depends on them): calibration can do without them when the
- * importer cannot make them outputs (an empty constant, say).
+ * importer cannot make them outputs (an empty constant, say).  One pass
+ * in node order, the graph being sorted; a name is looked up linearly.
  */
-static bool is_constant(const Onnx__ModelProto *mp, const char *name, size_t depth)
+static bool *constant_nodes(const Onnx__ModelProto *mp)
 {
 	const Onnx__GraphProto *g = mp->graph;
-	size_t i, j, k;
+	bool *c = calloc(g->n_node + 1, sizeof(*c));
+	size_t i, j, k, l;
 
-	for (i = 0; i < g->n_initializer; i++)
-		if (g->initializer[i]->name && !strcmp(g->initializer[i]->name, name))
-			return true;
-	if (depth > 64)
-		return false;
+	for (i = 0; c && i < g->n_node; i++) {
+		const Onnx__NodeProto *n = g->node[i];
+		bool all = n->n_input > 0 || !strcmp(n->op_type, "Constant");
+
+		for (j = 0; all && j < n->n_input; j++) {
+			bool found = !*n->input[j];
+
+			for (k = 0; !found && k < g->n_initializer; k++)
+				found = g->initializer[k]->name && !strcmp(g->initializer[k]->name, n->input[j]);
+			for (k = 0; !found && k < i; k++)
+				for (l = 0; c[k] && !found && l < g->node[k]->n_output; l++)
+					found = !strcmp(g->node[k]->output[l], n->input[j]);
+			all = found;
+		}
+		c[i] = all;
+	}
+	return c;
+}
+
+static bool is_constant(const Onnx__ModelProto *mp, const bool *cnodes, const char *name)
+{
+	const Onnx__GraphProto *g = mp->graph;
+	size_t i, j;
+
 	for (i = 0; i < g->n_node; i++)
-		for (j = 0; j < g->node[i]->n_output; j++)
-			if (!strcmp(g->node[i]->output[j], name)) {
-				const Onnx__NodeProto *n = g->node[i];
-
-				if (!strcmp(n->op_type, "Constant"))
-					return true;
-				if (!n->n_input)
-					return false;
-				for (k = 0; k < n->n_input; k++)
-					if (*n->input[k] && !is_constant(mp, n->input[k], depth + 1))
-						return false;
+		for (j = 0; cnodes[i] && j < g->node[i]->n_output; j++)
+			if (!strcmp(g->node[i]->output[j], name))
 				return true;
-			}
 	return false;
 }
 
@@ -238,11 +249,17 @@ static int open_calib(Onnx__ModelProto *mp, const char **names, size_t n,
 			extra[k++] = names[i];
 	ret = qr_model_open(mp, extra, k, shapes, nshapes, device, bind, m, err, err_size);
 	if (ret == -EINVAL) {
+		bool *cnodes = constant_nodes(mp);
 		size_t k2 = 0;
 
+		if (!cnodes) {
+			free(extra);
+			return -ENOMEM;
+		}
 		for (i = 0; i < k; i++)
-			if (!is_constant(mp, extra[i], 0))
+			if (!is_constant(mp, cnodes, extra[i]))
 				extra[k2++] = extra[i];
+		free(cnodes);
 		if (k2 < k)
 			ret = qr_model_open(mp, extra, k2, shapes, nshapes, device, bind, m, err,
 					    err_size);
