@@ -15,6 +15,10 @@
 #   leaves float.
 # KIND bn: x -> Conv(W, a Constant node's value; no bias) ->
 #   BatchNormalization -> Mul(one value) -> Add([4,1,1]) -> Relu = y, opset 13.
+# KIND opset9: x -> Conv -> Clip(min 0, max 6 as attributes) -> Slice
+#   (attributes) -> Unsqueeze, Squeeze (axes attributes) -> Flatten ->
+#   Softmax(axis 1) = y [1,128], opset 9: the attributes become inputs
+#   when npu-quantize raises it.
 # KIND nanweight: main with a NaN in W.
 # KIND fp16: main with W stored as float16.
 # Samples: SAMPLE_DIR/sNN/x.npy, values uniform in [-1, 1).
@@ -120,6 +124,24 @@ def bn_model(rng):
     return model(nodes, inits, [('x', [1, 3, 8, 8])], [('y', [1, 4, 8, 8])], 13)
 
 
+def attr_f(name, v):
+    return ld(1, name) + key_f(2, v) + vint(20, 1)
+
+
+def opset9_model(rng):
+    nodes, inits = conv(rng)
+    nodes += [
+        node('Clip', 'clip', ['c'], ['r'], ld(5, attr_f('min', 0.0)) + ld(5, attr_f('max', 0.3))),
+        node('Slice', 'slice', ['r'], ['s'], ld(5, attr_ints('starts', [1])) +
+             ld(5, attr_ints('ends', [3])) + ld(5, attr_ints('axes', [1]))),
+        node('Unsqueeze', 'unsq', ['s'], ['u'], ld(5, attr_ints('axes', [0]))),
+        node('Squeeze', 'sq', ['u'], ['q'], ld(5, attr_ints('axes', [0]))),
+        node('Flatten', 'flat', ['q'], ['f']),
+        node('Softmax', 'softmax', ['f'], ['y']),
+    ]
+    return model(nodes, inits, [('x', [1, 3, 8, 8])], [('y', [1, 128])], 9)
+
+
 def key_f(field, v):
     return key(field, 5) + struct.pack('<f', v)
 
@@ -131,6 +153,7 @@ build = {
     'softmax': lambda: softmax_model(rng),
     'exp': lambda: exp_model(rng),
     'bn': lambda: bn_model(rng),
+    'opset9': lambda: opset9_model(rng),
     'nanweight': lambda: main_model(rng, nan=True),
     'fp16': lambda: main_model(rng, w_dtype=FLOAT16),
 }[kind]
