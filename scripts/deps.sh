@@ -20,6 +20,7 @@ packages=(
 	dataset-fashion-mnist espeak-ng
 	libpng-dev
 	python3-pil python3-onnx fonts-dejavu-core
+	python3-dev python3-numpy python3-pytest dh-python
 	debhelper dh-dkms dkms lintian fakeroot
 )
 
@@ -31,6 +32,8 @@ fi
 
 # python3-pil, python3-onnx and fonts-dejavu-core make the int8 models'
 # calibration data and read their output scales (tests/models/Makefile).
+# python3-dev, python3-numpy and python3-pytest build and test the npu
+# Python module (python/); dh-python packages it as python3-npu.
 
 missing=()
 # dpkg-query prints nothing for packages it has never heard of, so ask per
