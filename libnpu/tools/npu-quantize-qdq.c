@@ -888,8 +888,9 @@ static int qdq_initializer(struct st *s, const struct want *w)
 		 * a float operand quantized as an activation is symmetric when the
 		 * activations are int8, the weights' type, else asymmetric
 		 */
-		ret = qz_weights(tmp, outer * inner, 1, qt, qt == QZ_INT8, &scales[c], &zps[c], qtmp,
-				 1);
+		/* reduce_range reaches per-channel weights only, as in onnxruntime */
+		ret = qz_weights(tmp, outer * inner, 1, qt, qt == QZ_INT8,
+				 w->axis >= 0 && s->o->reduce_range, &scales[c], &zps[c], qtmp, 1);
 		if (ret) {
 			ret = fail(s, ret, "initializer '%s' has a value that is not finite", w->name);
 			goto out;

@@ -25,6 +25,7 @@ typedef int (*qq_range_fn)(void *ctx, const char *name, float *rmin, float *rmax
 struct qq_options {
 	enum qz_type activation;	/* QZ_INT8 (default) or QZ_UINT8 */
 	bool per_tensor;		/* weights per tensor, not per channel */
+	bool reduce_range;		/* per-channel weights over 7 bits */
 	const char *const *exclude;	/* node names left float */
 	size_t num_exclude;
 	qq_range_fn range;

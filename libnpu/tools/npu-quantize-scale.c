@@ -72,7 +72,8 @@ int32_t qz_quantize(float x, float scale, int32_t zero_point, int32_t qmin, int3
 }
 
 int qz_weights(const float *w, size_t n, size_t stride, enum qz_type t, bool symmetric,
-	       float *scale, int32_t *zero_point, void *out, size_t out_stride)
+	       bool reduce_range, float *scale, int32_t *zero_point, void *out,
+	       size_t out_stride)
 {
 	float lo = 0, hi = 0;
 	int32_t qmin, qmax, cmin, cmax;
@@ -90,6 +91,11 @@ int qz_weights(const float *w, size_t n, size_t stride, enum qz_type t, bool sym
 			hi = v;
 	}
 	qz_range(t, symmetric, &qmin, &qmax);
+	/* ONNX_INT_TYPE_REDUCED_RANGE */
+	if (reduce_range) {
+		qmin = t == QZ_INT8 ? -64 : 0;
+		qmax = t == QZ_INT8 ? 64 : 127;
+	}
 	*scale = 1.0f;
 	*zero_point = 0;
 	if (n) {

@@ -39,11 +39,13 @@ int32_t qz_quantize(float x, float scale, int32_t zero_point, int32_t qmin, int3
 
 /*
  * quantize_data() on @n weights: the scale and zero point of their range
- * (symmetric or not) and the values as @t (int8_t or uint8_t in @out).
+ * (symmetric or not; over 7 bits, [-64, 64] or [0, 127], with
+ * @reduce_range) and the values as @t (int8_t or uint8_t in @out).
  * -EDOM for a weight that is not finite.
  */
 int qz_weights(const float *w, size_t n, size_t stride, enum qz_type t, bool symmetric,
-	       float *scale, int32_t *zero_point, void *out, size_t out_stride);
+	       bool reduce_range, float *scale, int32_t *zero_point, void *out,
+	       size_t out_stride);
 
 /*
  * quantize_bias_static(): bias scale input_scale * weight_scale (float32)

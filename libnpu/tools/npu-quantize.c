@@ -54,6 +54,7 @@ static void usage(FILE *f)
 		"  --quantized-bins N       entropy's quantized bins (default 128)\n"
 		"  --activation T           int8 (default) or uint8 activations\n"
 		"  --per-tensor             one scale per weight tensor, not per channel\n"
+		"  --reduce-range           per-channel weights over 7 bits ([-64, 64])\n"
 		"  --samples N              calibrate on the first N samples only\n"
 		"  --exclude NODE           leave node NODE float (repeatable)\n"
 		"  --fuse-conv              fold BatchNormalization, and Mul and Add by constants\n"
@@ -525,6 +526,7 @@ int main(int argc, char **argv)
 		{ "percentile", required_argument, NULL, 'p' },
 		{ "activation", required_argument, NULL, 'a' },
 		{ "per-tensor", no_argument, NULL, 't' },
+		{ "reduce-range", no_argument, NULL, 'D' },
 		{ "bins", required_argument, NULL, 'b' },
 		{ "quantized-bins", required_argument, NULL, 'B' },
 		{ "samples", required_argument, NULL, 'n' },
@@ -595,6 +597,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 't': qo.per_tensor = true; break;
+		case 'D': qo.reduce_range = true; break;
 		case 'b':
 		case 'B': {
 			unsigned long v;

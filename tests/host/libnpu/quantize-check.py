@@ -10,7 +10,7 @@
 #
 #   quantize-check.py CHECK MODEL.onnx [ARGS...]
 #
-# CHECK main FP32.onnx SAMPLE_DIR ACT(int8|uint8) PER(channel|tensor) METHOD [P]
+# CHECK main FP32.onnx SAMPLE_DIR ACT(int8|uint8) PER(channel|tensor) METHOD [P [reduce]]
 #   the generated "main" model (gen-quantize-onnx.py) quantized; x's scale
 #   and zero point recomputed from the samples for minmax and percentile
 # CHECK float NODE INPUT...: node NODE is there and reads INPUT... (float)
@@ -183,7 +183,7 @@ def expect(cond, what):
         errors.append(what)
 
 
-def check_weight(q, fp, name, axis):
+def check_weight(q, fp, name, axis, reduce=False):
     w = fp.inits[name]
     qt, sc, zp = (q.inits.get(name + s) for s in ('_quantized', '_scale', '_zero_point'))
     expect(name not in q.inits, '%s: the float weight is still there' % name)
@@ -214,7 +214,9 @@ def check_weight(q, fp, name, axis):
     scales = []
     for c, idx in enumerate(groups):
         vals = [w.vals[i] for i in idx]
-        z, s = compute_scale_zp(min(vals), max(vals), -127, 127, True)
+        # reduce_range: ONNX_INT_TYPE_REDUCED_RANGE, for per-channel weights
+        lo, hi = (-64, 64) if reduce and axis is not None else (-127, 127)
+        z, s = compute_scale_zp(min(vals), max(vals), lo, hi, True)
         scales.append(s)
         expect(sc.vals[c] == s, '%s: scale %d is %r, onnxruntime %r' % (name, c, sc.vals[c], s))
         expect(zp.vals[c] == z == 0, '%s: zero point %d is %r' % (name, c, zp.vals[c]))
@@ -294,7 +296,7 @@ def percentile_range(xs, percentile, nbins=2048):
     return max(-e, min(xs)), min(e, max(xs))
 
 
-def check_main(q, fp, sdir, act, per, method, percentile):
+def check_main(q, fp, sdir, act, per, method, percentile, reduce=False):
     pc = per == 'channel'
     expect(q.opset.get('', q.opset.get('ai.onnx')) == (13 if pc else 12),
            'opset %r' % q.opset)
@@ -333,9 +335,9 @@ def check_main(q, fp, sdir, act, per, method, percentile):
                '%s does not write %s_QuantizeLinear_Input' % (p, o))
         expect(q.node(o + '_DequantizeLinear') and q.node(o + '_DequantizeLinear').outputs == [o],
                '%s_DequantizeLinear does not write %s' % (o, o))
-    ws = check_weight(q, fp, 'W', 0 if pc else None)
-    wm = check_weight(q, fp, 'Wm', 1 if pc else None)
-    wg = check_weight(q, fp, 'Wg', 0 if pc else None)
+    ws = check_weight(q, fp, 'W', 0 if pc else None, reduce)
+    wm = check_weight(q, fp, 'Wm', 1 if pc else None, reduce)
+    wg = check_weight(q, fp, 'Wg', 0 if pc else None, reduce)
     check_act(q, 'c', [], act) if q.node('c_QuantizeLinear') else None
     # Add's constant is quantized like a weight, with the activation type
     k = q.inits.get('K_quantized')
@@ -377,7 +379,8 @@ def check_compare(q, ref, a, b, min_sqnr):
 what = sys.argv[1]
 if what == 'main':
     check_main(Model(sys.argv[2]), Model(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6],
-               sys.argv[7], float(sys.argv[8]) if len(sys.argv) > 8 else 99.999)
+               sys.argv[7], float(sys.argv[8]) if len(sys.argv) > 8 else 99.999,
+               len(sys.argv) > 9 and sys.argv[9] == 'reduce')
 elif what == 'float':
     m = Model(sys.argv[2])
     n = m.node(sys.argv[3])

@@ -148,7 +148,7 @@ static void test_weights(void **state)
 	(void)state;
 	/* symmetric int8: scale f32(2 / 254) = 0x1.020408p-7, -1 -> -127,
 	 * 0.5 / scale = 63.50000x -> 64, 0.25 -> 32, -0.3 -> -38, 0.0042 -> 1 */
-	assert_int_equal(qz_weights(w, 5, 1, QZ_INT8, true, &s, &z, q, 1), 0);
+	assert_int_equal(qz_weights(w, 5, 1, QZ_INT8, true, false, &s, &z, q, 1), 0);
 	assert_true(s == 0x1.020408p-7f);
 	assert_int_equal(z, 0);
 	assert_int_equal(q[0], -127);
@@ -157,7 +157,7 @@ static void test_weights(void **state)
 	assert_int_equal(q[3], -38);
 	assert_int_equal(q[4], 1);
 	/* strided: elements 0, 2 and 4 */
-	assert_int_equal(qz_weights(w, 3, 2, QZ_INT8, true, &s, &z, q, 1), 0);
+	assert_int_equal(qz_weights(w, 3, 2, QZ_INT8, true, false, &s, &z, q, 1), 0);
 	assert_int_equal(q[0], -127);
 	assert_int_equal(q[1], 32);
 	/*
@@ -166,24 +166,34 @@ static void test_weights(void **state)
 	 * = 128; -1 / scale is -127.499992 in float32 (-127, + 128 = 1), 0.5
 	 * is 63.749996 (64 -> 192), 0.25 is 31.874998 (32 -> 160).
 	 */
-	assert_int_equal(qz_weights(w, 3, 1, QZ_UINT8, true, &s, &z, u, 1), 0);
+	assert_int_equal(qz_weights(w, 3, 1, QZ_UINT8, true, false, &s, &z, u, 1), 0);
 	assert_true(s == 0x1.010102p-7f);
 	assert_int_equal(z, 128);
 	assert_int_equal(u[0], 1);
 	assert_int_equal(u[1], 192);
 	assert_int_equal(u[2], 160);
+	/*
+	 * reduce_range: [-1, 1] over [-64, 64], scale f32(2 / 128) = 1/64:
+	 * -1 -> -64, 0.5 -> 32, 0.25 -> 16
+	 */
+	assert_int_equal(qz_weights(w, 3, 1, QZ_INT8, true, true, &s, &z, q, 1), 0);
+	assert_true(s == 0.015625f);
+	assert_int_equal(z, 0);
+	assert_int_equal(q[0], -64);
+	assert_int_equal(q[1], 32);
+	assert_int_equal(q[2], 16);
 	/* all zeros: scale 1, zero point 0, values 0 */
 	{
 		const float zero[3] = { 0 };
 
-		assert_int_equal(qz_weights(zero, 3, 1, QZ_INT8, true, &s, &z, q, 1), 0);
+		assert_int_equal(qz_weights(zero, 3, 1, QZ_INT8, true, false, &s, &z, q, 1), 0);
 		assert_true(s == 1.0f);
 		assert_int_equal(q[0], 0);
 	}
 	{
 		const float bad[2] = { 1, NAN };
 
-		assert_int_equal(qz_weights(bad, 2, 1, QZ_INT8, true, &s, &z, q, 1), -EDOM);
+		assert_int_equal(qz_weights(bad, 2, 1, QZ_INT8, true, false, &s, &z, q, 1), -EDOM);
 	}
 }
 
