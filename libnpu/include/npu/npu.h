@@ -81,7 +81,7 @@ extern "C" {
 
 /* The libnpu release these headers belong to. */
 #define NPU_VERSION_MAJOR		1
-#define NPU_VERSION_MINOR		5
+#define NPU_VERSION_MINOR		6
 #define NPU_VERSION_PATCH		0
 
 /* Never time out. */
@@ -96,7 +96,7 @@ struct npu_fence;
 
 /* ---- Version (since 1.3, NPU_1.3) ---------------------------------------- */
 
-/* The running library's version, "1.5.0"; static. */
+/* The running library's version, "1.6.0"; static. */
 const char *npu_version(void);
 
 /*
