@@ -387,6 +387,52 @@ static int q_matmul(struct nctx *c, struct qop *q, bool trans_b)
 	return oi_add_node(c->im, &r);
 }
 
+/*
+ * A product of two 8-bit tensors quantized per tensor, A [.., M, K] and
+ * B [.., K, N] (an attention's Q x K^T, a runtime B): one GEMM with
+ * numpy batch broadcasting, no bias.
+ */
+static int q_matmul_rt(struct nctx *c, struct qop *q, struct sym *b, float bs, int32_t bzp)
+{
+	struct oi_node d = { .kind = NPU_NODE_OP, .name = c->name };
+	uint32_t ra, rb, da[8], db[8], rbat, bat[8], yd[8], in[2];
+	struct sym *o;
+	int ret;
+
+	ret = oi_sym_shape(c, q->x, &ra, da);
+	if (!ret)
+		ret = oi_sym_shape(c, b, &rb, db);
+	if (ret)
+		return ret;
+	if (ra < 2 || rb < 2)
+		return oi_fail(c->im, "quantized MatMul of 1-D operands is not supported on the device");
+	if (da[ra - 1] != db[rb - 2])
+		return oi_fail(c->im, "inner dimensions differ (%u vs %u)", da[ra - 1], db[rb - 2]);
+	ret = oi_broadcast(c, ra - 2, da, rb - 2, db, &rbat, bat);
+	if (ret)
+		return ret;
+	if (rbat + 2 > NPU_TENSOR_MAX_RANK)
+		return oi_fail(c->im, "rank above %d", NPU_TENSOR_MAX_RANK);
+	memcpy(yd, bat, 4ull * rbat);
+	yd[rbat] = da[ra - 2];
+	yd[rbat + 1] = db[rb - 1];
+	ret = qview(c, q->x, q->xs, q->xzp, &in[0]);
+	if (!ret)
+		ret = qview(c, b, bs, bzp, &in[1]);
+	if (!ret)
+		ret = oi_add_sym(c->im, q->yname, &o);
+	if (!ret)
+		ret = qout_value(c->im, o, q->ydt, q->ydt == NPU_DTYPE_INT32 ? 0.0f : q->ys, q->yzp,
+				 rbat + 2, yd);
+	if (ret)
+		return ret;
+	d.op.kind = NPU_OP_GEMM;
+	d.inputs = in;
+	d.num_inputs = 2;
+	d.output = o->value;
+	return oi_add_node(c->im, &d);
+}
+
 /* ---- QuantizeLinear, DequantizeLinear ------------------------------------- */
 
 int oi_op_quantize(struct nctx *c)
@@ -521,12 +567,26 @@ int oi_op_conv_integer(struct nctx *c)
 int oi_op_qlinear_matmul(struct nctx *c)
 {
 	struct qop q = { 0 };
+	struct sym *b = c->nin > 3 ? c->in[3] : NULL;
 	int ret = runtime_x(c, &q, 0, false);
 
 	if (!ret)
-		ret = weights(c, &q, 3, 4, 5);
-	if (!ret)
 		ret = output_params(c, &q, 6, 7);
+	if (ret)
+		return ret;
+	if (!b || !const8(b) || b->c.rank != 2) {
+		/* B [.., K, N] at run time (or batched): one scale for all of it */
+		enum npu_dtype bdt = b ? oi_sym_dtype(b) : NPU_DTYPE_FP32, dt;
+		int32_t bzp;
+		float bs;
+
+		if (!b || (bdt != NPU_DTYPE_INT8 && bdt != NPU_DTYPE_UINT8) ||
+		    !const_scale(c->nin > 4 ? c->in[4] : NULL, &bs) ||
+		    !const_zp(c->nin > 5 ? c->in[5] : NULL, bdt, &bzp, &dt) || dt != bdt)
+			return oi_fail(c->im, "a runtime or batched B needs constant per-tensor parameters");
+		return q_matmul_rt(c, &q, b, bs, bzp);
+	}
+	ret = weights(c, &q, 3, 4, 5);
 	return ret ? ret : q_matmul(c, &q, false);
 }
 
@@ -593,8 +653,25 @@ int oi_qdq_unit(struct nctx *c)
 	q.w = in_sym(c->im, dw, 0);
 	q.ws = in_sym(c->im, dw, 1);
 	q.wzp = in_sym(c->im, dw, 2);
-	if (!const8(q.w))
-		return 1;
+	if (!const8(q.w)) {
+		/* MatMul of two activations (attention): both per tensor */
+		struct sym *b = q.w;
+		int32_t bzp;
+		float bs;
+
+		if (!is_named(n, "MatMul") || !b || b->is_const ||
+		    (oi_sym_dtype(b) != NPU_DTYPE_INT8 && oi_sym_dtype(b) != NPU_DTYPE_UINT8) ||
+		    !node_qparams(c->im, dw, oi_sym_dtype(b), &bs, &bzp, &dt) ||
+		    dt != oi_sym_dtype(b) ||
+		    !node_qparams(c->im, qn, NPU_DTYPE_UINT8, &q.ys, &q.yzp, &q.ydt))
+			return 1;
+		q.yname = qn->output[0];
+		ret = q_matmul_rt(c, &q, b, bs, bzp);
+		if (ret)
+			return ret;
+		oi_lookup(c->im, q.yname)->qdq_fused = true;
+		return 0;
+	}
 	/* per-axis weights: along the output channels only */
 	if (q.ws && q.ws->is_const && q.ws->c.n > 1) {
 		int64_t axis = 1;

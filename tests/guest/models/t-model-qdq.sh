@@ -1,18 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Quantized (QDQ) models on the device (TAP): for each model of
-# tests/host/libnpu/gen-qdq-onnx.py (Conv, uint8 Conv, depthwise Conv, ConvTranspose,
-# MatMul, Gemm, and a chain of Conv, Relu, MaxPool, Add, Sigmoid and
-# GlobalAveragePool between Quantize/DequantizeLinear), npu-run on the device
-# against onnxruntime's output (within npu-run's tolerance, below one
-# quantization step: the same integers), and the node unit fused into one
-# integer CONV2D or GEMM that ran on the device.
+# tests/host/libnpu/gen-qdq-onnx.py (Conv, uint8 Conv, depthwise Conv,
+# ConvTranspose, MatMul, a MatMul of two activations, Gemm, and a chain of
+# Conv, Relu, MaxPool, Add, Sigmoid and GlobalAveragePool, each between
+# Quantize/DequantizeLinear), npu-run on the device against onnxruntime's
+# output (within npu-run's tolerance, below one quantization step: the
+# same integers), and the node unit fused into one integer CONV2D,
+# CONV_TRANSPOSE or GEMM that ran on the device.
 # shellcheck source=tests/guest/models/models-lib.sh
 . "$(dirname "$0")/models-lib.sh"
 
 n=0
 fail=0
-for kind in conv conv-u8 depthwise convt matmul gemm chain; do
+for kind in conv conv-u8 depthwise convt matmul attn gemm chain; do
 	model=$MODELS/qdq/$kind.onnx
 	ref=$MODELS/ref/qdq-$kind
 	n=$((n + 1))

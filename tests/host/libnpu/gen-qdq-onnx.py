@@ -8,7 +8,8 @@
 # KIND: conv (3x3, pads 1, per-channel, int8 activations), conv-u8 (uint8
 # activations, per-tensor weights, stride 2), depthwise (groups = C),
 # convt (ConvTranspose, stride 2, per-channel W along axis 1),
-# matmul (3-D A times per-column B), gemm (transB, bias), chain (Conv,
+# matmul (3-D A times per-column B), attn (x times its transpose, both
+# activations), gemm (transB, bias), chain (Conv,
 # Relu, MaxPool, Add of a second branch, Sigmoid, GlobalAveragePool, each
 # between its own Quantize/DequantizeLinear pairs).
 import os
@@ -147,6 +148,12 @@ elif kind == 'chain':
     nodes.append(node([ad], ['s'], 'Sigmoid', 'sigmoid'))
     sd, _ = qdq('s', 0.0, 1.0)
     nodes.append(node([sd], ['y'], 'GlobalAveragePool', 'gap'))
+elif kind == 'attn':
+    xdims, ydims = [2, 6, 8], [2, 6, 6]
+    xd, xs = qdq('x', -1.0, 1.0)
+    nodes.append(node(['x'], ['xt'], 'Transpose', 'xt', [attr_ints('perm', [0, 2, 1])]))
+    td, _ = qdq('xt', -1.0, 1.0)
+    nodes.append(node([xd, td], ['y'], 'MatMul', 'attn'))
 elif kind == 'matmul':
     xdims, ydims = [2, 5, 16], [2, 5, 8]
     xd, xs = qdq('x', -1.0, 1.0)
