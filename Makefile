@@ -97,7 +97,7 @@ initramfs: module guest-bin
 MODELS_DIR := $(VNPU_CACHE)/models
 MODELS_DATA := $(GUEST)/models-data.cpio
 MODELS_INITRD := $(GUEST)/initramfs-models.img
-MODELS_DATA_DIRS := blazeface ppocr vad yolo images audio ref qdq
+MODELS_DATA_DIRS := blazeface ppocr vad yolo images audio ref qdq int8
 # check-guest needs the models unless VNPU_TESTS picks no t-model-* test.
 GUEST_WANTS_MODELS := $(if $(VNPU_TESTS),$(filter t-model-%,$(VNPU_TESTS)),yes)
 

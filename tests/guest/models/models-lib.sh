@@ -14,8 +14,15 @@ EXPECTED=$BIN/models-expected-pass
 # npu-run's timed runs per model; the latency reported is their median.
 ITERATIONS=${VNPU_MODEL_ITERATIONS:-3}
 
+# An int8 model (<model>-int8, tests/models/Makefile: npu-quantize's QDQ
+# file) takes its fp32 model's input and pre- and postprocessing.
+model_base() {
+	echo "${1%-int8}"
+}
+
 model_file() {
 	case $1 in
+	*-int8) echo "$MODELS/int8/$(model_base "$1").onnx" ;;
 	blazeface-front) echo "$MODELS/blazeface/face_detection_front_128x128_barracuda.onnx" ;;
 	blazeface-back) echo "$MODELS/blazeface/face_detection_back_256x256_barracuda.onnx" ;;
 	ppocr-det) echo "$MODELS/ppocr/ch_PP-OCRv4_det_infer.onnx" ;;
@@ -31,7 +38,7 @@ model_file() {
 # file, or for a model of several inputs their directory, one
 # <input>.npy each.
 model_input() {
-	case $1 in
+	case $(model_base "$1") in
 	blazeface-*) echo "input:0" ;;
 	ppocr-*) echo x ;;
 	yolo) echo images ;;
@@ -50,7 +57,7 @@ model_ref_input() {
 # The output the per-model comparison reads (BlazeFace: all four, by
 # blazeface-check).
 model_ref_output() {
-	case $1 in
+	case $(model_base "$1") in
 	ppocr-det) echo sigmoid_0.tmp_0.npy ;;
 	ppocr-cls) echo softmax_0.tmp_0.npy ;;
 	ppocr-rec) echo softmax_11.tmp_0.npy ;;
@@ -59,7 +66,7 @@ model_ref_output() {
 }
 
 blazeface_size() {
-	case $1 in
+	case $(model_base "$1") in
 	blazeface-front) echo 128 ;;
 	blazeface-back) echo 256 ;;
 	esac
@@ -159,6 +166,48 @@ check_outputs() {
 		echo "FAIL $(echo "$check_out" | grep -v '^face [0-9]' | tr '\n' ';' | sed "s|$2/||g; s/;\$//; s/;/; /g")"
 	fi
 	return "$check_rc"
+}
+
+# check_int8 MODEL OUTDIR: an int8 run's outputs against onnxruntime's run
+# of the same QDQ file on the same input, counted in quantization steps of
+# each output (its last DequantizeLinear's scale, which the build wrote
+# beside the reference as <output>.scale).  Sets Q_EQUAL and Q_TOTAL (equal
+# elements, of all, over every output), Q_STEPS (the largest difference in
+# steps) and Q_LOG (vnpu-models compare-q's lines); returns compare-q's
+# verdict: >= 99.9% equal and at most 1 step off, every output.
+check_int8() {
+	Q_EQUAL=0 Q_TOTAL=0 Q_STEPS=0 Q_LOG='' q_rc=0
+	if [ ! -x "$VNPU_MODELS_TOOL" ]; then
+		Q_LOG="no checker: $VNPU_MODELS_TOOL is not built (make models)"
+		return 1
+	fi
+	for q_scale in "$MODELS/ref/$1/out"/*.scale; do
+		if [ ! -f "$q_scale" ]; then
+			Q_LOG="no output scales in $MODELS/ref/$1/out (make models)"
+			return 1
+		fi
+		q_name=${q_scale##*/}
+		q_name=${q_name%.scale}.npy
+		q_out=$("$VNPU_MODELS_TOOL" compare-q "$2/$q_name" "$MODELS/ref/$1/out/$q_name" \
+			"$(cat "$q_scale")" 2>&1) || q_rc=1
+		Q_LOG="$Q_LOG${Q_LOG:+
+}$(echo "$q_out" | sed "s|^$2/||")"
+		# shellcheck disable=SC2046
+		set -- "$1" "$2" $(echo "$q_out" | sed -n \
+			's/.*: \([0-9]*\) of \([0-9]*\) elements equal, max diff \([0-9a-z.]*\) steps.*/\1 \2 \3/p')
+		if [ $# != 5 ]; then
+			q_rc=1
+			continue
+		fi
+		Q_EQUAL=$((Q_EQUAL + $3)) Q_TOTAL=$((Q_TOTAL + $4)) Q_STEPS=$(max_of "$5" "$Q_STEPS")
+		set -- "$1" "$2"
+	done
+	return $q_rc
+}
+
+# "<e> of <n> elements equal, max diff <d> steps", check_int8's figures
+int8_summary() {
+	echo "$Q_EQUAL of $Q_TOTAL elements equal, max diff $Q_STEPS steps"
 }
 
 # larger of two max abs diffs (as awk reads numbers, inf included)

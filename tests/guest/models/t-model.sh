@@ -16,6 +16,15 @@
 #   t-model-ppocr-pipeline  page.png read on the device: det's output
 #       placing the lines for cls and rec (ocr-cls-prep, ocr-rec-prep), then
 #       ocr-check: same boxes, orientation and text as onnxruntime
+#   t-model-<model>-int8  the five models above quantized (npu-quantize,
+#       tests/models/Makefile) on the fp32 reference's input: the output
+#       against onnxruntime's run of the same QDQ file in quantization
+#       steps (check_int8: >= 99.9% equal, <= 1 step off); BlazeFace also
+#       finds the astronaut's face where fp32 onnxruntime does
+#       (blazeface-check --task-only: score >= 0.8, IoU >= 0.9)
+#   t-model-ppocr-pipeline-int8  the pipeline with the int8 models: the
+#       same lines, orientation and text as fp32 onnxruntime
+#       (ocr-check --task-only)
 # The device/CPU split and the latency go into each run's TAP line.  A
 # model missing from models-expected-pass still runs; its failures are
 # "not ok ... # TODO" with npu-run's reason (e.g. the op the importer lacks),
@@ -113,17 +122,57 @@ run_and_check() {
 	return "$rc"
 }
 
+# run_and_check_int8 MODEL: an int8 model's run on its reference input and
+# its checks.
+run_and_check_int8() {
+	if run_model "$1" "$(model_ref_input "$1")" "$work/out"; then
+		tap 1 "$1 runs on the NPU: $(run_summary)"
+	else
+		tap 0 "$1 runs on the NPU" "$(run_reason "$1")"
+		diag "$RUN_LOG"
+		skip "$1 matches onnxruntime" "the model did not run"
+		return 1
+	fi
+	diag "$RUN_LOG"
+	check_int8 "$1" "$work/out"
+	rc=$?
+	diag "$Q_LOG"
+	tap $((rc == 0)) "$1 matches onnxruntime running the same int8 model ($(int8_summary))" \
+		"$(echo "$Q_LOG" | grep 'out of tolerance' | head -n 1)"
+	case $1 in
+	blazeface-*)
+		base=$(model_base "$1")
+		out=$("$VNPU_MODELS_TOOL" blazeface-check "$MODELS/images/astronaut.png" \
+			"$(blazeface_size "$1")" "$work/out" "$MODELS/ref/$base/out" --task-only 2>&1)
+		frc=$?
+		diag "$out"
+		tap $((frc == 0)) "$1 finds the astronaut's face as $base does in onnxruntime" \
+			"$(echo "$out" | grep '^check:' | tail -n 1)"
+		[ $frc = 0 ] || rc=$frc
+		;;
+	esac
+	return "$rc"
+}
+
 case $name in
+blazeface-front-int8|blazeface-back-int8|ppocr-det-int8|ppocr-cls-int8|ppocr-rec-int8)
+	expected=0
+	listed=$name
+	model_expected "$name" && expected=1
+	run_and_check_int8 "$name"
+	;;
 blazeface-front|blazeface-back|ppocr-det|ppocr-cls|ppocr-rec|vad|yolo)
 	expected=0
 	listed=$name
 	model_expected "$name" && expected=1
 	run_and_check "$name" "$(model_ref_input "$name")" "$work/out"
 	;;
-ppocr-pipeline)
+ppocr-pipeline|ppocr-pipeline-int8)
+	# -int8: the int8 models, read against fp32 onnxruntime's text
+	q=${name#ppocr-pipeline}
 	expected=1
 	listed=
-	for m in ppocr-det ppocr-cls ppocr-rec; do
+	for m in ppocr-det$q ppocr-cls$q ppocr-rec$q; do
 		model_expected "$m" || { expected=0; listed="$listed${listed:+, }$m"; }
 	done
 	page=$MODELS/images/page.png
@@ -137,27 +186,27 @@ ppocr-pipeline)
 	expected=1
 	tap $((rc == 0)) "page.png prepared for det in the guest as on the host" "$out"
 	expected=$pipeline_expected
-	if ! run_model ppocr-det "$work/det-x.npy" "$work/det"; then
+	if ! run_model "ppocr-det$q" "$work/det-x.npy" "$work/det"; then
 		ok=0
-		why="ppocr-det: $(run_reason ppocr-det)"
+		why="ppocr-det$q: $(run_reason "ppocr-det$q")"
 	else
 		diag "$RUN_LOG"
 		det=$work/det/$(model_ref_output ppocr-det)
 		"$VNPU_MODELS_TOOL" ocr-cls-prep "$page" "$det" "$work/cls-x.npy" ||
 			{ ok=0; why="ocr-cls-prep failed on det's output"; }
 	fi
-	if [ $ok = 1 ] && ! run_model ppocr-cls "$work/cls-x.npy" "$work/cls"; then
+	if [ $ok = 1 ] && ! run_model "ppocr-cls$q" "$work/cls-x.npy" "$work/cls"; then
 		ok=0
-		why="ppocr-cls: $(run_reason ppocr-cls)"
+		why="ppocr-cls$q: $(run_reason "ppocr-cls$q")"
 	elif [ $ok = 1 ]; then
 		diag "$RUN_LOG"
 		cls=$work/cls/$(model_ref_output ppocr-cls)
 		"$VNPU_MODELS_TOOL" ocr-rec-prep "$page" "$det" "$cls" "$work/rec-x.npy" ||
 			{ ok=0; why="ocr-rec-prep failed on det's and cls's outputs"; }
 	fi
-	if [ $ok = 1 ] && ! run_model ppocr-rec "$work/rec-x.npy" "$work/rec"; then
+	if [ $ok = 1 ] && ! run_model "ppocr-rec$q" "$work/rec-x.npy" "$work/rec"; then
 		ok=0
-		why="ppocr-rec: $(run_reason ppocr-rec)"
+		why="ppocr-rec$q: $(run_reason "ppocr-rec$q")"
 	elif [ $ok = 1 ]; then
 		diag "$RUN_LOG"
 		rec=$work/rec/$(model_ref_output ppocr-rec)
@@ -165,12 +214,12 @@ ppocr-pipeline)
 		out=$("$VNPU_MODELS_TOOL" ocr-check "$page" "$MODELS/ppocr/ppocr_keys_v1.txt" \
 			"$det" "$cls" "$rec" "$ref/ppocr-det/out/sigmoid_0.tmp_0.npy" \
 			"$ref/ppocr-cls/out/softmax_0.tmp_0.npy" \
-			"$ref/ppocr-rec/out/softmax_11.tmp_0.npy" 2>&1) || ok=0
+			"$ref/ppocr-rec/out/softmax_11.tmp_0.npy" ${q:+--task-only} 2>&1) || ok=0
 		diag "$out"
 		why=$(echo "$out" | grep '^check:' | head -n 1)
 		[ -n "$why" ] || why=$(echo "$out" | tail -n 1)
 	fi
-	tap $ok "det -> cls -> rec on the NPU read page.png as onnxruntime does (ocr-check)" "$why"
+	tap $ok "det$q -> cls$q -> rec$q on the NPU read page.png as fp32 onnxruntime does (ocr-check${q:+ --task-only})" "$why"
 	;;
 *)
 	echo "not ok 1 - unknown model '$name' (installed under a name models-lib.sh does not know)"
