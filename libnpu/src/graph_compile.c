@@ -419,6 +419,12 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 		c.origin[i] = (uint32_t)i;
 	}
 	ret = topo_sort(&c);
+	/*
+	 * Before folding, so that a DEQUANTIZE of a constant (a QDQ model's
+	 * padding zeros) is still one that an 8-bit CONCAT can read
+	 */
+	if (!ret)
+		ret = npu__fuse_quant(&c);
 	if (!ret)
 		ret = npu__fold_constants(&c);
 	if (!ret)

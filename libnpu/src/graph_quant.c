@@ -18,13 +18,24 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "graph_compile.h"
+#include "vnpu_ref.h"
+
+/* Data movement nodes: their COPY ops convert as real numbers. */
+static bool moves_data(const struct gnode *n)
+{
+	return n->kind == NPU_NODE_TRANSPOSE || n->kind == NPU_NODE_CONCAT ||
+	       n->kind == NPU_NODE_SLICE;
+}
 
 /* Ops whose quantized semantics is dequantize, compute, quantize. */
 static bool real_valued(const struct gnode *n)
 {
+	if (moves_data(n))
+		return true;
 	if (n->kind != NPU_NODE_OP)
 		return false;
 	switch (n->op.kind) {
@@ -89,19 +100,105 @@ static bool absorb_dequantize(struct cstate *c, uint32_t id)
 	return changed;
 }
 
+/* The QUANTIZE node that alone reads @n's fp32 result, or NULL. */
+static struct gnode *quantize_reader(struct cstate *c, const struct gnode *n, uint32_t *qid)
+{
+	struct npu_graph *w = c->w;
+	uint32_t y = n->out;
+	struct gnode *q;
+
+	if (!plain_f32(&w->v[y]) || c->consumers[y] != 1 || (w->v[y].flags & NPU_VALUE_OUTPUT))
+		return NULL;
+	*qid = c->readers_xor[y];
+	q = live_op(c, *qid, NPU_OP_QUANTIZE);
+	if (!q || q->in[0] != y || !per_tensor_8bit(&w->v[q->out]))
+		return NULL;
+	/* a COPY rounds by the default rule (npu_op_params.round is 0) */
+	if (q->op.round != (moves_data(n) ? NPU_ROUND_ONNX : n->op.round))
+		return NULL;
+	return q;
+}
+
+/*
+ * A TRANSPOSE, CONCAT or SLICE takes one dtype for its inputs and
+ * output: it moves 8-bit values only when every input is a DEQUANTIZE's
+ * of the dtype the QUANTIZE reading its result writes, or a float
+ * constant (a QDQ model's padding zeros, folded at import), which
+ * becomes that QUANTIZE's integers.
+ */
+static bool movable(struct cstate *c, const struct gnode *n)
+{
+	struct npu_graph *w = c->w;
+	const struct gnode *q, *d;
+	uint32_t k, qid;
+
+	q = quantize_reader(c, n, &qid);
+	if (!q)
+		return false;
+	for (k = 0; k < n->num_inputs; k++) {
+		uint32_t v = n->in[k];
+
+		if (v == NPU_VALUE_NONE || !plain_f32(&w->v[v]))
+			return false;
+		if (w->v[v].data)
+			continue;
+		d = live_op(c, w->v[v].producer, NPU_OP_DEQUANTIZE);
+		if (!d || !per_tensor_8bit(&w->v[d->in[0]]) ||
+		    w->v[d->in[0]].dtype != w->v[q->out].dtype)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Float constants read by data movement node @id as the integers its
+ * QUANTIZE reader @y would make of them (vnpu_quantize_f: the rule the
+ * COPY and QUANTIZE ops round by), in @y's quantization.
+ */
+static int quantize_statics(struct cstate *c, uint32_t id, uint32_t y, unsigned int round)
+{
+	struct npu_graph *w = c->w;
+	uint32_t k;
+	int ret;
+
+	for (k = 0; k < w->n[id].num_inputs; k++) {
+		uint32_t v = w->n[id].in[k], nid;
+		struct gvalue like = w->v[y];
+		const float *f = w->v[v].data;
+		int32_t lo = like.dtype == NPU_DTYPE_INT8 ? -128 : 0;
+		int32_t hi = like.dtype == NPU_DTYPE_INT8 ? 127 : 255;
+		uint8_t *q;
+		uint64_t i;
+
+		if (!f)
+			continue;
+		q = malloc(w->v[v].elems ? w->v[v].elems : 1);
+		if (!q)
+			return -ENOMEM;
+		for (i = 0; i < w->v[v].elems; i++)
+			q[i] = (uint8_t)vnpu_quantize_f(f[i], like.scale, like.zero_point, lo, hi,
+							round);
+		like.chq = NULL;
+		ret = npu__add_value_raw(c, &like, w->v[v].rank, w->v[v].dims, q, &nid);
+		if (ret) {
+			free(q);
+			return ret;
+		}
+		w->n[id].in[k] = nid;
+	}
+	npu__recount_node(c, id);
+	return 0;
+}
+
 /* Write the QUANTIZE reader's 8-bit output directly. */
 static void absorb_quantize(struct cstate *c, uint32_t id)
 {
 	struct npu_graph *w = c->w;
 	struct gnode *n = &w->n[id], *q;
-	uint32_t y = n->out, qid;
+	uint32_t qid;
 
-	if (!plain_f32(&w->v[y]) || c->consumers[y] != 1 || (w->v[y].flags & NPU_VALUE_OUTPUT))
-		return;
-	qid = c->readers_xor[y];
-	q = live_op(c, qid, NPU_OP_QUANTIZE);
-	if (!q || q->in[0] != y || q->op.round != n->op.round ||
-	    !per_tensor_8bit(&w->v[q->out]))
+	q = quantize_reader(c, n, &qid);
+	if (!q)
 		return;
 	n->out = q->out;
 	w->v[q->out].producer = id;
@@ -161,13 +258,22 @@ static void fuse_int_activation(struct cstate *c, uint32_t id)
 int npu__fuse_quant(struct cstate *c)
 {
 	size_t i;
+	int ret;
 
 	npu__count_consumers(c);
 	for (i = 0; i < c->norder; i++) {
-		uint32_t id = c->order[i];
+		uint32_t id = c->order[i], qid;
 
 		if (c->state[id] != N_ALIVE || !real_valued(&c->w->n[id]))
 			continue;
+		if (moves_data(&c->w->n[id])) {
+			if (!movable(c, &c->w->n[id]))
+				continue;
+			qid = c->readers_xor[c->w->n[id].out];
+			ret = quantize_statics(c, id, c->w->n[qid].out, c->w->n[qid].op.round);
+			if (ret)
+				return ret;
+		}
 		absorb_dequantize(c, id);
 		absorb_quantize(c, id);
 	}

@@ -3,17 +3,18 @@
 # Quantized (QDQ) models on the device (TAP): for each model of
 # tests/host/libnpu/gen-qdq-onnx.py (Conv, uint8 Conv, depthwise Conv,
 # ConvTranspose, MatMul, a MatMul of two activations, Gemm, and a chain of
-# Conv, Relu, MaxPool, Add, Sigmoid and GlobalAveragePool, each between
-# Quantize/DequantizeLinear), npu-run on the device against onnxruntime's
-# output (within npu-run's tolerance, below one quantization step: the
-# same integers), and the node unit fused into one integer CONV2D,
-# CONV_TRANSPOSE or GEMM that ran on the device.
+# Conv, Relu, MaxPool, Add, Sigmoid and GlobalAveragePool, and a Concat
+# with constant zeros then a Transpose, each between Quantize/
+# DequantizeLinear), npu-run on the device against onnxruntime's output
+# (within npu-run's tolerance, below one quantization step: the same
+# integers), and the node unit fused into one integer CONV2D,
+# CONV_TRANSPOSE, GEMM or 8-bit CONCAT that ran on the device.
 # shellcheck source=tests/guest/models/models-lib.sh
 . "$(dirname "$0")/models-lib.sh"
 
 n=0
 fail=0
-for kind in conv conv-u8 depthwise convt matmul attn gemm chain; do
+for kind in conv conv-u8 depthwise convt matmul attn gemm chain pad; do
 	model=$MODELS/qdq/$kind.onnx
 	ref=$MODELS/ref/qdq-$kind
 	n=$((n + 1))
@@ -36,7 +37,11 @@ for kind in conv conv-u8 depthwise convt matmul attn gemm chain; do
 	echo "$log" | sed 's/^/# /'
 	n=$((n + 1))
 	op=GEMM
-	case $kind in convt) op=CONV_TRANSPOSE ;; conv*|depthwise|chain) op=CONV2D ;; esac
+	case $kind in
+	convt) op=CONV_TRANSPOSE ;;
+	conv*|depthwise|chain) op=CONV2D ;;
+	pad) op=CONCAT ;;
+	esac
 	# "#  node  op  where ...": the fused op, on the device; no float op left
 	if echo "$log" | grep -Eq "^[0-9]+ +[^ ]+ +$op +device " &&
 	   ! echo "$log" | grep -Eq "^[0-9]+ +[^ ]+ +[A-Z0-9_]+ +cpu "; then

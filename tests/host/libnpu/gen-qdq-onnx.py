@@ -11,7 +11,9 @@
 # matmul (3-D A times per-column B), attn (x times its transpose, both
 # activations), gemm (transB, bias), chain (Conv,
 # Relu, MaxPool, Add of a second branch, Sigmoid, GlobalAveragePool, each
-# between its own Quantize/DequantizeLinear pairs).
+# between its own Quantize/DequantizeLinear pairs), pad (BlazeFace's
+# channel padding: a Concat with dequantized constant zeros, then a
+# Transpose, each between Quantize/DequantizeLinear).
 import os
 import random
 import struct
@@ -154,6 +156,17 @@ elif kind == 'attn':
     nodes.append(node(['x'], ['xt'], 'Transpose', 'xt', [attr_ints('perm', [0, 2, 1])]))
     td, _ = qdq('xt', -1.0, 1.0)
     nodes.append(node([xd, td], ['y'], 'MatMul', 'attn'))
+elif kind == 'pad':
+    xdims, ydims = [1, 4, 6, 6], [1, 6, 6, 6]
+    xd, xs = qdq('x', -1.0, 1.0)
+    inits.append(tensor('zeros_quantized', adt, [1, 2, 6, 6], [5] * 72))
+    inits.append(tensor('zeros_scale', FLOAT, [], [0.01]))
+    inits.append(tensor('zeros_zero_point', adt, [], [5]))
+    nodes.append(node(['zeros_quantized', 'zeros_scale', 'zeros_zero_point'], ['zeros_dq'],
+                      'DequantizeLinear', 'zeros_DQ'))
+    nodes.append(node([xd, 'zeros_dq'], ['p'], 'Concat', 'pad', [attr_i('axis', 1)]))
+    pd, _ = qdq('p', -1.5, 1.0)
+    nodes.append(node([pd], ['y'], 'Transpose', 'nhwc', [attr_ints('perm', [0, 2, 3, 1])]))
 elif kind == 'matmul':
     xdims, ydims = [2, 5, 16], [2, 5, 8]
     xd, xs = qdq('x', -1.0, 1.0)
