@@ -6,9 +6,10 @@
 
 writes OUTDIR/<output>.scale (named as ref.js names the output's .npy)
 holding the scale of the DequantizeLinear that produces the output, for
-`vnpu-models compare-q`, which counts differences in these steps.  An output
-that no per-tensor DequantizeLinear produces is an error: its steps are
-not defined.  Reads the model with Debian's python3-onnx.
+`vnpu-models compare-q`, which counts differences in these steps.  An
+output a float op produces (a node npu-quantize was told to leave float)
+gets no .scale: it is compared as the fp32 models' outputs are.  Reads the
+model with Debian's python3-onnx.
 """
 import os
 import re
@@ -29,10 +30,12 @@ def main():
             consts[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
     for out in graph.output:
         node = producer.get(out.name)
-        scale = consts.get(node.input[1]) if node and node.op_type == 'DequantizeLinear' else None
+        if node is None or node.op_type != 'DequantizeLinear':
+            continue
+        scale = consts.get(node.input[1])
         if scale is None or scale.size != 1:
-            sys.exit(f'qdq-scales.py: {sys.argv[1]}: output {out.name} does not come from '
-                     'a per-tensor DequantizeLinear with a constant scale')
+            sys.exit(f'qdq-scales.py: {sys.argv[1]}: output {out.name} comes from a '
+                     'DequantizeLinear without one constant scale')
         name = re.sub(r'[^A-Za-z0-9._-]', '_', out.name)
         with open(os.path.join(sys.argv[2], name + '.scale'), 'w', encoding='ascii') as f:
             f.write(f'{float(scale.reshape(())):.9g}\n')

@@ -172,24 +172,32 @@ check_outputs() {
 # of the same QDQ file on the same input, counted in quantization steps of
 # each output (its last DequantizeLinear's scale, which the build wrote
 # beside the reference as <output>.scale).  Sets Q_EQUAL and Q_TOTAL (equal
-# elements, of all, over every output), Q_STEPS (the largest difference in
-# steps) and Q_LOG (vnpu-models compare-q's lines); returns compare-q's
-# verdict: >= 99.9% equal and at most 1 step off, every output.
+# elements, of all, over every quantized output), Q_STEPS (the largest
+# difference in steps) and Q_LOG (vnpu-models compare-q's lines); returns
+# compare-q's verdict: >= 99.9% equal and at most 1 step off, every output.
+# An output a float node makes (no .scale) is held to the fp32 tolerance
+# (vnpu-models compare) instead.
 check_int8() {
 	Q_EQUAL=0 Q_TOTAL=0 Q_STEPS=0 Q_LOG='' q_rc=0
 	if [ ! -x "$VNPU_MODELS_TOOL" ]; then
 		Q_LOG="no checker: $VNPU_MODELS_TOOL is not built (make models)"
 		return 1
 	fi
-	for q_scale in "$MODELS/ref/$1/out"/*.scale; do
-		if [ ! -f "$q_scale" ]; then
-			Q_LOG="no output scales in $MODELS/ref/$1/out (make models)"
+	for q_ref in "$MODELS/ref/$1/out"/*.npy; do
+		if [ ! -f "$q_ref" ]; then
+			Q_LOG="no reference in $MODELS/ref/$1/out (make models)"
 			return 1
 		fi
-		q_name=${q_scale##*/}
-		q_name=${q_name%.scale}.npy
-		q_out=$("$VNPU_MODELS_TOOL" compare-q "$2/$q_name" "$MODELS/ref/$1/out/$q_name" \
-			"$(cat "$q_scale")" 2>&1) || q_rc=1
+		q_name=${q_ref##*/}
+		q_scale=${q_ref%.npy}.scale
+		if [ ! -f "$q_scale" ]; then
+			q_out=$("$VNPU_MODELS_TOOL" compare "$2/$q_name" "$q_ref" 2>&1) || q_rc=1
+			Q_LOG="$Q_LOG${Q_LOG:+
+}$(echo "$q_out" | sed "s|^$2/||") (a float output)"
+			continue
+		fi
+		q_out=$("$VNPU_MODELS_TOOL" compare-q "$2/$q_name" "$q_ref" "$(cat "$q_scale")" 2>&1) ||
+			q_rc=1
 		Q_LOG="$Q_LOG${Q_LOG:+
 }$(echo "$q_out" | sed "s|^$2/||")"
 		# shellcheck disable=SC2046
