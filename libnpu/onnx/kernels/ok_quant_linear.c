@@ -68,11 +68,13 @@ static int qparams_check(const struct ok_qdq_state *st,
 	if (scale->dtype != NPU_DTYPE_FP32)
 		return ok_fail(err, err_size, "the scale must be float32, not %s",
 			       ok_dtype_name(scale->dtype));
-	if (zp && (zp->rank != scale->rank || zp->elems != scale->elems))
+	/* one value either way: onnxruntime's own tools write [1] and a scalar */
+	if (zp && (zp->elems != scale->elems ||
+		   (zp->rank != scale->rank && (zp->elems != 1 || zp->rank > 1 || scale->rank > 1))))
 		return ok_fail(err, err_size,
-			       "the zero point must have the scale's shape (%llu values, not %llu)",
-			       (unsigned long long)scale->elems,
-			       (unsigned long long)zp->elems);
+			       "the zero point must have the scale's shape (%llu values of rank %u, not %llu of rank %u)",
+			       (unsigned long long)scale->elems, scale->rank,
+			       (unsigned long long)zp->elems, zp->rank);
 	if (scale->elems == 1 && scale->rank <= 1)
 		return 0;
 	if (!st->per_axis)

@@ -172,6 +172,19 @@ static void test_quantize_errors(void **unused)
 	in[0] = T(NPU_DTYPE_INT8, dx, NULL);
 	kt_expect_fail(kt_run(&ok_kernel_quantize_linear, &st, 2, in, 1, out, NULL),
 		    "x must be float32 or int32, not int8");
+	{
+		/* a [1] scale with a scalar zero point: onnxruntime's tools write it */
+		static const uint32_t d1[] = { 1 };
+		static const uint8_t zp = 3;
+
+		in[0] = T(NPU_DTYPE_FP32, dx, x);
+		in[1] = T(NPU_DTYPE_FP32, d1, scale);
+		in[2] = S(NPU_DTYPE_UINT8, &zp);
+		assert_int_equal(kt_run(&ok_kernel_quantize_linear, &st, 3, in, 1, out, NULL), 0);
+		/* x is 0: the zero point */
+		assert_int_equal(((uint8_t *)y.data)[0], 3);
+		kt_free_out(&y);
+	}
 }
 
 /* ---- DequantizeLinear -------------------------------------------------------- */
