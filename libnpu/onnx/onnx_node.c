@@ -127,7 +127,9 @@ NPU_EXPORT_ONNX int npu_onnx_attr_string(const struct npu_onnx_node *n, const ch
 		return ret;
 	if (!size || a->s.len > size - 1)
 		return -ERANGE;
-	memcpy(buf, a->s.data, a->s.len);
+	/* an empty string may have no data at all (protobuf-c) */
+	if (a->s.len)
+		memcpy(buf, a->s.data, a->s.len);
 	buf[a->s.len] = 0;
 	return 0;
 }
@@ -144,7 +146,8 @@ NPU_EXPORT_ONNX int npu_onnx_attr_strings(const struct npu_onnx_node *n, const c
 		*count = a->n_strings;
 	if (index >= a->n_strings || !size || a->strings[index].len > size - 1)
 		return -ERANGE;
-	memcpy(buf, a->strings[index].data, a->strings[index].len);
+	if (a->strings[index].len)
+		memcpy(buf, a->strings[index].data, a->strings[index].len);
 	buf[a->strings[index].len] = 0;
 	return 0;
 }
