@@ -1,135 +1,220 @@
 // SPDX-License-Identifier: MIT
 /*
- * Portable blocked fp32 GEMM (vnpu_sgemm.h): B is packed into 32-column
- * strips of a K block, A into 4-row panels of it, and a 4 x 32 register
- * block accumulates one strip, one k at a time.  GCC's vector extension
- * keeps it portable: target clones give the AVX-512 and AVX2 hosts their
- * own code, and plain SSE2 elsewhere (a TCG guest among them).
+ * Blocked fp32 GEMM (vnpu_sgemm.h), laid out as GotoBLAS/BLIS do: B is
+ * packed into NR-column strips of a K block, and an MR x NR register
+ * block of C accumulates one strip against MR rows of A, one k at a
+ * time.  MR and NR are picked per ISA so the accumulators, one strip row
+ * and a broadcast of A fill the vector registers without spilling:
+ * 8 x 32 in 16 zmm on AVX-512, 6 x 16 in 12 ymm on AVX2, 4 x 8 in 8
+ * vectors of 16 bytes anywhere else (SSE2, NEON, a TCG guest).  One
+ * kernel source, in GCC's vector extension, is instantiated per ISA.
  *
  * Built with -ffp-contract=off like the rest of the engine: a product is
- * rounded before it is added, as the reference does.
+ * rounded before it is added, as the reference does, so FMA, which every
+ * AVX-512 host has, must not fuse them.  K blocks are added to C in
+ * ascending order, so each C element still sums its products in k order.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "vnpu_sgemm.h"
 
-#define NR	32	/* columns of a strip */
-#define MR	4	/* rows of a panel */
-#define KC	256	/* k of a block: a strip's 32 KiB stays in L1/L2 */
+/*
+ * k of a block: an AVX-512 strip (256 x 32 floats, 32 KiB) stays in L1
+ * while every panel of A goes past it.
+ */
+#define KC		256
+/* Columns of B packed at once: a K block of them (256 KiB) stays in L2. */
+#define NC		256
+/*
+ * A product of at most this many panels of A reads B where it lies:
+ * packing B costs as much as that product of one or two panels.
+ */
+#define DIRECT_B_PANELS	2
+/* The largest register block, for the scratch tile of edge blocks. */
+#define MR_MAX		8
+#define NR_MAX		32
 
-typedef float v16 __attribute__((vector_size(64), aligned(4)));
+/*
+ * C[0..mr)[0..nr) (+)= A * B over kc: A's row r at k is a[r * ars + k * acs],
+ * B's row k is the nr floats at b + k * bks.  C is loaded unless @first.
+ */
+typedef void sgemm_kernel_fn(size_t kc, const float *a, size_t ars,
+			     size_t acs, const float *b, size_t bks, float *c,
+			     size_t ldc, bool first);
 
-static inline float a_at(bool ta, const float *a, size_t lda, size_t i,
-			 size_t k)
-{
-	return ta ? a[k * lda + i] : a[i * lda + k];
+struct sgemm_kernel {
+	unsigned int mr, nr;
+	sgemm_kernel_fn *fn;
+};
+
+/*
+ * One kernel per ISA: @mr rows of @nv vectors of @bytes.  Unaligned
+ * vectors (aligned(4)) since C and an unpacked B have any alignment;
+ * accessed through pointers, not memcpy, so that the accumulators, whose
+ * address is then never taken, live in registers.
+ */
+#define SGEMM_KERNEL(name, attr, bytes, mr, nv)				\
+typedef float name##_vec							\
+	__attribute__((vector_size(bytes), aligned(4), may_alias));		\
+attr static void name(size_t kc, const float *a, size_t ars, size_t acs,		\
+		 const float *b, size_t bks, float *c, size_t ldc, bool first)	\
+{										\
+	const size_t lanes = (bytes) / sizeof(float);				\
+	name##_vec acc[mr][nv], bv[nv];						\
+	size_t k;								\
+	int r, v;								\
+										\
+	_Pragma("GCC unroll 8")							\
+	for (r = 0; r < (mr); r++) {						\
+		_Pragma("GCC unroll 4")						\
+		for (v = 0; v < (nv); v++) {					\
+			if (first)						\
+				acc[r][v] = (name##_vec){ 0 };			\
+			else							\
+				acc[r][v] = *(name##_vec *)(c + r * ldc + v * lanes); \
+		}								\
+	}									\
+	for (k = 0; k < kc; k++, a += acs, b += bks) {				\
+		_Pragma("GCC unroll 4")						\
+		for (v = 0; v < (nv); v++)					\
+			bv[v] = *(const name##_vec *)(b + v * lanes);		\
+		_Pragma("GCC unroll 8")						\
+		for (r = 0; r < (mr); r++) {					\
+			float s = a[r * ars];					\
+										\
+			_Pragma("GCC unroll 4")					\
+			for (v = 0; v < (nv); v++)				\
+				acc[r][v] += s * bv[v];				\
+		}								\
+	}									\
+	_Pragma("GCC unroll 8")							\
+	for (r = 0; r < (mr); r++) {						\
+		_Pragma("GCC unroll 4")						\
+		for (v = 0; v < (nv); v++)					\
+			*(name##_vec *)(c + r * ldc + v * lanes) = acc[r][v];	\
+	}									\
 }
 
-static inline float b_at(bool tb, const float *b, size_t ldb, size_t k,
-			 size_t j)
+#if defined(__x86_64__) || defined(__i386__)
+SGEMM_KERNEL(kernel_avx512, __attribute__((target("avx512f"))), 64, 8, 2)
+SGEMM_KERNEL(kernel_avx2, __attribute__((target("avx2"))), 32, 6, 2)
+#define SGEMM_HAVE_X86
+#endif
+SGEMM_KERNEL(kernel_portable, , 16, 4, 2)
+
+static const struct sgemm_kernel kernels[] = {
+	[VNPU_SGEMM_PORTABLE] = { 4, 8, kernel_portable },
+#ifdef SGEMM_HAVE_X86
+	[VNPU_SGEMM_AVX2] = { 6, 16, kernel_avx2 },
+	[VNPU_SGEMM_AVX512] = { 8, 32, kernel_avx512 },
+#endif
+};
+
+bool vnpu_sgemm_isa_ok(enum vnpu_sgemm_isa isa)
 {
-	return tb ? b[j * ldb + k] : b[k * ldb + j];
-}
-
-/* Strips of B rows k0..k0+kc, each kc x NR, zero past column n. */
-static void pack_b(bool tb, const float *b, size_t ldb, size_t n, size_t k0,
-		   size_t kc, float *bp)
-{
-	size_t s, k, j;
-
-	for (s = 0; s < n; s += NR) {
-		size_t w = n - s < NR ? n - s : NR;
-
-		for (k = 0; k < kc; k++) {
-			float *d = bp + (s / NR) * kc * NR + k * NR;
-
-			if (!tb) {
-				memcpy(d, b + (k0 + k) * ldb + s, w * sizeof(float));
-			} else {
-				for (j = 0; j < w; j++)
-					d[j] = b_at(tb, b, ldb, k0 + k, s + j);
-			}
-			for (j = w; j < NR; j++)
-				d[j] = 0.0f;
-		}
+	switch (isa) {
+	case VNPU_SGEMM_PORTABLE:
+		return true;
+#ifdef SGEMM_HAVE_X86
+	case VNPU_SGEMM_AVX2:
+		__builtin_cpu_init();
+		return __builtin_cpu_supports("avx2");
+	case VNPU_SGEMM_AVX512:
+		__builtin_cpu_init();
+		return __builtin_cpu_supports("avx512f");
+#endif
+	default:
+		return false;
 	}
 }
 
-/* A rows i0..i0+MR, k0..k0+kc, as kc groups of MR; zero past row m. */
-static void pack_a(bool ta, const float *a, size_t lda, size_t m, size_t i0,
-		   size_t k0, size_t kc, float *ap)
+enum vnpu_sgemm_isa vnpu_sgemm_best_isa(void)
+{
+	if (vnpu_sgemm_isa_ok(VNPU_SGEMM_AVX512))
+		return VNPU_SGEMM_AVX512;
+	if (vnpu_sgemm_isa_ok(VNPU_SGEMM_AVX2))
+		return VNPU_SGEMM_AVX2;
+	return VNPU_SGEMM_PORTABLE;
+}
+
+/* B rows k0..k0+kc, columns j0..j0+w as one kc x nr strip, zero past w. */
+static void pack_b_strip(bool tb, const float *b, size_t ldb, size_t j0,
+			 size_t w, size_t k0, size_t kc, size_t nr, float *bp)
+{
+	size_t k, j;
+
+	if (!tb) {
+		for (k = 0; k < kc; k++) {
+			memcpy(bp + k * nr, b + (k0 + k) * ldb + j0, w * sizeof(float));
+			memset(bp + k * nr + w, 0, (nr - w) * sizeof(float));
+		}
+		return;
+	}
+	/* Transposed B: walk each column's k run in memory order. */
+	for (j = 0; j < w; j++) {
+		const float *src = b + (j0 + j) * ldb + k0;
+
+		for (k = 0; k < kc; k++)
+			bp[k * nr + j] = src[k];
+	}
+	if (w < nr)
+		for (k = 0; k < kc; k++)
+			memset(bp + k * nr + w, 0, (nr - w) * sizeof(float));
+}
+
+/* A rows i0..i0+rows, k0..k0+kc, as kc groups of mr; zero past @rows. */
+static void pack_a_panel(bool ta, const float *a, size_t lda, size_t i0,
+			 size_t rows, size_t k0, size_t kc, size_t mr, float *ap)
 {
 	size_t k, r;
 
 	for (k = 0; k < kc; k++)
-		for (r = 0; r < MR; r++)
-			ap[k * MR + r] = i0 + r < m ?
-					 a_at(ta, a, lda, i0 + r, k0 + k) : 0.0f;
+		for (r = 0; r < mr; r++)
+			ap[k * mr + r] = r >= rows ? 0.0f :
+					 ta ? a[(k0 + k) * lda + i0 + r] :
+					 a[(i0 + r) * lda + k0 + k];
 }
 
 /*
- * One 4 x 32 block: acc (from C unless @first) += ap * bp over kc, then
- * back to C, rows below @rows and columns below @cols only.
+ * One register block of C at @c, of @rows x @cols <= mr x nr: a block
+ * cut by the edge of C goes through a full-size tile.
  */
-__attribute__((target_clones("avx512f", "avx2", "default")))
-static void kernel(const float *ap, const float *bp, size_t kc, bool first,
-		   float *c, size_t ldc, size_t rows, size_t cols)
+static void block(const struct sgemm_kernel *kn, size_t kc, const float *a,
+		  size_t ars, size_t acs, const float *b, size_t bks, float *c,
+		  size_t ldc, size_t rows, size_t cols, bool first)
 {
-	v16 acc[MR][2];
-	float tmp[MR][NR];
-	size_t k, r;
+	float tile[MR_MAX * NR_MAX];
+	size_t r;
 
-	if (first || rows < MR || cols < NR) {
-		memset(tmp, 0, sizeof(tmp));
-		if (!first)
-			for (r = 0; r < rows; r++)
-				memcpy(tmp[r], c + r * ldc, cols * sizeof(float));
-		for (r = 0; r < MR; r++) {
-			memcpy(&acc[r][0], tmp[r], 64);
-			memcpy(&acc[r][1], tmp[r] + 16, 64);
-		}
-	} else {
-		for (r = 0; r < MR; r++) {
-			memcpy(&acc[r][0], c + r * ldc, 64);
-			memcpy(&acc[r][1], c + r * ldc + 16, 64);
-		}
-	}
-	for (k = 0; k < kc; k++) {
-		v16 b0, b1;
-
-		memcpy(&b0, bp + k * NR, 64);
-		memcpy(&b1, bp + k * NR + 16, 64);
-		for (r = 0; r < MR; r++) {
-			float s = ap[k * MR + r];
-
-			acc[r][0] += s * b0;
-			acc[r][1] += s * b1;
-		}
-	}
-	if (rows < MR || cols < NR) {
-		for (r = 0; r < MR; r++) {
-			memcpy(tmp[r], &acc[r][0], 64);
-			memcpy(tmp[r] + 16, &acc[r][1], 64);
-		}
-		for (r = 0; r < rows; r++)
-			memcpy(c + r * ldc, tmp[r], cols * sizeof(float));
+	if (rows == kn->mr && cols == kn->nr) {
+		kn->fn(kc, a, ars, acs, b, bks, c, ldc, first);
 		return;
 	}
-	for (r = 0; r < MR; r++) {
-		memcpy(c + r * ldc, &acc[r][0], 64);
-		memcpy(c + r * ldc + 16, &acc[r][1], 64);
-	}
+	if (!first)
+		for (r = 0; r < rows; r++)
+			memcpy(tile + r * kn->nr, c + r * ldc, cols * sizeof(float));
+	kn->fn(kc, a, ars, acs, b, bks, tile, kn->nr, first);
+	for (r = 0; r < rows; r++)
+		memcpy(c + r * ldc, tile + r * kn->nr, cols * sizeof(float));
 }
 
-int vnpu_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k,
-	       const float *a, size_t lda, const float *b, size_t ldb,
-	       float *c, size_t ldc)
+int vnpu_sgemm_isa(enum vnpu_sgemm_isa isa, bool ta, bool tb, size_t m,
+		   size_t n, size_t k, const float *a, size_t lda,
+		   const float *b, size_t ldb, float *c, size_t ldc)
 {
-	size_t strips = (n + NR - 1) / NR, k0, i0, s;
+	const struct sgemm_kernel *kn;
+	size_t mr, nr, full_rows, ncb, kcb, j0, k0, i0, j;
+	bool direct_b;
 	float *bp, *ap;
 
+	if (!vnpu_sgemm_isa_ok(isa))
+		return -EOPNOTSUPP;
+	kn = &kernels[isa];
+	mr = kn->mr;
+	nr = kn->nr;
 	if (!m || !n)
 		return 0;
 	if (!k) {
@@ -137,26 +222,71 @@ int vnpu_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k,
 			memset(c + i0 * ldc, 0, n * sizeof(float));
 		return 0;
 	}
-	bp = malloc(strips * KC * NR * sizeof(float) + KC * MR * sizeof(float));
+	/*
+	 * Full panels of A are read where they lie (row r at k is
+	 * a[r * lda + k], or a[k * lda + r] transposed); only the last,
+	 * short one is packed, its missing rows zero.
+	 */
+	full_rows = m / mr * mr;
+	direct_b = !tb && m <= DIRECT_B_PANELS * mr;
+	ncb = n < NC ? (n + nr - 1) / nr * nr : NC;
+	kcb = k < KC ? k : KC;
+	bp = malloc(((direct_b ? nr : ncb) * kcb + mr * kcb) * sizeof(float));
 	if (!bp)
 		return -ENOMEM;
-	ap = bp + strips * KC * NR;
-	for (k0 = 0; k0 < k; k0 += KC) {
-		size_t kc = k - k0 < KC ? k - k0 : KC;
+	ap = bp + (direct_b ? nr : ncb) * kcb;
+	for (j0 = 0; j0 < n; j0 += NC) {
+		size_t nc = n - j0 < NC ? n - j0 : NC;
 
-		pack_b(tb, b, ldb, n, k0, kc, bp);
-		for (i0 = 0; i0 < m; i0 += MR) {
-			size_t rows = m - i0 < MR ? m - i0 : MR;
+		for (k0 = 0; k0 < k; k0 += KC) {
+			size_t kc = k - k0 < KC ? k - k0 : KC;
 
-			pack_a(ta, a, lda, m, i0, k0, kc, ap);
-			for (s = 0; s < strips; s++) {
-				size_t cols = n - s * NR < NR ? n - s * NR : NR;
+			for (j = 0; j < nc && !direct_b; j += nr)
+				pack_b_strip(tb, b, ldb, j0 + j,
+					     nc - j < nr ? nc - j : nr, k0, kc,
+					     nr, bp + j * kc);
+			if (direct_b && nc % nr)
+				pack_b_strip(tb, b, ldb, j0 + nc / nr * nr,
+					     nc % nr, k0, kc, nr, bp);
+			if (full_rows < m)
+				pack_a_panel(ta, a, lda, full_rows, m - full_rows,
+					     k0, kc, mr, ap);
+			for (i0 = 0; i0 < m; i0 += mr) {
+				size_t rows = m - i0 < mr ? m - i0 : mr;
+				const float *pa = ap;
+				size_t ars = 1, acs = mr;
 
-				kernel(ap, bp + s * kc * NR, kc, k0 == 0,
-				       c + i0 * ldc + s * NR, ldc, rows, cols);
+				if (i0 < full_rows) {
+					pa = ta ? a + k0 * lda + i0 : a + i0 * lda + k0;
+					ars = ta ? 1 : lda;
+					acs = ta ? lda : 1;
+				}
+				for (j = 0; j < nc; j += nr) {
+					size_t cols = nc - j < nr ? nc - j : nr;
+					const float *pb = bp + j * kc;
+					size_t bks = nr;
+
+					if (direct_b && cols == nr) {
+						pb = b + k0 * ldb + j0 + j;
+						bks = ldb;
+					} else if (direct_b) {
+						pb = bp;
+					}
+					block(kn, kc, pa, ars, acs, pb, bks,
+					      c + i0 * ldc + j0 + j, ldc, rows,
+					      cols, k0 == 0);
+				}
 			}
 		}
 	}
 	free(bp);
 	return 0;
+}
+
+int vnpu_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k,
+	       const float *a, size_t lda, const float *b, size_t ldb,
+	       float *c, size_t ldc)
+{
+	return vnpu_sgemm_isa(vnpu_sgemm_best_isa(), ta, tb, m, n, k, a, lda,
+			      b, ldb, c, ldc);
 }

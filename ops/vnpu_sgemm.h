@@ -24,4 +24,22 @@ int vnpu_sgemm(bool ta, bool tb, size_t m, size_t n, size_t k,
 	       const float *a, size_t lda, const float *b, size_t ldb,
 	       float *c, size_t ldc);
 
+/*
+ * The register-blocked kernels vnpu_sgemm() picks from, best first that
+ * the CPU runs; named so tests and benchmarks can run each one.
+ */
+enum vnpu_sgemm_isa {
+	VNPU_SGEMM_PORTABLE,	/* 16-byte vectors: SSE2, NEON, ... */
+	VNPU_SGEMM_AVX2,
+	VNPU_SGEMM_AVX512,
+};
+
+/* Whether this CPU (and build) runs @isa's kernel. */
+bool vnpu_sgemm_isa_ok(enum vnpu_sgemm_isa isa);
+enum vnpu_sgemm_isa vnpu_sgemm_best_isa(void);
+/* vnpu_sgemm() with @isa's kernel; -EOPNOTSUPP if !vnpu_sgemm_isa_ok(). */
+int vnpu_sgemm_isa(enum vnpu_sgemm_isa isa, bool ta, bool tb, size_t m,
+		   size_t n, size_t k, const float *a, size_t lda,
+		   const float *b, size_t ldb, float *c, size_t ldc);
+
 #endif /* VNPU_SGEMM_H */
