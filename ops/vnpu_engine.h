@@ -53,6 +53,17 @@ int vnpu_eng_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 int vnpu_eng_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		     struct vnpu_run_ctx *rc);
 
+/* ---- Per-tensor 8-bit rows to and from reals (vnpu_engine_q8.c) ------ */
+
+/* INT8 or UINT8, per tensor, with a zero point the row functions take. */
+bool vnpu_eng_q8_ok(const struct vnpu_tv *tv);
+/* @m dense elements at @p of @tv as vnpu_ld() reads them. */
+void vnpu_eng_q8_load(const struct vnpu_tv *tv, const uint8_t *p, float *buf,
+		      uint32_t m);
+/* @v[0..m) into elements p[j * st] of @tv as vnpu_st() stores them. */
+void vnpu_eng_q8_store(const struct vnpu_tv *tv, uint8_t *p, int64_t st,
+		       const float *v, uint32_t m, unsigned int round);
+
 /* ---- ELTWISE and the per-element ops (vnpu_engine_elt.c) ------------- */
 
 /*
@@ -67,7 +78,7 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 
 /* ---- POOL2D (vnpu_engine_pool.c) --------------------------------------- */
 
-/* fp32 X and Y, no quantization, unit channel stride. */
+/* X and Y fp32 or per-tensor 8-bit (vnpu_eng_q8_ok()), unit channel stride. */
 bool vnpu_eng_pool_ok(const struct vnpu_cmd_compute *c,
 		      const struct vnpu_tv *t);
 /* Same results as the reference, bit for bit.  0 or -ECANCELED. */

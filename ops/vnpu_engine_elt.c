@@ -12,10 +12,12 @@
  * in chunks: operands are read in place when they are fp32 with a unit
  * stride, held in a register when they broadcast along the row (stride
  * 0), and converted into a small buffer otherwise (fp16/bf16 through the
- * reference's converters, 8-bit through a 256-entry table of vnpu_ld()'s
- * own results); the op runs as one plain loop per kind and activation
- * (vectorized where it can be), and the result goes straight into an
- * fp32 Y with a unit stride, else through the reference's conversions.
+ * reference's converters, dense 8-bit by vnpu_engine_q8.c's rows, strided
+ * 8-bit through a 256-entry table of vnpu_ld()'s own results); the op
+ * runs as one plain loop per kind and activation (vectorized where it
+ * can be), and the result goes straight into an fp32 Y with a unit
+ * stride, an 8-bit one through vnpu_engine_q8.c, else through the
+ * reference's conversions.
  *
  * Every element is computed with the reference's arithmetic in the same
  * order (eltwise_f(), vnpu_act_ab(), vnpu_quantize_f()), so the results
@@ -139,6 +141,10 @@ static const float *elt_load(const struct vnpu_tv *tv, const float *lut,
 		}
 		break;
 	default:	/* INT8, UINT8, per tensor */
+		if (st == 1 && vnpu_eng_q8_ok(tv)) {
+			vnpu_eng_q8_load(tv, p + off, buf, m);
+			break;
+		}
 		for (j = 0; j < m; j++)
 			buf[j] = lut[p[off + (int64_t)j * st]];
 		break;
@@ -188,6 +194,10 @@ static void elt_store(const struct vnpu_tv *y, int64_t off, int64_t st,
 		}
 		break;
 	default:	/* INT8, UINT8, per tensor */
+		if (vnpu_eng_q8_ok(y)) {
+			vnpu_eng_q8_store(y, p + off, st, v, m, round);
+			break;
+		}
 		for (j = 0; j < m; j++)
 			p[off + (int64_t)j * st] = (uint8_t)
 				vnpu_quantize_f(v[j], y->scale, y->zp, lo, hi,

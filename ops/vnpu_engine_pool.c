@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * POOL2D on fp32 NHWC with unit channel stride: for each output position,
+ * POOL2D on NHWC with unit channel stride, fp32 or per-tensor 8-bit
+ * (taps read as vnpu_ld() reads them, the result stored as vnpu_st()
+ * stores it, a row of channels at a time): for each output position,
  * the window's taps are visited in the reference's order (rows, then
  * columns) but a whole row of channels at a time, so the compiler
  * vectorizes over channels and the result is the reference's, bit for
@@ -18,14 +20,19 @@
 /* Channels accumulated per pass: the accumulators stay in L1. */
 #define POOL_CHUNK	1024
 
+static bool pool_dtype_ok(const struct vnpu_tv *tv)
+{
+	return (tv->dtype == VNPU_DT_FP32 && tv->quant == VNPU_QUANT_NONE) ||
+	       vnpu_eng_q8_ok(tv);
+}
+
 bool vnpu_eng_pool_ok(const struct vnpu_cmd_compute *c,
 		      const struct vnpu_tv *t)
 {
 	const struct vnpu_tv *x = &t[0], *y = &t[VNPU_OP_SLOT_OUT];
 
 	return c->hdr.opcode == VNPU_OP_POOL2D &&
-	       x->dtype == VNPU_DT_FP32 && y->dtype == VNPU_DT_FP32 &&
-	       x->quant == VNPU_QUANT_NONE && y->quant == VNPU_QUANT_NONE &&
+	       pool_dtype_ok(x) && pool_dtype_ok(y) &&
 	       x->st[3] == 1 && y->st[3] == 1;
 }
 
@@ -64,13 +71,15 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	uint32_t sh = global ? 1 : at->stride_h, sw = global ? 1 : at->stride_w;
 	uint32_t dh = dil(at->dilation_h), dw = dil(at->dilation_w);
 	uint32_t ch = y->dims[3], n, oy, ox, c0, ky, kx, i;
-	float acc[POOL_CHUNK];
+	bool xq = x->dtype != VNPU_DT_FP32, yq = y->dtype != VNPU_DT_FP32;
+	size_t xes = xq ? 1 : 4, yes = yq ? 1 : 4;
+	float acc[POOL_CHUNK], taps[POOL_CHUNK];
 
 	for (n = 0; n < y->dims[0]; n++) {
 		for (oy = 0; oy < y->dims[1]; oy++) {
 			for (ox = 0; ox < y->dims[2]; ox++) {
-				float *yp = (float *)(y->p + (n * y->st[0] + oy * y->st[1] +
-							      ox * y->st[2]) * 4);
+				uint8_t *yp = y->p + (n * y->st[0] + oy * y->st[1] +
+						      ox * y->st[2]) * yes;
 
 				for (c0 = 0; c0 < ch; c0 += POOL_CHUNK) {
 					uint32_t w = ch - c0 < POOL_CHUNK ? ch - c0 : POOL_CHUNK;
@@ -99,13 +108,19 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 							int64_t ix = (int64_t)ox * sw -
 								     at->pad_left +
 								     (int64_t)kx * dw;
+							const uint8_t *xb;
 							const float *xp;
 
 							if (ix < 0 || ix >= x->dims[2])
 								continue;
-							xp = (const float *)(x->p +
-							     (n * x->st[0] + iy * x->st[1] +
-							      ix * x->st[2] + c0) * 4);
+							xb = x->p + (n * x->st[0] + iy * x->st[1] +
+								     ix * x->st[2] + c0) * xes;
+							if (xq) {
+								vnpu_eng_q8_load(x, xb, taps, w);
+								xp = taps;
+							} else {
+								xp = (const float *)(const void *)xb;
+							}
 							cnt++;
 							if (is_max)
 								max_taps(acc, xp, w);
@@ -122,7 +137,11 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 						for (i = 0; i < w; i++)
 							acc[i] = cnt ? acc[i] / d : 0.0f;
 					}
-					memcpy(yp + c0, acc, (size_t)w * 4);
+					if (yq)
+						vnpu_eng_q8_store(y, yp + c0, 1, acc, w,
+								  c->round);
+					else
+						memcpy(yp + c0 * 4, acc, (size_t)w * 4);
 				}
 			}
 		}

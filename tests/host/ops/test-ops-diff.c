@@ -1000,6 +1000,8 @@ static void sprinkle(struct env *e, const struct vnpu_tensor_desc *d,
 	static const float special[] = {
 		0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 2.0f, 0.5f,
 		-3.0f, 6.0f, 1e30f, -1e-30f, 1e-40f, 88.0f, -100.0f, 3.0f,
+		/* Ties at a scale of 1/64 (q8_operand()): 2.5, -1.5, 32.5 */
+		2.5f / 64.0f, -1.5f / 64.0f, 32.5f / 64.0f,
 	};
 	struct vnpu_tv tv;
 	uint32_t es = vnpu_dtype_size(d->dtype);
@@ -1017,7 +1019,8 @@ static void sprinkle(struct env *e, const struct vnpu_tensor_desc *d,
 	for (i = 0; i < span; i++)
 		if (rnd(&e->r, every) == 0)
 			vnpu_st(&tv, (uint8_t *)flat_host(&e->f, d->va) + i * es,
-				special[rnd(&e->r, 16)], 0, 0);
+				special[rnd(&e->r, sizeof(special) / sizeof(special[0]))],
+				0, 0);
 }
 
 /* An operand of Y's shape @dy in the layout @pattern asks for. */
@@ -1105,7 +1108,8 @@ static void test_eltwise_patterns(void **state)
 		elt_operand(e, &c.t[!swap], r, dy, pat, dtb);
 		c.t[3] = tdesc(allf32 && rnd(&e->r, 4) ? VNPU_DT_FP32 : any_dt(e), r, dy);
 		if (!is_float(c.t[3].dtype))
-			tquant(&c.t[3], rndf(&e->r, 0.005f, 0.05f),
+			tquant(&c.t[3], rnd(&e->r, 4) == 0 ? 1.0f / 64.0f :
+			       rndf(&e->r, 0.005f, 0.05f),
 			       zp_pick(&e->r, c.t[3].dtype));
 		if (rnd(&e->r, 3) == 0)
 			pick_act(e, &c, false);
@@ -1209,6 +1213,20 @@ static void test_activation_all(void **state)
 	}
 }
 
+/*
+ * Make @d a per-tensor 8-bit operand.  One scale in four is a power of two,
+ * so that the specials of sprinkle() (and sums of them) fall exactly on
+ * rounding ties.
+ */
+static void q8_operand(struct env *e, struct vnpu_tensor_desc *d)
+{
+	float scale = rnd(&e->r, 4) == 0 ? 1.0f / 64.0f :
+		      rndf(&e->r, 0.002f, 0.05f);
+
+	d->dtype = q8_dts[rnd(&e->r, 2)];
+	tquant(d, scale, zp_pick(&e->r, d->dtype));
+}
+
 static void test_pool(void **state)
 {
 	struct env *e = *state;
@@ -1255,8 +1273,13 @@ static void test_pool(void **state)
 		c.t[0].rank = 4;
 		c.t[3] = tdesc(float_dts[rnd(&e->r, 4)], 4, dy);
 		if (kernel) {
+			/* fp32 or per-tensor 8-bit on either side. */
 			c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
 			c.t[3].dtype = VNPU_DT_FP32;
+			if (rnd(&e->r, 2))
+				q8_operand(e, &c.t[0]);
+			if (rnd(&e->r, 2))
+				q8_operand(e, &c.t[3]);
 		} else if (rnd(&e->r, 3) == 0) {
 			c.t[3].dtype = q8_dts[rnd(&e->r, 2)];
 			tquant(&c.t[3], rndf(&e->r, 0.002f, 0.02f), zp_pick(&e->r, c.t[3].dtype));
