@@ -6,8 +6,9 @@
  * time.  MR and NR are picked per ISA so the accumulators, one strip row
  * and a broadcast of A fill the vector registers without spilling:
  * 8 x 32 in 16 zmm on AVX-512, 6 x 16 in 12 ymm on AVX2, 4 x 8 in 8
- * vectors of 16 bytes anywhere else (SSE2, NEON, a TCG guest).  One
- * kernel source, in GCC's vector extension, is instantiated per ISA.
+ * vectors of 16 bytes anywhere else (SSE2, NEON, a TCG guest), each with
+ * a half-width twin for a last strip that narrow.  One kernel source, in
+ * GCC's vector extension, is instantiated per ISA.
  *
  * Built with -ffp-contract=off like the rest of the engine: a product is
  * rounded before it is added, as the reference does, so FMA, which every
@@ -45,9 +46,13 @@ typedef void sgemm_kernel_fn(size_t kc, const float *a, size_t ars,
 			     size_t acs, const float *b, size_t bks, float *c,
 			     size_t ldc, bool first);
 
+/*
+ * @half: the same block on the first nr / 2 columns, for the last strip
+ * of an N that leaves no more (24 = 16 + 8, a common channel count).
+ */
 struct sgemm_kernel {
 	unsigned int mr, nr;
-	sgemm_kernel_fn *fn;
+	sgemm_kernel_fn *fn, *half;
 };
 
 /*
@@ -100,16 +105,19 @@ attr static void name(size_t kc, const float *a, size_t ars, size_t acs,		\
 
 #if defined(__x86_64__) || defined(__i386__)
 SGEMM_KERNEL(kernel_avx512, __attribute__((target("avx512f"))), 64, 8, 2)
+SGEMM_KERNEL(kernel_avx512_half, __attribute__((target("avx512f"))), 64, 8, 1)
 SGEMM_KERNEL(kernel_avx2, __attribute__((target("avx2"))), 32, 6, 2)
+SGEMM_KERNEL(kernel_avx2_half, __attribute__((target("avx2"))), 32, 6, 1)
 #define SGEMM_HAVE_X86
 #endif
 SGEMM_KERNEL(kernel_portable, , 16, 4, 2)
+SGEMM_KERNEL(kernel_portable_half, , 16, 4, 1)
 
 static const struct sgemm_kernel kernels[] = {
-	[VNPU_SGEMM_PORTABLE] = { 4, 8, kernel_portable },
+	[VNPU_SGEMM_PORTABLE] = { 4, 8, kernel_portable, kernel_portable_half },
 #ifdef SGEMM_HAVE_X86
-	[VNPU_SGEMM_AVX2] = { 6, 16, kernel_avx2 },
-	[VNPU_SGEMM_AVX512] = { 8, 32, kernel_avx512 },
+	[VNPU_SGEMM_AVX2] = { 6, 16, kernel_avx2, kernel_avx2_half },
+	[VNPU_SGEMM_AVX512] = { 8, 32, kernel_avx512, kernel_avx512_half },
 #endif
 };
 
@@ -180,6 +188,7 @@ static void pack_a_panel(bool ta, const float *a, size_t lda, size_t i0,
 
 /*
  * One register block of C at @c, of @rows x @cols <= mr x nr: a block
+ * of half the columns or fewer takes the half-width kernel, and a block
  * cut by the edge of C goes through a full-size tile.
  */
 static void block(const struct sgemm_kernel *kn, size_t kc, const float *a,
@@ -187,18 +196,23 @@ static void block(const struct sgemm_kernel *kn, size_t kc, const float *a,
 		  size_t ldc, size_t rows, size_t cols, bool first)
 {
 	float tile[MR_MAX * NR_MAX];
-	size_t r;
+	sgemm_kernel_fn *fn = kn->fn;
+	size_t width = kn->nr, r;
 
-	if (rows == kn->mr && cols == kn->nr) {
-		kn->fn(kc, a, ars, acs, b, bks, c, ldc, first);
+	if (cols <= kn->nr / 2) {
+		fn = kn->half;
+		width = kn->nr / 2;
+	}
+	if (rows == kn->mr && cols == width) {
+		fn(kc, a, ars, acs, b, bks, c, ldc, first);
 		return;
 	}
 	if (!first)
 		for (r = 0; r < rows; r++)
-			memcpy(tile + r * kn->nr, c + r * ldc, cols * sizeof(float));
-	kn->fn(kc, a, ars, acs, b, bks, tile, kn->nr, first);
+			memcpy(tile + r * width, c + r * ldc, cols * sizeof(float));
+	fn(kc, a, ars, acs, b, bks, tile, width, first);
 	for (r = 0; r < rows; r++)
-		memcpy(c + r * ldc, tile + r * kn->nr, cols * sizeof(float));
+		memcpy(c + r * ldc, tile + r * width, cols * sizeof(float));
 }
 
 int vnpu_sgemm_isa(enum vnpu_sgemm_isa isa, bool ta, bool tb, size_t m,

@@ -111,12 +111,13 @@ static void random_shapes(void)
 
 /*
  * Every dimension at exact multiples and one either side of the register
- * blocks (rows 4, 6, 8; columns 8, 16, 32), the 256-k cache block and the
- * 256-column B block; m up to 2 panels reads B in place, beyond it packs.
+ * blocks (rows 4, 6, 8; columns 8, 16, 32 and their halves), the 256-k
+ * cache block and the 256-column B block; m up to 2 panels reads B in
+ * place, beyond it packs.
  */
 static void edge_shapes(void)
 {
-	static const size_t dims[] = { 1, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 31,
+	static const size_t dims[] = { 1, 3, 4, 5, 6, 7, 8, 9, 15, 16, 17, 24, 31,
 				       32, 33, 64, 255, 256, 257 };
 	size_t i;
 	int t;
