@@ -148,6 +148,42 @@ enum vnpu_sgemm_isa vnpu_sgemm_best_isa(void)
 	return VNPU_SGEMM_PORTABLE;
 }
 
+typedef float v4f __attribute__((vector_size(16), aligned(4), may_alias));
+typedef int v4i __attribute__((vector_size(16)));
+
+/*
+ * Columns j0..j0+4 of a transposed B (rows of it, k-contiguous) over
+ * k0..k0+kc into the strip at @bp: 4 x 4 blocks transposed in registers,
+ * since the strip is read by k and the conv weights are stored by column.
+ */
+static void pack_bt_4(const float *b, size_t ldb, size_t j0, size_t k0,
+		      size_t kc, size_t nr, float *bp)
+{
+	const float *s0 = b + j0 * ldb + k0, *s1 = s0 + ldb;
+	const float *s2 = s1 + ldb, *s3 = s2 + ldb;
+	size_t k;
+
+	for (k = 0; k + 4 <= kc; k += 4) {
+		v4f r0 = *(const v4f *)(s0 + k), r1 = *(const v4f *)(s1 + k);
+		v4f r2 = *(const v4f *)(s2 + k), r3 = *(const v4f *)(s3 + k);
+		v4f t0 = __builtin_shuffle(r0, r1, (v4i){ 0, 4, 1, 5 });
+		v4f t1 = __builtin_shuffle(r0, r1, (v4i){ 2, 6, 3, 7 });
+		v4f t2 = __builtin_shuffle(r2, r3, (v4i){ 0, 4, 1, 5 });
+		v4f t3 = __builtin_shuffle(r2, r3, (v4i){ 2, 6, 3, 7 });
+
+		*(v4f *)(bp + k * nr) = __builtin_shuffle(t0, t2, (v4i){ 0, 1, 4, 5 });
+		*(v4f *)(bp + (k + 1) * nr) = __builtin_shuffle(t0, t2, (v4i){ 2, 3, 6, 7 });
+		*(v4f *)(bp + (k + 2) * nr) = __builtin_shuffle(t1, t3, (v4i){ 0, 1, 4, 5 });
+		*(v4f *)(bp + (k + 3) * nr) = __builtin_shuffle(t1, t3, (v4i){ 2, 3, 6, 7 });
+	}
+	for (; k < kc; k++) {
+		bp[k * nr] = s0[k];
+		bp[k * nr + 1] = s1[k];
+		bp[k * nr + 2] = s2[k];
+		bp[k * nr + 3] = s3[k];
+	}
+}
+
 /* B rows k0..k0+kc, columns j0..j0+w as one kc x nr strip, zero past w. */
 static void pack_b_strip(bool tb, const float *b, size_t ldb, size_t j0,
 			 size_t w, size_t k0, size_t kc, size_t nr, float *bp)
@@ -161,8 +197,9 @@ static void pack_b_strip(bool tb, const float *b, size_t ldb, size_t j0,
 		}
 		return;
 	}
-	/* Transposed B: walk each column's k run in memory order. */
-	for (j = 0; j < w; j++) {
+	for (j = 0; j + 4 <= w; j += 4)
+		pack_bt_4(b, ldb, j0 + j, k0, kc, nr, bp + j);
+	for (; j < w; j++) {
 		const float *src = b + (j0 + j) * ldb + k0;
 
 		for (k = 0; k < kc; k++)
