@@ -22,6 +22,11 @@
 
 #include "vnpu_sgemm.h"
 
+/* Clang contracts a * b + c within a statement unless told not to. */
+#ifdef __clang__
+#pragma clang fp contract(off)
+#endif
+
 /*
  * k of a block: an AVX-512 strip (256 x 32 floats, 32 KiB) stays in L1
  * while every panel of A goes past it.
@@ -149,7 +154,6 @@ enum vnpu_sgemm_isa vnpu_sgemm_best_isa(void)
 }
 
 typedef float v4f __attribute__((vector_size(16), aligned(4), may_alias));
-typedef int v4i __attribute__((vector_size(16)));
 
 /*
  * Columns j0..j0+4 of a transposed B (rows of it, k-contiguous) over
@@ -166,15 +170,15 @@ static void pack_bt_4(const float *b, size_t ldb, size_t j0, size_t k0,
 	for (k = 0; k + 4 <= kc; k += 4) {
 		v4f r0 = *(const v4f *)(s0 + k), r1 = *(const v4f *)(s1 + k);
 		v4f r2 = *(const v4f *)(s2 + k), r3 = *(const v4f *)(s3 + k);
-		v4f t0 = __builtin_shuffle(r0, r1, (v4i){ 0, 4, 1, 5 });
-		v4f t1 = __builtin_shuffle(r0, r1, (v4i){ 2, 6, 3, 7 });
-		v4f t2 = __builtin_shuffle(r2, r3, (v4i){ 0, 4, 1, 5 });
-		v4f t3 = __builtin_shuffle(r2, r3, (v4i){ 2, 6, 3, 7 });
+		v4f t0 = __builtin_shufflevector(r0, r1, 0, 4, 1, 5);
+		v4f t1 = __builtin_shufflevector(r0, r1, 2, 6, 3, 7);
+		v4f t2 = __builtin_shufflevector(r2, r3, 0, 4, 1, 5);
+		v4f t3 = __builtin_shufflevector(r2, r3, 2, 6, 3, 7);
 
-		*(v4f *)(bp + k * nr) = __builtin_shuffle(t0, t2, (v4i){ 0, 1, 4, 5 });
-		*(v4f *)(bp + (k + 1) * nr) = __builtin_shuffle(t0, t2, (v4i){ 2, 3, 6, 7 });
-		*(v4f *)(bp + (k + 2) * nr) = __builtin_shuffle(t1, t3, (v4i){ 0, 1, 4, 5 });
-		*(v4f *)(bp + (k + 3) * nr) = __builtin_shuffle(t1, t3, (v4i){ 2, 3, 6, 7 });
+		*(v4f *)(bp + k * nr) = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+		*(v4f *)(bp + (k + 1) * nr) = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+		*(v4f *)(bp + (k + 2) * nr) = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+		*(v4f *)(bp + (k + 3) * nr) = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
 	}
 	for (; k < kc; k++) {
 		bp[k * nr] = s0[k];
