@@ -126,6 +126,11 @@ static const struct sgemm_kernel kernels[] = {
 #endif
 };
 
+/*
+ * No __builtin_cpu_init(): the compiler runtime's constructor fills in
+ * the CPU's features before any caller of the engine runs; it is needed
+ * only in code that runs before constructors do.
+ */
 bool vnpu_sgemm_isa_ok(enum vnpu_sgemm_isa isa)
 {
 	switch (isa) {
@@ -133,10 +138,8 @@ bool vnpu_sgemm_isa_ok(enum vnpu_sgemm_isa isa)
 		return true;
 #ifdef SGEMM_HAVE_X86
 	case VNPU_SGEMM_AVX2:
-		__builtin_cpu_init();
 		return __builtin_cpu_supports("avx2");
 	case VNPU_SGEMM_AVX512:
-		__builtin_cpu_init();
 		return __builtin_cpu_supports("avx512f");
 #endif
 	default:
