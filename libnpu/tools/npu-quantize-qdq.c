@@ -835,13 +835,73 @@ bad:
 	return fail(s, -EINVAL, "initializer '%s': its data does not match its shape", t->name);
 }
 
+static int act_params(struct st *s, const char *name, float *scale, int32_t *zp);
+
+/*
+ * The smallest scale the bias of weight @w can have: onnxruntime's
+ * quantize_static (from 1.20) raises a weight's scale where the bias scale,
+ * input scale x weight scale, is too small for the bias to fit in int32
+ * (a near-silent input calibrates to a tiny scale), to 1.0001 x the
+ * bias's range over int32's symmetric range, in float64; per output
+ * channel for per-channel weights, over the whole bias otherwise.  Fills
+ * @min_scale (@channels entries, or 1) and @in_scale; 0 when @w has no float
+ * bias or its input no scale yet, 1 when @min_scale is filled.
+ */
+static int bias_scale_floor(struct st *s, const struct want *w, size_t channels,
+			    double *min_scale, float *in_scale)
+{
+	const double qrange = 4294967294.0;	/* INT32_MAX - (INT32_MIN + 1) */
+	struct bias_want *b = NULL;
+	struct qval *iq;
+	float *data = NULL;
+	size_t i, n;
+	int32_t izp;
+	double m = 0;
+	int ret;
+
+	for (i = 0; i < s->nb && !b; i++)
+		if (!strcmp(s->b[i].weight, w->name))
+			b = &s->b[i];
+	if (!b || !is_float_init(s, b->bias))
+		return 0;
+	iq = find_qval(s, b->input);
+	if (iq) {
+		*in_scale = iq->scales[0];
+	} else {
+		ret = act_params(s, b->input, in_scale, &izp);
+		if (ret <= 0)
+			return ret;
+	}
+	ret = init_floats(s, s->gp->initializer[find_init(s, b->bias)], &data, &n);
+	if (ret)
+		return ret;
+	if (channels > 1 && n != channels) {
+		free(data);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		double a = fabs((double)data[i]);
+
+		if (channels > 1)
+			min_scale[i] = 1.0001 * 2.0 * a / qrange;
+		else if (a > m)
+			m = a;
+	}
+	if (channels <= 1)
+		min_scale[0] = 1.0001 * 2.0 * m / qrange;
+	free(data);
+	return 1;
+}
+
 /* _add_qdq_pair_for_initializer(): the weight stored quantized, one DequantizeLinear. */
 static int qdq_initializer(struct st *s, const struct want *w)
 {
 	const Onnx__TensorProto *t = s->gp->initializer[find_init(s, w->name)];
 	size_t n, channels = 1, outer = 1, inner = 1, c, o, k, i;
 	enum qz_type qt;
-	float *data = NULL, *scales = NULL, *tmp = NULL;
+	float *data = NULL, *scales = NULL, *tmp = NULL, in_scale = 0;
+	double *min_scale = NULL;
+	bool has_floor = false;
 	int32_t *zps = NULL;
 	uint8_t *q = NULL, *qtmp = NULL;
 	char *qn = cat2(w->name, "_quantized"), *sn = cat2(w->name, "_scale");
@@ -871,13 +931,21 @@ static int qdq_initializer(struct st *s, const struct want *w)
 		inner = n;
 	}
 	scales = malloc((channels + 1) * sizeof(*scales));
+	min_scale = calloc(channels + 1, sizeof(*min_scale));
 	zps = malloc((channels + 1) * sizeof(*zps));
 	q = malloc(n + 1);
 	tmp = malloc((outer * inner + 1) * sizeof(*tmp));
 	qtmp = malloc(outer * inner + 1);
-	if (!scales || !zps || !q || !tmp || !qtmp) {
+	if (!scales || !min_scale || !zps || !q || !tmp || !qtmp) {
 		ret = nomem(s);
 		goto out;
+	}
+	if (w->kind == W_WEIGHT) {
+		ret = bias_scale_floor(s, w, w->axis >= 0 ? channels : 1, min_scale, &in_scale);
+		if (ret < 0)
+			goto out;
+		has_floor = ret;
+		ret = 0;
 	}
 	for (c = 0; c < (w->axis >= 0 ? channels : 1); c++) {
 		for (o = 0, k = 0; o < outer; o++)
@@ -894,6 +962,22 @@ static int qdq_initializer(struct st *s, const struct want *w)
 		if (ret) {
 			ret = fail(s, ret, "initializer '%s' has a value that is not finite", w->name);
 			goto out;
+		}
+		if (has_floor && (double)in_scale * scales[c] < min_scale[c] &&
+		    (double)in_scale * scales[c] > 0.0) {
+			int32_t cmin, cmax;
+
+			scales[c] = (float)(min_scale[c] / in_scale);
+			qz_range(qt, false, &cmin, &cmax);
+			for (k = 0; k < outer * inner; k++) {
+				int32_t v = qz_quantize(tmp[k], scales[c], zps[c], cmin, cmax);
+
+				if (qt == QZ_UINT8)
+					qtmp[k] = (uint8_t)v;
+				else
+					((int8_t *)qtmp)[k] = (int8_t)v;
+			}
+			s->res->weight_scales_raised++;
 		}
 		for (o = 0, k = 0; o < outer; o++)
 			for (i = 0; i < inner; i++)
@@ -919,6 +1003,7 @@ static int qdq_initializer(struct st *s, const struct want *w)
 out:
 	free(data);
 	free(scales);
+	free(min_scale);
 	free(zps);
 	free(q);
 	free(tmp);

@@ -56,6 +56,7 @@ struct qq_result {
 	size_t num_tensors;
 	size_t weights, biases;		/* initializers quantized */
 	size_t biases_clipped;		/* bias values beyond int32, clipped */
+	size_t weight_scales_raised;	/* channels whose scale the bias raised */
 	long long opset_from, opset_to;	/* the default domain's opset */
 };
 

@@ -801,6 +801,9 @@ int main(int argc, char **argv)
 		if (res.biases_clipped)
 			printf("%zu bias value%s beyond int32 clipped to it: the product of input and weight scales is too small (onnxruntime clips them too)\n",
 			       res.biases_clipped, res.biases_clipped == 1 ? "" : "s");
+		if (res.weight_scales_raised)
+			printf("%zu weight scale%s raised so that the bias fits in int32 (input scale x weight scale too small; onnxruntime raises them too)\n",
+			       res.weight_scales_raised, res.weight_scales_raised == 1 ? "" : "s");
 		if (res.opset_to != res.opset_from)
 			printf("opset raised from %lld to %lld: per-channel DequantizeLinear needs 13\n",
 			       res.opset_from, res.opset_to);

@@ -160,8 +160,11 @@ build = {
 open(out, 'wb').write(build())
 if len(sys.argv) > 3:
     sdir, count, seed = sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    # an optional magnitude: 1e-30 makes a near-silent input whose scale
+    # is too small for the Conv's bias in int32
+    mag = float(sys.argv[6]) if len(sys.argv) > 6 else 1.0
     srng = random.Random(seed)
     for i in range(count):
         d = os.path.join(sdir, 's%02d' % i)
         os.makedirs(d, exist_ok=True)
-        npy_f32(os.path.join(d, 'x.npy'), rnd(srng, 3 * 8 * 8, 1.0), [1, 3, 8, 8])
+        npy_f32(os.path.join(d, 'x.npy'), rnd(srng, 3 * 8 * 8, mag), [1, 3, 8, 8])

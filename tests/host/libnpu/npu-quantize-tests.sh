@@ -14,6 +14,7 @@
 #      within int8's error of the fp32 model's outputs (an SQNR floor).
 #   2. Every refusal: exit status 1 (2 for bad arguments) with a message
 #      naming what is wrong, and no model written.
+#      A near-silent input: weight scales raised for the bias, as there.
 #   3. BlazeFace (front) quantized on the astronaut image: onnxruntime and
 #      npu-run --cpu run it, within int8's error of fp32.
 # onnxruntime-node and the models come from `make models`; without them
@@ -107,6 +108,29 @@ quantize_and_run entropy int8 channel entropy 0 33 --method entropy
 # onnxruntime's entropy defaults (128 bins, 128 quantized) leave one window,
 # the whole range; more bins let the KL search clip outliers (34 dB measured)
 quantize_and_run entropy512 int8 channel entropy 0 12 --method entropy --bins 512
+
+# A near-silent input (samples of 1e-30): x's scale times a weight scale is
+# too small to hold the Conv's bias in int32, and the weight scales are
+# raised as onnxruntime's quantize_static raises them (quantize-check.py
+# recomputes them); onnxruntime runs the result.
+gen main "$scratch/mq.onnx" "$scratch/quiet" 4 7 1e-30
+for per in channel tensor; do
+	opt=
+	[ "$per" = tensor ] && opt=--per-tensor
+	mkdir -p "$scratch/quiet-ort-$per"
+	if "$NPU_QUANTIZE" $opt --no-report "$scratch/mq.onnx" "$scratch/quiet" \
+		-o "$scratch/quiet-$per.onnx" >"$scratch/log" 2>&1 &&
+		grep -q '^[0-9]* weight scales\{0,1\} raised so that the bias fits in int32' "$scratch/log" &&
+		check main "$scratch/quiet-$per.onnx" "$scratch/mq.onnx" "$scratch/quiet" int8 "$per" \
+			minmax 0 quiet >>"$scratch/log" 2>&1 &&
+		ort "$scratch/quiet-$per.onnx" "$scratch/eval/s00" "$scratch/quiet-ort-$per" \
+			>>"$scratch/log" 2>&1; then
+		ok "npu-quantize (per $per) raises weight scales a near-silent input leaves too small for the bias, as onnxruntime does"
+	else
+		show "$scratch/log"
+		notok "npu-quantize (per $per) raises weight scales a near-silent input leaves too small for the bias, as onnxruntime does"
+	fi
+done
 
 if grep -q '^opset raised from 12 to 13: per-channel DequantizeLinear needs 13$' "$scratch/minmax/log" ||
 	"$NPU_QUANTIZE" --no-report "$scratch/m.onnx" "$scratch/calib" -o "$scratch/o13.onnx" |

@@ -176,6 +176,8 @@ def load_npy(path):
 
 
 errors = []
+# channels of weights whose scale the bias raised (check_weight)
+raised = []
 
 
 def expect(cond, what):
@@ -183,7 +185,20 @@ def expect(cond, what):
         errors.append(what)
 
 
-def check_weight(q, fp, name, axis, reduce=False):
+def bias_floor(fp, bias, in_scale, channels):
+    """onnxruntime's smallest bias scale (_adjust_weight_scale_for_int32_bias):
+    1.0001 x the bias's range over int32's symmetric range, in float64, per
+    channel or over the whole bias."""
+    if bias is None:
+        return None
+    qrange = float(2**31 - 1) - float(-2**31 + 1)
+    b = [abs(v) for v in fp.inits[bias].vals]
+    if channels > 1:
+        return [1.0001 * 2.0 * v / qrange for v in b]
+    return [1.0001 * 2.0 * max(b + [0.0]) / qrange]
+
+
+def check_weight(q, fp, name, axis, reduce=False, bias=None, in_scale=None):
     w = fp.inits[name]
     qt, sc, zp = (q.inits.get(name + s) for s in ('_quantized', '_scale', '_zero_point'))
     expect(name not in q.inits, '%s: the float weight is still there' % name)
@@ -217,6 +232,11 @@ def check_weight(q, fp, name, axis, reduce=False):
         # reduce_range: ONNX_INT_TYPE_REDUCED_RANGE, for per-channel weights
         lo, hi = (-64, 64) if reduce and axis is not None else (-127, 127)
         z, s = compute_scale_zp(min(vals), max(vals), lo, hi, True)
+        floor = bias_floor(fp, bias, in_scale, len(groups))
+        if floor and 0.0 < in_scale * s < floor[c]:
+            # the weight's scale raised so that the bias fits in int32
+            s = f32(floor[c] / in_scale)
+            raised.append(c)
         scales.append(s)
         expect(sc.vals[c] == s, '%s: scale %d is %r, onnxruntime %r' % (name, c, sc.vals[c], s))
         expect(zp.vals[c] == z == 0, '%s: zero point %d is %r' % (name, c, zp.vals[c]))
@@ -296,7 +316,7 @@ def percentile_range(xs, percentile, nbins=2048):
     return max(-e, min(xs)), min(e, max(xs))
 
 
-def check_main(q, fp, sdir, act, per, method, percentile, reduce=False):
+def check_main(q, fp, sdir, act, per, method, percentile, reduce=False, quiet=False):
     pc = per == 'channel'
     expect(q.opset.get('', q.opset.get('ai.onnx')) == (13 if pc else 12),
            'opset %r' % q.opset)
@@ -335,9 +355,10 @@ def check_main(q, fp, sdir, act, per, method, percentile, reduce=False):
                '%s does not write %s_QuantizeLinear_Input' % (p, o))
         expect(q.node(o + '_DequantizeLinear') and q.node(o + '_DequantizeLinear').outputs == [o],
                '%s_DequantizeLinear does not write %s' % (o, o))
-    ws = check_weight(q, fp, 'W', 0 if pc else None, reduce)
+    fsc = q.inits['f_scale' if 'f_scale' in q.inits else 'a_scale']
+    ws = check_weight(q, fp, 'W', 0 if pc else None, reduce, 'B', xsc and xsc.vals[0])
     wm = check_weight(q, fp, 'Wm', 1 if pc else None, reduce)
-    wg = check_weight(q, fp, 'Wg', 0 if pc else None, reduce)
+    wg = check_weight(q, fp, 'Wg', 0 if pc else None, reduce, 'Bg', fsc.vals[0])
     check_act(q, 'c', [], act) if q.node('c_QuantizeLinear') else None
     # Add's constant is quantized like a weight, with the activation type
     k = q.inits.get('K_quantized')
@@ -345,7 +366,10 @@ def check_main(q, fp, sdir, act, per, method, percentile, reduce=False):
     if ws:
         check_bias(q, fp, 'B', xsc.vals[0], ws, pc)
     if wg:
-        check_bias(q, fp, 'Bg', q.inits['f_scale' if 'f_scale' in q.inits else 'a_scale'].vals[0], wg, pc)
+        check_bias(q, fp, 'Bg', fsc.vals[0], wg, pc)
+    # a near-silent input (the 'quiet' samples) must raise weight scales;
+    # ordinary samples must not
+    expect(bool(raised) == quiet, 'weight scales raised for the bias: %r' % raised)
     expect('shape' in q.inits and q.inits['shape'].vals == [1, 256], 'the shape initializer changed')
     del wm
 
@@ -380,7 +404,7 @@ what = sys.argv[1]
 if what == 'main':
     check_main(Model(sys.argv[2]), Model(sys.argv[3]), sys.argv[4], sys.argv[5], sys.argv[6],
                sys.argv[7], float(sys.argv[8]) if len(sys.argv) > 8 else 99.999,
-               len(sys.argv) > 9 and sys.argv[9] == 'reduce')
+               'reduce' in sys.argv[9:], 'quiet' in sys.argv[9:])
 elif what == 'float':
     m = Model(sys.argv[2])
     n = m.node(sys.argv[3])
