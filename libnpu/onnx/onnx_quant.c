@@ -622,6 +622,30 @@ static const Onnx__NodeProto *q_after(const struct nctx *c)
 	       qn->n_output >= 1 && qn->output[0] && *qn->output[0] ? qn : NULL;
 }
 
+static enum npu_dtype ort_act_dtype(struct imp *im, const char *name, enum npu_dtype dt);
+
+/*
+ * Whether onnxruntime's CPU provider on x86-64 (where the references are
+ * computed) fuses the unit: its QDQ selectors (onnxruntime 1.20,
+ * qdq_selectors.cc) want the activation read through @dx and the one
+ * QuantizeLinear @qn writes of one 8-bit type, after QDQS8ToU8Transformer
+ * (ort_act_dtype).  For Conv and MatMul that type must be uint8
+ * (QDQIsInt8Allowed() is false but on ARM: MLAS's x86 kernels take
+ * unsigned activations); Gemm (QGemm) takes int8 too.  ConvTranspose has
+ * no QDQ selector for the CPU provider.  A unit onnxruntime does not
+ * fuse runs as it does: DequantizeLinear, the float op, QuantizeLinear.
+ */
+static bool ort_fuses(struct nctx *c, const Onnx__NodeProto *dx, enum npu_dtype xdt,
+		      const Onnx__NodeProto *qn, enum npu_dtype ydt)
+{
+	enum npu_dtype x = ort_act_dtype(c->im, dx->input[0], xdt);
+	enum npu_dtype y = ort_act_dtype(c->im, qn->output[0], ydt);
+
+	if (is_named(c->n, "ConvTranspose") || x != y)
+		return false;
+	return x == NPU_DTYPE_UINT8 || is_named(c->n, "Gemm");
+}
+
 int oi_qdq_unit(struct nctx *c)
 {
 	const Onnx__NodeProto *n = c->n, *dx, *dw, *db = NULL, *qn;
@@ -663,7 +687,8 @@ int oi_qdq_unit(struct nctx *c)
 		    (oi_sym_dtype(b) != NPU_DTYPE_INT8 && oi_sym_dtype(b) != NPU_DTYPE_UINT8) ||
 		    !node_qparams(c->im, dw, oi_sym_dtype(b), &bs, &bzp, &dt) ||
 		    dt != oi_sym_dtype(b) ||
-		    !node_qparams(c->im, qn, NPU_DTYPE_UINT8, &q.ys, &q.yzp, &q.ydt))
+		    !node_qparams(c->im, qn, NPU_DTYPE_UINT8, &q.ys, &q.yzp, &q.ydt) ||
+		    !ort_fuses(c, dx, oi_sym_dtype(q.x), qn, q.ydt))
 			return 1;
 		q.yname = qn->output[0];
 		ret = q_matmul_rt(c, &q, b, bs, bzp);
@@ -707,7 +732,11 @@ int oi_qdq_unit(struct nctx *c)
 			if (bz->c.i[i])
 				return 1;
 	}
-	if (!node_qparams(c->im, qn, NPU_DTYPE_UINT8, &q.ys, &q.yzp, &q.ydt))
+	if (!node_qparams(c->im, qn, NPU_DTYPE_UINT8, &q.ys, &q.yzp, &q.ydt) ||
+	    !ort_fuses(c, dx, oi_sym_dtype(q.x), qn, q.ydt))
+		return 1;
+	/* QGemm: an int8 A with int8 B only */
+	if (gemm && oi_sym_dtype(q.x) == NPU_DTYPE_INT8 && q.w->c.dt != OT_INT8)
 		return 1;
 	q.yname = qn->output[0];
 	if (gemm) {
@@ -739,19 +768,79 @@ bool oi_qdq_done(struct imp *im, const Onnx__NodeProto *n)
 
 /* ---- Who reads a tensor ------------------------------------------------------ */
 
-#define READERS_MANY	UINT32_MAX
+/*
+ * An entry of im->readers: the index of the one node reading the tensor
+ * once, READERS_MANY (more reads) or READERS_NONE, with flags.
+ */
+#define READERS_NODE	0x3fffffffu
+#define READERS_MANY	READERS_NODE
+/* a graph output no node reads */
+#define READERS_NONE	(READERS_NODE - 1)
+/* a graph output */
+#define READ_AS_OUTPUT	0x40000000u
+/*
+ * The output of an int8 QuantizeLinear -> DequantizeLinear pair that
+ * onnxruntime's QDQS8ToU8Transformer turns into uint8 (ort_act_dtype).
+ */
+#define READ_U8_PAIR	0x80000000u
+
+/* A constant int8 zero point of one element: its value in *@zp. */
+static bool int8_scalar_zp(const struct sym *s, int64_t *zp)
+{
+	if (!s || !s->is_const || s->c.n != 1 || !s->c.i || s->c.dt != OT_INT8)
+		return false;
+	*zp = s->c.i[0];
+	return true;
+}
+
+/* The one node reading tensor @name once, of no graph output; or NULL. */
+static const Onnx__NodeProto *only_reader(const struct imp *im, const char *name)
+{
+	const uint32_t *v = oi_names_get(&im->readers, name);
+
+	if (!v || (*v & READ_AS_OUTPUT) || (*v & READERS_NODE) >= READERS_NONE)
+		return NULL;
+	return im->mp->graph->node[*v & READERS_NODE];
+}
+
+/*
+ * QDQS8ToU8Transformer's test (onnxruntime 1.20, qdq_s8_to_u8.cc), after
+ * EnsureUniqueDQForNodeUnit has given each reader of a DequantizeLinear's
+ * output a copy of its own: QuantizeLinear @q's output is read once, by
+ * a DequantizeLinear whose output at most one node reads once or only the
+ * graph returns; both have their zero point input, constant int8 scalars
+ * of one value.
+ */
+static bool s8_pair_to_u8(struct imp *im, const Onnx__NodeProto *q)
+{
+	const Onnx__NodeProto *dq = only_reader(im, q->output[0]);
+	const uint32_t *v;
+	int64_t qzp, dqzp;
+
+	if (!is_named(dq, "DequantizeLinear") || q->n_input != 3 || dq->n_input != 3 ||
+	    dq->n_output < 1 || !dq->output[0] ||
+	    !int8_scalar_zp(in_sym(im, q, 2), &qzp) || !int8_scalar_zp(in_sym(im, dq, 2), &dqzp) ||
+	    qzp != dqzp)
+		return false;
+	v = oi_names_get(&im->readers, dq->output[0]);
+	/* no copy: read by no node, or by one node once and not returned */
+	return !v || *v == (READERS_NONE | READ_AS_OUTPUT) ||
+	       (!(*v & READ_AS_OUTPUT) && *v != READERS_MANY);
+}
 
 static int build_readers(struct imp *im)
 {
 	const Onnx__GraphProto *gp = im->mp->graph;
 	size_t i, j, n = 0;
 
+	im->readers_built = true;
+	im->readers_unsure = true;	/* until the table is complete */
+	if (gp->n_node >= READERS_NONE)
+		return -E2BIG;
 	for (i = 0; i < gp->n_node; i++)
 		n += gp->node[i]->n_input;
 	if (oi_names_init(&im->readers, n + gp->n_output + 1))
 		return -ENOMEM;
-	im->readers_built = true;
-	im->readers_unsure = true;	/* until the table is complete */
 	for (i = 0; i < gp->n_node; i++) {
 		const Onnx__NodeProto *nd = gp->node[i];
 
@@ -760,11 +849,14 @@ static int build_readers(struct imp *im)
 
 			if (!nd->input[j] || !*nd->input[j])
 				continue;
-			v = oi_names_put(&im->readers, nd->input[j], (uint32_t)i);
-			if (!v)
-				return -ENOMEM;
-			if (*v != i)
+			/* a second read, by this node or another: two edges for onnxruntime */
+			v = oi_names_get(&im->readers, nd->input[j]);
+			if (v) {
 				*v = READERS_MANY;
+				continue;
+			}
+			if (!oi_names_put(&im->readers, nd->input[j], (uint32_t)i))
+				return -ENOMEM;
 		}
 		/* a node with subgraphs may read anything from inside them */
 		for (j = 0; j < nd->n_attribute; j++)
@@ -772,27 +864,57 @@ static int build_readers(struct imp *im)
 				return 0;
 	}
 	for (i = 0; i < gp->n_output; i++) {
-		uint32_t *v = oi_names_put(&im->readers, gp->output[i]->name, 0);
+		uint32_t *v = oi_names_put(&im->readers, gp->output[i]->name, READERS_NONE);
 
 		if (!v)
 			return -ENOMEM;
-		*v = READERS_MANY;
+		*v |= READ_AS_OUTPUT;
+	}
+	for (i = 0; i < gp->n_node; i++) {
+		const Onnx__NodeProto *nd = gp->node[i];
+		uint32_t *v;
+
+		if (!is_named(nd, "QuantizeLinear") || nd->n_output < 1 || !nd->output[0] ||
+		    !(v = oi_names_get(&im->readers, nd->output[0])))
+			continue;
+		if (s8_pair_to_u8(im, nd))
+			*v |= READ_U8_PAIR;
 	}
 	im->readers_unsure = false;
 	return 0;
 }
 
-const Onnx__NodeProto *oi_single_reader(struct imp *im, const char *name)
+/* The table entry of tensor @name, or NULL when not known. */
+static const uint32_t *reader_entry(struct imp *im, const char *name)
 {
-	uint32_t *v;
-
 	if (!name || !im->mp || !im->mp->graph)
 		return NULL;
 	if (!im->readers_built && build_readers(im))
 		return NULL;
 	if (im->readers_unsure)
 		return NULL;
-	v = oi_names_get(&im->readers, name);
-	return v && *v != READERS_MANY && *v < im->mp->graph->n_node ?
-		im->mp->graph->node[*v] : NULL;
+	return oi_names_get(&im->readers, name);
+}
+
+const Onnx__NodeProto *oi_single_reader(struct imp *im, const char *name)
+{
+	return reader_entry(im, name) ? only_reader(im, name) : NULL;
+}
+
+/*
+ * The 8-bit type onnxruntime's CPU provider computes activation @name
+ * (of type @dt, read through a DequantizeLinear) in, on x86-64:
+ * QDQS8ToU8Transformer makes uint8 of each int8 QuantizeLinear ->
+ * DequantizeLinear pair it can (s8_pair_to_u8), before the QDQ selectors
+ * look at the node units.  Not a pair: an activation several nodes read
+ * (a residual connection's), a graph input.
+ */
+static enum npu_dtype ort_act_dtype(struct imp *im, const char *name, enum npu_dtype dt)
+{
+	const uint32_t *v;
+
+	if (dt != NPU_DTYPE_INT8)
+		return dt;
+	v = reader_entry(im, name);
+	return v && (*v & READ_U8_PAIR) ? NPU_DTYPE_UINT8 : dt;
 }

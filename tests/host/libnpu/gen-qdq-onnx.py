@@ -13,7 +13,11 @@
 # Relu, MaxPool, Add of a second branch, Sigmoid, GlobalAveragePool, each
 # between its own Quantize/DequantizeLinear pairs), pad (BlazeFace's
 # channel padding: a Concat with dequantized constant zeros, then a
-# Transpose, each between Quantize/DequantizeLinear).
+# Transpose, each between Quantize/DequantizeLinear), tie and tie-shared
+# (a 1x1 Conv of one channel whose input codes are picked so that the
+# exact integer product and the float one round to different codes: the
+# input read by the Conv alone, which onnxruntime fuses into QLinearConv,
+# or also by a second node, which it does not, see tie_inputs()).
 import os
 import random
 import struct
@@ -54,6 +58,7 @@ rng = random.Random(seed)
 u8 = kind == 'conv-u8'
 adt = UINT8 if u8 else INT8
 inits, nodes = [], []
+outputs = []
 
 
 def qparams(prefix, lo, hi):
@@ -111,6 +116,30 @@ def weights(name, dims, axis, per_channel, xs, bias):
     return name + '_dq', name + '_bias_dq'
 
 
+def tie_inputs(n, xs, ys):
+    """@n inputs for the tie models: codes whose product with some channel's
+    weight rounds one way as onnxruntime's QLinearConv computes it (the
+    exact integer times the float multiplier x_scale * w_scale / y_scale,
+    half to even) and the other way as its float Conv does (dequantized x
+    times dequantized w, divided by y_scale), in binary32 step by step."""
+    ws, wq = tie_weights['scales'], tie_weights['q']
+    m = [f32(f32(xs * s) / ys) for s in ws]
+
+    def differs(q):
+        for c, w in enumerate(wq):
+            exact = round(f32(float(q * w) * m[c]))
+            flt = round(f32(f32(f32(q * xs) * f32(w * ws[c])) / ys))
+            if exact != flt:
+                return True
+        return False
+    ties = [q for q in range(-128, 128) if differs(q)]
+    if not ties:
+        sys.exit('gen-qdq-onnx.py: no input code rounds differently; change the seed')
+    codes = [ties[i % len(ties)] for i in range(n)]
+    return [f32(q * xs) for q in codes]
+
+
+tie_weights = {}
 if kind in ('conv', 'conv-u8', 'depthwise'):
     c, co = (8, 8) if kind == 'depthwise' else (3, 6)
     xdims, ydims = [1, c, 9, 9], None
@@ -167,6 +196,30 @@ elif kind == 'pad':
     nodes.append(node([xd, 'zeros_dq'], ['p'], 'Concat', 'pad', [attr_i('axis', 1)]))
     pd, _ = qdq('p', -1.5, 1.0)
     nodes.append(node([pd], ['y'], 'Transpose', 'nhwc', [attr_ints('perm', [0, 2, 3, 1])]))
+elif kind in ('tie', 'tie-shared'):
+    co = 4
+    xdims, ydims = [1, 1, 8, 8], [1, co, 8, 8]
+    xd, xs = qdq('x', -1.0, 1.0)
+    # w_scale with x_scale * w_scale / y_scale exactly 1/2 in binary32 (y's
+    # range is [-4, 4], see below): an odd product is a tie for the exact
+    # integer sum, which the float one misses by an ulp either way
+    ys = f32(8.0 / 255)
+    w_scale = f32(ys / (2 * xs))
+    while f32(f32(xs * w_scale) / ys) != 0.5:
+        w_scale = f32(w_scale * (1 + 2 ** -24))
+    wq = [rng.choice([-1, 1]) * rng.randrange(1, 128, 2) for _ in range(co)]
+    tie_weights.update(scales=[w_scale] * co, q=wq)
+    inits.append(tensor('w_quantized', INT8, [co, 1, 1, 1], wq))
+    inits.append(tensor('w_scale', FLOAT, [co], [w_scale] * co))
+    inits.append(tensor('w_zero_point', INT8, [co], [0] * co))
+    nodes.append(node(['w_quantized', 'w_scale', 'w_zero_point'], ['w_dq'],
+                      'DequantizeLinear', 'w_DQ', [attr_i('axis', 0)]))
+    nodes.append(node([xd, 'w_dq'], ['y'], 'Conv', 'conv'))
+    if kind == 'tie-shared':
+        # a second reader of x's DequantizeLinear: onnxruntime gives each
+        # reader its own copy, and the QuantizeLinear read by two stays int8
+        nodes.append(node([xd], ['xout'], 'Identity', 'xout'))
+        outputs.append(('xout', xdims))
 elif kind == 'matmul':
     xdims, ydims = [2, 5, 16], [2, 5, 8]
     xd, xs = qdq('x', -1.0, 1.0)
@@ -180,14 +233,18 @@ elif kind == 'gemm':
 else:
     sys.exit('unknown kind ' + kind)
 
-yd, _ = qdq('y', -4.0, 4.0)
+yd, ys = qdq('y', -4.0, 4.0)
 nodes.append(node([yd], ['out'], 'Identity', 'out'))
+outputs.insert(0, ('out', ydims))
 graph = (b''.join(ld(1, n) for n in nodes) + ld(2, 'qdq') +
          b''.join(ld(5, t) for t in inits) + ld(11, value_info('x', xdims)) +
-         ld(12, value_info('out', ydims)))
+         b''.join(ld(12, value_info(o, d)) for o, d in outputs))
 model = vint(1, 8) + ld(8, vint(2, 13)) + ld(7, graph)
 open(out_onnx, 'wb').write(model)
 n = 1
 for d in xdims:
     n *= d
-npy_f32(out_npy, [rng.uniform(-1, 1) for _ in range(n)], xdims)
+if kind.startswith('tie'):
+    npy_f32(out_npy, tie_inputs(n, xs, ys), xdims)
+else:
+    npy_f32(out_npy, [rng.uniform(-1, 1) for _ in range(n)], xdims)
