@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ok_quant.h"
 #include "onnx_import.h"
 
 /* ---- Parameters ----------------------------------------------------------- */
@@ -646,6 +647,109 @@ static bool ort_fuses(struct nctx *c, const Onnx__NodeProto *dx, enum npu_dtype 
 	return x == NPU_DTYPE_UINT8 || is_named(c->n, "Gemm");
 }
 
+/*
+ * The com.microsoft op onnxruntime's CPU provider makes of a
+ * DequantizeLinear -> @n -> QuantizeLinear unit (qdq_selector_action_
+ * transformer.cc: UnaryOpQDQRules, BinaryOpQDQRules), with the number of
+ * DequantizeLinear inputs it takes; NULL for none.
+ */
+static const struct npu_onnx_op *ms_op_of(const Onnx__NodeProto *n, size_t *ndq)
+{
+	*ndq = 1;
+	if (is_named(n, "Softmax"))
+		return &ok_op_qlinear_softmax;
+	*ndq = 2;
+	if (is_named(n, "Add"))
+		return &ok_op_qlinear_add;
+	if (is_named(n, "Mul"))
+		return &ok_op_qlinear_mul;
+	return NULL;
+}
+
+/* Input @i of node @n, or "" (an absent optional input) */
+static char *input_or_empty(const Onnx__NodeProto *n, size_t i)
+{
+	return i < n->n_input && n->input[i] ? n->input[i] : "";
+}
+
+/*
+ * A unit onnxruntime turns into a com.microsoft QLinear op (ms_op_of):
+ * that op's kernel, which computes what onnxruntime's does
+ * (ok_quant_ms*.c), where a DequantizeLinear, the float op and a
+ * QuantizeLinear would round differently.  Its inputs are
+ * onnxruntime's (qdq_actions.cc): each DequantizeLinear's three, then the
+ * QuantizeLinear's scale and zero point; the node's attributes, and for
+ * Softmax the opset whose semantics its axis has.  onnxruntime fuses the
+ * unit when every activation in and out is of one 8-bit type after
+ * QDQS8ToU8Transformer (ort_act_dtype).  1: not such a unit.
+ */
+static int ms_unit(struct nctx *c)
+{
+	const Onnx__NodeProto *n = c->n, *qn, *dq[2];
+	Onnx__AttributeProto opset = ONNX__ATTRIBUTE_PROTO__INIT, *attrs[65];
+	Onnx__NodeProto ms = ONNX__NODE_PROTO__INIT;
+	char *ins[8], *outs[1];
+	struct nctx k = { .im = c->im, .n = &ms, .opset = 1, .name = c->name };
+	const struct npu_onnx_op *op = ms_op_of(n, &k.nin);
+	enum npu_dtype ydt, xdt;
+	size_t i, ndq = k.nin;
+	int32_t yzp;
+	float ys;
+	int ret;
+
+	if (!op || c->nin != ndq || n->n_output != 1 || n->n_attribute >= 64 ||
+	    !(qn = q_after(c)) || !node_qparams(c->im, qn, NPU_DTYPE_UINT8, &ys, &yzp, &ydt))
+		return 1;
+	for (i = 0; i < ndq; i++) {
+		struct sym *x;
+
+		dq[i] = dq_of(c->in[i]);
+		if (!dq[i] || !(x = in_sym(c->im, dq[i], 0)) || x->is_const)
+			return 1;
+		xdt = oi_sym_dtype(x);
+		if ((xdt != NPU_DTYPE_INT8 && xdt != NPU_DTYPE_UINT8) ||
+		    ort_act_dtype(c->im, dq[i]->input[0], xdt) !=
+		    ort_act_dtype(c->im, qn->output[0], ydt))
+			return 1;
+	}
+	k.nin = 0;
+	for (i = 0; i < ndq; i++) {
+		ins[k.nin++] = dq[i]->input[0];
+		ins[k.nin++] = input_or_empty(dq[i], 1);
+		ins[k.nin++] = input_or_empty(dq[i], 2);
+	}
+	ins[k.nin++] = input_or_empty(qn, 1);
+	ins[k.nin++] = input_or_empty(qn, 2);
+	for (i = 0; i < k.nin; i++)
+		k.in[i] = *ins[i] ? oi_lookup(c->im, ins[i]) : NULL;
+	outs[0] = qn->output[0];
+	ms.op_type = (char *)op->op_type;
+	ms.domain = (char *)op->domain;
+	ms.name = n->name;
+	ms.n_input = k.nin;
+	ms.input = ins;
+	ms.n_output = 1;
+	ms.output = outs;
+	for (i = 0; i < n->n_attribute; i++)
+		attrs[i] = n->attribute[i];
+	ms.n_attribute = n->n_attribute;
+	ms.attribute = attrs;
+	if (op == &ok_op_qlinear_softmax) {
+		opset.name = "opset";
+		opset.has_type = 1;
+		opset.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+		opset.has_i = 1;
+		/* the Softmax's since-version, as onnxruntime writes it */
+		opset.i = c->opset >= 13 ? 13 : c->opset >= 11 ? 11 : 1;
+		attrs[ms.n_attribute++] = &opset;
+	}
+	ret = oi_kernel_node(&k, op);
+	if (ret)
+		return ret;
+	oi_lookup(c->im, qn->output[0])->qdq_fused = true;
+	return 0;
+}
+
 int oi_qdq_unit(struct nctx *c)
 {
 	const Onnx__NodeProto *n = c->n, *dx, *dw, *db = NULL, *qn;
@@ -656,7 +760,7 @@ int oi_qdq_unit(struct nctx *c)
 	int ret;
 
 	if (!conv && !gemm && !is_named(n, "MatMul"))
-		return 1;
+		return ms_unit(c);
 	if (c->nin < 2 || n->n_output != 1 || !(qn = q_after(c)))
 		return 1;
 	dx = dq_of(c->in[0]);

@@ -17,7 +17,9 @@
 # (a 1x1 Conv of one channel whose input codes are picked so that the
 # exact integer product and the float one round to different codes: the
 # input read by the Conv alone, which onnxruntime fuses into QLinearConv,
-# or also by a second node, which it does not, see tie_inputs()).
+# or also by a second node, which it does not, see tie_inputs()), softmax
+# and add (DequantizeLinear -> Softmax or Add -> QuantizeLinear, which
+# onnxruntime runs as its com.microsoft QLinearSoftmax and QLinearAdd).
 import os
 import random
 import struct
@@ -220,6 +222,17 @@ elif kind in ('tie', 'tie-shared'):
         # reader its own copy, and the QuantizeLinear read by two stays int8
         nodes.append(node([xd], ['xout'], 'Identity', 'xout'))
         outputs.append(('xout', xdims))
+elif kind == 'softmax':
+    xdims, ydims = [4, 3, 10], [4, 3, 10]
+    xd, xs = qdq('x', -4.0, 4.0)
+    nodes.append(node([xd], ['y'], 'Softmax', 'softmax', [attr_i('axis', -1)]))
+elif kind == 'add':
+    # x quantized twice, so that both Adds' operands are their own QuantizeLinear's
+    xdims, ydims = [1, 4, 6, 6], [1, 4, 6, 6]
+    xd, xs = qdq('x', -1.0, 1.0)
+    nodes.append(node(['x'], ['x2'], 'Identity', 'x2'))
+    x2d, _ = qdq('x2', -0.7, 1.3)
+    nodes.append(node([xd, x2d], ['y'], 'Add', 'add'))
 elif kind == 'matmul':
     xdims, ydims = [2, 5, 16], [2, 5, 8]
     xd, xs = qdq('x', -1.0, 1.0)
@@ -233,7 +246,7 @@ elif kind == 'gemm':
 else:
     sys.exit('unknown kind ' + kind)
 
-yd, ys = qdq('y', -4.0, 4.0)
+yd, ys = qdq('y', *((0.0, 1.0) if kind == 'softmax' else (-4.0, 4.0)))
 nodes.append(node([yd], ['out'], 'Identity', 'out'))
 outputs.insert(0, ('out', ydims))
 graph = (b''.join(ld(1, n) for n in nodes) + ld(2, 'qdq') +

@@ -10,7 +10,9 @@
 # make the exact integer product and the float one round apart, so
 # libnpu equals onnxruntime only by fusing the Conv whose input only it
 # reads (QLinearConv) and by running the Conv whose input two nodes read
-# in float, as onnxruntime on x86-64 does (onnx_quant.c, ort_fuses()).
+# in float, as onnxruntime on x86-64 does (onnx_quant.c, ort_fuses());
+# softmax and add, by running onnxruntime's QLinearSoftmax and QLinearAdd
+# arithmetic where it fuses those units (ms_unit()).
 # Without node or onnxruntime-node (make models installs it) every test
 # fails: a skip is not a pass.
 #
@@ -25,7 +27,7 @@ ORT_MODULES=${ORT_MODULES:-${VNPU_CACHE:-$HOME/.cache/vnpu}/models/ort/node_modu
 # The kinds whose weights cannot saturate MLAS's AVX2 u8s8 kernel (16-bit
 # pair sums, Documentation/quantization.rst): one input channel, or no
 # integer kernel at all (depthwise convolutions, ConvTranspose, attention).
-KINDS="tie tie-shared depthwise convt attn chain pad"
+KINDS="tie tie-shared softmax add depthwise convt attn chain pad"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
