@@ -30,6 +30,13 @@ if [ "${1-}" = bench ]; then
 	packages+=(gnuplot-nox libdnnl-dev libxnnpack-dev libpthreadpool-dev)
 fi
 
+# make check-debian-guest, run and shell: mmdebstrap assembles the Debian
+# guest's root file system, mke2fs (-d) turns it and the directory
+# `make run` shares into ext4 images, debugfs reads the latter back.
+if [ "${1-}" = debian-guest ]; then
+	packages+=(mmdebstrap e2fsprogs)
+fi
+
 # python3-pil, python3-onnx and fonts-dejavu-core make the int8 models'
 # calibration data and read their output scales (tests/models/Makefile).
 # python3-dev, python3-numpy and python3-pytest build and test the npu
