@@ -503,21 +503,27 @@ int vnpu_as_map_sgt(struct vnpu_as *as, struct drm_mm_node *node,
 		    struct sg_table *sgt, u64 size, bool writable);
 int vnpu_as_unmap(struct vnpu_as *as, struct drm_mm_node *node, u64 size);
 
-/* vnpu_job.c */
+/* vnpu_sched.c */
 int vnpu_sched_init(struct vnpu_device *vdev);
 int vnpu_file_entities_init(struct vnpu_file_priv *fpriv);
 void vnpu_file_entities_fini(struct vnpu_file_priv *fpriv);
+
+/* vnpu_submit.c */
 int vnpu_ioctl_submit(struct drm_device *dev, void *data,
 		      struct drm_file *file);
 int vnpu_ioctl_wait(struct drm_device *dev, void *data,
 		    struct drm_file *file);
 int vnpu_ioctl_job_status(struct drm_device *dev, void *data,
 			  struct drm_file *file);
+
+/* vnpu_ring.c */
 void vnpu_queue_complete(struct vnpu_queue *q);
-void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad);
-void vnpu_job_fail_all(struct vnpu_device *vdev, int error);
 int vnpu_queue_raw_submit(struct vnpu_queue *q, u32 ctx_id, u64 cmd_va,
 			  u32 cmd_size, u64 seq);
+
+/* vnpu_reset.c */
+void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad);
+void vnpu_job_fail_all(struct vnpu_device *vdev, int error);
 
 /* vnpu_irq.c */
 int vnpu_irq_init(struct vnpu_device *vdev);

@@ -5,7 +5,8 @@
  * The decisions of the completion, reset and ban paths, kept free of
  * MMIO, DMA, fences and locking so that KUnit can drive them with a
  * simulated device (on UML, where the PCI driver does not build).  The
- * callers in vnpu_job.c hold the queue lock and act on the verdicts.
+ * callers in vnpu_ring.c and vnpu_reset.c hold the queue lock and act on
+ * the verdicts.
  */
 #ifndef VNPU_TRACK_H
 #define VNPU_TRACK_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Jobs SUBMIT writes to the ring itself (kernel/vnpu_job.c,
+ * Jobs SUBMIT writes to the ring itself (kernel/vnpu_ring.c,
  * vnpu_job_run_direct()): back-to-back jobs of one queue, some written
  * by SUBMIT and some by run_job once the direct ones fill their slots,
  * must still run in submission order; WAIT on such a job must not return
