@@ -14,7 +14,10 @@ reads them all and prints
   * the model ratios: "ratio <model>-vs-onnxruntime", npu-run's median on
     the device over onnxruntime-node's on the host with one thread per
     device engine, the primary lines; "ratio <model>-vs-onnxruntime-1thread",
-    the same over onnxruntime on one thread, informational;
+    the same over onnxruntime on one thread, informational; the same two
+    for each model's int8 version, "<model>-int8-vs-onnxruntime-int8[-1thread]"
+    (onnxruntime running the same QDQ file), and "<model>-int8-vs-fp32",
+    the fp32 model's device median over the int8 one's, from one boot;
   * one block of every ratio line of the whole run that is a goal, in the
     exact form "ratio <name>: <x>x (goal <op> <target>x)", then "goals met:
     N of M", then the informational lines in the same form;
@@ -24,8 +27,12 @@ A ratio is a measurement of outputs that were checked, or it is an error:
 "ratio <name>: ERROR <why>", counted as a goal not met, whenever a figure
 it needs is missing, zero, not finite or implausible, the part printed an
 ERROR line (a peer not run, an output that differs from the reference), or
-the model's output on that side does not match onnxruntime's.  A part that
-gave no ratio line is named.  Either makes the script exit non-zero, after
+the model's output on the device was not checked.  Outputs that were
+checked and do not match (an int8 model short of onnxruntime's bits, say)
+keep their timing, which is still the model's, with the verdict beside it:
+"ratio <name>: <x>x (goal <op> <target>x) (outputs not matching: <why>)",
+counted as a goal not met.  A part that gave no ratio line is named.  An
+error, a mismatch or a missing part makes the script exit non-zero, after
 printing everything it has.  Documentation/bench.rst describes each ratio.
 """
 import argparse
@@ -45,7 +52,8 @@ def goal_str(target):
 
 RATIO_LINE = re.compile(r"^ratio (\S+): (.*)$")
 RATIO_ERROR = re.compile(r"^ERROR (.+)$")
-RATIO_VALUE = re.compile(r"^(\S+)x \(goal (<=|>=) ([0-9]+(?:\.[0-9]+)?)x\)$")
+RATIO_VALUE = re.compile(r"^(\S+)x \(goal (<=|>=) ([0-9]+(?:\.[0-9]+)?)x\)"
+                         r"(?: \(outputs not matching: (.+)\))?$")
 GUEST_MEDIAN = re.compile(
     r"^bench-model (\S+): npu median (\S+) ms over (\d+) runs(?:, (\d+) engines?)?$")
 ORT_MEDIAN = re.compile(r"^onnxruntime (\S+): median (\S+) ms.*\((\d+) threads?\)$")
@@ -98,12 +106,12 @@ class Ratios:
     """The run's ratio lines: a value, or the reason there is none."""
 
     def __init__(self):
-        self.lines = []     # dicts: name, value, op, target, error, source
+        self.lines = []     # dicts: name, value, op, target, error, mismatch, source
         self.seen = set()
         self.missing = []   # parts or lines that are not there
         self.failed = []    # checks that failed outside any ratio line
 
-    def add(self, name, source, op, target, value=None, error=None):
+    def add(self, name, source, op, target, value=None, error=None, mismatch=None):
         if name in self.seen:
             self.missing.append("%s: ratio %s printed twice" % (source, name))
             return
@@ -113,7 +121,7 @@ class Ratios:
         if error is not None:
             value = None
         self.lines.append({"name": name, "value": value, "op": op, "target": target,
-                           "error": error, "source": source})
+                           "error": error, "mismatch": mismatch, "source": source})
 
     def parse_part(self, name, lines):
         """Every "ratio ..." line of one part's log; the number of them."""
@@ -135,7 +143,8 @@ class Ratios:
                     self.add(ratio, name, v.group(2), float(v.group(3)),
                              error="'%s' is not a number" % v.group(1))
                     continue
-                self.add(ratio, name, v.group(2), float(v.group(3)), value=value)
+                self.add(ratio, name, v.group(2), float(v.group(3)), value=value,
+                         mismatch=v.group(4))
             else:
                 self.add(ratio, name, None, None, error="malformed ratio line: %s" % line)
         return n
@@ -149,105 +158,162 @@ def model_ratios(args, ratios):
         ratios.missing.append("guest console %s: not there (the guest did not run)" % args.guest)
     if args.models and host is None:
         ratios.missing.append("host model timings %s: not there" % args.host_models)
-    npu, engines, ort, cpu, prof, checks = {}, {}, {}, {}, {}, {}
+    fig = Figures()
     for line in guest or []:
         m = GUEST_MEDIAN.match(line)
         if m:
-            npu[m.group(1)] = (m.group(2), int(m.group(3)))
+            fig.npu[m.group(1)] = (m.group(2), int(m.group(3)))
             if m.group(4):
-                engines[m.group(1)] = int(m.group(4))
+                fig.engines[m.group(1)] = int(m.group(4))
         m = PROFILE.match(line)
         if m:
-            prof.setdefault(m.group(1), []).append(m.group(2))
+            fig.prof.setdefault(m.group(1), []).append(m.group(2))
         m = CHECK.match(line)
         if m and m.group(1) == "device":
-            checks[("device", m.group(2))] = (m.group(3), m.group(4))
+            fig.checks[("device", m.group(2))] = (m.group(3), m.group(4))
     for line in host or []:
         m = ORT_MEDIAN.match(line)
         if m:
-            ort.setdefault(m.group(1), {})[int(m.group(3))] = m.group(2)
+            fig.ort.setdefault(m.group(1), {})[int(m.group(3))] = m.group(2)
         m = CPU_MEDIAN.match(line)
         if m:
-            cpu[m.group(1)] = m.group(2)
+            fig.cpu[m.group(1)] = m.group(2)
         m = CHECK.match(line)
         if m and m.group(1) == "cpu-path":
-            checks[("cpu-path", m.group(2))] = (m.group(3), m.group(4))
+            fig.checks[("cpu-path", m.group(2))] = (m.group(3), m.group(4))
 
-    goal = args.model_goal
     for model in args.models:
-        print("model %s:" % model)
-        for p in prof.get(model, []):
-            print("  " + p)
-        dev_ms = number(npu[model][0]) if model in npu else None
-        n_eng = engines.get(model)
-        ort_ms = {t: number(v) for t, v in ort.get(model, {}).items()}
-        if model in npu:
-            print("  npu-run on the device (guest): median %s ms over %d runs, %s" % (
-                npu[model][0], npu[model][1],
-                "%d engines" % n_eng if n_eng else "engine count not reported"))
-        else:
-            print("  npu-run on the device (guest): no figure")
-        dev_check = checks.get(("device", model))
-        print("  device output against onnxruntime's: %s" % (
-            " ".join(dev_check).strip() if dev_check else "not checked"))
-        for t in sorted(ort_ms):
-            print("  onnxruntime, %d thread%s (host): median %s ms" % (
-                t, "" if t == 1 else "s", ort[model][t]))
-        if not ort_ms:
-            print("  onnxruntime (host): no figure")
-        if model in cpu:
-            cpu_check = checks.get(("cpu-path", model))
-            cpu_ms, ort1 = number(cpu[model]), ort_ms.get(1)
-            print("  npu-run --cpu, 1 thread (host): median %s ms%s" % (
-                cpu[model], ", %.2fx onnxruntime on 1 thread (informational)" % (cpu_ms / ort1)
-                if cpu_ms and ort1 else ""))
-            print("  npu-run --cpu output against onnxruntime's: %s" % (
-                " ".join(cpu_check).strip() if cpu_check else "not checked"))
-            if not cpu_check or cpu_check[0] != "PASS":
-                ratios.failed.append("model %s: npu-run --cpu's output %s" % (
-                    model, "does not match onnxruntime's: " + cpu_check[1]
-                    if cpu_check else "was not checked against onnxruntime's"))
+        model_block(fig, ratios, model, model + "-vs-onnxruntime", args.model_goal)
+        if args.int8:
+            q = model + "-int8"
+            model_block(fig, ratios, q, q + "-vs-onnxruntime-int8", args.int8_goal)
+            int8_vs_fp32(fig, ratios, model, args.int8_speedup_goal)
 
-        def device_error():
-            if model not in npu:
-                return "no 'bench-model' line in the guest console (the model did not run)"
-            if dev_ms is None:
-                return "the device's median '%s' ms is not a measurement" % npu[model][0]
-            if not dev_check:
-                return "the device's output was not checked against onnxruntime's"
-            if dev_check[0] != "PASS":
-                return "the device's output does not match onnxruntime's: %s" % (
-                    dev_check[1] or "FAIL")
-            return None
 
-        def ort_error(threads):
-            if threads not in ort_ms:
-                have = ", ".join("%d" % t for t in sorted(ort_ms)) or "none"
-                return "no onnxruntime figure with %d thread%s from the host (have: %s)" % (
-                    threads, "" if threads == 1 else "s", have)
-            if ort_ms[threads] is None:
-                return "onnxruntime's median '%s' ms is not a measurement" % ort[model][threads]
-            return None
+class Figures:
+    """What the logs say, by model name (an int8 model as <model>-int8)."""
 
-        primary_err = device_error()
-        if primary_err is None and not n_eng:
-            primary_err = "the guest did not report the device's engine count"
-        if primary_err is None:
-            primary_err = ort_error(n_eng)
-        one_err = device_error() or ort_error(1)
-        for name, threads, err in ((model + "-vs-onnxruntime", n_eng, primary_err),
-                                   (model + "-vs-onnxruntime-1thread", 1, one_err)):
-            if err:
-                ratios.add(name, "models", "<=", goal, error=err)
-                print("  device over onnxruntime, %s: ERROR %s" % (
-                    "%s threads" % (threads or "?") if name.endswith("onnxruntime")
-                    else "1 thread", err))
-            else:
-                value = round(dev_ms / ort_ms[threads], 2)
-                ratios.add(name, "models", "<=", goal, value=value)
-                print("  device over onnxruntime, %d thread%s: %.2fx (goal <= %sx)%s" % (
-                    threads, "" if threads == 1 else "s", value, goal_str(goal),
-                    "" if name.endswith("onnxruntime") else " (informational)"))
+    def __init__(self):
+        self.npu = {}       # device median (text), runs
+        self.engines = {}   # the device's engine count
+        self.ort = {}       # thread count -> onnxruntime's median (text)
+        self.cpu = {}       # the CPU path's median (text)
+        self.prof = {}      # the guest's profile lines
+        self.checks = {}    # (device|cpu-path, model) -> (PASS|FAIL, details)
+
+    def device_ms(self, model):
+        return number(self.npu[model][0]) if model in self.npu else None
+
+    def device_error(self, model):
+        """Why there is no device figure to compare, or None."""
+        if model not in self.npu:
+            return "no 'bench-model %s' line in the guest console (the model did not run)" % model
+        if self.device_ms(model) is None:
+            return "the device's median '%s' ms is not a measurement" % self.npu[model][0]
+        if ("device", model) not in self.checks:
+            return "the device's output was not checked against onnxruntime's"
+        return None
+
+    def mismatch(self, model):
+        """Why the device's checked output does not match, or None."""
+        check = self.checks.get(("device", model))
+        if check and check[0] != "PASS":
+            return check[1] or "FAIL"
+        return None
+
+
+def model_block(fig, ratios, model, name, goal):
+    """One model's figures, and its two lines against onnxruntime: @name
+    with one thread per device engine, @name-1thread with one."""
+    print("model %s:" % model)
+    for p in fig.prof.get(model, []):
+        print("  " + p)
+    dev_ms = fig.device_ms(model)
+    n_eng = fig.engines.get(model)
+    ort = fig.ort.get(model, {})
+    ort_ms = {t: number(v) for t, v in ort.items()}
+    if model in fig.npu:
+        print("  npu-run on the device (guest): median %s ms over %d runs, %s" % (
+            fig.npu[model][0], fig.npu[model][1],
+            "%d engines" % n_eng if n_eng else "engine count not reported"))
+    else:
+        print("  npu-run on the device (guest): no figure")
+    dev_check = fig.checks.get(("device", model))
+    print("  device output against onnxruntime's: %s" % (
+        " ".join(dev_check).strip() if dev_check else "not checked"))
+    for t in sorted(ort_ms):
+        print("  onnxruntime, %d thread%s (host): median %s ms" % (
+            t, "" if t == 1 else "s", ort[t]))
+    if not ort_ms:
+        print("  onnxruntime (host): no figure")
+    if model in fig.cpu:
+        cpu_check = fig.checks.get(("cpu-path", model))
+        cpu_ms, ort1 = number(fig.cpu[model]), ort_ms.get(1)
+        print("  npu-run --cpu, 1 thread (host): median %s ms%s" % (
+            fig.cpu[model], ", %.2fx onnxruntime on 1 thread (informational)" % (cpu_ms / ort1)
+            if cpu_ms and ort1 else ""))
+        print("  npu-run --cpu output against onnxruntime's: %s" % (
+            " ".join(cpu_check).strip() if cpu_check else "not checked"))
+        if not cpu_check or cpu_check[0] != "PASS":
+            ratios.failed.append("model %s: npu-run --cpu's output %s" % (
+                model, "does not match onnxruntime's: " + cpu_check[1]
+                if cpu_check else "was not checked against onnxruntime's"))
+
+    def ort_error(threads):
+        if threads not in ort_ms:
+            have = ", ".join("%d" % t for t in sorted(ort_ms)) or "none"
+            return "no onnxruntime figure with %d thread%s from the host (have: %s)" % (
+                threads, "" if threads == 1 else "s", have)
+        if ort_ms[threads] is None:
+            return "onnxruntime's median '%s' ms is not a measurement" % ort[threads]
+        return None
+
+    primary_err = fig.device_error(model)
+    if primary_err is None and not n_eng:
+        primary_err = "the guest did not report the device's engine count"
+    if primary_err is None:
+        primary_err = ort_error(n_eng)
+    one_err = fig.device_error(model) or ort_error(1)
+    mismatch = fig.mismatch(model)
+    for line, threads, err in ((name, n_eng, primary_err), (name + "-1thread", 1, one_err)):
+        what = "%s thread%s" % (threads or "?", "" if threads == 1 else "s")
+        if err:
+            ratios.add(line, "models", "<=", goal, error=err)
+            print("  device over onnxruntime, %s: ERROR %s" % (what, err))
+            continue
+        value = round(dev_ms / ort_ms[threads], 2)
+        ratios.add(line, "models", "<=", goal, value=value, mismatch=mismatch)
+        print("  device over onnxruntime, %s: %.2fx (goal <= %sx)%s%s" % (
+            what, value, goal_str(goal), mismatch_note(mismatch),
+            " (informational)" if line.endswith("-1thread") else ""))
+
+
+def int8_vs_fp32(fig, ratios, model, goal):
+    """<model>-int8-vs-fp32: how much faster the device runs the int8 model
+    than the fp32 one, both medians from the same guest boot."""
+    q = model + "-int8"
+    name = q + "-vs-fp32"
+    err = fig.device_error(model) or fig.device_error(q)
+    if err:
+        ratios.add(name, "models", ">=", goal, error=err)
+        print("  int8 over fp32 on the device: ERROR %s" % err)
+        return
+    why = "; ".join("%s: %s" % (m, fig.mismatch(m)) for m in (model, q) if fig.mismatch(m))
+    value = round(fig.device_ms(model) / fig.device_ms(q), 2)
+    ratios.add(name, "models", ">=", goal, value=value, mismatch=why or None)
+    print("  int8 over fp32 on the device: %.2fx as fast (goal >= %sx)%s" % (
+        value, goal_str(goal), mismatch_note(why or None)))
+
+
+def mismatch_note(why):
+    return " (outputs not matching: %s)" % why if why else ""
+
+
+def goal_met(r):
+    """A measured value on the right side of its goal, of outputs that match."""
+    if r["error"] is not None or r["mismatch"] is not None:
+        return False
+    return r["value"] <= r["target"] if r["op"] == "<=" else r["value"] >= r["target"]
 
 
 def print_block(ratios, info):
@@ -255,8 +321,9 @@ def print_block(ratios, info):
     def line(r):
         if r["error"] is not None:
             return "ratio %s: ERROR %s" % (r["name"], r["error"])
-        return "ratio %s: %.2fx (goal %s %sx)" % (r["name"], r["value"], r["op"],
-                                                 goal_str(r["target"]))
+        return "ratio %s: %.2fx (goal %s %sx)%s" % (r["name"], r["value"], r["op"],
+                                                   goal_str(r["target"]),
+                                                   mismatch_note(r["mismatch"]))
 
     goals = [r for r in ratios.lines if r["name"] not in info]
     informational = [r for r in ratios.lines if r["name"] in info]
@@ -264,8 +331,7 @@ def print_block(ratios, info):
     met = 0
     for r in goals:
         print(line(r))
-        if r["error"] is None and ((r["value"] <= r["target"]) if r["op"] == "<="
-                                   else (r["value"] >= r["target"])):
+        if goal_met(r):
             met += 1
     errors = sum(r["error"] is not None for r in ratios.lines)
     print("goals met: %d of %d%s" % (met, len(goals),
@@ -295,6 +361,12 @@ def main():
     ap.add_argument("--informational", nargs="*", default=[],
                     help="models whose ratio lines are shown but not goals")
     ap.add_argument("--model-goal", type=float, default=1.5)
+    ap.add_argument("--int8", action=argparse.BooleanOptionalAction, default=True,
+                    help="also each model's int8 version, <model>-int8 (default: yes)")
+    ap.add_argument("--int8-goal", type=float, default=1.0,
+                    help="an int8 model on the device over onnxruntime on the same QDQ file")
+    ap.add_argument("--int8-speedup-goal", type=float, default=2.0,
+                    help="an fp32 model's device median over its int8 version's")
     ap.add_argument("--out-dir", help="where ratios.dat/.gp/.png go")
     ap.add_argument("--no-chart", action="store_true", help="print the ratios only")
     args = ap.parse_args()
@@ -321,6 +393,7 @@ def main():
 
     info = {m + "-vs-onnxruntime" for m in args.informational}
     info |= {m + "-vs-onnxruntime-1thread" for m in args.models}
+    info |= {m + "-int8-vs-onnxruntime-int8-1thread" for m in args.models}
     print()
     _, _, errors = print_block(ratios, info)
 
@@ -332,6 +405,9 @@ def main():
 
     for what in ratios.missing:
         print("bench: missing: %s" % what, file=sys.stderr)
+    for r in ratios.lines:
+        if r["error"] is None and r["mismatch"] is not None:
+            ratios.failed.append("ratio %s: outputs not matching: %s" % (r["name"], r["mismatch"]))
     for what in ratios.failed:
         print("bench: failed: %s" % what, file=sys.stderr)
     if ratios.missing:
@@ -357,8 +433,7 @@ def write_chart(out_dir, ratios, info, missing):
         f.write("# index name value goal met(1/0/2 informational)\n")
         for i, r in enumerate(ratios):
             value, op, target = r["value"], r["op"], r["target"]
-            ok = (value <= target) if op == "<=" else (value >= target)
-            state = 2 if r["name"] in info else (1 if ok else 0)
+            state = 2 if r["name"] in info else (1 if goal_met(r) else 0)
             f.write('%d "%s (%s %g)" %.4g %.4g %d\n' % (i, r["name"], op, target,
                                                          max(value, 1e-3), target, state))
     values = [max(r["value"], 1e-3) for r in ratios] + [r["target"] for r in ratios]
