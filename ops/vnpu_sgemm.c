@@ -3,7 +3,10 @@
  * Blocked fp32 GEMM (vnpu_sgemm.h), laid out as GotoBLAS/BLIS do: B is
  * packed into NR-column strips of a K block, and an MR x NR register
  * block of C accumulates one strip against MR rows of A, one k at a
- * time.  MR and NR are picked per ISA so the accumulators, one strip row
+ * time.  A is read where it lies but for a short last panel: the
+ * engine's A is im2col rows or activations, and a panel stays in L1
+ * while it meets every strip, so packing it would only copy it (a
+ * transposed A, rare in models, pays a cache line per k for that).  MR and NR are picked per ISA so the accumulators, one strip row
  * and a broadcast of A fill the vector registers without spilling:
  * 8 x 32 in 16 zmm on AVX-512, 6 x 16 in 12 ymm on AVX2, 4 x 8 in 8
  * vectors of 16 bytes anywhere else (SSE2, NEON, a TCG guest), each with
@@ -16,7 +19,6 @@
  * ascending order, so each C element still sums its products in k order.
  */
 #include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
