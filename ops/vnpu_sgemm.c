@@ -233,6 +233,21 @@ static void pack_a_panel(bool ta, const float *a, size_t lda, size_t i0,
 }
 
 /*
+ * @n floats of an edge block's row: inline 16-byte moves, as a
+ * libc call per row of an edge block cost as much as its arithmetic
+ * when K is small (1x1 convs over 24 to 96 channels).
+ */
+static inline void copy_row(float *dst, const float *src, size_t n)
+{
+	size_t j = 0;
+
+	for (; j + 4 <= n; j += 4)
+		*(v4f *)(dst + j) = *(const v4f *)(src + j);
+	for (; j < n; j++)
+		dst[j] = src[j];
+}
+
+/*
  * One register block of C at @c, of @rows x @cols <= mr x nr: a block
  * of half the columns or fewer takes the half-width kernel, and a block
  * cut by the edge of C goes through a full-size tile.
@@ -255,10 +270,10 @@ static void block(const struct sgemm_kernel *kn, size_t kc, const float *a,
 	}
 	if (!first)
 		for (r = 0; r < rows; r++)
-			memcpy(tile + r * width, c + r * ldc, cols * sizeof(float));
+			copy_row(tile + r * width, c + r * ldc, cols);
 	fn(kc, a, ars, acs, b, bks, tile, width, first);
 	for (r = 0; r < rows; r++)
-		memcpy(c + r * ldc, tile + r * width, cols * sizeof(float));
+		copy_row(c + r * ldc, tile + r * width, cols);
 }
 
 int vnpu_sgemm_isa(enum vnpu_sgemm_isa isa, bool ta, bool tb, size_t m,
