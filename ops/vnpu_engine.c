@@ -800,6 +800,13 @@ static bool y_dense(const struct conv_geo *g, const struct vnpu_tv *y)
 	       y->st[0] == (int64_t)g->oh * g->ow * g->co;
 }
 
+/* Output pixel r at y->st[2] * r: the rows of one im2col chunk are uniform. */
+static bool y_rows_uniform(const struct conv_geo *g, const struct vnpu_tv *y)
+{
+	return y->st[1] == (int64_t)g->ow * y->st[2] &&
+	       (g->n == 1 || y->st[0] == (int64_t)g->oh * y->st[1]);
+}
+
 static int eng_conv(const struct vnpu_cmd_compute *c,
 		    const struct vnpu_op_info *info, struct vnpu_tv *t,
 		    struct vnpu_run_ctx *rc)
@@ -966,6 +973,22 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 				/* fp16/bf16 zero is all-zero bits too, so the pad is right for every float dtype. */
 				xa.rank = 2;
 				ma = (struct mat){ &xa, col, k, 1, nr, k };
+				if (!ydense && y_rows_uniform(&g, y)) {
+					/*
+					 * Strided y whose pixels still step by one
+					 * stride (NCHW, or a slice of a wider
+					 * tensor): one GEMM for the chunk, not one
+					 * per pixel.
+					 */
+					struct f32_out os = { y, y->p + ((int64_t)r0 * y->st[2] +
+								  (int64_t)grp * g.cog * y->st[3]) * y->esize,
+							      y->st[2], y->st[3], grp * g.cog };
+
+					ret = f32_gemm(c, &ma, &mb, &t[2], &os, rc);
+					if (ret)
+						goto out;
+					continue;
+				}
 				if (!ydense) {
 					/* Strided y: rows are not uniform; go per row. */
 					for (i = 0; i < nr; i++) {
