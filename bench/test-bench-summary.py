@@ -42,6 +42,7 @@ onnxruntime m1-int8: median 2.000 ms, min 1.900 ms over 20 runs (1 thread)
 onnxruntime m1-int8: median 0.800 ms, min 0.700 ms over 20 runs (2 threads)
 cpu-path m1-int8: npu-run --cpu median 1.900 ms over 20 runs (1 thread)
 check cpu-path m1-int8: %s
+check onnxruntime-all m1-int8: FAIL Identity_0.npy: 890 of 896 elements equal, max diff 2 steps (out of tolerance)
 """ % INT8_PASS
 
 # The goals the good logs meet: int8 4.20 >= 4.0, the null job 1.20 <= 1.5,
@@ -124,6 +125,10 @@ def case_good():
     check("good logs: the fp32 device median over the int8 one",
           line_of(goals, "m1-int8-vs-fp32") == "ratio m1-int8-vs-fp32: 3.00x (goal >= 2.0x)",
           out)
+    check("good logs: onnxruntime's own int8 bits at level 'all' shown, not failing the run",
+          "onnxruntime's outputs at the level timed ('all') against the reference's "
+          "('extended'): FAIL Identity_0.npy: 890 of 896 elements equal, max diff 2 steps "
+          "(out of tolerance) (informational)" in out and rc == 0, out + err)
     # Met: int8 4.20 >= 4.0, null job 1.20 <= 1.5, m1-int8 3.00 >= 2.0;
     # not met: fp32 0.85, m1 2.00, m1-int8 1.25.
     check("good logs: goals met 3 of 6", met == "goals met: 3 of 6", out)

@@ -61,7 +61,9 @@ CPU_MEDIAN = re.compile(r"^cpu-path (\S+): npu-run --cpu median (\S+) ms")
 # The outputs of a benchmarked run against onnxruntime's reference
 # (tests/guest/models/b-model.sh on the device, bench-host-models.sh for
 # the CPU path).
-CHECK = re.compile(r"^check (device|cpu-path) (\S+): (PASS|FAIL)\b ?(.*)$")
+# onnxruntime-all: onnxruntime's own outputs of an int8 model at the level
+# it is timed at ('all') against its reference's ('extended').
+CHECK = re.compile(r"^check (device|cpu-path|onnxruntime-all) (\S+): (PASS|FAIL)\b ?(.*)$")
 PROFILE = re.compile(r"^profile (\S+): (.*)$")
 # The console may carry a carriage return.
 CLEAN = re.compile(r"\r")
@@ -179,8 +181,8 @@ def model_ratios(args, ratios):
         if m:
             fig.cpu[m.group(1)] = m.group(2)
         m = CHECK.match(line)
-        if m and m.group(1) == "cpu-path":
-            fig.checks[("cpu-path", m.group(2))] = (m.group(3), m.group(4))
+        if m and m.group(1) != "device":
+            fig.checks[(m.group(1), m.group(2))] = (m.group(3), m.group(4))
 
     for model in args.models:
         model_block(fig, ratios, model, model + "-vs-onnxruntime", args.model_goal)
@@ -246,6 +248,10 @@ def model_block(fig, ratios, model, name, goal):
             t, "" if t == 1 else "s", ort[t]))
     if not ort_ms:
         print("  onnxruntime (host): no figure")
+    all_check = fig.checks.get(("onnxruntime-all", model))
+    if all_check:
+        print("  onnxruntime's outputs at the level timed ('all') against the reference's "
+              "('extended'): %s (informational)" % " ".join(all_check).strip())
     if model in fig.cpu:
         cpu_check = fig.checks.get(("cpu-path", model))
         cpu_ms, ort1 = number(fig.cpu[model]), ort_ms.get(1)
