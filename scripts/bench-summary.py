@@ -440,15 +440,18 @@ def write_chart(out_dir, ratios, info, missing):
         for i, r in enumerate(ratios):
             value, op, target = r["value"], r["op"], r["target"]
             state = 2 if r["name"] in info else (1 if goal_met(r) else 0)
-            f.write('%d "%s (%s %g)" %.4g %.4g %d\n' % (i, r["name"], op, target,
-                                                         max(value, 1e-3), target, state))
+            # A bar of outputs that do not match says so: its colour alone
+            # would read as a goal merely missed.
+            f.write('%d "%s (%s %g)%s" %.4g %.4g %d\n' % (
+                i, r["name"], op, target, ", outputs not matching" if r["mismatch"] else "",
+                max(value, 1e-3), target, state))
     values = [max(r["value"], 1e-3) for r in ratios] + [r["target"] for r in ratios]
     lo = 10 ** math.floor(math.log10(min(values)) - 0.3)
     hi = 10 ** math.ceil(math.log10(max(values)) + 0.3)
     height = 320 + 34 * len(ratios)
     with open(gp, "w") as f:
         f.write("""# Written by scripts/bench-summary.py; gnuplot %(gp)s renders %(png)s.
-set terminal pngcairo size 1100,%(height)d font ",10"
+set terminal pngcairo size 1300,%(height)d font ",10"
 set output "%(png)s"
 set title "make bench: measured ratio (bar) against its goal (black mark); log scale"
 set logscale x
