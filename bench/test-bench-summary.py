@@ -214,7 +214,8 @@ def main():
                   host_ops=HOST_OPS + "ratio dwconv-int8-vs-best-peer: 1.10x (goal >= 1.0x) "
                   "(outputs not matching: XNNPACK's output differs)\n")
     error_case("the int8 model's output not checked", "m1-int8-vs-onnxruntime-int8",
-               "not checked", also=("m1-int8-vs-fp32",), guest=GUEST.replace("check device m1-int8: %s\n" % INT8_PASS, ""))
+               "not checked", also=("m1-int8-vs-fp32",),
+               guest=GUEST.replace("check device m1-int8: %s\n" % INT8_PASS, ""))
     error_case("the int8 model did not run on the device", "m1-int8-vs-fp32",
                "no 'bench-model m1-int8' line",
                guest=GUEST.replace("bench-model m1-int8: npu median 1.000 ms over 10 runs, "

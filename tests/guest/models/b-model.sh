@@ -114,7 +114,7 @@ case $name in
 	if [ -f "$(model_file "$name-int8")" ]; then
 		bench "$name-int8"
 	else
-		tap 0 "$name-int8 on the NPU: no int8 model $(model_file "$name-int8") in this initramfs (make models)"
+		tap 0 "$name-int8 on the NPU: no $(model_file "$name-int8") in this initramfs (make models)"
 	fi
 	;;
 esac
