@@ -845,7 +845,9 @@ int npu__pack_weights(struct cstate *c)
  * NCHW convolutions and pools read and write NHWC views of NCHW memory,
  * which the device engine takes only on its strided (slow) paths.  An
  * internal 4-D value that nothing but such ops and layout-free ops
- * (ELTWISE, ACTIVATION) touch is stored NHWC instead, densely; the
+ * (ELTWISE, ACTIVATION, per-tensor QUANTIZE and DEQUANTIZE: a QDQ
+ * model's convolutions are between them) touch is stored NHWC instead,
+ * densely; the
  * layout-free ops then work on [N,H,W,C] shapes, with their static
  * broadcast operands permuted to match.  Graph inputs and outputs, and
  * values a RESHAPE or any other op sees, keep the graph's layout.
@@ -872,10 +874,24 @@ static int layout_role(const struct gnode *n, uint32_t k)
 		return out || k == 0 ? L_ROLE_FREE : L_ROLE_NONE;
 	case NPU_OP_ELTWISE:
 	case NPU_OP_ACTIVATION:
+	/* per tensor (npu__plan_layout() keeps per-channel ones out) */
+	case NPU_OP_QUANTIZE:
+	case NPU_OP_DEQUANTIZE:
 		return L_ROLE_GROUP;
 	default:
 		return L_ROLE_NONE;
 	}
+}
+
+/*
+ * A QUANTIZE or DEQUANTIZE along a channel axis: its axis is the graph's,
+ * so it keeps the graph's layout.
+ */
+static bool per_channel_qdq(const struct npu_graph *w, const struct gnode *n)
+{
+	return n->kind == NPU_NODE_OP &&
+	       (n->op.kind == NPU_OP_QUANTIZE || n->op.kind == NPU_OP_DEQUANTIZE) &&
+	       (w->v[n->in[0]].chq || w->v[n->out].chq);
 }
 
 static bool layout_candidate(const struct gvalue *v)
@@ -983,7 +999,8 @@ int npu__plan_layout(struct cstate *c)
 		for (k = 0; k <= n->num_inputs; k++) {
 			uint32_t v = operand(n, k);
 
-			if (v != NPU_VALUE_NONE && layout_role(n, k) == L_ROLE_NONE)
+			if (v != NPU_VALUE_NONE &&
+			    (layout_role(n, k) == L_ROLE_NONE || per_channel_qdq(w, n)))
 				bad[v] = 1;
 		}
 	}

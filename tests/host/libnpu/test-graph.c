@@ -786,6 +786,67 @@ static void test_layout_plan(void **state)
 }
 
 /*
+ * A QDQ model's float units: convolutions between per-tensor QUANTIZE and
+ * DEQUANTIZE, which the NHWC plan stores NHWC too (an NCHW value there
+ * sent the float convolutions to their strided paths).  Both plans must
+ * give the same bytes.
+ */
+static void test_layout_plan_qdq(void **state)
+{
+	enum { C = 4, H = 5, W = 6 };
+	static const uint32_t dx[4] = { 1, C, H, W }, dw[4] = { C, C, 3, 3 };
+	float x[C * H * W], w[C * C * 9], y1[C * H * W], y2[C * H * W];
+	struct npu_op_params conv = { .size = sizeof(struct npu_op_params),
+		.kind = NPU_OP_CONV2D, .conv = { .stride = { 1, 1 },
+			.dilation = { 1, 1 }, .pad = { 1, 1, 1, 1 }, .groups = 1 } },
+		q = { .size = sizeof(q), .kind = NPU_OP_QUANTIZE },
+		dq = { .size = sizeof(dq), .kind = NPU_OP_DEQUANTIZE };
+	struct npu_value_desc qd = NPU_VALUE_DESC_INIT;
+	uint32_t vx, vy, vw, t0, tq, td;
+	struct npu_runtime *rt[2];
+	struct npu_graph *g;
+
+	(void)state;
+	fill(x, sizeof(x) / 4, 61);
+	fill(w, sizeof(w) / 4, 62);
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 4, dx, NPU_VALUE_INPUT, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 4, dx, NPU_VALUE_OUTPUT, NULL);
+	vw = val(g, "w", NPU_DTYPE_FP32, 4, dw, 0, w);
+	t0 = val(g, "c", NPU_DTYPE_FP32, 4, dx, 0, NULL);
+	td = val(g, "cd", NPU_DTYPE_FP32, 4, dx, 0, NULL);
+	qd.name = "cq";
+	qd.dtype = NPU_DTYPE_INT8;
+	qd.rank = 4;
+	memcpy(qd.dims, dx, sizeof(dx));
+	qd.scale = 0.05f;
+	qd.zero_point = 3;
+	assert_int_equal(npu_graph_add_value(g, &qd, &tq), 0);
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = &conv, .num_inputs = 2,
+		.inputs = (uint32_t[]){ vx, vw }, .output = t0 }, NULL), 0);
+	node(g, "q", &q, 1, &t0, tq);
+	node(g, "dq", &dq, 1, &tq, td);
+	assert_int_equal(npu_graph_add_node(g, &(struct npu_node_desc){ .size = sizeof(struct npu_node_desc),
+		.kind = NPU_NODE_OP,
+		.flags = NPU_NODE_NCHW, .op = &conv, .num_inputs = 2,
+		.inputs = (uint32_t[]){ td, vw }, .output = vy }, NULL), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt[0]), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, NPU_COMPILE_NCHW_ONLY, &rt[1]), 0);
+	npu_graph_free(g);
+	assert_int_equal(npu_runtime_setup(rt[0], 2, (uint32_t[]){ vx, vy },
+					   (void *[]){ x, y1 }), 0);
+	assert_int_equal(npu_runtime_setup(rt[1], 2, (uint32_t[]){ vx, vy },
+					   (void *[]){ x, y2 }), 0);
+	assert_int_equal(npu_runtime_run(rt[0], NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_int_equal(npu_runtime_run(rt[1], NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_memory_equal(y1, y2, sizeof(y1));
+	npu_runtime_free(rt[0]);
+	npu_runtime_free(rt[1]);
+}
+
+/*
  * Data movement, as BlazeFace's exporter writes it: an NHWC input
  * transposed to NCHW, a 1x1 convolution, channels appended from a
  * constant (CONCAT), a constant-bordered pad and a crop (COPY), and the
@@ -1080,6 +1141,7 @@ int main(void)
 		cmocka_unit_test(test_hardswish_rewrite),
 		cmocka_unit_test(test_bind_and_dead),
 		cmocka_unit_test(test_layout_plan),
+		cmocka_unit_test(test_layout_plan_qdq),
 		cmocka_unit_test(test_data_movement),
 		cmocka_unit_test(test_slice_steps),
 		cmocka_unit_test(test_data_movement_errors),
