@@ -259,14 +259,20 @@ int oi_op_conv_integer(struct nctx *c);
 int oi_op_qlinear_matmul(struct nctx *c);
 int oi_op_matmul_integer(struct nctx *c);
 /*
- * A Conv, ConvTranspose, MatMul or Gemm between DequantizeLinear inputs and one
- * QuantizeLinear reader as one integer op: 0 when done, 1 when the node
- * is no such unit (import it as it is), or a negative errno.
+ * A QDQ unit (a Conv, ConvTranspose, MatMul or Gemm, or a Softmax, Add or
+ * Mul, between DequantizeLinear inputs and one QuantizeLinear reader) as
+ * onnxruntime runs it: one integer op (or its QLinear kernel) where
+ * onnxruntime fuses the unit, the nodes as they are in float elsewhere.
+ * 0 when done, 1 when the node is no such unit (import it as it is), or a
+ * negative errno.
  */
 int oi_qdq_unit(struct nctx *c);
 /* Is @n a QuantizeLinear whose output its QDQ unit already wrote? */
 bool oi_qdq_done(struct imp *im, const Onnx__NodeProto *n);
-/* The one node reading tensor @name, NULL for none, several or a graph output. */
+/*
+ * The one node reading tensor @name, NULL for none, several (or one node
+ * reading it twice) or a graph output.
+ */
 const Onnx__NodeProto *oi_single_reader(struct imp *im, const char *name);
 /* Run @op's kernel for the node: a kernel node, or folded (onnx_kernel.c). */
 int oi_kernel_node(struct nctx *c, const struct npu_onnx_op *op);

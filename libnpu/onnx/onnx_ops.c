@@ -27,6 +27,9 @@ int oi_op_binary(struct nctx *c)
 	uint32_t ra, rb, r, da[8], db[8], dy[8], in[2];
 	int ret;
 
+	ret = oi_qdq_unit(c);
+	if (ret <= 0)
+		return ret;
 	ret = oi_need_in(c, 0, &a);
 	if (!ret)
 		ret = oi_need_in(c, 1, &b);
@@ -670,8 +673,11 @@ int oi_op_softmax(struct nctx *c)
 	struct sym *x = NULL;
 	int64_t axis = oi_attr_i(c, "axis", c->opset >= 13 ? -1 : 1);
 	uint32_t r, xd[8], in, d2[2] = { 1, 1 }, i, mid, res;
-	int ret = oi_need_in(c, 0, &x);
+	int ret = oi_qdq_unit(c);
 
+	if (ret <= 0)
+		return ret;
+	ret = oi_need_in(c, 0, &x);
 	if (!ret)
 		ret = oi_sym_shape(c, x, &r, xd);
 	if (!ret)
