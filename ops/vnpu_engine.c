@@ -164,6 +164,20 @@ static int f32_epilogue(unsigned int act, float alpha, float beta,
 			for (j = 0; j < n; j++)
 				r[j] = r[j] >= 0.0f ? r[j] : r[j] * alpha;
 			break;
+		case VNPU_ACT_HARD_SIGMOID:
+			for (j = 0; j < n; j++) {
+				float t = alpha * r[j] + beta;
+
+				r[j] = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+			}
+			break;
+		case VNPU_ACT_HARD_SWISH:
+			for (j = 0; j < n; j++) {
+				float t = r[j] * (1.0f / 6.0f) + 0.5f;
+
+				r[j] = r[j] * (t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t);
+			}
+			break;
 		default:
 			for (j = 0; j < n; j++)
 				r[j] = vnpu_act_ab(act, alpha, beta, r[j]);

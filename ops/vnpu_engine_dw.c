@@ -410,6 +410,20 @@ static void epi_f32(float *y, const float *bv, const float *sv, unsigned int act
 		for (j = 0; j < n; j++)
 			y[j] = y[j] >= 0.0f ? y[j] : y[j] * alpha;
 		break;
+	case VNPU_ACT_HARD_SIGMOID:
+		for (j = 0; j < n; j++) {
+			float t = alpha * y[j] + beta;
+
+			y[j] = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+		}
+		break;
+	case VNPU_ACT_HARD_SWISH:
+		for (j = 0; j < n; j++) {
+			float t = y[j] * (1.0f / 6.0f) + 0.5f;
+
+			y[j] = y[j] * (t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t);
+		}
+		break;
 	default:
 		for (j = 0; j < n; j++)
 			y[j] = vnpu_act_ab(act, alpha, beta, y[j]);

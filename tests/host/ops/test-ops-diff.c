@@ -115,6 +115,7 @@ struct env {
 	struct flat f;
 	struct rng r;
 	float ftol_abs;		/* absolute float tolerance of this case */
+	bool one_term;		/* float sums of one product: exact on every kernel */
 	unsigned int cases;
 	unsigned int mark[VNPU_ENG_NPATHS];	/* reached[] when a test began */
 };
@@ -257,7 +258,8 @@ static void run_case(struct env *e, struct vnpu_cmd_compute *c)
 	path = flat_engine.res.path;
 	assert_true(path > VNPU_ENG_NONE && path < VNPU_ENG_NPATHS);
 	reached[path]++;
-	exact = path_exact(path);
+	/* One product has no summation order: only the epilogue is left. */
+	exact = path_exact(path) || e->one_term;
 	assert_int_equal(flat_ref(&f2, c), 0);
 
 	a = e->f.mem;
@@ -717,6 +719,71 @@ static void test_dwconv(void **state)
 		one_dwconv(*state, false);
 	for (i = 0; i < 6; i++)
 		one_dwconv(*state, true);
+}
+
+/*
+ * Float GEMMs, convs and depthwise convs whose sums are one product each
+ * (K = 1, 1x1 kernels of one input channel per group), so the kernels'
+ * own bias and activation passes must give the reference's bits for
+ * every activation; strides and padding give pad outputs, act(bias).
+ */
+static void one_term_case(struct env *e)
+{
+	struct vnpu_cmd_compute c;
+	struct vnpu_attr_conv2d *at = &c.attr.conv;
+	uint32_t m = 1 + rnd(&e->r, 20), n = 1 + rnd(&e->r, 40), one = 1;
+	uint32_t h = 1 + rnd(&e->r, 10), w = 1 + rnd(&e->r, 10), g;
+	uint32_t da[2] = { m, one }, db[2] = { one, n }, dy[4], dx[4], dw[4];
+
+	flat_reset(&e->f);
+	if (rnd(&e->r, 3) == 0) {
+		cmd_init(&c, VNPU_OP_GEMM);
+		c.t[0] = tdesc(VNPU_DT_FP32, 2, da);
+		c.t[1] = tdesc(VNPU_DT_FP32, 2, db);
+		dy[0] = m;
+		dy[1] = n;
+		c.t[3] = tdesc(VNPU_DT_FP32, 2, dy);
+	} else {
+		/* A conv of one group, or a depthwise one of m channels. */
+		g = rnd(&e->r, 2) ? 1 : m;
+		n = g == 1 ? n : g;
+		cmd_init(&c, VNPU_OP_CONV2D);
+		at->groups = g;
+		at->stride_h = 1 + rnd(&e->r, 2);
+		at->stride_w = 1 + rnd(&e->r, 2);
+		at->dilation_h = at->dilation_w = 1;
+		at->pad_top = rnd(&e->r, 3);
+		at->pad_bottom = rnd(&e->r, 3);
+		at->pad_left = rnd(&e->r, 3);
+		at->pad_right = rnd(&e->r, 3);
+		dx[0] = 1; dx[1] = h; dx[2] = w; dx[3] = g;
+		dw[0] = n; dw[1] = 1; dw[2] = 1; dw[3] = 1;
+		dy[0] = 1;
+		dy[1] = (h + at->pad_top + at->pad_bottom - 1) / at->stride_h + 1;
+		dy[2] = (w + at->pad_left + at->pad_right - 1) / at->stride_w + 1;
+		dy[3] = n;
+		c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+		c.t[1] = tdesc(VNPU_DT_FP32, 4, dw);
+		c.t[3] = tdesc(VNPU_DT_FP32, 4, dy);
+	}
+	pick_act(e, &c, false);
+	if (rnd(&e->r, 2))
+		float_bias(e, &c.t[2], n);
+	e->ftol_abs = 0.0f;
+	e->one_term = true;
+	place(e, &c.t[0], true, true);
+	place(e, &c.t[1], true, true);
+	place(e, &c.t[3], true, false);
+	run_case(e, &c);
+	e->one_term = false;
+}
+
+static void test_one_term(void **state)
+{
+	int i;
+
+	for (i = 0; i < 1500; i++)
+		one_term_case(*state);
 }
 
 /*
@@ -1600,6 +1667,7 @@ COUNTED(test_gemm_fold)
 COUNTED(test_conv)
 COUNTED(test_dwconv)
 COUNTED(test_conv_direct)
+COUNTED(test_one_term)
 COUNTED(test_eltwise)
 COUNTED(test_unary)
 COUNTED(test_eltwise_patterns)
@@ -1647,6 +1715,7 @@ int main(void)
 		counted_test(test_conv),
 		counted_test(test_dwconv),
 		counted_test(test_conv_direct),
+		counted_test(test_one_term),
 		counted_test(test_eltwise),
 		counted_test(test_unary),
 		counted_test(test_eltwise_patterns),
