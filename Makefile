@@ -46,7 +46,7 @@ Q := @
 
 .PHONY: all deps qemu kernel module libnpu guest-bin initramfs \
 	check check-host check-fuzz check-qtest check-kunit check-guest check-static \
-	check-dkms check-deb \
+	check-dkms check-deb check-debian-guest debian-guest-deps debian-guest-image run \
 	check-debug debug-kernel debug-module debug-initramfs models models-initramfs \
 	check-summary demo shell bench bench-deps fuzz onnx-report onnx-report-guest clean-results help
 
@@ -257,6 +257,24 @@ check-deb: kernel
 	$(Q)mkdir -p $(RESULTS)
 	$(Q)$(S)/deb-test.sh $(RESULTS)/deb.tap
 
+## check-debian-guest: boot a Debian userspace (bookworm, built with
+## mmdebstrap, cached by its package list) with the device, dpkg -i the
+## packages of check-deb, build vnpu.ko there with DKMS, run the packaged
+## npu-info and npu-run and python3-npu's tests on the device
+# The packages are check-deb's (which `make check` runs just before);
+# built once here when there are none.
+DEBIAN_GUEST_TIMEOUT ?= 3600
+debian-guest-deps:
+	$(Q)$(S)/deps.sh debian-guest
+
+debian-guest-image: debian-guest-deps kernel
+	$(Q)$(S)/debian-guest-image.sh >/dev/null
+
+check-debian-guest: qemu models debian-guest-image
+	$(Q)mkdir -p $(RESULTS)
+	$(Q)ls $(VNPU_BUILD)/deb/vnpu-dkms_*.deb >/dev/null 2>&1 || $(MAKE) --no-print-directory check-deb
+	$(Q)DEBIAN_GUEST_TIMEOUT=$(DEBIAN_GUEST_TIMEOUT) $(S)/debian-guest-test.sh $(RESULTS)/debian-guest.tap
+
 ## demo: boot the guest and show the stack running: the MLP self-check,
 ## then BlazeFace and PP-OCR on real images; the annotated images land in
 ## $(VNPU_BUILD)/demo
@@ -265,9 +283,26 @@ demo: qemu models-initramfs
 	$(Q)$(GUEST_RUN_MODELS) --mode demo --log $(GUEST)/console-demo.log --timeout 1200 \
 		--out-dir $(VNPU_BUILD)/demo
 
-## shell: boot the same guest to an interactive shell (poweroff -f to leave)
-shell: qemu initramfs
-	$(Q)$(GUEST_RUN) --mode shell --log /dev/null
+## run: boot the guest, run CMD on the device in the directory make was
+## started from (RUN_DIR), print its output and exit with its status;
+## shell: the same guest and directory, interactively ('exit' to leave)
+# The directory goes in as an ext4 image and what the command wrote comes
+# back after it (scripts/vnpu-run.py says why not virtio-9p).  PWD is the
+# invoking shell's directory, which make -C leaves alone.
+RUN_DIR ?= $(or $(PWD),$(CURDIR))
+RUN_TIMEOUT ?= 3600
+VNPU_RUN = krel=$$($(S)/kernel.sh) && $(S)/vnpu-run.py --qemu $(QEMU) \
+	--kernel $(VNPU_CACHE)/kernel/$$krel/root/boot/vmlinuz-$$krel \
+	--kroot $(VNPU_CACHE)/kernel/$$krel/root --krel $$krel \
+	--initrd $(GUEST)/initramfs.cpio.gz --init $(TOP)/tests/debian-guest/run-init.sh \
+	--dir "$(RUN_DIR)" --work $(GUEST)/run --timeout $(RUN_TIMEOUT)
+
+run: export VNPU_RUN_CMD = $(value CMD)
+run: qemu initramfs debian-guest-deps
+	$(Q)$(VNPU_RUN) --log $(GUEST)/console-run.log -- "$$VNPU_RUN_CMD"
+
+shell: qemu initramfs debian-guest-deps
+	$(Q)$(VNPU_RUN) --log /dev/null --shell
 
 ## bench: benchmarks on the host and in the guest (the engine, job
 ## latency, the real models against onnxruntime), ending with every ratio
