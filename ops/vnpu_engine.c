@@ -770,38 +770,63 @@ struct conv_geo {
 	const struct vnpu_attr_conv2d *at;
 };
 
-/* Output row @r (b, oy, ox) of group @g: the im2col row in A layout. */
+/*
+ * Output row @r (b, oy, ox) of group @g: the im2col row in A layout.  Pad
+ * taps are @pad_byte in every byte: a one-byte zero point, or the all-zero
+ * bits of a float zero.
+ */
 static void im2col_row(const struct conv_geo *g, const struct vnpu_tv *x,
 		       uint32_t r, uint32_t grp, uint8_t *dst, size_t es,
-		       const uint8_t *pad)
+		       int pad_byte)
 {
 	uint32_t ox = r % g->ow, oy = (r / g->ow) % g->oh, b = r / g->ow / g->oh;
+	size_t tap = g->cig * es;
+	/* Then the taps of one ky are one run of X, copied in one piece. */
+	bool runs = g->at->dilation_w == 1 && g->cig == g->c &&
+		    x->st[3] == 1 && x->st[2] == g->c;
+	int64_t ix0 = (int64_t)ox * g->at->stride_w - g->at->pad_left;
 	uint32_t ky, kx, ci;
 
 	for (ky = 0; ky < g->kh; ky++) {
 		int64_t iy = (int64_t)oy * g->at->stride_h - g->at->pad_top +
 			     (int64_t)ky * g->at->dilation_h;
+		const uint8_t *xrow;
 
+		if (iy < 0 || iy >= g->h) {
+			memset(dst, pad_byte, g->kw * tap);
+			dst += g->kw * tap;
+			continue;
+		}
+		xrow = x->p + ((int64_t)b * x->st[0] + iy * x->st[1] +
+			       (int64_t)grp * g->cig * x->st[3]) * x->esize;
+		if (runs) {
+			int64_t lo = ix0 < 0 ? -ix0 : 0, hi = (int64_t)g->w - ix0;
+
+			lo = lo < g->kw ? lo : g->kw;
+			hi = hi < lo ? lo : hi < g->kw ? hi : g->kw;
+			memset(dst, pad_byte, lo * tap);
+			memcpy(dst + lo * tap, xrow + (ix0 + lo) * x->st[2] * x->esize,
+			       (hi - lo) * tap);
+			memset(dst + hi * tap, pad_byte, (g->kw - hi) * tap);
+			dst += g->kw * tap;
+			continue;
+		}
 		for (kx = 0; kx < g->kw; kx++) {
-			int64_t ix = (int64_t)ox * g->at->stride_w - g->at->pad_left +
-				     (int64_t)kx * g->at->dilation_w;
+			int64_t ix = ix0 + (int64_t)kx * g->at->dilation_w;
 			const uint8_t *src;
 
-			if (iy < 0 || iy >= g->h || ix < 0 || ix >= g->w) {
-				for (ci = 0; ci < g->cig; ci++)
-					memcpy(dst + ci * es, pad, es);
-				dst += g->cig * es;
+			if (ix < 0 || ix >= g->w) {
+				memset(dst, pad_byte, tap);
+				dst += tap;
 				continue;
 			}
-			src = x->p + ((int64_t)b * x->st[0] + iy * x->st[1] +
-				      ix * x->st[2] + (int64_t)grp * g->cig * x->st[3]) * x->esize;
-			if (x->st[3] == 1) {
-				memcpy(dst, src, g->cig * es);
-			} else {
+			src = xrow + ix * x->st[2] * x->esize;
+			if (x->st[3] == 1)
+				memcpy(dst, src, tap);
+			else
 				for (ci = 0; ci < g->cig; ci++)
 					memcpy(dst + ci * es, src + ci * x->st[3] * x->esize, es);
-			}
-			dst += g->cig * es;
+			dst += tap;
 		}
 	}
 }
@@ -955,7 +980,7 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 					uint32_t kk;
 					int32_t s = 0;
 
-					im2col_row(&g, x, r0 + i, grp, dst, 1, (const uint8_t *)&x->zp);
+					im2col_row(&g, x, r0 + i, grp, dst, 1, (uint8_t)x->zp);
 					for (kk = 0; kk < k; kk++) {
 						dst[kk] ^= q.axor;
 						s += dst[kk];
@@ -975,16 +1000,13 @@ static int eng_conv(const struct vnpu_cmd_compute *c,
 				}
 				i8_finish(&q, cacc, rowsum, nr, yrow, y->st[3], grp * g.cog);
 			} else {
-				static const float zero;
 				bool ydense = y_dense(&g, y);
 				struct f32_out o = { y, y->p + ((int64_t)r0 * g.co + grp * g.cog) * y->esize,
 						     g.co, 1, grp * g.cog };
 
 				for (i = 0; i < nr; i++)
 					im2col_row(&g, x, r0 + i, grp,
-						   col + (size_t)i * k * x->esize, x->esize,
-						   (const uint8_t *)&zero);
-				/* fp16/bf16 zero is all-zero bits too, so the pad is right for every float dtype. */
+						   col + (size_t)i * k * x->esize, x->esize, 0);
 				xa.rank = 2;
 				ma = (struct mat){ &xa, col, k, 1, nr, k };
 				if (!ydense && y_rows_uniform(&g, y)) {
