@@ -75,7 +75,8 @@ done
 npu-info > /tmp/npu-info.log 2>&1
 rc=$?
 sed 's/^/# /' /tmp/npu-info.log
-[ $rc = 0 ] && grep -q '^/dev/accel/accel0 at PCI .*driver vnpu' /tmp/npu-info.log
+[ $rc = 0 ] && grep -q '^ *node: */dev/accel/accel0$' /tmp/npu-info.log &&
+	grep -q '^ *kernel driver: *vnpu$' /tmp/npu-info.log
 tap $((! $?)) "npu-info lists /dev/accel/accel0 with driver vnpu (exit $rc)"
 
 # An ONNX node test from Debian's libonnx-testdata (what tests/onnx runs),
