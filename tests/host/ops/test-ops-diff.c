@@ -538,6 +538,9 @@ static void test_gemm_blocked(void **state)
 		one_gemm(*state, true);
 }
 
+/* X of one_conv() transposed in memory. */
+static void permuted_layout(struct env *e, struct vnpu_tensor_desc *d);
+
 static void one_conv(struct env *e)
 {
 	struct vnpu_cmd_compute c;
@@ -626,7 +629,10 @@ static void one_conv(struct env *e)
 			float_bias(e, &c.t[2], co);
 		e->ftol_abs = 2e-5f * (float)(kh * kw * cig + 1);
 	}
-	place(e, &c.t[0], true, true);
+	/* X transposed in memory too (NCHW among them): channels at a stride. */
+	if (rnd(&e->r, 4) == 0)
+		permuted_layout(e, &c.t[0]);
+	place(e, &c.t[0], !c.t[0].flags, true);
 	place(e, &c.t[1], true, true);
 	place(e, &c.t[3], true, false);
 	run_case(e, &c);
