@@ -60,10 +60,13 @@ run_one() {
 	t=$1
 	name=$(basename "$t")
 	echo "VNPU-TEST-BEGIN $name"
+	read -r t0 _ </proc/uptime
 	# The test's own stderr goes to the console too, outside TAP lines.
 	timeout "$per_test_timeout" "$t" 2>&1
 	rc=$?
-	echo "VNPU-TEST-END $name rc=$rc"
+	read -r t1 _ </proc/uptime
+	# Its wall time, so a console log shows where a layer's time goes.
+	echo "VNPU-TEST-END $name rc=$rc secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
 }
 
 case "$mode" in
