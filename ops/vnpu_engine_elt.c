@@ -22,13 +22,16 @@
  * Every element is computed with the reference's arithmetic in the same
  * order (eltwise_f(), vnpu_act_ab(), vnpu_quantize_f()), so the results
  * are bit-identical to it; only which NaN a NaN result is may differ.
- * Per-channel quantized operands stay on the reference path.
+ * Per-channel quantized operands stay on the reference path.  ELTWISE
+ * with VNPU_ROUND_ORT_QLINEAR works on the codes themselves, with the
+ * reference's own per-element functions (vnpu_ref_qlinear.h).
  */
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
 #include "vnpu_engine.h"
+#include "vnpu_ref_qlinear.h"
 
 /* Elements per chunk: three chunk buffers stay in L1. */
 #define ELT_CHUNK	1024
@@ -357,6 +360,41 @@ static void elt_activate(const struct elt_act *f, const float *x, float *o,
 	}
 }
 
+/*
+ * ELTWISE with VNPU_ROUND_ORT_QLINEAR over one row: the codes straight
+ * from the operands (no reals in between), vnpu_ref_qlinear.h's
+ * arithmetic per element.  The FMA clone makes fmaf() an instruction
+ * instead of a libm call; fmaf() rounds once either way.
+ */
+struct elt_qlinear {
+	bool mul, is_signed;
+	int32_t lo, hi;
+	struct vnpu_qlinear_add add;
+	struct vnpu_qlinear_mul prod;
+};
+
+static inline int32_t elt_code(const uint8_t *p, bool is_signed)
+{
+	return is_signed ? (int32_t)(int8_t)*p : (int32_t)*p;
+}
+
+__attribute__((target_clones("arch=haswell", "default")))
+static void elt_qlinear_row(const struct elt_qlinear *q, const uint8_t *a, int64_t sa,
+			    const uint8_t *b, int64_t sb, uint8_t *y, int64_t sy,
+			    uint32_t m)
+{
+	uint32_t j;
+
+	for (j = 0; j < m; j++) {
+		int32_t va = elt_code(a + (int64_t)j * sa, q->is_signed);
+		int32_t vb = elt_code(b + (int64_t)j * sb, q->is_signed);
+		float v = q->mul ? vnpu_qlinear_mul_f(&q->prod, va, vb) :
+			  vnpu_qlinear_add_f(&q->add, va, vb);
+
+		y[(int64_t)j * sy] = (uint8_t)vnpu_qlinear_sat(v, q->lo, q->hi);
+	}
+}
+
 static float bits_f32(uint32_t u)
 {
 	float f;
@@ -402,7 +440,20 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	uint32_t idx[VNPU_MAX_RANK] = { 0 }, n, j0, m;
 	int64_t off[ELT_MAX_OPS] = { 0 }, in[ELT_MAX_OPS];
 	const struct vnpu_tv *y = &t[3];
+	struct elt_qlinear q = {
+		.mul = c->attr.eltwise.kind == VNPU_ELTWISE_MUL,
+		.is_signed = y->dtype == VNPU_DT_INT8,
+		.lo = y->dtype == VNPU_DT_INT8 ? -128 : 0,
+		.hi = y->dtype == VNPU_DT_INT8 ? 127 : 255,
+	};
+	bool qlinear = binary && c->round == VNPU_ROUND_ORT_QLINEAR;
 
+	if (qlinear) {
+		vnpu_qlinear_add_init(&q.add, t[0].scale, t[0].zp, t[1].scale, t[1].zp,
+				      y->scale, y->zp);
+		vnpu_qlinear_mul_init(&q.prod, t[0].scale, t[0].zp, t[1].scale, t[1].zp,
+				      y->scale, y->zp);
+	}
 	if (affine) {
 		vnpu_affine_views(&t[1], &sc, &sh);
 		ops[2] = &sc;
@@ -426,6 +477,11 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 				return -ECANCELED;
 			for (k = 0; k < nops; k++)
 				o[k] = off[k] + (int64_t)j0 * in[k];
+			if (qlinear) {
+				elt_qlinear_row(&q, t[0].p + o[1], in[1], t[1].p + o[2],
+						in[2], y->p + o[0], in[0], m);
+				continue;
+			}
 			out = y->dtype == VNPU_DT_FP32 && in[0] == 1 ?
 			      (float *)(void *)y->p + o[0] : buf[0];
 			if (!binary) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "vnpu_ref.h"
+#include "vnpu_ref_qlinear.h"
 
 /* ---- dtype helpers --------------------------------------------------- */
 
@@ -1132,6 +1133,35 @@ static int check_eltwise_shapes(const struct chk *k)
 }
 
 /*
+ * ELTWISE with VNPU_ROUND_ORT_QLINEAR: onnxruntime's QLinearAdd and
+ * QLinearMul take three 8-bit tensors of one dtype, each with one scale
+ * and zero point, and have no activation.
+ */
+static int check_qlinear(const struct chk *k)
+{
+	const struct vnpu_cmd_compute *c = k->c;
+	unsigned int kind = c->attr.eltwise.kind;
+	int i;
+
+	if (kind != VNPU_ELTWISE_ADD && kind != VNPU_ELTWISE_MUL)
+		return bad(k, OFF(round));
+	if (c->act)
+		return bad(k, OFF(act));
+	for (i = 0; i < VNPU_OP_SLOTS; i++) {
+		const struct vnpu_tensor_desc *t = &c->t[i];
+
+		if (i == 2)
+			continue;
+		if ((t->dtype != VNPU_DT_INT8 && t->dtype != VNPU_DT_UINT8) ||
+		    t->dtype != c->t[3].dtype)
+			return bad(k, TOFF(i, dtype));
+		if (t->quant != VNPU_QUANT_TENSOR)
+			return bad(k, TOFF(i, quant));
+	}
+	return 0;
+}
+
+/*
  * ACTIVATION's optional t1, P [2, ...]: the scale P[0] and shift P[1],
  * float, each broadcasting to X numpy-style and at most CHANNELS
  * elements (a per-channel affine: BatchNormalization in one command).
@@ -1182,6 +1212,8 @@ static int check_ops(const struct chk *k)
 	    ((c->act == VNPU_ACT_CLIP || c->act >= VNPU_ACT_SQRT) &&
 	     op != VNPU_OP_ACTIVATION))
 		return bad(k, OFF(act));
+	if (c->round == VNPU_ROUND_ORT_QLINEAR && op != VNPU_OP_ELTWISE)
+		return bad(k, OFF(round));
 	if (op == VNPU_OP_COPY)
 		return check_copy(k);
 	if (op == VNPU_OP_RESIZE)
@@ -1233,6 +1265,8 @@ static int check_ops(const struct chk *k)
 			    (yax >= y->rank || t->dims[t->quant_axis] != y->dims[yax]))
 				return bad(k, TOFF(i, quant_axis));
 		}
+		if (c->round == VNPU_ROUND_ORT_QLINEAR)
+			return check_qlinear(k);
 		return 0;
 	case VNPU_OP_ACTIVATION:
 		if ((info->present & 2) && (i = check_affine(k)))
@@ -1381,7 +1415,7 @@ int vnpu_op_check_limits(const void *cmd, uint32_t size,
 		return bad(&k, OFF(hdr.opcode));
 	if (cc->act >= VNPU_ACT_COUNT)
 		return bad(&k, OFF(act));
-	if (cc->round > VNPU_ROUND_TFLITE)
+	if (cc->round > VNPU_ROUND_ORT_QLINEAR)
 		return bad(&k, OFF(round));
 	if (cc->reserved0)
 		return bad(&k, OFF(reserved0));
@@ -1741,6 +1775,34 @@ static float eltwise_f(unsigned int kind, float a, float b)
 	}
 }
 
+/* ELTWISE ADD or MUL with VNPU_ROUND_ORT_QLINEAR (check_qlinear()). */
+static int ref_qlinear(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		       struct vnpu_run_ctx *rc)
+{
+	struct vnpu_tv *a = &t[0], *b = &t[1], *y = &t[3];
+	uint32_t idx[VNPU_MAX_RANK] = { 0 };
+	bool mul = c->attr.eltwise.kind == VNPU_ELTWISE_MUL;
+	int32_t lo = dt_min(y->dtype), hi = dt_max(y->dtype);
+	struct vnpu_qlinear_add fa;
+	struct vnpu_qlinear_mul fm;
+	int r = y->rank;
+
+	vnpu_qlinear_add_init(&fa, a->scale, a->zp, b->scale, b->zp, y->scale, y->zp);
+	vnpu_qlinear_mul_init(&fm, a->scale, a->zp, b->scale, b->zp, y->scale, y->zp);
+	do {
+		int32_t va, vb;
+		float v;
+
+		if (vnpu_run_tick(rc, 1))
+			return -ECANCELED;
+		va = ld_raw(a, tv_at_bcast(a, idx, r));
+		vb = ld_raw(b, tv_at_bcast(b, idx, r));
+		v = mul ? vnpu_qlinear_mul_f(&fm, va, vb) : vnpu_qlinear_add_f(&fa, va, vb);
+		*tv_at(y, idx) = (uint8_t)vnpu_qlinear_sat(v, lo, hi);
+	} while (idx_next(idx, y->dims, r));
+	return 0;
+}
+
 static int ref_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
                        struct vnpu_run_ctx *rc)
 {
@@ -1750,6 +1812,8 @@ static int ref_eltwise(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	float beta = vnpu_act_beta(c);
 	int r = y->rank;
 
+	if (c->round == VNPU_ROUND_ORT_QLINEAR)
+		return ref_qlinear(c, t, rc);
 	do {
 		float va, vb, v;
 

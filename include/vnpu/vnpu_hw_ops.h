@@ -166,6 +166,12 @@ enum vnpu_act {
 /* How a real value becomes an integer; see ops.rst "Rounding". */
 #define VNPU_ROUND_ONNX		0	/* binary32 multiplier, half to even */
 #define VNPU_ROUND_TFLITE	1	/* Q31 fixed-point multiplier */
+/*
+ * ELTWISE ADD and MUL only: onnxruntime's QLinearAdd / QLinearMul
+ * arithmetic on the raw codes (ops.rst "Rounding"); see
+ * struct vnpu_attr_eltwise for what the command must then be.
+ */
+#define VNPU_ROUND_ORT_QLINEAR	2
 
 #define VNPU_GEMM_TRANS_A	(1u << 0)	/* A is [.., K, M] */
 #define VNPU_GEMM_TRANS_B	(1u << 1)	/* B is [.., N, K] */
@@ -224,7 +230,20 @@ struct vnpu_attr_pool2d {
 #define VNPU_ELTWISE_MIN	5	/* NaN if either operand is NaN */
 #define VNPU_ELTWISE_POW	6	/* C powf(); exponent 2 and 0.5 exact */
 
-/** ELTWISE with numpy broadcasting: t0 A, t1 B, t3 Y. */
+/**
+ * ELTWISE with numpy broadcasting: t0 A, t1 B, t3 Y.
+ *
+ * With @round VNPU_ROUND_ORT_QLINEAR the command is onnxruntime's
+ * QLinearAdd (@kind ADD) or QLinearMul (@kind MUL): A, B and Y of one
+ * 8-bit dtype, each quantized per tensor, @act VNPU_ACT_NONE.  ADD
+ * computes fma(a, sa / sy, fma(b, sb / sy, fixed)) in binary32 on the
+ * codes, fixed = zy - (sa / sy * za + sb / sy * zb), so A and B are not
+ * interchangeable: A is the operand onnxruntime's kernel runs along its
+ * span.  MUL computes (float)((a - za) * (b - zb)) * (sa * sb / sy) + zy.
+ * Both convert half to even (NaN and values beyond int32 to the lowest
+ * code) and saturate.  Any other op, kind, dtype, per-channel operand or
+ * activation with this rounding is a command error at that field.
+ */
 struct vnpu_attr_eltwise {
 	__u32 kind;
 	__u32 reserved[11];
@@ -381,7 +400,7 @@ struct vnpu_attr_reduce {
  * @hdr: opcode VNPU_OP_*, flags 0, size sizeof(struct vnpu_cmd_compute)
  * @act: VNPU_ACT_* applied after the bias, before the output conversion;
  *	VNPU_ACT_CLIP is ACTIVATION's only (its bounds live in the attrs)
- * @round: VNPU_ROUND_*
+ * @round: VNPU_ROUND_*; VNPU_ROUND_ORT_QLINEAR with ELTWISE ADD/MUL only
  * @reserved0: must be zero
  * @act_alpha: binary32 bits of the leaky ReLU slope or of HARD_SIGMOID's
  *	alpha, else zero

@@ -1208,6 +1208,71 @@ static void test_eltwise_patterns(void **state)
 	}
 }
 
+/*
+ * An 8-bit scale for a VNPU_ROUND_ORT_QLINEAR operand: mostly at random;
+ * a power-of-two multiple of the output's, so that ties land on halves;
+ * or so large against the output's that results saturate, even beyond
+ * int32 or to infinity.
+ */
+static float qlinear_scale(struct env *e, float sy)
+{
+	switch (rnd(&e->r, 6)) {
+	case 0:
+		return sy * (rnd(&e->r, 2) ? 0.5f : 0.25f);
+	case 1:
+		return sy * (float)(1 + rnd(&e->r, 4)) * 0.5f;
+	case 2:
+		return sy * (rnd(&e->r, 2) ? 300.0f : rnd(&e->r, 2) ? 1e12f : 1e35f);
+	default:
+		return rndf(&e->r, 0.002f, 0.05f);
+	}
+}
+
+/*
+ * ELTWISE ADD and MUL with VNPU_ROUND_ORT_QLINEAR: every broadcast
+ * pattern on either side, int8 and uint8, strided operands and rows
+ * long enough for several engine chunks, on the engine's own path.
+ */
+static void test_eltwise_qlinear(void **state)
+{
+	struct env *e = *state;
+	unsigned int on_elt = 0;
+	int i;
+
+	for (i = 0; i < 1200; i++) {
+		struct vnpu_cmd_compute c;
+		uint32_t dy[VNPU_MAX_RANK];
+		int r = 1 + (int)rnd(&e->r, 5), j, k;
+		bool big = rnd(&e->r, 6) == 0, swap = rnd(&e->r, 2);
+		enum elt_pattern pat = rnd(&e->r, PAT_COUNT);
+		uint8_t dt = q8_dts[rnd(&e->r, 2)];
+		float sy = rnd(&e->r, 4) == 0 ? 1.0f / 64.0f : rndf(&e->r, 0.005f, 0.05f);
+
+		for (j = 0; j < r; j++)
+			dy[j] = 1 + rnd(&e->r, big ? 3 : 7);
+		if (big)
+			dy[r - 1] = 1 + rnd(&e->r, 3000);
+		cmd_init(&c, VNPU_OP_ELTWISE);
+		c.round = VNPU_ROUND_ORT_QLINEAR;
+		c.attr.eltwise.kind = rnd(&e->r, 2) ? VNPU_ELTWISE_ADD : VNPU_ELTWISE_MUL;
+		elt_operand(e, &c.t[swap], r, dy, PAT_SAME, dt);
+		elt_operand(e, &c.t[!swap], r, dy, pat, dt);
+		for (k = 0; k < 2; k++)
+			c.t[k].scale = f2u(qlinear_scale(e, sy));
+		c.t[3] = tdesc(dt, r, dy);
+		tquant(&c.t[3], sy, zp_pick(&e->r, dt));
+		flat_reset(&e->f);
+		place(e, &c.t[0], true, true);
+		place(e, &c.t[1], true, true);
+		place(e, &c.t[3], true, false);
+		e->ftol_abs = 0.0f;
+		run_case(e, &c);
+		on_elt += flat_engine.res.path == VNPU_ENG_ELT;
+	}
+	/* the engine's own loop, not its fallback to the reference */
+	assert_int_equal(on_elt, 1200);
+}
+
 /* ACTIVATION, every function, long rows, specials, strided and in place. */
 static void test_activation_all(void **state)
 {
@@ -1677,6 +1742,7 @@ COUNTED(test_one_term)
 COUNTED(test_eltwise)
 COUNTED(test_unary)
 COUNTED(test_eltwise_patterns)
+COUNTED(test_eltwise_qlinear)
 COUNTED(test_activation_all)
 COUNTED(test_pool)
 COUNTED(test_copy)
@@ -1725,6 +1791,7 @@ int main(void)
 		counted_test(test_eltwise),
 		counted_test(test_unary),
 		counted_test(test_eltwise_patterns),
+		counted_test(test_eltwise_qlinear),
 		counted_test(test_activation_all),
 		counted_test(test_pool),
 		counted_test(test_copy),

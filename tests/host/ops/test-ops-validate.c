@@ -103,7 +103,8 @@ static void test_header(void **state)
 	BAD(c.hdr.size = 8);
 	BAD(c.reserved0 = 1);
 	BAD(c.act = VNPU_ACT_COUNT);
-	BAD(c.round = 2);
+	BAD(c.round = VNPU_ROUND_ORT_QLINEAR);	/* ELTWISE's only */
+	BAD(c.round = VNPU_ROUND_ORT_QLINEAR + 1);
 	BAD(c.act_alpha = f2u(0.1f));		/* alpha without leaky relu */
 	BAD(c.act = VNPU_ACT_LEAKY_RELU; c.act_alpha = f2u(NAN));
 	BAD(c.attr.gemm.flags = 4);
@@ -270,6 +271,100 @@ static void test_other_ops(void **state)
 	expect(&c, -EINVAL, "eltwise without b");
 }
 
+/* A valid QLinearAdd: int8 [2, 3, 4] + [4] -> [2, 3, 4]. */
+static void good_qlinear(struct vnpu_cmd_compute *c)
+{
+	static const uint32_t da[3] = { 2, 3, 4 }, db[1] = { 4 };
+	int i;
+
+	flat_reset(&f);
+	cmd_init(c, VNPU_OP_ELTWISE);
+	c->round = VNPU_ROUND_ORT_QLINEAR;
+	c->attr.eltwise.kind = VNPU_ELTWISE_ADD;
+	c->t[0] = tdesc(VNPU_DT_INT8, 3, da);
+	tquant(&c->t[0], 0.02f, -3);
+	c->t[1] = tdesc(VNPU_DT_INT8, 1, db);
+	tquant(&c->t[1], 0.05f, 7);
+	c->t[3] = tdesc(VNPU_DT_INT8, 3, da);
+	tquant(&c->t[3], 0.04f, 1);
+	for (i = 0; i < 4; i++)
+		if (c->t[i].dtype)
+			c->t[i].va = flat_alloc(&f, 64);
+}
+
+/* Refused by the executor and the reference, the checker naming field @off. */
+static void expect_at(const struct vnpu_cmd_compute *c, uint32_t off, const char *what)
+{
+	struct vnpu_cmd_compute cc;
+	struct vnpu_op_info info;
+
+	expect(c, -EINVAL, what);
+	assert_int_equal(vnpu_op_check(c, sizeof(*c), &cc, &info), -EINVAL);
+	if (info.err_off != off) {
+		fprintf(stderr, "%s: refused at byte %u, want %u\n", what, info.err_off, off);
+		fail();
+	}
+}
+
+/*
+ * VNPU_ROUND_ORT_QLINEAR is onnxruntime's QLinearAdd/QLinearMul: every
+ * command it cannot be is refused at the field that makes it so.
+ */
+static void test_qlinear(void **state)
+{
+	struct vnpu_cmd_compute c;
+
+	(void)state;
+	good_qlinear(&c);
+	expect(&c, 0, "valid QLinearAdd");
+	c.attr.eltwise.kind = VNPU_ELTWISE_MUL;
+	expect(&c, 0, "valid QLinearMul");
+	c.t[0].dtype = c.t[1].dtype = c.t[3].dtype = VNPU_DT_UINT8;
+	c.t[0].zero_point = 3;
+	c.t[1].zero_point = 255;
+	c.t[3].zero_point = 128;
+	expect(&c, 0, "valid uint8 QLinearMul");
+
+	good_qlinear(&c);
+	c.attr.eltwise.kind = VNPU_ELTWISE_SUB;
+	expect_at(&c, VNPU_CMD_OFF(round), "QLinear SUB");
+	good_qlinear(&c);
+	c.attr.eltwise.kind = VNPU_ELTWISE_MAX;
+	expect_at(&c, VNPU_CMD_OFF(round), "QLinear MAX");
+	good_qlinear(&c);
+	c.act = VNPU_ACT_RELU;
+	expect_at(&c, VNPU_CMD_OFF(act), "QLinear with an activation");
+	good_qlinear(&c);
+	c.t[1].dtype = VNPU_DT_UINT8;
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(1, dtype), "QLinear int8 + uint8");
+	good_qlinear(&c);
+	c.t[3].dtype = VNPU_DT_UINT8;
+	c.t[3].zero_point = 0;
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(0, dtype), "QLinear int8 into uint8");
+	good_qlinear(&c);
+	c.t[0] = tdesc(VNPU_DT_FP32, c.t[0].rank, c.t[0].dims);
+	c.t[0].va = flat_alloc(&f, 128);
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(0, dtype), "QLinear with a float A");
+	good_qlinear(&c);
+	c.t[3] = tdesc(VNPU_DT_FP32, c.t[3].rank, c.t[3].dims);
+	c.t[3].va = flat_alloc(&f, 128);
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(0, dtype), "QLinear into float");
+	good_qlinear(&c);
+	c.t[1].quant = VNPU_QUANT_CHANNEL;
+	c.t[1].scale = 0;
+	c.t[1].zero_point = 0;
+	c.t[1].quant_axis = 0;
+	c.t[1].quant_va = flat_alloc(&f, 32);
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(1, quant), "QLinear per channel");
+
+	/* other ops and the CPU-only ones do not take it */
+	good_qlinear(&c);
+	c.hdr.opcode = VNPU_OP_REQUANTIZE;
+	memset(&c.t[1], 0, sizeof(c.t[1]));
+	c.attr.eltwise.kind = 0;
+	expect_at(&c, VNPU_CMD_OFF(round), "QLinear rounding on REQUANTIZE");
+}
+
 /* Per-channel arrays are read at run time; bad contents still -EINVAL. */
 static void test_channel_arrays(void **state)
 {
@@ -316,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_tensor),
 		cmocka_unit_test(test_shapes),
 		cmocka_unit_test(test_other_ops),
+		cmocka_unit_test(test_qlinear),
 		cmocka_unit_test(test_channel_arrays),
 		cmocka_unit_test(test_fault),
 	};

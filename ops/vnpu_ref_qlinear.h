@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * onnxruntime's QLinearAdd and QLinearMul arithmetic (ELTWISE with
+ * VNPU_ROUND_ORT_QLINEAR, Documentation/ops.rst "Rounding"), as
+ * onnxruntime's CPU provider (MLAS) computes it on x86-64 with AVX2 and
+ * FMA, operation by operation in binary32.  Users compare int8 models
+ * with onnxruntime bit for bit, and the real-number formula (dequantize,
+ * add, requantize) rounds differently often enough to show.
+ *
+ * Static inline so that one source serves every build that needs it: the
+ * reference (vnpu_ref.c), the engine (vnpu_engine_elt.c), the device and
+ * libnpu's com.microsoft kernels (ok_quant_ms.c), which live in a library
+ * that cannot reach the engine's hidden symbols.  Every includer must be
+ * compiled without floating-point contraction (ISO C mode or
+ * -ffp-contract=off): MLAS's separate multiplies and adds must not fuse.
+ */
+#ifndef VNPU_REF_QLINEAR_H
+#define VNPU_REF_QLINEAR_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * QLinearAdd keeps two ratios and a bias holding the zero points:
+ * y = fma(a, ra, fma(b, rb, fixed)), rounded once.  MLAS runs its first
+ * operand along a span and folds the second into the inner fma, so which
+ * operand is A decides the rounding; the command's A is MLAS's first.
+ */
+struct vnpu_qlinear_add {
+	float ra, rb, fixed;
+};
+
+static inline void vnpu_qlinear_add_init(struct vnpu_qlinear_add *f, float sa,
+					 int32_t za, float sb, int32_t zb,
+					 float sy, int32_t zy)
+{
+	f->ra = sa / sy;
+	f->rb = sb / sy;
+	f->fixed = (float)zy - (f->ra * (float)za + f->rb * (float)zb);
+}
+
+static inline float vnpu_qlinear_add_f(const struct vnpu_qlinear_add *f,
+				       int32_t a, int32_t b)
+{
+	return fmaf((float)a, f->ra, fmaf((float)b, f->rb, f->fixed));
+}
+
+/*
+ * QLinearMul: the exact integer product, converted, times one ratio
+ * (sa * sb first, then / sy), plus the output zero point: two roundings,
+ * no fma (MLAS has only an SSE2 form of it).
+ */
+struct vnpu_qlinear_mul {
+	float ratio, zy;
+	int32_t za, zb;
+};
+
+static inline void vnpu_qlinear_mul_init(struct vnpu_qlinear_mul *f, float sa,
+					 int32_t za, float sb, int32_t zb,
+					 float sy, int32_t zy)
+{
+	f->ratio = sa * sb / sy;
+	f->zy = (float)zy;
+	f->za = za;
+	f->zb = zb;
+}
+
+static inline float vnpu_qlinear_mul_f(const struct vnpu_qlinear_mul *f,
+				       int32_t a, int32_t b)
+{
+	/* |a - za|, |b - zb| <= 255: the product is exact in int32 */
+	return (float)((a - f->za) * (b - f->zb)) * f->ratio + f->zy;
+}
+
+/*
+ * MLAS's conversion (CVTPS2DQ, half to even) and then the 8-bit clamp:
+ * a NaN or a value beyond int32 converts to INT32_MIN, so it saturates
+ * low, as onnxruntime's does.
+ */
+static inline int32_t vnpu_qlinear_sat(float v, int32_t lo, int32_t hi)
+{
+	int32_t q;
+
+	if (!(v >= -2147483648.0f && v < 2147483648.0f))
+		return lo;
+	q = (int32_t)rintf(v);
+	return q < lo ? lo : q > hi ? hi : q;
+}
+
+/*
+ * Which operand onnxruntime's broadcast loop treats as the scalar of its
+ * innermost span, from the two shapes alone (right-aligned, numpy
+ * style): it walks from the innermost axis, skips axes where both are 1
+ * (but not the last it can look at), and the first axis left decides;
+ * an operand of extent 1 there is the scalar, A first.  When it is A,
+ * onnxruntime calls MLAS with B first: B is the command's A.
+ */
+enum vnpu_qlinear_scalar {
+	VNPU_QLINEAR_SCALAR_NONE,
+	VNPU_QLINEAR_SCALAR_A,
+	VNPU_QLINEAR_SCALAR_B,
+};
+
+static inline enum vnpu_qlinear_scalar
+vnpu_qlinear_scalar_side(uint32_t ra, const uint32_t *da, uint32_t rb,
+			 const uint32_t *db)
+{
+	uint32_t common = ra < rb ? ra : rb, i;
+	bool a_moves = false, b_moves = false;
+
+	if (ra == 0)
+		return VNPU_QLINEAR_SCALAR_A;
+	if (rb == 0) {
+		a_moves = da[ra - 1] > 1;
+	} else {
+		for (i = 0; i < common; i++) {
+			uint32_t x = da[ra - 1 - i], y = db[rb - 1 - i];
+
+			if (x <= 1 && y <= 1 && i + 1 < common)
+				continue;
+			a_moves = x > 1;
+			b_moves = y > 1;
+			break;
+		}
+	}
+	if (!a_moves)
+		return VNPU_QLINEAR_SCALAR_A;
+	return b_moves ? VNPU_QLINEAR_SCALAR_NONE : VNPU_QLINEAR_SCALAR_B;
+}
+
+#endif /* VNPU_REF_QLINEAR_H */
