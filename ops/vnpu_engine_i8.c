@@ -147,58 +147,156 @@ static void mk_vnni_8x16(const uint8_t *a, size_t lda, const int8_t *b,
 #define AVX2_TARGET __attribute__((target("avx2")))
 
 /*
- * AVX2 has no u8 x s8 dot product that cannot saturate (vpmaddubsw
- * saturates its int16 pair sums: 2 * 255 * 127 > 32767), so both operands
- * are widened to int16 and multiplied with vpmaddwd, whose pair sums of
- * (0..255) x (-128..127) products are exact in int32.  One sign-extended
- * 16-byte B slice holds 4 columns x 4 k as int16, so each int32 lane gets
- * half of a column's k group; vphaddd folds the halves at the end.
+ * AVX2 has no u8 x s8 dot product that cannot saturate: vpmaddubsw
+ * saturates its int16 pair sums (2 * 255 * 127 > 32767), which is why
+ * onnxruntime's AVX2 kernel is not bit-exact.  So both operands are
+ * widened to int16 and multiplied with vpmaddwd, whose sums of two
+ * (0..255) x (-128..127) products are exact in int32: 16 MACs per
+ * instruction, twice an fp32 FMA's 8, plus the vpaddd into the
+ * accumulator, which Zen 3 and recent Intel cores issue on a port the
+ * multiplies leave free.
  *
- * 4 rows x 8 columns per pass, four passes per 8 x 16 block: 8 accumulators,
- * 2 B and 1 A register, within AVX2's 16.
+ * Widening inside the loop would cost a shuffle per operand vector, as
+ * many as the multiplies.  It is done once per block instead, into stack
+ * buffers: a K block of one B panel as [k/2][16 columns][2] int16 (each
+ * k pair of a row is two vectors of 8 columns, no horizontal adds at the
+ * end), and A rows as [k/2][4 rows][2] per 4-row panel, so each row's k
+ * pair is one 32-bit broadcast.
  */
+#define W_KC	256	/* k of a block: an 8 KiB widened B panel strip */
+#define W_MB	32	/* rows widened at once: 16 KiB of A */
+#define W_MR	4	/* rows of the register block: 8 accumulators */
+
+/* 4 columns x 4 k as s8 -> k pair 0 of the 4 columns, then k pair 1. */
+#define W_B_SHUF 0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15
+
+/* The VNNI-layout panel strip at @b, @kc k, into [kc/2][16][2] int16. */
 AVX2_TARGET
-static void mk_avx2_8x16(const uint8_t *a, size_t lda, const int8_t *b,
-			 uint32_t k4, int32_t *c, size_t ldc, bool acc)
+static void widen_b(const int8_t *b, uint32_t kc, int16_t *w)
 {
-	int rh, ch, r;
+	const __m128i shuf = _mm_setr_epi8(W_B_SHUF);
+	uint32_t k4, q;
+
+	for (k4 = 0; k4 < kc / 4; k4++)
+		for (q = 0; q < 4; q++) {
+			__m128i v = _mm_shuffle_epi8(_mm_loadu_si128(
+				(const __m128i *)(b + (size_t)k4 * 64 + q * 16)), shuf);
+			int16_t *d = w + (size_t)k4 * 64 + q * 8;
+
+			_mm_storeu_si128((__m128i *)d, _mm_cvtepi8_epi16(v));
+			_mm_storeu_si128((__m128i *)(d + 32),
+					 _mm_cvtepi8_epi16(_mm_srli_si128(v, 8)));
+		}
+}
+
+/* Four A rows at @a (stride @lda), @kc k, into [kc/2][4][2] int16. */
+AVX2_TARGET
+static void widen_a(const uint8_t *a, size_t lda, uint32_t kc, int16_t *w)
+{
+	uint32_t k = 0, r;
+
+	for (; k + 16 <= kc; k += 16, w += 64) {
+		__m128i r0 = _mm_loadu_si128((const __m128i *)(a + k));
+		__m128i r1 = _mm_loadu_si128((const __m128i *)(a + lda + k));
+		__m128i r2 = _mm_loadu_si128((const __m128i *)(a + 2 * lda + k));
+		__m128i r3 = _mm_loadu_si128((const __m128i *)(a + 3 * lda + k));
+		/* 16-bit units are k pairs: interleave the rows' pairs. */
+		__m128i l01 = _mm_unpacklo_epi16(r0, r1), h01 = _mm_unpackhi_epi16(r0, r1);
+		__m128i l23 = _mm_unpacklo_epi16(r2, r3), h23 = _mm_unpackhi_epi16(r2, r3);
+
+		_mm256_storeu_si256((__m256i *)w,
+			_mm256_cvtepu8_epi16(_mm_unpacklo_epi32(l01, l23)));
+		_mm256_storeu_si256((__m256i *)(w + 16),
+			_mm256_cvtepu8_epi16(_mm_unpackhi_epi32(l01, l23)));
+		_mm256_storeu_si256((__m256i *)(w + 32),
+			_mm256_cvtepu8_epi16(_mm_unpacklo_epi32(h01, h23)));
+		_mm256_storeu_si256((__m256i *)(w + 48),
+			_mm256_cvtepu8_epi16(_mm_unpackhi_epi32(h01, h23)));
+	}
+	for (; k < kc; k += 2, w += 8)
+		for (r = 0; r < W_MR; r++) {
+			w[2 * r] = a[r * lda + k];
+			w[2 * r + 1] = a[r * lda + k + 1];
+		}
+}
+
+/* C[4][16] (+)= widened A panel x widened B strip over @kc k. */
+AVX2_TARGET
+static void mk_avx2_4x16(const int16_t *a, const int16_t *b, uint32_t kc,
+			 int32_t *c, size_t ldc, bool acc)
+{
+	__m256i x0a, x0b, x1a, x1b, x2a, x2b, x3a, x3b;
 	uint32_t kk;
 
-	for (rh = 0; rh < 2; rh++)
-		for (ch = 0; ch < 2; ch++) {
-			const uint8_t *pa = a + (size_t)rh * 4 * lda;
-			__m256i x[4][2];
+	x0a = x0b = x1a = x1b = x2a = x2b = x3a = x3b = _mm256_setzero_si256();
+#pragma GCC unroll 2
+	for (kk = 0; kk < kc / 2; kk++, a += 8, b += 32) {
+		__m256i vb0 = _mm256_loadu_si256((const __m256i *)b);
+		__m256i vb1 = _mm256_loadu_si256((const __m256i *)(b + 16));
+		__m256i va;
 
-			for (r = 0; r < 4; r++)
-				x[r][0] = x[r][1] = _mm256_setzero_si256();
-			for (kk = 0; kk < k4; kk++) {
-				const int8_t *pb = b + kk * 64 + ch * 32;
-				__m256i vb0 = _mm256_cvtepi8_epi16(
-					_mm_loadu_si128((const __m128i *)pb));
-				__m256i vb1 = _mm256_cvtepi8_epi16(
-					_mm_loadu_si128((const __m128i *)(pb + 16)));
+#define ROW(r, xa, xb) \
+		va = _mm256_set1_epi32(ld_i32((const uint8_t *)(a + 2 * (r)))); \
+		xa = _mm256_add_epi32(xa, _mm256_madd_epi16(va, vb0)); \
+		xb = _mm256_add_epi32(xb, _mm256_madd_epi16(va, vb1))
+		ROW(0, x0a, x0b);
+		ROW(1, x1a, x1b);
+		ROW(2, x2a, x2b);
+		ROW(3, x3a, x3b);
+#undef ROW
+	}
+#define STORE(r, xa, xb) do { \
+		__m256i *pc = (__m256i *)(c + (r) * ldc); \
+		if (acc) { \
+			xa = _mm256_add_epi32(xa, _mm256_loadu_si256(pc)); \
+			xb = _mm256_add_epi32(xb, _mm256_loadu_si256(pc + 1)); \
+		} \
+		_mm256_storeu_si256(pc, xa); \
+		_mm256_storeu_si256(pc + 1, xb); \
+	} while (0)
+	STORE(0, x0a, x0b);
+	STORE(1, x1a, x1b);
+	STORE(2, x2a, x2b);
+	STORE(3, x3a, x3b);
+#undef STORE
+}
 
-				for (r = 0; r < 4; r++) {
-					__m256i va = _mm256_cvtepu8_epi16(
-						_mm_set1_epi32(ld_i32(pa + r * lda + 4 * kk)));
+/*
+ * vnpu_i8_gemm() on AVX2: per K block and W_MB rows, A widened once and
+ * each B panel strip widened once, then every 4-row panel against it.
+ * Widening B once per W_MB rows costs about 1/W_MB of the multiplies.
+ */
+AVX2_TARGET
+static int gemm_avx2(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
+		     int32_t *c, struct vnpu_run_ctx *x)
+{
+	int16_t aw[W_MB * W_KC] __attribute__((aligned(32)));
+	int16_t bw[VNPU_I8_NR * W_KC] __attribute__((aligned(32)));
+	size_t pstride = (size_t)b->kp / 4 * 64;
+	uint32_t npan = b->np / VNPU_I8_NR, k0, m0, m, j;
 
-					x[r][0] = _mm256_add_epi32(x[r][0],
-								   _mm256_madd_epi16(va, vb0));
-					x[r][1] = _mm256_add_epi32(x[r][1],
-								   _mm256_madd_epi16(va, vb1));
-				}
-			}
-			for (r = 0; r < 4; r++) {
-				int32_t *pc = c + (size_t)(rh * 4 + r) * ldc + ch * 8;
-				/* lanes: c0 c1 c4 c5 | c2 c3 c6 c7 */
-				__m256i v = _mm256_hadd_epi32(x[r][0], x[r][1]);
+	for (k0 = 0; k0 < b->kp; k0 += W_KC) {
+		uint32_t kc = b->kp - k0 < W_KC ? b->kp - k0 : W_KC;
+		bool acc = k0 != 0;
 
-				v = _mm256_permute4x64_epi64(v, 0xd8);
-				if (acc)
-					v = _mm256_add_epi32(v, _mm256_loadu_si256((const __m256i *)pc));
-				_mm256_storeu_si256((__m256i *)pc, v);
+		for (m0 = 0; m0 < mp; m0 += W_MB) {
+			uint32_t rows = mp - m0 < W_MB ? mp - m0 : W_MB;
+
+			for (m = 0; m < rows; m += W_MR)
+				widen_a(a + (size_t)(m0 + m) * b->kp + k0, b->kp, kc,
+					aw + (size_t)m * kc);
+			for (j = 0; j < npan; j++) {
+				if (vnpu_run_tick(x, (uint64_t)rows * kc * VNPU_I8_NR))
+					return -ECANCELED;
+				widen_b(b->p + j * pstride + (size_t)k0 / 4 * 64, kc, bw);
+				for (m = 0; m < rows; m += W_MR)
+					mk_avx2_4x16(aw + (size_t)m * kc, bw, kc,
+						     c + (size_t)(m0 + m) * b->np + j * VNPU_I8_NR,
+						     b->np, acc);
 			}
 		}
+	}
+	return 0;
 }
 
 static bool have_vnni(void)
@@ -294,6 +392,10 @@ int vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
 	size_t pstride = (size_t)b->kp / 4 * 64;
 	uint32_t npan = b->np / VNPU_I8_NR, k0, m0, m, j;
 
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (kern == VNPU_I8_AVX2)
+		return gemm_avx2(a, mp, b, c, x);
+#endif
 	for (k0 = 0; k0 < b->kp; k0 += KC) {
 		uint32_t kc = b->kp - k0 < KC ? b->kp - k0 : KC;
 		bool acc = k0 != 0;
@@ -320,15 +422,6 @@ int vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
 					if (kern == VNPU_I8_VNNI) {
 						mk_vnni_8x16(pa, b->kp, pb, kc / 4, pc,
 							     b->np, acc);
-						continue;
-					}
-					if (kern == VNPU_I8_AVX2) {
-						mk_avx2_8x16(pa, b->kp, pb, kc / 4, pc,
-							     b->np, acc);
-						if (np2 == 2)
-							mk_avx2_8x16(pa, b->kp, pb + pstride,
-								     kc / 4, pc + VNPU_I8_NR,
-								     b->np, acc);
 						continue;
 					}
 #endif
