@@ -29,6 +29,7 @@
 
 #include "ok_quant.h"
 #include "onnx_import.h"
+#include "../../ops/vnpu_ref_qlinear.h"
 
 /* ---- Parameters ----------------------------------------------------------- */
 
@@ -666,6 +667,95 @@ static const struct npu_onnx_op *ms_op_of(const Onnx__NodeProto *n, size_t *ndq)
 	return NULL;
 }
 
+/*
+ * oi_add_node() for a node whose rounding is its own: that one gives every
+ * op npu_onnx_options.rounding, the choice between ONNX's and TFLite's
+ * requantization, which onnxruntime's QLinear arithmetic is not.
+ */
+static int add_own_rounding_node(struct imp *im, const struct oi_node *d)
+{
+	struct npu_node_desc nd = NPU_NODE_DESC_INIT;
+	struct npu_op_params op = d->op;
+	uint64_t max = (uint64_t)im->lim.max_nodes * GRAPH_NODES_PER_NODE +
+		       (im->gp ? im->gp->n_output : 0);
+	int ret;
+
+	if (npu_graph_num_nodes(im->m->g) >= max)
+		return oi_fail(im, "graph nodes would exceed %llu, %u per ONNX node of the limit of %u (npu_onnx_options.max_nodes)",
+			       (unsigned long long)max, GRAPH_NODES_PER_NODE, im->lim.max_nodes);
+	op.size = sizeof(op);
+	nd.name = d->name;
+	nd.kind = d->kind;
+	nd.op = &op;
+	nd.num_inputs = d->num_inputs;
+	nd.inputs = d->inputs;
+	nd.output = d->output;
+	ret = npu_graph_add_node(im->m->g, &nd, NULL);
+	if (ret)
+		return ret == -ENOMEM ? oi_nomem(im) : oi_fail(im, "%s", npu_graph_error(im->m->g));
+	return 0;
+}
+
+/*
+ * A QLinearAdd or QLinearMul unit as one device ELTWISE with onnxruntime's
+ * arithmetic (VNPU_ROUND_ORT_QLINEAR), so the graph keeps it in the
+ * device job: both inputs and the output of one 8-bit type with constant
+ * per-tensor parameters.  For Add the operand onnxruntime's broadcast
+ * loop runs along (not its scalar) goes first: that order is the
+ * rounding's.  1: not such a unit (the CPU kernel takes it).
+ */
+static int ms_eltwise(struct nctx *c, const Onnx__NodeProto *const *dq,
+		      const Onnx__NodeProto *qn, float ys, int32_t yzp, enum npu_dtype ydt)
+{
+	struct oi_node d = { .kind = NPU_NODE_OP, .name = c->name };
+	uint32_t rank[2], dims[2][8], yr, yd[8], in[2];
+	bool add = is_named(c->n, "Add");
+	struct sym *x[2], *o;
+	enum npu_dtype dt;
+	int32_t zp[2];
+	float sc[2];
+	int i, first = 0, ret;
+
+	for (i = 0; i < 2; i++) {
+		x[i] = in_sym(c->im, dq[i], 0);
+		if (oi_sym_dtype(x[i]) != ydt ||
+		    !node_qparams(c->im, dq[i], ydt, &sc[i], &zp[i], &dt) || dt != ydt)
+			return 1;
+		ret = oi_sym_shape(c, x[i], &rank[i], dims[i]);
+		if (ret)
+			return ret;
+	}
+	ret = oi_broadcast(c, rank[0], dims[0], rank[1], dims[1], &yr, yd);
+	if (ret)
+		return ret;
+	if (add && vnpu_qlinear_scalar_side(rank[0], dims[0], rank[1], dims[1]) ==
+		   VNPU_QLINEAR_SCALAR_A)
+		first = 1;
+	for (i = 0; i < 2; i++) {
+		int k = i ^ first;
+
+		ret = qview(c, x[k], sc[k], zp[k], &in[i]);
+		if (ret)
+			return ret;
+	}
+	ret = oi_add_sym(c->im, qn->output[0], &o);
+	if (!ret)
+		ret = qout_value(c->im, o, ydt, ys, yzp, yr, yd);
+	if (ret)
+		return ret;
+	d.op.kind = NPU_OP_ELTWISE;
+	d.op.eltwise.kind = add ? NPU_ELTWISE_ADD : NPU_ELTWISE_MUL;
+	d.op.round = NPU_ROUND_ORT_QLINEAR;
+	d.inputs = in;
+	d.num_inputs = 2;
+	d.output = o->value;
+	ret = add_own_rounding_node(c->im, &d);
+	if (ret)
+		return ret;
+	oi_lookup(c->im, qn->output[0])->qdq_fused = true;
+	return 0;
+}
+
 /* Input @i of node @n, or "" (an absent optional input) */
 static char *input_or_empty(const Onnx__NodeProto *n, size_t i)
 {
@@ -711,6 +801,11 @@ static int ms_unit(struct nctx *c)
 		    ort_act_dtype(c->im, dq[i]->input[0], xdt) !=
 		    ort_act_dtype(c->im, qn->output[0], ydt))
 			return 1;
+	}
+	if (op != &ok_op_qlinear_softmax) {
+		ret = ms_eltwise(c, dq, qn, ys, yzp, ydt);
+		if (ret <= 0)
+			return ret;
 	}
 	k.nin = 0;
 	for (i = 0; i < ndq; i++) {

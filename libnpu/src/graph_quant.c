@@ -40,6 +40,8 @@ static bool real_valued(const struct gnode *n)
 		return false;
 	switch (n->op.kind) {
 	case NPU_OP_ELTWISE:
+		/* onnxruntime's QLinear arithmetic reads and writes codes */
+		return n->op.round != NPU_ROUND_ORT_QLINEAR;
 	case NPU_OP_ACTIVATION:
 	case NPU_OP_POOL2D:
 	case NPU_OP_SOFTMAX:

@@ -40,6 +40,8 @@ _Static_assert((int)NPU_COPY_BORDER_WRAP == VNPU_COPY_BORDER_WRAP,
 _Static_assert((int)NPU_RESIZE_CUBIC == VNPU_RESIZE_CUBIC &&
 	       (int)NPU_RESIZE_TF_CROP_AND_RESIZE == VNPU_RESIZE_TF_CROP_AND_RESIZE &&
 	       (int)NPU_RESIZE_CEIL == VNPU_RESIZE_CEIL, "resize values");
+_Static_assert((int)NPU_ROUND_TFLITE == VNPU_ROUND_TFLITE &&
+	       (int)NPU_ROUND_ORT_QLINEAR == VNPU_ROUND_ORT_QLINEAR, "rounding values");
 _Static_assert(NPU_GEMM_TRANS_A == VNPU_GEMM_TRANS_A &&
 	       NPU_GEMM_TRANS_B == VNPU_GEMM_TRANS_B, "gemm flags");
 
@@ -740,7 +742,7 @@ int npu__op_create(const struct npu_op_params *params,
 	if (!params || !output || !out || num_inputs > 3 ||
 	    (num_inputs && !inputs) || !vnpu_opcode(params->kind) ||
 	    (unsigned int)params->act > NPU_ACT_NEG ||
-	    (unsigned int)params->round > NPU_ROUND_TFLITE)
+	    (unsigned int)params->round > NPU_ROUND_ORT_QLINEAR)
 		return -EINVAL;
 	if (params->act == NPU_ACT_LEAKY_RELU ||
 	    params->act == NPU_ACT_HARD_SIGMOID ? !isfinite(params->act_alpha) :

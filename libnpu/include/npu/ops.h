@@ -237,6 +237,13 @@ enum npu_activation {
 enum npu_rounding {
 	NPU_ROUND_ONNX = 0,	/* binary32 multiplier, ties to even */
 	NPU_ROUND_TFLITE = 1,	/* Q31 fixed-point multiplier */
+	/*
+	 * NPU_OP_ELTWISE ADD/MUL of 8-bit A, B and output of one dtype,
+	 * per tensor, no activation: onnxruntime's QLinearAdd/QLinearMul
+	 * arithmetic on the codes, bit for bit.  For ADD, A is the operand
+	 * onnxruntime's kernel runs along (ops.rst "Rounding").
+	 */
+	NPU_ROUND_ORT_QLINEAR = 2,
 };
 
 #define NPU_GEMM_TRANS_A	(1u << 0)

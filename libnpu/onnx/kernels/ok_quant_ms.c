@@ -15,9 +15,10 @@
  * multiply-adds of the raw integers, fma(a, rA, fma(b, rB, fixed)),
  * rounded once at the end.  When onnxruntime's broadcast loop sees A as
  * the scalar of its innermost run (which depends only on the two shapes,
- * see scalar_side()), it calls MLAS with B first, and the fmas nest the
- * other way, fma(b, rB, fma(a, rA, fixed)): a different rounding, which
- * we follow (ms-quant-tests.sh has pairs of codes where the two differ).
+ * see vnpu_qlinear_scalar_side()), it calls MLAS with B first, and the
+ * fmas nest the other way, fma(b, rB, fma(a, rA, fixed)): a different
+ * rounding, which we follow (ms-quant-tests.sh has pairs of codes where
+ * the two differ).
  *
  * QLinearMul multiplies the integers exactly, (a - A_zp) * (b - B_zp),
  * converts the product to float and applies one ratio, A_scale * B_scale
@@ -27,6 +28,10 @@
  * Both round with the conversion instruction (half to even), which gives
  * INT32_MIN for a NaN or a value beyond int32 (so a huge ratio saturates
  * low, as onnxruntime's does), and then saturate to the 8-bit range.
+ * That arithmetic is the device's ELTWISE with VNPU_ROUND_ORT_QLINEAR,
+ * defined once in ops/vnpu_ref_qlinear.h for the device, the engine and
+ * these kernels; the importer gives QDQ units the device command
+ * (onnx_quant.c, ms_eltwise()), so these kernels run what it cannot.
  *
  * QLinearSigmoid, QLinearLeakyRelu and QLinearConcat are table lookups:
  * each of the 256 codes is dequantized as x_scale * (code - x_zp) in
@@ -52,6 +57,7 @@
 #include <string.h>
 
 #include "ok_quant.h"
+#include "../../../ops/vnpu_ref_qlinear.h"
 
 /* ---- Parameters shared by the com.microsoft ops -------------------------- */
 
@@ -114,11 +120,6 @@ int32_t ok_ms_cvt(float v)
 	return (int32_t)nearbyintf(v);
 }
 
-static int32_t saturate(int32_t v, int32_t lo, int32_t hi)
-{
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
 static const struct npu_kernel_tensor *opt_in(size_t num_inputs,
 					      const struct npu_kernel_tensor *const *in,
 					      size_t i)
@@ -172,63 +173,6 @@ static int binary_infer(const void *state, size_t num_inputs,
 	return 0;
 }
 
-/*
- * Which operand onnxruntime's broadcast loop treats as a scalar in every
- * span: it walks the shapes from the innermost axis, skips axes where
- * both are 1 (but not the last one it can look at), and the first axis
- * left decides: an operand of extent 1 there is the scalar, A first.
- */
-enum scalar_side { SCALAR_NONE, SCALAR_A, SCALAR_B };
-
-static enum scalar_side scalar_side(const struct npu_kernel_tensor *a,
-				    const struct npu_kernel_tensor *b)
-{
-	uint32_t common = a->rank < b->rank ? a->rank : b->rank, i;
-	bool a_moves = false, b_moves = false;
-
-	if (a->rank == 0)
-		return SCALAR_A;
-	if (b->rank == 0) {
-		a_moves = a->dims[a->rank - 1] > 1;
-	} else {
-		for (i = 0; i < common; i++) {
-			uint32_t da = a->dims[a->rank - 1 - i], db = b->dims[b->rank - 1 - i];
-
-			if (da <= 1 && db <= 1 && i + 1 < common)
-				continue;
-			a_moves = da > 1;
-			b_moves = db > 1;
-			break;
-		}
-	}
-	if (!a_moves)
-		return SCALAR_A;
-	return b_moves ? SCALAR_NONE : SCALAR_B;
-}
-
-/*
- * One MLAS QLinearAdd call: its first operand runs along the span, its
- * second is another span or one value.  MLAS folds a scalar second
- * operand into the bias with a multiply and an add that its compiler
- * fuses, so both cases are the same two fmas, second operand inside.
- */
-struct add_form {
-	float r_span, r_other, fixed;
-};
-
-static void add_form_init(struct add_form *f, float s_span, int32_t z_span, float s_other,
-			  int32_t z_other, float s_c, int32_t z_c)
-{
-	f->r_span = s_span / s_c;
-	f->r_other = s_other / s_c;
-	f->fixed = (float)z_c - (f->r_span * (float)z_span + f->r_other * (float)z_other);
-}
-
-static float add_value(const struct add_form *f, int32_t span, int32_t other)
-{
-	return fmaf((float)span, f->r_span, fmaf((float)other, f->r_other, f->fixed));
-}
-
 static int binary_run(bool mul, size_t num_inputs, const struct npu_kernel_tensor *const *in,
 		      struct npu_kernel_tensor *y, struct npu_kernel_call *call)
 {
@@ -238,10 +182,12 @@ static int binary_run(bool mul, size_t num_inputs, const struct npu_kernel_tenso
 	int32_t za = ok_ms_zero_point(opt_in(num_inputs, in, BIN_A_ZP));
 	int32_t zb = ok_ms_zero_point(opt_in(num_inputs, in, BIN_B_ZP));
 	int32_t zc = ok_ms_zero_point(opt_in(num_inputs, in, BIN_C_ZP));
-	enum scalar_side side = scalar_side(a, b);
+	/* MLAS is called with the span first: B's when A is the scalar */
+	bool b_first = !mul && vnpu_qlinear_scalar_side(a->rank, a->dims, b->rank, b->dims) ==
+			       VNPU_QLINEAR_SCALAR_A;
+	struct vnpu_qlinear_add add;
+	struct vnpu_qlinear_mul prod;
 	struct ok_bcast ba, bb;
-	struct add_form form;
-	float mul_ratio = sa * sb / sc;
 	int32_t lo, hi;
 	uint64_t i, pending = 0;
 	int ret;
@@ -249,23 +195,23 @@ static int binary_run(bool mul, size_t num_inputs, const struct npu_kernel_tenso
 	ok_quant_range(y->dtype, &lo, &hi);
 	ok_bcast_init(&ba, a, y);
 	ok_bcast_init(&bb, b, y);
-	/* MLAS is called with the span first: B's when A is the scalar */
-	if (side == SCALAR_A)
-		add_form_init(&form, sb, zb, sa, za, sc, zc);
+	if (b_first)
+		vnpu_qlinear_add_init(&add, sb, zb, sa, za, sc, zc);
 	else
-		add_form_init(&form, sa, za, sb, zb, sc, zc);
+		vnpu_qlinear_add_init(&add, sa, za, sb, zb, sc, zc);
+	vnpu_qlinear_mul_init(&prod, sa, za, sb, zb, sc, zc);
 	for (i = 0; i < y->elems; i++) {
 		int32_t va = ok_ms_q8(a, ok_bcast_index(&ba, i));
 		int32_t vb = ok_ms_q8(b, ok_bcast_index(&bb, i));
 		float v;
 
 		if (mul)
-			v = (float)((va - za) * (vb - zb)) * mul_ratio + (float)zc;
-		else if (side == SCALAR_A)
-			v = add_value(&form, vb, va);
+			v = vnpu_qlinear_mul_f(&prod, va, vb);
+		else if (b_first)
+			v = vnpu_qlinear_add_f(&add, vb, va);
 		else
-			v = add_value(&form, va, vb);
-		ok_set_i(y, i, saturate(ok_ms_cvt(v), lo, hi));
+			v = vnpu_qlinear_add_f(&add, va, vb);
+		ok_set_i(y, i, vnpu_qlinear_sat(v, lo, hi));
 		ret = ok_tick(call, &pending, 1);
 		if (ret)
 			return ret;
