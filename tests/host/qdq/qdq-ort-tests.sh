@@ -12,7 +12,10 @@
 # reads (QLinearConv) and by running the Conv whose input two nodes read
 # in float, as onnxruntime on x86-64 does (onnx_quant.c, ort_fuses());
 # softmax and add, by running onnxruntime's QLinearSoftmax and QLinearAdd
-# arithmetic where it fuses those units (ms_unit()).
+# arithmetic where it fuses those units (ms_unit()).  add-col-a,
+# add-col-b and mul-col-a (gen-qdq-grid.py) take every pair of codes with
+# one operand broadcast along the other: equal only if the importer's
+# device command puts first the operand onnxruntime runs along.
 # Without node or onnxruntime-node (make models installs it) every test
 # fails: a skip is not a pass.
 #
@@ -27,7 +30,7 @@ ORT_MODULES=${ORT_MODULES:-${VNPU_CACHE:-$HOME/.cache/vnpu}/models/ort/node_modu
 # The kinds whose weights cannot saturate MLAS's AVX2 u8s8 kernel (16-bit
 # pair sums, Documentation/quantization.rst): one input channel, or no
 # integer kernel at all (depthwise convolutions, ConvTranspose, attention).
-KINDS="tie tie-shared softmax add depthwise convt attn chain pad"
+KINDS="tie tie-shared softmax add depthwise convt attn chain pad add-col-a add-col-b mul-col-a"
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
@@ -39,15 +42,19 @@ for kind in $KINDS; do
 	d=$scratch/$kind
 	mkdir -p "$d/in"
 	why=
+	gen=$TOP/tests/host/libnpu/gen-qdq-onnx.py
+	case $kind in
+	*-col-*) gen=$TOP/tests/host/qdq/gen-qdq-grid.py ;;
+	esac
 	if [ ! -x "$NPU_RUN" ]; then
 		why="no npu-run at $NPU_RUN"
 	elif ! command -v node >/dev/null; then
 		why="no node to run onnxruntime-node"
 	elif [ ! -d "$ORT_MODULES/onnxruntime-node" ]; then
 		why="no onnxruntime-node in $ORT_MODULES (make models installs it)"
-	elif ! python3 "$TOP/tests/host/libnpu/gen-qdq-onnx.py" "$kind" 1 "$d/model.onnx" \
+	elif ! python3 "$gen" "$kind" 1 "$d/model.onnx" \
 		"$d/in/x.npy" >"$d/gen.log" 2>&1; then
-		why="gen-qdq-onnx.py failed: $(head -c 200 "$d/gen.log" | tr '\n' ' ')"
+		why="$(basename "$gen") failed: $(head -c 200 "$d/gen.log" | tr '\n' ' ')"
 	elif ! NODE_PATH=$ORT_MODULES node "$TOP/tests/models/ref.js" "$d/model.onnx" "$d/in" \
 		"$d/ort" extended >"$d/ort.log" 2>&1; then
 		why="onnxruntime failed: $(head -c 200 "$d/ort.log" | tr '\n' ' ')"
