@@ -152,6 +152,36 @@ static void hand_written(void)
 	tq(&c.t[3], 0.1f, 0);
 	emit("valid-quantize", &h, &c, VALID);
 
+	/*
+	 * onnxruntime's QLinearAdd (the broadcast operand second) and
+	 * QLinearMul, whose mutations reach the VNPU_ROUND_ORT_QLINEAR checks.
+	 */
+	cmd_init(&c, VNPU_OP_ELTWISE);
+	{
+		static const uint32_t da[3] = { 2, 3, 4 }, db[1] = { 4 };
+
+		c.round = VNPU_ROUND_ORT_QLINEAR;
+		c.attr.eltwise.kind = VNPU_ELTWISE_ADD;
+		fz_desc(&c.t[0], VNPU_DT_INT8, 3, da);
+		fz_desc(&c.t[1], VNPU_DT_INT8, 1, db);
+		fz_desc(&c.t[3], VNPU_DT_INT8, 3, da);
+		tq(&c.t[0], 0.324f, -46);
+		tq(&c.t[1], 0.462f, 76);
+		tq(&c.t[3], 0.516f, -84);
+		c.t[0].va = FZ_BASE;
+		c.t[1].va = FZ_BASE + 64;
+		c.t[3].va = FZ_BASE + 128;
+	}
+	emit("valid-eltwise-qlinear-add", &h, &c, VALID);
+	c.attr.eltwise.kind = VNPU_ELTWISE_MUL;
+	c.t[0].dtype = c.t[1].dtype = c.t[3].dtype = VNPU_DT_UINT8;
+	c.t[0].zero_point = 82;
+	c.t[1].zero_point = 204;
+	c.t[3].zero_point = 44;
+	emit("valid-eltwise-qlinear-mul-u8", &h, &c, VALID);
+	c.attr.eltwise.kind = VNPU_ELTWISE_SUB;
+	emit("bad-eltwise-qlinear-sub", &h, &c, 0);
+
 	/* A few of test-ops-validate.c's malformed commands. */
 	good_gemm(&c);
 	c.t[0].flags = VNPU_TENSOR_STRIDED;
