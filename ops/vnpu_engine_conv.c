@@ -17,7 +17,8 @@
  * ReLU/ReLU6/leaky ReLU are applied in registers before the store.
  *
  * Hosts without AVX-512 (or configured for another int8 kernel) keep the
- * im2col + sgemm path of vnpu_engine.c.
+ * im2col + sgemm path of vnpu_engine.c for fp32.  int8 convs have a
+ * direct kernel for AVX-512 VNNI and one for AVX2 (below).
  */
 #include <errno.h>
 #include <string.h>
@@ -682,6 +683,356 @@ static int q8_rows(const struct q8_job *q, uint32_t r0, uint32_t r1,
 	return 0;
 }
 
+/* ---- int8: AVX2 direct conv ------------------------------------------- */
+
+/*
+ * Without VNNI the products are int16 x int16 with vpmaddwd, which sums
+ * two of them exactly into each int32 lane (no vpmaddubsw: it saturates).
+ * X is widened once per command to int16 x - zx, weights per tap to pairs
+ * of input channels, [ci/2][cop][2] int16 w - zw, so each term is the
+ * reference's (x - zx) * (w - zw) itself: |term| <= 255 * 255, a pair sum
+ * fits int32, and the sums are equal mod 2^32 for any zero points,
+ * per-channel ones included, with no correction terms.  Padding taps are
+ * never visited, as in the reference.  Per input channel pair a block of
+ * pixels broadcasts one 32-bit pair each against 8-channel weight vectors
+ * (12 x 8 or 6 x 16 channels: 12 accumulators), and requantizes in
+ * registers before one 8-byte store per pixel and vector: no im2col copy,
+ * no row sums, no int32 scratch.
+ */
+#define A2_TARGET __attribute__((target("avx2")))
+#define A2_MR_OF(nv)	((nv) == 1 ? 12 : 6)
+#define A2_MR_MAX	12
+
+struct a2_job {
+	const struct cv_job *g;	/* geometry; w, xs1, xs2 unused */
+	const int16_t *x;	/* [n][h][w][cip] x - zx */
+	int64_t xs0, xs1, xs2;	/* its strides, in elements */
+	const int16_t *w;	/* [taps][cip/2][cop][2] w - zw */
+	uint32_t cip;
+	bool s8out;
+	const int32_t *bq, *zp;	/* [cop] */
+	const float *fm, *flo, *fhi;	/* [cop] */
+};
+
+struct a2_row {
+	const int16_t *xb;	/* X at (b, 0, 0, 0) */
+	int64_t iy0, dh;
+	uint32_t ky0, ky1;
+	uint8_t *yrow;
+	int64_t ys2;		/* bytes between output pixels */
+};
+
+/* Channels [n, n + 8) of one pixel: vnpu_round_sat() in registers. */
+A2_TARGET
+static inline void a2_store(const struct a2_job *q, __m256i acc, uint32_t n, uint8_t *yp)
+{
+	uint32_t co = q->g->co;
+	__m256i a = _mm256_add_epi32(acc, _mm256_loadu_si256((const __m256i *)(q->bq + n)));
+	__m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_loadu_ps(q->fm + n));
+	__m128i h;
+	__m256i v;
+
+	f = _mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	f = _mm256_and_ps(f, _mm256_cmp_ps(f, f, _CMP_ORD_Q));
+	f = _mm256_min_ps(_mm256_max_ps(f, _mm256_loadu_ps(q->flo + n)),
+			  _mm256_loadu_ps(q->fhi + n));
+	v = _mm256_add_epi32(_mm256_cvttps_epi32(f),
+			     _mm256_loadu_si256((const __m256i *)(q->zp + n)));
+	/* In [lo, hi], within the 8-bit type: the packs never saturate. */
+	h = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+	h = q->s8out ? _mm_packs_epi16(h, h) : _mm_packus_epi16(h, h);
+	if (co - n >= 8) {
+		_mm_storel_epi64((__m128i *)(yp + n), h);
+	} else {
+		uint8_t t[16];
+
+		_mm_storeu_si128((__m128i *)t, h);
+		memcpy(yp + n, t, co - n);
+	}
+}
+
+/*
+ * @np pixels from column @ox by @nv vectors of 8 channels from @n0, over
+ * taps kx in [@kx0, @kx1); @np and @nv are constants after inlining.
+ */
+A2_TARGET
+static inline __attribute__((always_inline))
+void a2_block(const struct a2_job *q, const struct a2_row *r, uint32_t ox,
+	      const int np, const int nv, uint32_t n0, uint32_t kx0, uint32_t kx1)
+{
+	const struct cv_job *j = q->g;
+	int64_t step = j->sw * q->xs2, ix0 = (int64_t)ox * j->sw - j->pl;
+	uint32_t k2n = q->cip / 2, cop = j->cop, ky, kx, k2;
+	__m256i acc[A2_MR_MAX][2];
+	int p, v;
+
+	for (p = 0; p < np; p++)
+		for (v = 0; v < nv; v++)
+			acc[p][v] = _mm256_setzero_si256();
+	for (ky = r->ky0; ky < r->ky1; ky++) {
+		const int16_t *xr = r->xb + (r->iy0 + (int64_t)ky * r->dh) * q->xs1 + ix0 * q->xs2;
+
+		for (kx = kx0; kx < kx1; kx++) {
+			const int16_t *xp = xr + (int64_t)kx * j->dw * q->xs2;
+			const int16_t *wp = q->w + ((size_t)(ky * j->kw + kx) * k2n * cop + n0) * 2;
+
+			for (k2 = 0; k2 < k2n; k2++, xp += 2, wp += 2 * (size_t)cop) {
+				__m256i wv[2];
+
+				for (v = 0; v < nv; v++)
+					wv[v] = _mm256_loadu_si256((const __m256i *)(wp + 16 * v));
+				for (p = 0; p < np; p++) {
+					int32_t pair;
+					__m256i xv;
+
+					memcpy(&pair, xp + p * step, 4);
+					xv = _mm256_set1_epi32(pair);
+					for (v = 0; v < nv; v++)
+						acc[p][v] = _mm256_add_epi32(acc[p][v],
+									     _mm256_madd_epi16(xv, wv[v]));
+				}
+			}
+		}
+	}
+	for (p = 0; p < np; p++)
+		for (v = 0; v < nv; v++)
+			a2_store(q, acc[p][v], n0 + 8 * v, r->yrow + (int64_t)(ox + p) * r->ys2);
+}
+
+#define A2_COLUMNS(NVC) do {						\
+	const int mr = A2_MR_OF(NVC), mr2 = A2_MR_OF(NVC) / 2;		\
+	uint32_t ox = ox0;						\
+									\
+	while (ox < ox1) {						\
+		if (ox >= j->full0 && ox + mr <= j->full1 && ox + mr <= ox1) { \
+			a2_block(q, r, ox, mr, NVC, n0, 0, j->kw);	\
+			ox += mr;					\
+		} else if (ox >= j->full0 && ox + mr2 <= j->full1 && ox + mr2 <= ox1) { \
+			a2_block(q, r, ox, mr2, NVC, n0, 0, j->kw);	\
+			ox += mr2;					\
+		} else {						\
+			a2_block(q, r, ox, 1, NVC, n0, j->kx0s[ox],	\
+				 j->kx1s[ox]);				\
+			ox++;						\
+		}							\
+	}								\
+} while (0)
+
+A2_TARGET
+static void a2_row(const struct a2_job *q, const struct a2_row *r, uint32_t ox0,
+		   uint32_t ox1)
+{
+	const struct cv_job *j = q->g;
+	uint32_t n0;
+
+	for (n0 = 0; n0 < j->cop; n0 += 16) {
+		if (j->cop - n0 >= 16)
+			A2_COLUMNS(2);
+		else
+			A2_COLUMNS(1);
+	}
+}
+
+/* Output rows [r0, r1) of (batch, oy). */
+static int a2_rows(const struct a2_job *q, uint32_t r0, uint32_t r1,
+		   struct vnpu_run_ctx *rc)
+{
+	const struct cv_job *j = q->g;
+	const struct vnpu_attr_conv2d *at = &j->c->attr.conv;
+	const struct vnpu_tv *y = j->y;
+	uint32_t rr, ox0, ox1;
+	struct a2_row r;
+
+	r.dh = at->dilation_h;
+	r.ys2 = y->st[2] * y->esize;
+	for (rr = r0; rr < r1; rr++) {
+		uint32_t b = rr / j->oh, oy = rr % j->oh;
+
+		r.xb = q->x + (int64_t)b * q->xs0;
+		r.iy0 = (int64_t)oy * at->stride_h - at->pad_top;
+		r.yrow = y->p + (int64_t)b * y->st[0] + (int64_t)oy * y->st[1];
+		cv_tap_range(r.iy0, r.dh, j->kh, j->x->dims[1], &r.ky0, &r.ky1);
+		for (ox0 = 0; ox0 < j->ow; ox0 = ox1) {
+			ox1 = j->ow - ox0 < j->seg ? j->ow : ox0 + j->seg;
+			if (vnpu_run_tick(rc, (uint64_t)(ox1 - ox0) * j->cop *
+					  (1 + (uint64_t)j->kh * j->kw * j->ci)))
+				return -ECANCELED;
+			a2_row(q, &r, ox0, ox1);
+		}
+	}
+	return 0;
+}
+
+/* X - zx as dense int16 [n][h][w][cip], channels past ci zero. */
+A2_TARGET
+static int a2_widen_x(const struct vnpu_tv *x, uint32_t cip, int16_t *dst,
+		      struct vnpu_run_ctx *rc)
+{
+	uint32_t n = x->dims[0], h = x->dims[1], w = x->dims[2], ci = x->dims[3];
+	bool s8 = x->dtype == VNPU_DT_INT8;
+	__m256i zx = _mm256_set1_epi16((short)x->zp);
+	uint32_t b, iy, ix, k;
+
+	for (b = 0; b < n; b++)
+		for (iy = 0; iy < h; iy++) {
+			if (vnpu_run_tick(rc, (uint64_t)w * cip))
+				return -ECANCELED;
+			for (ix = 0; ix < w; ix++) {
+				const uint8_t *src = x->p + (int64_t)b * x->st[0] +
+						     (int64_t)iy * x->st[1] + (int64_t)ix * x->st[2];
+				int16_t *d = dst + (((size_t)b * h + iy) * w + ix) * cip;
+
+				for (k = 0; k + 16 <= ci; k += 16) {
+					__m128i v = _mm_loadu_si128((const __m128i *)(src + k));
+					__m256i e = s8 ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
+
+					_mm256_storeu_si256((__m256i *)(d + k), _mm256_sub_epi16(e, zx));
+				}
+				for (; k < ci; k++)
+					d[k] = (int16_t)((s8 ? (int32_t)(int8_t)src[k] : (int32_t)src[k]) -
+							 x->zp);
+				for (; k < cip; k++)
+					d[k] = 0;
+			}
+		}
+	return 0;
+}
+
+/*
+ * The AVX2 direct conv: 0, -ENOMEM, -ECANCELED, or 1 for the im2col path
+ * (another epilogue, or no memory for the widened X, which im2col does
+ * without).
+ */
+static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+			struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_attr_conv2d *at = &c->attr.conv;
+	struct vnpu_tv *x = &t[0], *w = &t[1], *bias = &t[2], *y = &t[3];
+	uint32_t kh = w->dims[1], kw = w->dims[2], ci = w->dims[3], co = y->dims[3];
+	uint32_t cop = vnpu_round_up(co, 8), cip = vnpu_round_up(ci, 2), ow = y->dims[2];
+	uint32_t taps = kh * kw, tap, k, n, ox;
+	int16_t *wp = NULL, *xw = NULL;
+	int32_t *qi = NULL;
+	float *qf = NULL;
+	uint32_t *kxr = NULL;
+	struct vnpu_epi e;
+	struct cv_job j;
+	struct a2_job q;
+	int ret = -ENOMEM;
+
+	memset(&j, 0, sizeof(j));
+	/* taps * cip * cop is W's size rounded up: within the limits. */
+	wp = vnpu_run_calloc(rc, (size_t)taps * cip * cop, sizeof(int16_t));
+	qi = vnpu_run_calloc(rc, 2 * (size_t)cop, sizeof(int32_t));
+	qf = vnpu_run_calloc(rc, 3 * (size_t)cop, sizeof(float));
+	kxr = vnpu_run_alloc(rc, sizeof(uint32_t) * 2 * ow);
+	if (!wp || !qi || !qf || !kxr)
+		goto out;
+	for (n = 0; n < co; n++) {
+		int32_t zw = vnpu_tv_zp(w, n);
+
+		if (vnpu_run_tick(rc, (uint64_t)taps * ci)) {
+			ret = -ECANCELED;
+			goto out;
+		}
+		vnpu_epi_init(&e, c, x, w, y, n);
+		if (e.mode != VNPU_EPI_REQUANT || e.round != VNPU_ROUND_ONNX) {
+			ret = 1;
+			goto out;
+		}
+		if (bias->p)
+			memcpy(&qi[n], bias->p + (int64_t)n * bias->st[0] * 4, 4);
+		qi[cop + n] = e.out_zp;
+		qf[n] = e.fmult;
+		qf[cop + n] = (float)(e.lo - e.out_zp);
+		qf[2 * cop + n] = (float)(e.hi - e.out_zp);
+		for (tap = 0; tap < taps; tap++) {
+			const uint8_t *src = w->p + (int64_t)n * w->st[0] +
+					     (int64_t)(tap / kw) * w->st[1] +
+					     (int64_t)(tap % kw) * w->st[2];
+			int16_t *dst = wp + ((size_t)tap * (cip / 2) * cop + n) * 2;
+
+			for (k = 0; k < ci; k++) {
+				const uint8_t *pw = src + (int64_t)k * w->st[3];
+				int32_t v = w->dtype == VNPU_DT_INT8 ? (int8_t)*pw : *pw;
+
+				dst[(size_t)(k / 2) * cop * 2 + k % 2] = (int16_t)(v - zw);
+			}
+		}
+	}
+	/* A multiple of 2^8 bytes past the others: the widened X, else im2col. */
+	xw = vnpu_run_alloc(rc, sizeof(int16_t) * x->dims[0] * x->dims[1] *
+				(size_t)x->dims[2] * cip);
+	if (!xw) {
+		ret = 1;
+		goto out;
+	}
+	if (a2_widen_x(x, cip, xw, rc)) {
+		ret = -ECANCELED;
+		goto out;
+	}
+	for (ox = 0; ox < ow; ox++)
+		cv_tap_range((int64_t)ox * at->stride_w - at->pad_left, at->dilation_w, kw,
+			     x->dims[2], &kxr[ox], &kxr[ow + ox]);
+	j = (struct cv_job){ .c = c, .x = x, .y = y, .kh = kh, .kw = kw, .ci = ci,
+		.co = co, .cop = cop, .ow = ow, .oh = y->dims[1], .sw = at->stride_w,
+		.pl = at->pad_left, .dw = at->dilation_w, .kx0s = kxr, .kx1s = kxr + ow };
+	for (ox = 0; ox < ow; ox++)
+		if (kxr[ox] == 0 && kxr[ow + ox] == kw) {
+			if (!j.full1)
+				j.full0 = ox;
+			j.full1 = ox + 1;
+		}
+	q = (struct a2_job){ .g = &j, .x = xw, .xs2 = cip,
+		.xs1 = (int64_t)x->dims[2] * cip,
+		.xs0 = (int64_t)x->dims[1] * x->dims[2] * cip, .w = wp, .cip = cip,
+		.s8out = y->dtype == VNPU_DT_INT8, .bq = qi, .zp = qi + cop, .fm = qf,
+		.flo = qf + cop, .fhi = qf + 2 * cop };
+	/* A 1x1, stride 1, unpadded conv: the widened X is one row of pixels. */
+	if (kh == 1 && kw == 1 && at->stride_h == 1 && at->stride_w == 1 &&
+	    !at->pad_top && !at->pad_left && y->dims[1] == x->dims[1] &&
+	    y->dims[2] == x->dims[2] && y->st[1] == (int64_t)ow * y->st[2]) {
+		j.ow *= y->dims[1];
+		j.oh = 1;
+		j.full0 = 0;
+		j.full1 = j.ow;
+		vnpu_run_free(rc, kxr);
+		kxr = vnpu_run_calloc(rc, 2 * (size_t)j.ow, sizeof(uint32_t));
+		if (!kxr)
+			goto out;
+		for (ox = 0; ox < j.ow; ox++)
+			kxr[j.ow + ox] = 1;
+		j.kx0s = kxr;
+		j.kx1s = kxr + j.ow;
+	}
+	{
+		uint64_t col = (uint64_t)cop * (taps * cip + 1);
+
+		/* Segments of about 2^24 MACs in whole blocks (48 = 4 x 12). */
+		j.seg = (uint32_t)((1u << 24) / col);
+		if (j.seg >= 48)
+			j.seg = j.seg / 48 * 48;
+		else if (48 * col <= VNPU_POLL_BLOCK)
+			j.seg = 48;
+		else if (!j.seg)
+			j.seg = 1;
+	}
+	ret = a2_rows(&q, 0, y->dims[0] * j.oh, rc);
+out:
+	vnpu_run_free(rc, wp);
+	vnpu_run_free(rc, xw);
+	vnpu_run_free(rc, qi);
+	vnpu_run_free(rc, qf);
+	vnpu_run_free(rc, kxr);
+	return ret;
+}
+
+static bool have_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+}
+
 static bool have_vnni(void)
 {
 	__builtin_cpu_init();
@@ -703,9 +1054,18 @@ bool vnpu_eng_conv_i8_ok(const struct vnpu_cmd_compute *c,
 	if (c->hdr.opcode != VNPU_OP_CONV2D || !info->quantized || c->attr.conv.groups != 1 ||
 	    !q8(x->dtype) || !q8(w->dtype) || !q8(y->dtype) || x->st[3] != 1 || y->st[3] != 1)
 		return false;
-	if (vnpu_i8_kernel_resolve(rc ? rc->i8_kernel : VNPU_I8_AUTO) != VNPU_I8_VNNI ||
-	    !have_vnni())
+	switch (vnpu_i8_kernel_resolve(rc ? rc->i8_kernel : VNPU_I8_AUTO)) {
+	case VNPU_I8_VNNI:
+		if (!have_vnni())
+			return false;
+		break;
+	case VNPU_I8_AVX2:
+		if (!have_avx2())
+			return false;
+		break;
+	default:
 		return false;
+	}
 	return (uint64_t)vnpu_round_up(y->dims[3], 16) * (k + 1) <= VNPU_POLL_BLOCK;
 }
 
@@ -729,6 +1089,8 @@ int vnpu_eng_conv_i8(const struct vnpu_cmd_compute *c,
 	int ret = -ENOMEM;
 
 	(void)info;
+	if (vnpu_i8_kernel_resolve(rc ? rc->i8_kernel : VNPU_I8_AUTO) == VNPU_I8_AVX2)
+		return conv_i8_avx2(c, t, rc);
 	memset(&j, 0, sizeof(j));
 	memset(&q, 0, sizeof(q));
 	/* taps * cip * cop is W's size rounded up: within the limits. */

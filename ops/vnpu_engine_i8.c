@@ -229,7 +229,6 @@ static void mk_avx2_4x16(const int16_t *a, const int16_t *b, uint32_t kc,
 	uint32_t kk;
 
 	x0a = x0b = x1a = x1b = x2a = x2b = x3a = x3b = _mm256_setzero_si256();
-#pragma GCC unroll 2
 	for (kk = 0; kk < kc / 2; kk++, a += 8, b += 32) {
 		__m256i vb0 = _mm256_loadu_si256((const __m256i *)b);
 		__m256i vb1 = _mm256_loadu_si256((const __m256i *)(b + 16));

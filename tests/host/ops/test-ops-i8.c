@@ -217,6 +217,8 @@ static void quantize(struct vnpu_tensor_desc *w, int waxis, struct vnpu_tensor_d
 }
 
 static unsigned int cases;
+/* Cases per engine path in the current group. */
+static unsigned int reached[VNPU_ENG_NPATHS];
 
 /* Engine and reference on copies of one memory: the output bytes equal. */
 static void run_case(struct flat *f, struct vnpu_cmd_compute *c)
@@ -241,6 +243,7 @@ static void run_case(struct flat *f, struct vnpu_cmd_compute *c)
 		fail_msg("case %u (op 0x%x): ran on path %d, not an int8 kernel",
 			 cases, c->hdr.opcode, path);
 	}
+	reached[path]++;
 	assert_int_equal(flat_ref(&f2, c), 0);
 	off = c->t[3].va - FLAT_BASE;
 	if (memcmp(f->mem, f2.mem, used)) {
@@ -352,10 +355,19 @@ static void test_commands(void **state)
 	struct flat *f = *state;
 	int i;
 
+	memset(reached, 0, sizeof(reached));
 	for (i = 0; i < 150; i++)
 		one_gemm(f);
-	for (i = 0; i < 250; i++)
+	for (i = 0; i < 300; i++)
 		one_conv(f);
+	printf("# kernel %s: %u GEMM, %u im2col conv, %u direct conv cases\n",
+	       vnpu_i8_kernel_id(kern), reached[VNPU_ENG_GEMM_I8],
+	       reached[VNPU_ENG_IM2COL_I8], reached[VNPU_ENG_CONV_I8]);
+	/* Each int8 kernel reached: TFLite rounding and groups keep im2col. */
+	assert_true(reached[VNPU_ENG_GEMM_I8] >= 100);
+	assert_true(reached[VNPU_ENG_IM2COL_I8] >= 50);
+	if (kern != VNPU_I8_GENERIC)
+		assert_true(reached[VNPU_ENG_CONV_I8] >= 50);
 }
 
 static int setup_flat(void **state)
