@@ -217,6 +217,107 @@ static void test_eltwise_bcast(void **state)
 	assert_true(y[0] == -4.5f && y[2] == -13.5f && y[5] == -12.0f);
 }
 
+/*
+ * A binary32 fma and a binary32 multiply-then-add, each rounded once from
+ * the exact double: products of an 8-bit code (or of a 17-bit integer)
+ * and a float fit a double's 53 bits, and so do the sums here (operands
+ * of modest, close exponents), so one float conversion is one rounding.
+ * An arithmetic of the test's own, not the reference's fmaf().
+ */
+static float fma_by_double(int32_t x, float r, float add)
+{
+	return (float)((double)x * (double)r + (double)add);
+}
+
+static int32_t ort_code(double v)
+{
+	double q = nearbyint(v);
+
+	return q < 0 ? 0 : q > 255 ? 255 : (int32_t)q;
+}
+
+/*
+ * ELTWISE with VNPU_ROUND_ORT_QLINEAR on every pair of uint8 codes (A a
+ * column, B a row) against the formulas of ops.rst "Rounding" evaluated
+ * independently, for both operand orders of ADD.  The parameters are
+ * gen-ms-quant.py's tie-making set, with which onnxruntime's two fma
+ * nestings round some pairs apart: the count of those checks that the
+ * test can tell A from B at all.
+ */
+static void test_eltwise_qlinear(void **state)
+{
+	static const uint32_t dcol[2] = { 256, 1 }, drow[2] = { 1, 256 }, dy[2] = { 256, 256 };
+	const float s[3] = { 0.324f, 0.462f, 0.516f };
+	const int32_t z[3] = { 82, 204, 44 };
+	static uint8_t codes[256], y[256 * 256];
+	float ra = s[0] / s[2], rb = s[1] / s[2];
+	float fixed = (float)z[2] - (ra * (float)z[0] + rb * (float)z[1]);
+	float ratio = s[0] * s[1] / s[2];
+	struct vnpu_cmd_compute c;
+	unsigned int nesting_differs = 0;
+	int32_t a, b;
+	int swap;
+
+	(void)state;
+	for (a = 0; a < 256; a++)
+		codes[a] = (uint8_t)a;
+	for (swap = 0; swap < 2; swap++) {
+		cmd_init(&c, VNPU_OP_ELTWISE);
+		c.round = VNPU_ROUND_ORT_QLINEAR;
+		c.attr.eltwise.kind = VNPU_ELTWISE_ADD;
+		/* swap: B first, so the command's A is the row */
+		c.t[swap] = tdesc(VNPU_DT_UINT8, 2, dcol);
+		tquant(&c.t[swap], s[0], z[0]);
+		c.t[!swap] = tdesc(VNPU_DT_UINT8, 2, drow);
+		tquant(&c.t[!swap], s[1], z[1]);
+		c.t[3] = tdesc(VNPU_DT_UINT8, 2, dy);
+		tquant(&c.t[3], s[2], z[2]);
+		run(&c, codes, codes, NULL, y);
+		for (a = 0; a < 256; a++)
+			for (b = 0; b < 256; b++) {
+				float a_out = fma_by_double(a, ra, fma_by_double(b, rb, fixed));
+				float b_out = fma_by_double(b, rb, fma_by_double(a, ra, fixed));
+				int32_t want = ort_code(swap ? b_out : a_out);
+
+				nesting_differs += !swap && ort_code(a_out) != ort_code(b_out);
+				if (y[a * 256 + b] != want) {
+					fprintf(stderr, "add, swap %d: a %d b %d: %d, want %d\n",
+						swap, a, b, y[a * 256 + b], want);
+					fail();
+				}
+			}
+	}
+	assert_true(nesting_differs > 0);
+
+	c.attr.eltwise.kind = VNPU_ELTWISE_MUL;
+	c.t[0] = tdesc(VNPU_DT_UINT8, 2, dcol);
+	tquant(&c.t[0], s[0], z[0]);
+	c.t[1] = tdesc(VNPU_DT_UINT8, 2, drow);
+	tquant(&c.t[1], s[1], z[1]);
+	run(&c, codes, codes, NULL, y);
+	for (a = 0; a < 256; a++)
+		for (b = 0; b < 256; b++) {
+			float p = (float)((double)((a - z[0]) * (b - z[1])) * (double)ratio);
+			int32_t want = ort_code((float)((double)p + (double)z[2]));
+
+			if (y[a * 256 + b] != want) {
+				fprintf(stderr, "mul: a %d b %d: %d, want %d\n", a, b,
+					y[a * 256 + b], want);
+				fail();
+			}
+		}
+
+	/*
+	 * A result beyond int32 is the lowest code whatever its sign, as
+	 * CVTPS2DQ's "integer indefinite" clamps; a zero product stays zy.
+	 */
+	c.t[3].scale = f2u(1e-30f);
+	run(&c, codes, codes, NULL, y);
+	assert_int_equal(y[0], 0);		/* (0 - 82) * (0 - 204) * 1.5e29 */
+	assert_int_equal(y[255], 0);		/* (0 - 82) * (255 - 204) * 1.5e29 */
+	assert_int_equal(y[82 * 256 + 7], 44);
+}
+
 static void test_softmax_layernorm(void **state)
 {
 	static const uint32_t d[2] = { 1, 3 };
@@ -462,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_int8_exact),
 		cmocka_unit_test(test_conv_pad),
 		cmocka_unit_test(test_eltwise_bcast),
+		cmocka_unit_test(test_eltwise_qlinear),
 		cmocka_unit_test(test_softmax_layernorm),
 		cmocka_unit_test(test_requantize),
 		cmocka_unit_test(test_pool_avg),
