@@ -100,7 +100,7 @@ def build_cmd(args):
         append.append("vnpu.exclude=" + ",".join(pat for pat, _ in args.exclude))
     if args.append:
         append.append(args.append)
-    cmd = [args.qemu, "-machine", "q35", "-accel", args.accel, "-cpu", "max",
+    cmd = [args.qemu, "-machine", "q35", "-accel", args.accel, "-cpu", args.cpu,
            "-smp", "2", "-m", args.memory, "-nographic", "-no-reboot",
            "-nic", "none", "-L", "/usr/share/seabios", "-L", "/usr/share/qemu",
            "-kernel", args.kernel, "-initrd", args.initrd,
@@ -186,7 +186,10 @@ def boot(cmd, timeout, log_path, echo, receiver=None):
     timed_out = False
     if receiver is None:
         receiver = FileReceiver(None)
-    with open(log_path, "w", errors="replace") as log:
+    # Line-buffered: the log is what one watches during a long, quiet run
+    # (dpkg, a DKMS build), and a block-buffered one stops at a block's
+    # end, minutes behind the console, which looks like a stalled boot.
+    with open(log_path, "w", buffering=1, errors="replace") as log:
         log.write("# " + " ".join(cmd) + "\n")
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
@@ -363,6 +366,7 @@ def main():
     # (static keys, alternatives) while the other vCPU runs it occasionally
     # executed a half-patched instruction (an int3 Oops in early boot).
     ap.add_argument("--accel", default="tcg,thread=single")
+    ap.add_argument("--cpu", default="max", help="QEMU's -cpu model (default %(default)s)")
     ap.add_argument("--memory", default="2G")
     ap.add_argument("--device-opts", default="", help="extra -device vnpu,... options")
     ap.add_argument("--no-device", action="store_true")

@@ -159,7 +159,8 @@ def main():
     mode = "shell" if args.shell else "bench"
     opts = argparse.Namespace(
         qemu=args.qemu, kernel=args.kernel, initrd=initrd, mode=mode, tests=[], exclude=[],
-        test_timeout=args.timeout, accel="tcg,thread=single", memory="2G", device_opts="",
+        test_timeout=args.timeout, accel="tcg,thread=single", cpu="max", memory="2G",
+        device_opts="",
         no_device=False,
         qemu_arg=["-drive file=%s,if=virtio,format=raw" % image.replace(",", ",,")],
         append="rdinit=/vnpu-run-init vnpu.run=%s vnpu.dir=%s loglevel=4"
