@@ -27,6 +27,8 @@
 /* struct oi_names values of imp.reads */
 #define READ_BY_NODE	1u
 #define GRAPH_OUTPUT	2u
+#define OUTPUT_FLOAT16	4u	/* a graph output the model types float16 */
+#define READ_BY_FP16	8u	/* read by a node with a float16 kernel (onnx_fp16.c) */
 
 __attribute__((format(printf, 2, 3)))
 int oi_fail(struct imp *im, const char *fmt, ...)
@@ -190,6 +192,25 @@ static bool is_output_name(const struct imp *im, const char *name)
 	return f && (*f & GRAPH_OUTPUT);
 }
 
+bool oi_is_graph_output(const struct imp *im, const char *name)
+{
+	return is_output_name(im, name);
+}
+
+bool oi_is_read_by_fp16_node(const struct imp *im, const char *name)
+{
+	const uint32_t *f = oi_names_get(&im->reads, name);
+
+	return f && (*f & READ_BY_FP16);
+}
+
+static bool is_float16_output(const struct imp *im, const char *name)
+{
+	const uint32_t *f = oi_names_get(&im->reads, name);
+
+	return f && (*f & OUTPUT_FLOAT16);
+}
+
 /* ---- Graph values ----------------------------------------------------------- */
 
 /* A new graph value for symbol @s (a node output) of @dtype and shape. */
@@ -212,7 +233,8 @@ int oi_new_qvalue(struct imp *im, struct sym *s, enum npu_dtype dt, float scale,
 	if (ret)
 		return ret;
 	memcpy(d.dims, dims, 4ull * rank);
-	if (is_output_name(im, s->name))
+	/* a float16 output computed in float32 gets its own value (bind_output) */
+	if (is_output_name(im, s->name) && !(dt == NPU_DTYPE_FP32 && is_float16_output(im, s->name)))
 		d.flags = NPU_VALUE_OUTPUT;
 	ret = npu_graph_add_value(im->m->g, &d, &s->value);
 	if (ret)
@@ -524,6 +546,79 @@ int oi_emit(struct nctx *c, const struct oi_node *tmpl, const uint32_t *in,
 	return oi_add_node(c->im, &d);
 }
 
+/*
+ * onnxruntime's CPU provider has no float16 arithmetic on x86-64: it runs
+ * a float16 node in float32 between conversions it inserts, then drops
+ * every float32 -> float16 -> float32 pair of casts, its own and the
+ * model's alike (InsertCastTransformer, RemoveDuplicateCastTransformer).
+ * A float16 model is so computed in float32 throughout and rounds to
+ * float16 only at the outputs it types float16, even where it casts to
+ * float16 itself (measured with onnxruntime 1.20: Cast(to float16) ->
+ * Add -> Mul -> Cast(to float) gives the float32 result, unrounded).
+ * libnpu computes the same way: a float16 graph input or kernel result
+ * is converted to float32 once (exactly), here, and the nodes that read
+ * it read that; a Cast between the two is none (oi_op_cast());
+ * bind_output() rounds what the model types float16.  Rounding each
+ * node's result to float16 instead was up to 1.3e-3 off onnxruntime.
+ */
+/* A node of @kind reading @in and writing a new value of @dt and shape. */
+static int add_tmp_node(struct imp *im, enum npu_node_kind kind, const char *name, uint32_t in,
+			enum npu_dtype dt, uint32_t rank, const uint32_t *dims, uint32_t *out)
+{
+	struct oi_node d = { .kind = kind, .name = name };
+	int ret = oi_tmp_value(im, dt, rank, dims, out);
+
+	if (ret)
+		return ret;
+	if (kind == NPU_NODE_OP)
+		d.op.kind = NPU_OP_COPY;
+	d.inputs = &in;
+	d.num_inputs = 1;
+	d.output = *out;
+	return oi_add_node(im, &d);
+}
+
+/*
+ * @in converted to @dt by a COPY (which moves at least one dimension: a
+ * scalar goes through shape [1]) into a new value; the last node writes
+ * *@out, made by @final when it is not NULL (a graph output).
+ */
+int oi_convert_value(struct imp *im, const char *name, uint32_t in, enum npu_dtype from,
+		     enum npu_dtype dt, uint32_t rank, const uint32_t *dims, uint32_t *out)
+{
+	static const uint32_t one = 1;
+	int ret = 0;
+
+	if (!rank)
+		ret = add_tmp_node(im, NPU_NODE_RESHAPE, name, in, from, 1, &one, &in);
+	if (!ret)
+		ret = add_tmp_node(im, NPU_NODE_OP, name, in, dt, rank ? rank : 1, rank ? dims : &one,
+				   out);
+	if (!ret && !rank)
+		ret = add_tmp_node(im, NPU_NODE_RESHAPE, name, *out, dt, 0, NULL, out);
+	return ret;
+}
+
+int oi_widen_fp16(struct imp *im, struct sym *s)
+{
+	uint32_t wide;
+	int ret;
+
+	if (!s || s->is_const || s->widened || s->dtype != NPU_DTYPE_FP16)
+		return 0;
+	ret = oi_convert_value(im, s->name, s->value, NPU_DTYPE_FP16, NPU_DTYPE_FP32, s->rank, s->dims,
+			    &wide);
+	if (ret)
+		return ret;
+	s->fp16_value = s->value;
+	s->value = wide;
+	s->dtype = NPU_DTYPE_FP32;
+	s->widened = true;
+	s->fp16_typed = true;
+	s->fp16_exact = true;
+	return 0;
+}
+
 /* ---- Model ------------------------------------------------------------------------ */
 
 /* Tensor @t, given for input @name, as the constant of symbol @s. */
@@ -698,6 +793,8 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 		ret = set_constant(im, s, s->name, known_value(im, s->name));
 		s->fixed = !ret;
 	}
+	if (!ret && !s->fixed && !s->has_svalue)
+		ret = oi_widen_fp16(im, s);
 	return ret;
 }
 
@@ -725,8 +822,8 @@ static int add_io(struct imp *im, const struct sym *s, bool input)
 	if (!nn[m->num_names])
 		return oi_nomem(im);
 	na[*n].name = nn[m->num_names++];
-	na[*n].value = s->value;
-	na[*n].dtype = s->dtype;
+	na[*n].value = s->widened ? s->fp16_value : s->value;
+	na[*n].dtype = s->widened ? NPU_DTYPE_FP16 : s->dtype;
 	na[*n].rank = s->rank;
 	memcpy(na[*n].dims, s->dims, sizeof(s->dims));
 	(*n)++;
@@ -747,9 +844,17 @@ static int bind_output(struct imp *im, const char *name)
 	if (!s->is_const) {
 		struct npu_value_desc cur = NPU_VALUE_DESC_INIT;
 
-		npu_graph_get_value(im->m->g, s->value, &cur);
+		npu_graph_get_value(im->m->g, s->widened ? s->fp16_value : s->value, &cur);
 		if (cur.flags & NPU_VALUE_OUTPUT)
 			return add_io(im, s, false);
+	}
+	if (s->widened) {
+		/* a float16 input or Cast result: the float16 value as it is */
+		tmp = *s;
+		tmp.widened = false;
+		tmp.value = s->fp16_value;
+		tmp.dtype = NPU_DTYPE_FP16;
+		s = &tmp;
 	}
 	if (s->is_const) {
 		struct npu_value_desc cv = NPU_VALUE_DESC_INIT;
@@ -765,9 +870,18 @@ static int bind_output(struct imp *im, const char *name)
 		in = s->value;
 	}
 	vd.dtype = s->dtype;
+	/* computed in float32, typed float16 by the model (oi_widen_fp16()) */
+	if (vd.dtype == NPU_DTYPE_FP32 && is_float16_output(im, name)) {
+		ret = oi_convert_value(im, name, in, NPU_DTYPE_FP32, NPU_DTYPE_FP16, s->rank, s->dims,
+				    &in);
+		if (ret)
+			return ret;
+		vd.dtype = NPU_DTYPE_FP16;
+	}
 	vd.rank = s->rank;
 	memcpy(vd.dims, s->dims, sizeof(vd.dims));
 	tmp = *s;
+	tmp.dtype = vd.dtype;
 	ret = npu_graph_add_value(im->m->g, &vd, &tmp.value);
 	if (ret)
 		return ret == -ENOMEM ? oi_nomem(im) : oi_fail(im, "%s", npu_graph_error(im->m->g));
@@ -1101,7 +1215,8 @@ static void put_reads(struct imp *im, const Onnx__GraphProto *gp, bool top)
 
 		for (j = 0; j < nd->n_input; j++)
 			if (nd->input[j] && *nd->input[j])
-				*oi_names_put(&im->reads, nd->input[j], 0) |= READ_BY_NODE;
+				*oi_names_put(&im->reads, nd->input[j], 0) |= READ_BY_NODE |
+					(top && oi_fp16_native(nd) ? READ_BY_FP16 : 0);
 		for (a = 0; a < nd->n_attribute; a++) {
 			if (nd->attribute[a]->g)
 				put_reads(im, nd->attribute[a]->g, false);
@@ -1109,10 +1224,16 @@ static void put_reads(struct imp *im, const Onnx__GraphProto *gp, bool top)
 				put_reads(im, nd->attribute[a]->graphs[k], false);
 		}
 	}
-	for (i = 0; i < gp->n_output; i++)
-		if (gp->output[i]->name)
-			*oi_names_put(&im->reads, gp->output[i]->name, 0) |=
-				top ? GRAPH_OUTPUT : READ_BY_NODE;
+	for (i = 0; i < gp->n_output; i++) {
+		const Onnx__ValueInfoProto *vi = gp->output[i];
+		bool fp16 = vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+			    vi->type->tensor_type &&
+			    vi->type->tensor_type->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16;
+
+		if (vi->name)
+			*oi_names_put(&im->reads, vi->name, 0) |=
+				top ? GRAPH_OUTPUT | (fp16 ? OUTPUT_FLOAT16 : 0) : READ_BY_NODE;
+	}
 }
 
 static int index_reads(struct imp *im)

@@ -63,6 +63,22 @@ struct sym {
 	const Onnx__NodeProto *dq;
 	/* a QuantizeLinear's output written by its fused QDQ unit */
 	bool qdq_fused;
+	/*
+	 * A float16 value computed in float32 (oi_widen_fp16()): @value is
+	 * its float32 copy, @fp16_value the float16 value itself (a graph
+	 * input's, or a node's), which the model's inputs and outputs keep.
+	 */
+	bool widened;
+	uint32_t fp16_value;
+	/*
+	 * Where onnxruntime rounds it (onnx_fp16.c): the model types it
+	 * float16; it holds float16 values; a node wrote it, one that
+	 * onnxruntime runs in float32 on float16 inputs; its rounded copy.
+	 */
+	bool fp16_typed, fp16_exact;
+	bool fp16_by_node, fp16_needs_cast;
+	bool has_rounded;
+	uint32_t rounded_value;
 	uint32_t rank;
 	uint32_t dims[NPU_TENSOR_MAX_RANK];
 };
@@ -173,6 +189,22 @@ int oi_tmp_qvalue(struct imp *im, enum npu_dtype dt, float scale, int32_t zp, ui
 		  const uint32_t *dims, uint32_t *id);
 int oi_value_of(struct imp *im, struct sym *s, uint32_t *id);
 int oi_add_node(struct imp *im, const struct oi_node *d);
+int oi_widen_fp16(struct imp *im, struct sym *s);
+int oi_convert_value(struct imp *im, const char *name, uint32_t in, enum npu_dtype from,
+		     enum npu_dtype dt, uint32_t rank, const uint32_t *dims, uint32_t *out);
+bool oi_is_graph_output(const struct imp *im, const char *name);
+bool oi_is_read_by_fp16_node(const struct imp *im, const char *name);
+bool oi_fp16_native(const Onnx__NodeProto *n);
+
+/* How onnxruntime runs a node with float16 inputs (onnx_fp16.c). */
+enum oi_fp16_mode {
+	OI_FP16_NONE,		/* no float16 input */
+	OI_FP16_FP32,		/* in float32, between conversions */
+	OI_FP16_NATIVE,		/* its float16 kernel, on rounded inputs */
+};
+
+int oi_fp16_begin(struct nctx *c, struct sym *subs, enum oi_fp16_mode *mode);
+int oi_fp16_end(struct nctx *c, enum oi_fp16_mode mode);
 /* npu_onnx_options.rounding: every op node the importer adds rounds so. */
 enum npu_rounding oi_rounding(const struct imp *im);
 const Onnx__AttributeProto *oi_attr(const struct nctx *c, const char *name);

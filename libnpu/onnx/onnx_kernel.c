@@ -299,7 +299,11 @@ static int add_node(struct nctx *c, const struct npu_onnx_op *op, void *state,
 	ret = npu_graph_add_kernel_node(im->m->g, &d, NULL);
 	if (ret)
 		return ret == -ENOMEM ? oi_nomem(im) : oi_fail(im, "%s", npu_graph_error(im->m->g));
-	return 0;
+	/* a float16 result is computed on in float32 (oi_widen_fp16()) */
+	for (i = 0; i < nout && !ret; i++)
+		if (k->out[i])
+			ret = oi_widen_fp16(im, oi_lookup(im, c->n->output[i]));
+	return ret;
 }
 
 int oi_kernel_node(struct nctx *c, const struct npu_onnx_op *op)

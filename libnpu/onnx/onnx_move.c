@@ -579,6 +579,12 @@ int oi_op_cast(struct nctx *c)
 		return oi_fail(c->im, "casting a runtime tensor to ONNX type %" PRId64 " is not supported",
 			       to);
 	}
+	/*
+	 * A float16 value is a float32 one here, and a cast between them
+	 * none, as in onnxruntime (oi_widen_fp16()).
+	 */
+	if (dto == NPU_DTYPE_FP16 && dt == NPU_DTYPE_FP32)
+		dto = NPU_DTYPE_FP32;
 	if (dto == dt)
 		return oi_emit(c, &rs, &in, 1, dt, r, xd);
 	if (dt == NPU_DTYPE_INT32 || dto == NPU_DTYPE_INT32)
@@ -591,7 +597,12 @@ int oi_op_cast(struct nctx *c)
 		if (dt != NPU_DTYPE_INT8 && dt != NPU_DTYPE_UINT8)
 			return oi_fail(c->im, "casting floats to 8-bit integers (truncation) is not supported");
 	ret = rank1(c, &in, dt, &r, xd);
-	return ret ? ret : emit_copy(c, &p, in, dto, r, xd);
+	if (!ret)
+		ret = emit_copy(c, &p, in, dto, r, xd);
+	/* an 8-bit integer made float16: computed on in float32 */
+	if (!ret && dto == NPU_DTYPE_FP16)
+		ret = oi_widen_fp16(c->im, oi_lookup(c->im, c->n->output[0]));
+	return ret;
 }
 
 int oi_op_resize(struct nctx *c)

@@ -484,13 +484,14 @@ static int import_with(struct nctx *c, const struct lowering *low,
 	return ret;
 }
 
+static int import_node_as(struct nctx *c, const char *t, int64_t opset);
+
 int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 {
 	struct nctx c = { .im = im, .n = n, .opset = opset };
 	const char *t = n->op_type ? n->op_type : "";
-	const struct npu_onnx_op *kop;
-	const struct lowering *low;
-	struct sym *out;
+	struct sym fp16_inputs[NPU_KERNEL_MAX_INPUTS];
+	enum oi_fp16_mode fp16;
 	size_t i;
 	int ret;
 
@@ -520,9 +521,25 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 		opset = oi_domain_opset(im, n->domain);
 		c.opset = opset;
 	}
+	ret = oi_fp16_begin(&c, fp16_inputs, &fp16);
+	if (ret)
+		return ret;
+	ret = import_node_as(&c, t, opset);
+	return ret ? ret : oi_fp16_end(&c, fp16);
+}
+
+static int import_node_as(struct nctx *c, const char *t, int64_t opset)
+{
+	struct imp *im = c->im;
+	const Onnx__NodeProto *n = c->n;
+	const struct npu_onnx_op *kop;
+	const struct lowering *low;
+	struct sym *out;
+	int ret;
+
 	kop = find_custom(im, n->domain, t, opset);
 	if (kop)
-		return import_with(&c, NULL, kop, true);
+		return import_with(c, NULL, kop, true);
 	kop = find_kernel(n->domain, t, opset);
 	low = find_lowering(n->domain, t);
 	if (!low && !kop && !default_domain(n->domain))
@@ -535,7 +552,7 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	if (!low && !kop)
 		return oi_fail(im, "op not supported by libnpu at opset %" PRId64 " (its lowering starts at opset %d)",
 			       opset, LOWERING_DEFAULT_SINCE);
-	ret = import_with(&c, low, kop, true);
+	ret = import_with(c, low, kop, true);
 	/* remembered for the QDQ units reading it (onnx_quant.c) */
 	if (!ret && default_domain(n->domain) && !strcmp(t, "DequantizeLinear") &&
 	    n->n_output && n->output[0] && (out = oi_lookup(im, n->output[0])))

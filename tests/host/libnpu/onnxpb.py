@@ -31,17 +31,22 @@ def ld(field, data):
     return key(field, 2) + varint(len(data)) + data
 
 
-def value_info(name, dims):
-    """A float32 tensor ValueInfoProto of shape @dims."""
+def value_info(name, dims, elem_type=1):
+    """A tensor ValueInfoProto of shape @dims (elem_type 1: FLOAT)."""
     shape = b''.join(ld(1, vint(1, d)) for d in dims)
-    tensor = vint(1, 1) + ld(2, shape)          # FLOAT, shape
+    tensor = vint(1, elem_type) + ld(2, shape)
     return ld(1, name) + ld(2, ld(1, tensor))
 
 
-def npy_f32(path, vals, dims):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
+def npy(path, vals, dims, descr='<f4'):
+    """@vals as a .npy of @descr: '<f4' float32, '<f2' float16."""
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr,
         ', '.join(str(d) for d in dims) + (',' if len(dims) == 1 else ''))
     header += ' ' * (63 - (10 + len(header)) % 64) + '\n'
     with open(path, 'wb') as f:
         f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(header)) + header.encode())
-        f.write(struct.pack('<%df' % len(vals), *vals))
+        f.write(struct.pack('<%d%s' % (len(vals), {'<f4': 'f', '<f2': 'e'}[descr]), *vals))
+
+
+def npy_f32(path, vals, dims):
+    npy(path, vals, dims)
