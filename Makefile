@@ -127,7 +127,7 @@ GUEST_RUN_MODELS = $(GUEST_BOOT) --initrd $(MODELS_INITRD)
 # summary sums them all.  A layer whose make fails while its TAP shows no
 # failure gets LAYER-make.tap saying so, so the summary and the exit
 # status always agree.
-CHECK_LAYERS := host fuzz qtest kunit guest debug static dkms deb
+CHECK_LAYERS := host fuzz qtest kunit guest debug static dkms deb debian-guest
 CHECK_SKIP ?=
 CHECK_RUN := $(filter-out $(CHECK_SKIP),$(CHECK_LAYERS))
 check: clean-results
@@ -266,8 +266,7 @@ check-deb: kernel
 ## mmdebstrap, cached by its package list) with the device, dpkg -i the
 ## packages of check-deb, build vnpu.ko there with DKMS, run the packaged
 ## npu-info and npu-run and python3-npu's tests on the device
-# The packages are check-deb's (which `make check` runs just before);
-# built once here when there are none.
+# The packages are check-deb's (which `make check` runs just before).
 DEBIAN_GUEST_TIMEOUT ?= 3600
 debian-guest-deps:
 	$(Q)$(S)/deps.sh debian-guest
@@ -275,9 +274,14 @@ debian-guest-deps:
 debian-guest-image: debian-guest-deps kernel
 	$(Q)$(S)/debian-guest-image.sh >/dev/null
 
+# check-deb's packages, built again when there are none or the sources
+# they are made of changed since (make check runs check-deb just before).
+DEBS_BUILT = deb=$$(ls -t $(VNPU_BUILD)/deb/vnpu-dkms_*.deb 2>/dev/null | head -n 1); \
+	if [ -z "$$deb" ] || [ -n "$$(find debian include kernel libnpu python -newer "$$deb" \
+		-type f | head -n 1)" ]; then $(MAKE) --no-print-directory check-deb; fi
 check-debian-guest: qemu models debian-guest-image
 	$(Q)mkdir -p $(RESULTS)
-	$(Q)ls $(VNPU_BUILD)/deb/vnpu-dkms_*.deb >/dev/null 2>&1 || $(MAKE) --no-print-directory check-deb
+	$(Q)$(DEBS_BUILT)
 	$(Q)DEBIAN_GUEST_TIMEOUT=$(DEBIAN_GUEST_TIMEOUT) $(S)/debian-guest-test.sh $(RESULTS)/debian-guest.tap
 
 ## demo: boot the guest and show the stack running: the MLP self-check,
