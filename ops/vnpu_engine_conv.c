@@ -863,6 +863,54 @@ static int a2_rows(const struct a2_job *q, uint32_t r0, uint32_t r1,
 	return 0;
 }
 
+/*
+ * Channels [n, n + 8) of a dense W, k below ci rounded down to 16, into
+ * the [taps][cip/2][cop][2] pairs: per 16 k, eight rows of eight w - zw
+ * pairs transposed in registers to eight k pairs of eight channels, one
+ * 32-byte store each, where a pair at a time cost as much as a 1x1
+ * conv's multiplies over a small image.
+ */
+A2_TARGET
+static void a2_pack_w8(const struct vnpu_tv *w, uint32_t n, uint32_t taps,
+		       uint32_t ci, uint32_t cip, uint32_t cop, int16_t *wp)
+{
+	bool s8 = w->dtype == VNPU_DT_INT8;
+	__m256i zw[8];
+	uint32_t tap, k, r;
+
+	for (r = 0; r < 8; r++)
+		zw[r] = _mm256_set1_epi16((short)vnpu_tv_zp(w, n + r));
+	for (tap = 0; tap < taps; tap++)
+		for (k = 0; k + 16 <= ci; k += 16) {
+			__m256i v[8], t[8], u[8];
+			int16_t *dst = wp + (((size_t)tap * (cip / 2) + k / 2) * cop + n) * 2;
+
+			for (r = 0; r < 8; r++) {
+				__m128i b = _mm_loadu_si128((const __m128i *)(w->p +
+					(int64_t)(n + r) * w->st[0] + (size_t)tap * ci + k));
+
+				v[r] = _mm256_sub_epi16(s8 ? _mm256_cvtepi8_epi16(b) :
+							_mm256_cvtepu8_epi16(b), zw[r]);
+			}
+			for (r = 0; r < 8; r += 2) {
+				t[r] = _mm256_unpacklo_epi32(v[r], v[r + 1]);
+				t[r + 1] = _mm256_unpackhi_epi32(v[r], v[r + 1]);
+			}
+			for (r = 0; r < 8; r += 4) {
+				u[r] = _mm256_unpacklo_epi64(t[r], t[r + 2]);
+				u[r + 1] = _mm256_unpackhi_epi64(t[r], t[r + 2]);
+				u[r + 2] = _mm256_unpacklo_epi64(t[r + 1], t[r + 3]);
+				u[r + 3] = _mm256_unpackhi_epi64(t[r + 1], t[r + 3]);
+			}
+			for (r = 0; r < 4; r++) {
+				_mm256_storeu_si256((__m256i *)(dst + (size_t)r * cop * 2),
+						    _mm256_permute2x128_si256(u[r], u[r + 4], 0x20));
+				_mm256_storeu_si256((__m256i *)(dst + (size_t)(r + 4) * cop * 2),
+						    _mm256_permute2x128_si256(u[r], u[r + 4], 0x31));
+			}
+		}
+}
+
 /* X - zx as dense int16 [n][h][w][cip], channels past ci zero. */
 A2_TARGET
 static int a2_widen_x(const struct vnpu_tv *x, uint32_t cip, int16_t *dst,
@@ -911,6 +959,7 @@ static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	uint32_t kh = w->dims[1], kw = w->dims[2], ci = w->dims[3], co = y->dims[3];
 	uint32_t cop = vnpu_round_up(co, 8), cip = vnpu_round_up(ci, 2), ow = y->dims[2];
 	uint32_t taps = kh * kw, tap, k, n, ox;
+	bool dense = w->st[3] == 1 && w->st[2] == ci && w->st[1] == (int64_t)kw * ci;
 	int16_t *wp = NULL, *xw = NULL;
 	int32_t *qi = NULL;
 	float *qf = NULL;
@@ -946,20 +995,31 @@ static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		qf[n] = e.fmult;
 		qf[cop + n] = (float)(e.lo - e.out_zp);
 		qf[2 * cop + n] = (float)(e.hi - e.out_zp);
+		/* Dense W: whole groups of 8 channels, 16 k at a time, below. */
+		k = dense && n < co / 8 * 8 ? ci / 16 * 16 : 0;
 		for (tap = 0; tap < taps; tap++) {
 			const uint8_t *src = w->p + (int64_t)n * w->st[0] +
 					     (int64_t)(tap / kw) * w->st[1] +
 					     (int64_t)(tap % kw) * w->st[2];
 			int16_t *dst = wp + ((size_t)tap * (cip / 2) * cop + n) * 2;
+			uint32_t kk;
 
-			for (k = 0; k < ci; k++) {
-				const uint8_t *pw = src + (int64_t)k * w->st[3];
+			for (kk = k; kk < ci; kk++) {
+				const uint8_t *pw = src + (int64_t)kk * w->st[3];
 				int32_t v = w->dtype == VNPU_DT_INT8 ? (int8_t)*pw : *pw;
 
-				dst[(size_t)(k / 2) * cop * 2 + k % 2] = (int16_t)(v - zw);
+				dst[(size_t)(kk / 2) * cop * 2 + kk % 2] = (int16_t)(v - zw);
 			}
 		}
 	}
+	if (dense)
+		for (n = 0; n + 8 <= co; n += 8) {
+			if (vnpu_run_tick(rc, (uint64_t)8 * taps * ci)) {
+				ret = -ECANCELED;
+				goto out;
+			}
+			a2_pack_w8(w, n, taps, ci, cip, cop, wp);
+		}
 	/* A multiple of 2^8 bytes past the others: the widened X, else im2col. */
 	xw = vnpu_run_alloc(rc, sizeof(int16_t) * x->dims[0] * x->dims[1] *
 				(size_t)x->dims[2] * cip);
