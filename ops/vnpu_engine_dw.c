@@ -39,6 +39,7 @@ struct dw_px {
 	int64_t dh, dw;		/* dilations */
 	uint32_t ky0, ky1, kx0, kx1;	/* in-bounds taps [ky0, ky1) x [kx0, kx1) */
 	const void *w;		/* [kh * kw][c]: float, or int32 minus zero point */
+	const int16_t *w2;	/* int8 on AVX2: [kh][(kw + 1) / 2][c][2] kx pairs */
 	int32_t zx;		/* X zero point (int8) */
 	bool xs8;		/* X is int8, else uint8 (int8 path) */
 	/* Columns [ox0, ow) of an output row: */
@@ -151,10 +152,78 @@ static void row_f32_avx2(const struct dw_px *p, float *out, size_t ostr)
 	ROW_BODY(px_f32_body, float);
 }
 
+/*
+ * An int8 pixel with every kx tap in bounds, on AVX2: the taps of a row
+ * in pairs (kx, kx + 1), so one vpmaddwd multiplies 8 channels x 2 taps
+ * of int16 x - zx by the w - zw pairs, where the int32 body takes a
+ * widening, a subtraction and a vpmulld for each 8 channels x 1 tap.
+ * Each product is the reference's, |x - zx| and |w - zw| <= 255, so the
+ * pair sums are exact in int32.  An odd last tap pairs with itself
+ * against a zero weight.
+ */
+__attribute__((target("avx2")))
+static void px_i8_pairs(const struct dw_px *p, int32_t *out)
+{
+	const __m256i zx = _mm256_set1_epi16((short)p->zx);
+	uint32_t kp = (p->kw + 1) / 2, c = p->c, c8 = c / 8 * 8, c0, ky, pr, j;
+
+	for (c0 = 0; c0 < c8; c0 += DW_CB) {
+		uint32_t nv = c8 - c0 < DW_CB ? (c8 - c0) / 8 : DW_CB / 8, v;
+		__m256i acc[DW_CB / 8];
+
+		for (v = 0; v < nv; v++)
+			acc[v] = _mm256_setzero_si256();
+		for (ky = p->ky0; ky < p->ky1; ky++)
+			for (pr = 0; pr < kp; pr++) {
+				const uint8_t *x0 = tap_ptr(p, ky, 2 * pr) + c0;
+				const uint8_t *x1 = 2 * pr + 1 < p->kw ? tap_ptr(p, ky, 2 * pr + 1) + c0 : x0;
+				const int16_t *wt = p->w2 + ((size_t)(ky * kp + pr) * c + c0) * 2;
+
+				for (v = 0; v < nv; v++) {
+					__m128i il = _mm_unpacklo_epi8(
+						_mm_loadl_epi64((const __m128i *)(x0 + 8 * v)),
+						_mm_loadl_epi64((const __m128i *)(x1 + 8 * v)));
+					__m256i e = p->xs8 ? _mm256_cvtepi8_epi16(il) :
+							     _mm256_cvtepu8_epi16(il);
+
+					acc[v] = _mm256_add_epi32(acc[v], _mm256_madd_epi16(
+						_mm256_sub_epi16(e, zx),
+						_mm256_loadu_si256((const __m256i *)(wt + 16 * v))));
+				}
+			}
+		for (v = 0; v < nv; v++)
+			_mm256_storeu_si256((__m256i *)(out + c0 + 8 * v), acc[v]);
+	}
+	for (j = c8; j < c; j++) {
+		const int32_t *w = p->w;
+		uint32_t s = 0, kx;
+
+		for (ky = p->ky0; ky < p->ky1; ky++)
+			for (kx = 0; kx < p->kw; kx++) {
+				const uint8_t *x = tap_ptr(p, ky, kx) + j;
+				int32_t xv = p->xs8 ? (int8_t)*x : *x;
+
+				s += (uint32_t)((xv - p->zx) * w[(size_t)(ky * p->kw + kx) * c + j]);
+			}
+		out[j] = (int32_t)s;
+	}
+}
+
 __attribute__((target("avx2")))
 static void row_i8_avx2(const struct dw_px *p, int32_t *out, size_t ostr)
 {
-	ROW_BODY(px_i8_body, int32_t);
+	struct dw_px q = *p;
+	uint32_t ox;
+
+	for (ox = p->ox0; ox < p->ow; ox++) {
+		q.ix0 = (int64_t)ox * p->sw - p->pl;
+		q.kx0 = p->kx0s[ox];
+		q.kx1 = p->kx1s[ox];
+		if (p->w2 && ox >= p->full0 && ox < p->full1)
+			px_i8_pairs(&q, out + ox * ostr);
+		else
+			px_i8_body(&q, out + ox * ostr);
+	}
 }
 
 /* ---- AVX-512 ------------------------------------------------------------- */
@@ -566,6 +635,7 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 	void *wp = NULL;
 	float *bf = NULL, *fm = NULL, *fl = NULL;
 	int32_t *bq = NULL, *qi = NULL, *acc = NULL;
+	int16_t *w2 = NULL;
 	struct vnpu_epi e;
 	int ret = -ENOMEM;
 
@@ -584,6 +654,12 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 	wp = vnpu_run_alloc(rc, 4 * (size_t)taps * co);
 	if (!kxr || !wp)
 		goto out;
+	if (j.q && kern == VNPU_I8_AVX2) {
+		/* At most 2 * taps * co int16: W's size as int32. */
+		w2 = vnpu_run_calloc(rc, (size_t)kh * ((kw + 1) / 2) * co * 2, sizeof(int16_t));
+		if (!w2)
+			goto out;
+	}
 	for (ox = 0; ox < ow; ox++)
 		tap_range((int64_t)ox * at->stride_w - at->pad_left, at->dilation_w, kw,
 			  x->dims[2], &kxr[ox], &kxr[ow + ox]);
@@ -616,7 +692,10 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 					((int32_t *)wp)[ti] = (w->dtype == VNPU_DT_INT8 ?
 							       (int32_t)(int8_t)*pw : *pw) -
 							      vnpu_tv_zp(w, ch);
-				else
+				if (j.q && w2)
+					w2[((size_t)(ky * ((kw + 1) / 2) + kx / 2) * co + ch) * 2 + kx % 2] =
+						(int16_t)((int32_t *)wp)[ti];
+				else if (!j.q)
 					memcpy((float *)wp + ti, pw, 4);
 			}
 		if (j.q) {
@@ -643,7 +722,7 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 	}
 	j.px = (struct dw_px){ .xs1 = x->st[1] * x->esize, .xs2 = x->st[2] * x->esize,
 		.c = co, .kw = kw, .dh = at->dilation_h, .dw = at->dilation_w,
-		.w = wp, .zx = x->zp, .xs8 = x->dtype == VNPU_DT_INT8, .ow = ow,
+		.w = wp, .w2 = w2, .zx = x->zp, .xs8 = x->dtype == VNPU_DT_INT8, .ow = ow,
 		.sw = at->stride_w, .pl = at->pad_left, .kx0s = kxr, .kx1s = kxr + ow };
 	/* The columns with every kx tap in bounds are one interval. */
 	for (ox = 0; ox < ow; ox++)
@@ -695,6 +774,7 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 out:
 	vnpu_run_free(rc, kxr);
 	vnpu_run_free(rc, wp);
+	vnpu_run_free(rc, w2);
 	vnpu_run_free(rc, bf);
 	vnpu_run_free(rc, bq);
 	vnpu_run_free(rc, fm);

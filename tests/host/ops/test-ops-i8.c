@@ -12,8 +12,9 @@
  *   vnpu_ref_run(): odd M, N and K, zero points at -128/127 and 0/255,
  *   per-channel weight and output scales, groups, strides, dilations,
  *   padding, bias, and both requantization roundings (ONNX and TFLite's
- *   Q31).  Each case must have run the int8 GEMM or im2col kernel, not
- *   been handed to the reference.
+ *   Q31), and depthwise convs.  Each case must have run an int8 kernel
+ *   (GEMM, im2col, direct or depthwise), not been handed to the
+ *   reference.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -238,7 +239,7 @@ static void run_case(struct flat *f, struct vnpu_cmd_compute *c)
 	path = flat_engine.res.path;
 	/* A case the reference ran would compare it with itself. */
 	if (path != VNPU_ENG_GEMM_I8 && path != VNPU_ENG_IM2COL_I8 &&
-	    path != VNPU_ENG_CONV_I8) {
+	    path != VNPU_ENG_CONV_I8 && path != VNPU_ENG_DW && path != VNPU_ENG_DW_GENERAL) {
 		free(f2.mem);
 		fail_msg("case %u (op 0x%x): ran on path %d, not an int8 kernel",
 			 cases, c->hdr.opcode, path);
@@ -350,6 +351,57 @@ static void one_conv(struct flat *f)
 	run_case(f, &c);
 }
 
+/*
+ * Depthwise: channel counts around the 8-lane vectors and the 64-channel
+ * blocks, kernels up to 5 wide (odd ones pair a tap with itself), rows
+ * with border columns on both sides.
+ */
+static void one_dwconv(struct flat *f)
+{
+	static const uint32_t chans[] = { 1, 7, 8, 9, 16, 24, 63, 64, 65, 72, 100 };
+	struct vnpu_cmd_compute c;
+	struct vnpu_attr_conv2d *at = &c.attr.conv;
+	uint32_t ch = chans[rnd(sizeof(chans) / sizeof(chans[0]))];
+	uint32_t kh = 1 + rnd(5), kw = 1 + rnd(5), h = 1 + rnd(12), w = 1 + rnd(20);
+	uint32_t nb = 1 + rnd(2), dx[4], dw[4], dy[4], oh, ow;
+
+	flat_reset(f);
+	cmd_init(&c, VNPU_OP_CONV2D);
+	at->groups = ch;
+	at->stride_h = 1 + rnd(2);
+	at->stride_w = 1 + rnd(2);
+	at->dilation_h = rnd(4) ? 1 : 2;
+	at->dilation_w = rnd(4) ? 1 : 2;
+	at->pad_top = rnd(3);
+	at->pad_bottom = rnd(3);
+	at->pad_left = rnd(4);
+	at->pad_right = rnd(4);
+	if ((kh - 1) * at->dilation_h + 1 > h + at->pad_top + at->pad_bottom)
+		at->pad_bottom += kh * at->dilation_h;
+	if ((kw - 1) * at->dilation_w + 1 > w + at->pad_left + at->pad_right)
+		at->pad_right += kw * at->dilation_w;
+	oh = (h + at->pad_top + at->pad_bottom - (kh - 1) * at->dilation_h - 1) / at->stride_h + 1;
+	ow = (w + at->pad_left + at->pad_right - (kw - 1) * at->dilation_w - 1) / at->stride_w + 1;
+	dx[0] = nb; dx[1] = h; dx[2] = w; dx[3] = ch;
+	dw[0] = ch; dw[1] = kh; dw[2] = kw; dw[3] = 1;
+	dy[0] = nb; dy[1] = oh; dy[2] = ow; dy[3] = ch;
+	c.t[0] = tdesc(q8_dts[rnd(2)], 4, dx);
+	c.t[1] = tdesc(q8_dts[rnd(2)], 4, dw);
+	c.t[3] = tdesc(q8_dts[rnd(2)], 4, dy);
+	tquant(&c.t[0], rndf(0.002f, 0.05f), zp_pick(c.t[0].dtype));
+	quantize(&c.t[1], 0, &c.t[3], kh * kw);
+	c.round = (uint8_t)rnd(2);
+	c.act = rnd(3) ? VNPU_ACT_NONE : VNPU_ACT_RELU6;
+	if (rnd(2)) {
+		c.t[2] = tdesc(VNPU_DT_INT32, 1, &ch);
+		place(f, &c.t[2], true);
+	}
+	place(f, &c.t[0], true);
+	place(f, &c.t[1], true);
+	place(f, &c.t[3], false);
+	run_case(f, &c);
+}
+
 static void test_commands(void **state)
 {
 	struct flat *f = *state;
@@ -360,9 +412,12 @@ static void test_commands(void **state)
 		one_gemm(f);
 	for (i = 0; i < 300; i++)
 		one_conv(f);
-	printf("# kernel %s: %u GEMM, %u im2col conv, %u direct conv cases\n",
+	for (i = 0; i < 300; i++)
+		one_dwconv(f);
+	printf("# kernel %s: %u GEMM, %u im2col conv, %u direct conv, %u depthwise cases\n",
 	       vnpu_i8_kernel_id(kern), reached[VNPU_ENG_GEMM_I8],
-	       reached[VNPU_ENG_IM2COL_I8], reached[VNPU_ENG_CONV_I8]);
+	       reached[VNPU_ENG_IM2COL_I8], reached[VNPU_ENG_CONV_I8], reached[VNPU_ENG_DW]);
+	assert_true(reached[VNPU_ENG_DW] >= 100);
 	/* Each int8 kernel reached: TFLite rounding and groups keep im2col. */
 	assert_true(reached[VNPU_ENG_GEMM_I8] >= 100);
 	assert_true(reached[VNPU_ENG_IM2COL_I8] >= 50);
