@@ -8,6 +8,11 @@
 #include <string.h>
 #include "vnpu-core.h"
 
+static inline uint64_t vnpu_min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
+
 uint32_t vnpu_fault_flags(unsigned reason, bool is_write)
 {
     return VNPU_FAULT_VALID | (is_write ? VNPU_FAULT_WRITE : 0) |
@@ -62,6 +67,9 @@ uint32_t vnpu_mmu_walk(VnpuBusReadFn *read, void *opaque,
     table = w->root;
     for (l = 0; l < VNPU_PT_LEVELS; l++) {
         w->level = l;
+        if (l == VNPU_PT_LEVELS - 1) {
+            w->leaf = table;
+        }
         if (!read(opaque, table + VNPU_PT_INDEX(va, l) * 8, raw, 8)) {
             return vnpu_fault_flags(VNPU_FAULT_REASON_BUS, is_write);
         }
@@ -85,6 +93,7 @@ static void vnpu_ctx_cache_clear(VnpuCtxCache *c)
     c->root_valid = false;
     c->pt_root = 0;
     memset(c->e, 0, sizeof(c->e));
+    memset(c->leaf, 0, sizeof(c->leaf));
 }
 
 void vnpu_tlb_invalidate_locked(VnpuTlb *t, bool all, uint32_t ctx)
@@ -183,4 +192,103 @@ uint32_t vnpu_mmu_translate(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
         *pa = w.pa;
     }
     return fault;
+}
+
+/*
+ * The leaf table translating @va, from the walk cache or by a walk of
+ * @va's page (whose own outcome does not matter here: only the table
+ * does).  False when no walk reaches a leaf table.
+ */
+static bool vnpu_leaf_table(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
+                            uint32_t ctx_id, uint64_t va, bool is_write,
+                            uint64_t *table)
+{
+    VnpuCtxCache *c = &mmu->tlb->ctx[ctx_id];
+    uint64_t tag = va >> VNPU_LEAF_SHIFT, gen, gen_all, root;
+    VnpuLeafEntry *le = &c->leaf[tag % VNPU_LEAF_CACHE_ENTRIES];
+    bool root_cached;
+    VnpuWalk w;
+
+    vnpu_mmu_lock(mmu);
+    if (le->valid && le->tag == tag) {
+        *table = le->table;
+        vnpu_mmu_unlock(mmu);
+        return true;
+    }
+    gen = c->gen;
+    gen_all = mmu->tlb->gen_all;
+    root_cached = c->root_valid;
+    root = c->pt_root;
+    vnpu_mmu_unlock(mmu);
+
+    vnpu_mmu_walk(mmu->read, mmu->bus, cfg, ctx_id, va, is_write,
+                  root_cached ? &root : NULL, &w);
+    if (w.level != VNPU_PT_LEVELS - 1) {
+        return false;
+    }
+    *table = w.leaf;
+    vnpu_mmu_lock(mmu);
+    /* As for the TLB: only if no invalidation ran while we walked. */
+    if (c->gen == gen && mmu->tlb->gen_all == gen_all &&
+        (!mmu->may_cache || mmu->may_cache(mmu->cache_opaque))) {
+        le->valid = true;
+        le->tag = tag;
+        le->table = w.leaf;
+    }
+    vnpu_mmu_unlock(mmu);
+    return true;
+}
+
+uint32_t vnpu_mmu_translate_run(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
+                                uint32_t ctx_id, uint64_t va, uint64_t len,
+                                bool is_write, uint64_t *pa, uint64_t *run)
+{
+    uint64_t need = is_write ? VNPU_PTE_WRITE : VNPU_PTE_READ;
+    uint64_t page, next, done;
+    uint8_t raw[VNPU_PT_ENTRIES * 8];
+    uint32_t fault;
+
+    fault = vnpu_mmu_translate(mmu, cfg, ctx_id, va, is_write, &page);
+    if (fault) {
+        return fault;
+    }
+    *pa = page + (va & VNPU_PAGE_OFFSET_MASK);
+    done = vnpu_min_u64(len, VNPU_PAGE_SIZE - (va & VNPU_PAGE_OFFSET_MASK));
+    if (!cfg->enabled) {
+        /* Bypass: the VA is the DMA address, all of it. */
+        *run = len;
+        return 0;
+    }
+    while (done < len) {
+        unsigned first, n, i;
+        uint64_t table;
+
+        next = va + done;
+        /* Not past the VA limit: a later call reports ADDRESS there. */
+        if (next >= VNPU_VA_LIMIT ||
+            !vnpu_leaf_table(mmu, cfg, ctx_id, next, is_write, &table)) {
+            break;
+        }
+        first = VNPU_PT_INDEX(next, VNPU_PT_LEVELS - 1);
+        n = (unsigned)vnpu_min_u64(VNPU_PT_ENTRIES - first,
+                              (len - done + VNPU_PAGE_SIZE - 1) >>
+                              VNPU_PAGE_SHIFT);
+        if (!mmu->read(mmu->bus, table + first * 8ull, raw, n * 8ull)) {
+            break;
+        }
+        for (i = 0; i < n; i++) {
+            uint64_t pte = vnpu_ld64_le(raw + i * 8);
+
+            if (!(pte & VNPU_PTE_VALID) || !(pte & need) ||
+                (pte & VNPU_PTE_ADDR_MASK) != *pa + done) {
+                break;
+            }
+            done = vnpu_min_u64(len, done + VNPU_PAGE_SIZE);
+        }
+        if (i < n) {
+            break;
+        }
+    }
+    *run = done;
+    return 0;
 }

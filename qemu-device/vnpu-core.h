@@ -21,6 +21,10 @@
 #include "vnpu_hw.h"
 
 #define VNPU_TLB_ENTRIES        32      /* per context, direct mapped */
+/* Leaf tables remembered per context (walk cache), direct mapped. */
+#define VNPU_LEAF_CACHE_ENTRIES 8
+/* VA span one leaf table translates: 512 pages, 2 MiB. */
+#define VNPU_LEAF_SHIFT         VNPU_PT_LEVEL_SHIFT(VNPU_PT_LEVELS - 2)
 #define VNPU_DESC_SIZE          64
 #define VNPU_COMPL_SIZE         64
 #define VNPU_RING_ALIGN         64
@@ -84,6 +88,7 @@ typedef struct VnpuWalk {
     int level;
     uint64_t root;      /* level-0 table, once the context entry was read */
     uint64_t pte;       /* the deciding entry, as read */
+    uint64_t leaf;      /* the leaf table, once the walk reached it */
     uint64_t pa;        /* page DMA address (success and PERMISSION) */
     uint64_t perms;     /* leaf VNPU_PTE_READ | VNPU_PTE_WRITE */
 } VnpuWalk;
@@ -113,11 +118,19 @@ typedef struct VnpuTlbEntry {
     uint64_t perms;             /* VNPU_PTE_READ | VNPU_PTE_WRITE */
 } VnpuTlbEntry;
 
+/* Where the leaf table of one 2 MiB VA region is: a walk cache entry. */
+typedef struct VnpuLeafEntry {
+    bool valid;
+    uint64_t tag;               /* VA >> VNPU_LEAF_SHIFT */
+    uint64_t table;             /* leaf table DMA address */
+} VnpuLeafEntry;
+
 typedef struct VnpuCtxCache {
     uint64_t gen;               /* bumped by every invalidation of this ctx */
     bool root_valid;
     uint64_t pt_root;
     VnpuTlbEntry e[VNPU_TLB_ENTRIES];
+    VnpuLeafEntry leaf[VNPU_LEAF_CACHE_ENTRIES];
 } VnpuCtxCache;
 
 /* Context-entry and leaf cache of every context. */
@@ -157,6 +170,26 @@ typedef struct VnpuMmu {
 uint32_t vnpu_mmu_translate(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
                             uint32_t ctx_id, uint64_t va, bool is_write,
                             uint64_t *pa);
+
+/*
+ * Translate the page holding @va as vnpu_mmu_translate() does, then find
+ * how far the pages after it continue it in DMA address space with the
+ * same access granted: returns 0, @pa = the DMA address of @va itself and
+ * @run = bytes from @va (1..@len) that are contiguous from @pa; or the
+ * fault of @va's own page.  A later page that would fault, or that is
+ * elsewhere, only ends the run: the caller's next translation starts
+ * there and reports that fault at its exact VA.
+ *
+ * The pages after the first are read straight from their leaf tables,
+ * up to a whole table (512 entries, 2 MiB of VA) in one bus read, with
+ * the leaf tables' addresses cached per context next to the TLB: a run
+ * of N pages costs one read per 2 MiB instead of N lookups, each a walk
+ * once the TLB has to evict.  Reading entries from memory is never
+ * staler than the TLB, so the invalidation rules are unchanged.
+ */
+uint32_t vnpu_mmu_translate_run(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
+                                uint32_t ctx_id, uint64_t va, uint64_t len,
+                                bool is_write, uint64_t *pa, uint64_t *run);
 
 /* MMU_CONTROL.ENABLE may be set with this context table. */
 bool vnpu_ctx_table_valid(uint64_t table, uint32_t count);

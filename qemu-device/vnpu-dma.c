@@ -21,9 +21,19 @@
  *   or the reset waits for its one chunk (VNPU_DMA_CHUNK at most): after
  *   the reset returns, no access of an abandoned job is in flight or can
  *   start, and after unrealize no worker uses the bus-master address
- *   space the PCI core is about to destroy.  Outputs are never mapped: a
- *   host pointer into guest RAM held by the compute engine could not be
- *   revoked, so every write goes through here.
+ *   space the PCI core is about to destroy.
+ *
+ * - An output mapped for writing is one long access.  The compute engine
+ *   writes through the host pointer for as long as the command runs, and
+ *   such a pointer cannot be revoked, so the mapping itself holds the
+ *   gate: it is counted (maps_out) before the generation check, exactly
+ *   as in_dma is, and uncounted only after the engine unmapped it.  Reset
+ *   then waits for it too, which takes until the engine's next abort
+ *   check (ops/vnpu_run.h: VNPU_POLL_WORK units, or one VNPU_POLL_BLOCK
+ *   block of a fast kernel, about a millisecond and a half at most): the
+ *   engine sees its job abandoned, stops writing and unmaps.  Inputs
+ *   mapped for reading need no such wait: reading guest RAM after a reset
+ *   changes nothing in it.
  */
 #include "qemu/osdep.h"
 #include "qemu/rcu.h"
@@ -105,11 +115,9 @@ static bool vnpu_gate_enter(VnpuJob *job)
     return false;
 }
 
-static void vnpu_gate_exit(VnpuJob *job)
+/* An access or a write mapping just ended: a reset may be waiting. */
+static void vnpu_gate_wake(VnpuState *s)
 {
-    VnpuState *s = job->s;
-
-    qatomic_store_release(&job->eng->in_dma, false);
     /* Pairs with the barrier after a waiter registers in vnpu_dma_quiesce(). */
     smp_mb();
     if (qatomic_read(&s->gate_waiters)) {
@@ -117,6 +125,18 @@ static void vnpu_gate_exit(VnpuJob *job)
         qemu_cond_broadcast(&s->gate_cond);
         qemu_mutex_unlock(&s->gate_lock);
     }
+}
+
+static void vnpu_gate_exit(VnpuJob *job)
+{
+    qatomic_store_release(&job->eng->in_dma, false);
+    vnpu_gate_wake(job->s);
+}
+
+static bool vnpu_engine_in_dma(VnpuEngine *eng)
+{
+    return qatomic_load_acquire(&eng->in_dma) ||
+           qatomic_load_acquire(&eng->maps_out);
 }
 
 VnpuDmaResult vnpu_job_dma(VnpuJob *job, uint64_t addr, void *buf,
@@ -136,9 +156,10 @@ VnpuDmaResult vnpu_job_dma(VnpuJob *job, uint64_t addr, void *buf,
 
 /*
  * Called by reset and unrealize after bumping reset_gen: once it returns,
- * no access of an older job is in flight or can start.  Returns false
- * only if one was still in flight after VNPU_RESET_WAIT_MS, which takes a
- * host that stopped scheduling a worker in the middle of one memcpy.
+ * no access of an older job is in flight or can start, and no output of
+ * one is still mapped.  Returns false only if one was still in flight
+ * after VNPU_RESET_WAIT_MS, which takes a host that stopped scheduling a
+ * worker for that long.
  *
  * An access is microseconds of memcpy, so a short spin usually sees it
  * end.  Past that the worker has most likely been preempted in the middle
@@ -155,17 +176,17 @@ bool vnpu_dma_quiesce(VnpuState *s)
     for (i = 0; i < s->num_engines; i++) {
         VnpuEngine *eng = &s->eng[i];
 
-        while (qatomic_load_acquire(&eng->in_dma) &&
+        while (vnpu_engine_in_dma(eng) &&
                get_clock() - start < VNPU_GATE_SPIN_US * SCALE_US) {
             cpu_relax();
         }
-        if (!qatomic_load_acquire(&eng->in_dma)) {
+        if (!vnpu_engine_in_dma(eng)) {
             continue;
         }
         qemu_mutex_lock(&s->gate_lock);
         qatomic_inc(&s->gate_waiters);
         smp_mb();
-        while (qatomic_read(&eng->in_dma)) {
+        while (vnpu_engine_in_dma(eng)) {
             if (get_clock() - start > VNPU_RESET_WAIT_MS * SCALE_MS) {
                 error_report("vnpu: engine %u still accessing guest memory "
                              "%d ms after reset", i, VNPU_RESET_WAIT_MS);
@@ -216,4 +237,52 @@ void vnpu_dma_unmap_read(void *host)
     MemoryRegion *mr = memory_region_from_host(host, &off);
 
     memory_region_unref(mr);
+}
+
+/*
+ * A writable host pointer to [@addr, @addr + @len), or NULL unless the
+ * whole range is one section of writable RAM.  Holds the reset gate until
+ * vnpu_job_unmap_write() (see the top of this file): a reset waits for
+ * the engine to unmap, and a job already abandoned gets no mapping.
+ */
+void *vnpu_job_map_write(VnpuJob *job, uint64_t addr, uint64_t len)
+{
+    VnpuEngine *eng = job->eng;
+    MemoryRegion *mr;
+    hwaddr xlat, l = len;
+    void *host = NULL;
+
+    if (!len || vnpu_range_wraps(addr, len)) {
+        return NULL;
+    }
+    qatomic_inc(&eng->maps_out);
+    /* Pairs with the barrier at the start of vnpu_dma_quiesce(). */
+    smp_mb();
+    if (vnpu_job_current(job)) {
+        WITH_RCU_READ_LOCK_GUARD() {
+            mr = address_space_translate(job->s->as, addr, &xlat, &l, true,
+                                         MEMTXATTRS_UNSPECIFIED);
+            if (l >= len && vnpu_mr_is_ram(mr, true)) {
+                memory_region_ref(mr);
+                host = (uint8_t *)memory_region_get_ram_ptr(mr) + xlat;
+            }
+        }
+    }
+    if (!host) {
+        qatomic_dec(&eng->maps_out);
+        vnpu_gate_wake(job->s);
+    }
+    return host;
+}
+
+/*
+ * Marks the whole mapping dirty whatever the engine reports it wrote: an
+ * aborted command may have written part of it.  The address space is
+ * still there: unrealize waits for this unmap before it lets go of it.
+ */
+void vnpu_job_unmap_write(VnpuJob *job, void *host, uint64_t len)
+{
+    address_space_unmap(job->s->as, host, len, true, len);
+    qatomic_dec(&job->eng->maps_out);
+    vnpu_gate_wake(job->s);
 }

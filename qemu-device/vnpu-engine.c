@@ -203,6 +203,7 @@ static void vnpu_split_run_part(VnpuSplit *sp, unsigned i, VnpuEngine *eng)
     o->job.rec.status = VNPU_JOB_STATUS_OK;
     o->job.rec.fault_flags = 0;
     o->job.rec.fault_va = 0;
+    memset(o->job.read_maps, 0, sizeof(o->job.read_maps));
     o->ret = vnpu_compute_exec(&sp->parts[i], sizeof(sp->parts[i]),
                                &vnpu_job_mem_ops, &o->job, &eng->cfg, &res);
     o->err_off = res.err_off;

@@ -19,6 +19,9 @@
  *   (vnpu_job_dma): the engine's in_dma flag, then a check of the job's
  *   reset generation.  Reset bumps the generation, then waits for in_dma
  *   to drop, so once it returns no access of an older job can happen.
+ *   An output mapped for writing holds the gate (maps_out) until it is
+ *   unmapped, so reset also waits for an abandoned engine to reach its
+ *   next abort check and unmap it.
  *   This is why reset and unrealize need not wait for workers to finish
  *   their jobs: an abandoned job keeps only its engine (and, after
  *   unrealize, a reference to the device, dropped when its worker exits).
@@ -74,6 +77,14 @@ typedef struct VnpuQueue {
 
 typedef struct VnpuEngine VnpuEngine;
 
+/* Inputs of one compute command mapped at once (its slots, at most). */
+#define VNPU_JOB_READ_MAPS      4
+
+typedef struct VnpuReadMap {
+    const uint8_t *host;        /* NULL: free */
+    uint64_t len;
+} VnpuReadMap;
+
 /* One job being executed by an engine; lives on the worker's stack. */
 typedef struct VnpuJob {
     VnpuState *s;
@@ -90,6 +101,8 @@ typedef struct VnpuJob {
     struct vnpu_hw_completion rec;
     bool failed;                /* rec.status is final */
     bool lost_irq;
+    /* Inputs mapped now: an output overlapping one is not mapped. */
+    VnpuReadMap read_maps[VNPU_JOB_READ_MAPS];
 } VnpuJob;
 
 /* The first failure of a job is the one its completion record reports. */
@@ -113,6 +126,7 @@ struct VnpuEngine {
     uint64_t job_gen;           /* under s->lock: reset_gen of its job */
     bool abort;                 /* under s->lock; read racily by the job */
     bool in_dma;                /* atomic: a guest-memory access in flight */
+    int maps_out;               /* atomic: outputs mapped for writing */
 };
 
 struct VnpuState {
@@ -193,6 +207,8 @@ VnpuDmaResult vnpu_job_dma(VnpuJob *job, uint64_t addr, void *buf,
                            uint64_t len, bool is_write);
 void *vnpu_job_map_read(VnpuJob *job, uint64_t addr, uint64_t len);
 void vnpu_dma_unmap_read(void *host);
+void *vnpu_job_map_write(VnpuJob *job, uint64_t addr, uint64_t len);
+void vnpu_job_unmap_write(VnpuJob *job, void *host, uint64_t len);
 bool vnpu_job_current(VnpuJob *job);
 bool vnpu_dma_quiesce(VnpuState *s);
 

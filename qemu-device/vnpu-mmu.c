@@ -13,10 +13,11 @@
 #include "vnpu_exec.h"
 #include "trace.h"
 
-/* Bound one map() so a bogus length cannot make us walk for minutes. */
+/*
+ * Bound one map() so a bogus length cannot make us walk for long: 32 leaf
+ * tables at most.
+ */
 #define VNPU_MAP_MAX    (64ull << 20)
-/* Pages map() translates between two checks for an abort. */
-#define VNPU_MAP_POLL_PAGES 256
 
 /* Context entries and page tables are read on behalf of a job, gated. */
 static bool vnpu_mmu_bus_read(void *opaque, uint64_t addr, void *buf,
@@ -39,7 +40,7 @@ void vnpu_tlb_init(VnpuState *s)
 {
     qemu_mutex_init(&s->tlb_lock);
     s->tlb = g_new0(VnpuTlb, 1);
-    /* .read, .bus and .may_cache are the job's: see vnpu_translate(). */
+    /* .read, .bus and .may_cache are the job's: see vnpu_translate_run(). */
     s->mmu = (VnpuMmu) {
         .tlb = s->tlb,
         .lock = vnpu_mmu_tlb_lock,
@@ -68,15 +69,17 @@ static bool vnpu_mmu_may_cache(void *opaque)
 }
 
 /*
- * Translate one page.  Returns 0 and the page's DMA address, or the
- * VNPU_FAULT_* word describing why the access is not allowed.  Never
- * records anything: callers decide whether a failure is a fault.
+ * Translate the page holding @va and the physically contiguous run of at
+ * most @len bytes from @va after it (vnpu_mmu_translate_run()).  Returns
+ * 0, or the VNPU_FAULT_* word describing why @va's page is not
+ * accessible.  Never records anything: callers decide whether a failure
+ * is a fault.
  *
  * A job abandoned by reset still walks with the page tables it started
  * with; its translations must not enter the TLB the next jobs use.
  */
-static uint32_t vnpu_translate(VnpuJob *job, uint64_t va, bool is_write,
-                               uint64_t *pa)
+static uint32_t vnpu_translate_run(VnpuJob *job, uint64_t va, uint64_t len,
+                                   bool is_write, uint64_t *pa, uint64_t *run)
 {
     VnpuMmu mmu = job->s->mmu;
 
@@ -84,7 +87,8 @@ static uint32_t vnpu_translate(VnpuJob *job, uint64_t va, bool is_write,
     mmu.bus = job;
     mmu.may_cache = vnpu_mmu_may_cache;
     mmu.cache_opaque = job;
-    return vnpu_mmu_translate(&mmu, &job->mmu, job->ctx_id, va, is_write, pa);
+    return vnpu_mmu_translate_run(&mmu, &job->mmu, job->ctx_id, va, len,
+                                  is_write, pa, run);
 }
 
 static void vnpu_job_mmu_fault(VnpuJob *job, uint64_t va, uint32_t flags)
@@ -120,7 +124,7 @@ static int vnpu_mem_access(VnpuJob *job, uint64_t va, void *buf, uint64_t len,
         return -EFAULT;
     }
     while (len) {
-        uint64_t pa, npa, run;
+        uint64_t pa, run;
         VnpuDmaResult r;
         uint32_t f;
 
@@ -128,19 +132,11 @@ static int vnpu_mem_access(VnpuJob *job, uint64_t va, void *buf, uint64_t len,
             vnpu_job_fail(job, VNPU_JOB_STATUS_ABORTED, va);
             return -EFAULT;
         }
-        f = vnpu_translate(job, va, is_write, &pa);
+        f = vnpu_translate_run(job, va, MIN(len, VNPU_DMA_CHUNK), is_write,
+                               &pa, &run);
         if (f) {
             vnpu_job_mmu_fault(job, va, f);
             return -EFAULT;
-        }
-        pa += va & VNPU_PAGE_OFFSET_MASK;
-        run = MIN(len, VNPU_PAGE_SIZE - (va & VNPU_PAGE_OFFSET_MASK));
-        while (run < len && run < VNPU_DMA_CHUNK) {
-            if (vnpu_translate(job, va + run, is_write, &npa) ||
-                npa != pa + run) {
-                break;
-            }
-            run += MIN(len - run, VNPU_PAGE_SIZE);
         }
         r = vnpu_job_dma(job, pa, p, run, is_write);
         if (r == VNPU_DMA_STALE) {
@@ -172,45 +168,99 @@ int vnpu_mem_write(void *opaque, uint64_t va, const void *buf, uint64_t len)
     return vnpu_mem_access(opaque, va, (void *)buf, len, true);
 }
 
+/* Whether [@host, @host + @len) shares a byte with an input mapped now. */
+static bool vnpu_overlaps_read_map(VnpuJob *job, const uint8_t *host,
+                                   uint64_t len)
+{
+    unsigned i;
+
+    for (i = 0; i < VNPU_JOB_READ_MAPS; i++) {
+        const VnpuReadMap *m = &job->read_maps[i];
+
+        if (m->host && host < m->host + m->len && m->host < host + len) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool vnpu_track_read_map(VnpuJob *job, const uint8_t *host,
+                                uint64_t len)
+{
+    unsigned i;
+
+    for (i = 0; i < VNPU_JOB_READ_MAPS; i++) {
+        if (!job->read_maps[i].host) {
+            job->read_maps[i] = (VnpuReadMap) { .host = host, .len = len };
+            return true;
+        }
+    }
+    return false;
+}
+
+static void vnpu_untrack_read_map(VnpuJob *job, const uint8_t *host)
+{
+    unsigned i;
+
+    for (i = 0; i < VNPU_JOB_READ_MAPS; i++) {
+        if (job->read_maps[i].host == host) {
+            job->read_maps[i].host = NULL;
+            return;
+        }
+    }
+}
+
 /*
- * Inputs only: an output is always bounced and written back through
- * vnpu_mem_write(), so that every write to guest memory passes the reset
- * gate (vnpu-dma.c).
+ * A host pointer to an operand that is one run of RAM, else NULL and the
+ * caller bounces it through read() and write(), which also report any
+ * fault at its exact VA: map() itself never faults.
+ *
+ * An output is mapped only if it shares no byte with an input mapped for
+ * the same command: the engine may read an input after it wrote part of
+ * its output, and a bounced output (written back once the op is done)
+ * keeps the results what they were whenever operands alias.  A mapped
+ * output holds the reset gate until it is unmapped (vnpu-dma.c).
  */
 void *vnpu_mem_map(void *opaque, uint64_t va, uint64_t len, bool is_write)
 {
     VnpuJob *job = opaque;
-    uint64_t pa, npa, off, pages = 0;
-    void *host;
+    uint64_t pa, run;
+    uint8_t *host;
 
-    if (is_write || job->failed || len == 0 || len > VNPU_MAP_MAX ||
+    if (job->failed || len == 0 || len > VNPU_MAP_MAX ||
         vnpu_range_wraps(va, len) || vnpu_job_aborted(job)) {
         return NULL;
     }
-    /*
-     * Any fault falls back to read(), which then records it with the
-     * exact VA; map() itself never faults.
-     */
-    if (vnpu_translate(job, va, false, &pa)) {
+    if (vnpu_translate_run(job, va, len, is_write, &pa, &run) || run < len) {
+        trace_vnpu_map(va, 0, len, is_write, false);
         return NULL;
     }
-    pa += va & VNPU_PAGE_OFFSET_MASK;
-    for (off = VNPU_PAGE_SIZE - (va & VNPU_PAGE_OFFSET_MASK); off < len;
-         off += VNPU_PAGE_SIZE) {
-        if (++pages % VNPU_MAP_POLL_PAGES == 0 && vnpu_job_aborted(job)) {
-            return NULL;
+    if (!is_write) {
+        host = vnpu_job_map_read(job, pa, len);
+        if (host && !vnpu_track_read_map(job, host, len)) {
+            vnpu_dma_unmap_read(host);
+            host = NULL;
         }
-        if (vnpu_translate(job, va + off, false, &npa) || npa != pa + off) {
-            return NULL;
+    } else {
+        host = vnpu_job_map_write(job, pa, len);
+        if (host && vnpu_overlaps_read_map(job, host, len)) {
+            vnpu_job_unmap_write(job, host, len);
+            host = NULL;
         }
     }
-    host = vnpu_job_map_read(job, pa, len);
-    trace_vnpu_map(va, pa, len, host != NULL);
+    trace_vnpu_map(va, pa, len, is_write, host != NULL);
     return host;
 }
 
 void vnpu_mem_unmap(void *opaque, void *host, uint64_t len, bool is_write,
                     uint64_t access_len)
 {
-    vnpu_dma_unmap_read(host);
+    VnpuJob *job = opaque;
+
+    if (is_write) {
+        vnpu_job_unmap_write(job, host, len);
+    } else {
+        vnpu_untrack_read_map(job, host);
+        vnpu_dma_unmap_read(host);
+    }
 }
