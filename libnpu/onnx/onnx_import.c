@@ -113,6 +113,13 @@ int oi_check_value_size(struct imp *im, const char *name, enum npu_dtype dt,
 
 /* ---- Symbols ------------------------------------------------------------ */
 
+#define SYM_BLOCK	256u
+
+static struct sym *sym_at(const struct imp *im, size_t i)
+{
+	return &im->blocks[i / SYM_BLOCK][i % SYM_BLOCK];
+}
+
 struct sym *oi_lookup(struct imp *im, const char *name)
 {
 	size_t i;
@@ -121,8 +128,8 @@ struct sym *oi_lookup(struct imp *im, const char *name)
 		return NULL;
 	for (i = oi_name_hash(name) & (im->tcap - 1); im->table[i];
 	     i = (i + 1) & (im->tcap - 1))
-		if (!strcmp(im->syms[im->table[i] - 1].name, name))
-			return &im->syms[im->table[i] - 1];
+		if (!strcmp(sym_at(im, im->table[i] - 1)->name, name))
+			return sym_at(im, im->table[i] - 1);
 	return NULL;
 }
 
@@ -134,7 +141,7 @@ static int rehash(struct imp *im, size_t cap)
 	if (!t)
 		return -ENOMEM;
 	for (i = 0; i < im->nsyms; i++) {
-		for (j = oi_name_hash(im->syms[i].name) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+		for (j = oi_name_hash(sym_at(im, i)->name) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
 			;
 		t[j] = (uint32_t)i + 1;
 	}
@@ -155,18 +162,20 @@ int oi_add_sym(struct imp *im, const char *name, struct sym **out)
 		return oi_fail(im, "tensor '%s' is defined twice", name);
 	if (im->nsyms >= UINT32_MAX / 4)
 		return oi_fail(im, "too many tensors");
-	if (im->nsyms == im->cap) {
-		size_t cap = im->cap ? 2 * im->cap : 64;
-		struct sym *ns = realloc(im->syms, cap * sizeof(*ns));
+	if (im->nsyms == im->nblocks * SYM_BLOCK) {
+		struct sym **nb = realloc(im->blocks, (im->nblocks + 1) * sizeof(*nb));
 
-		if (!ns)
+		if (!nb)
 			return oi_nomem(im);
-		im->syms = ns;
-		im->cap = cap;
+		im->blocks = nb;
+		nb[im->nblocks] = malloc(SYM_BLOCK * sizeof(**nb));
+		if (!nb[im->nblocks])
+			return oi_nomem(im);
+		im->nblocks++;
 	}
 	if (2 * (im->nsyms + 1) > im->tcap && rehash(im, im->tcap ? 2 * im->tcap : 128))
 		return oi_nomem(im);
-	s = &im->syms[im->nsyms];
+	s = sym_at(im, im->nsyms);
 	memset(s, 0, sizeof(*s));
 	s->name = strdup(name);
 	if (!s->name)
@@ -1311,10 +1320,12 @@ static void imp_free(struct imp *im)
 	size_t i;
 
 	for (i = 0; i < im->nsyms; i++) {
-		free(im->syms[i].name);
-		ctensor_free(&im->syms[i].c);
+		free(sym_at(im, i)->name);
+		ctensor_free(&sym_at(im, i)->c);
 	}
-	free(im->syms);
+	for (i = 0; i < im->nblocks; i++)
+		free(im->blocks[i]);
+	free(im->blocks);
 	free(im->table);
 	oi_names_free(&im->reads);
 	if (im->readers_built)

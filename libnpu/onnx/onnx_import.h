@@ -102,8 +102,12 @@ struct imp {
 	const Onnx__GraphProto *gp;
 	/* every name a node reads (READ_BY_NODE) or the graph outputs (GRAPH_OUTPUT) */
 	struct oi_names reads;
-	struct sym *syms;
-	size_t nsyms, cap;
+	/*
+	 * Symbols in blocks of SYM_BLOCK that never move, so a struct sym *
+	 * (an nctx's inputs) stays valid while a node adds symbols.
+	 */
+	struct sym **blocks;
+	size_t nsyms, nblocks;
 	uint32_t *table;		/* hash: sym index + 1, 0 = empty */
 	size_t tcap;
 	char *err;

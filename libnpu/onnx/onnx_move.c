@@ -146,10 +146,14 @@ int oi_op_transpose(struct nctx *c)
 	return oi_emit(c, &d, &in, 1, dt, r, yd);
 }
 
+/* Inputs one graph node takes (npu_node_desc.num_inputs, graph.h). */
+#define NODE_MAX_INPUTS	8u
+
 int oi_op_concat(struct nctx *c)
 {
 	struct oi_node d = { .kind = NPU_NODE_CONCAT };
-	uint32_t in[8], r = 0, yd[8], xd[8], ri, k, i, axis = 0, nin = 0;
+	uint32_t in[NPU_KERNEL_MAX_INPUTS], len[NPU_KERNEL_MAX_INPUTS];
+	uint32_t r = 0, yd[8], xd[8], ri, k, i, axis = 0, nin = 0;
 	enum npu_dtype dt = 0, dti;
 	uint64_t sum = 0;
 	int ret;
@@ -177,14 +181,39 @@ int oi_op_concat(struct nctx *c)
 				return oi_fail(c->im, "input %u's dim %u is %u, input 0's %u", k, i,
 					       xd[i], yd[i]);
 		sum += xd[axis];
-		nin++;
+		len[nin++] = xd[axis];
 	}
 	if (sum > INT32_MAX)
 		return oi_fail(c->im, "the output's dim %u would be %" PRIu64, axis, sum);
+	d.name = c->name;
+	d.concat.axis = axis;
+	/* more inputs than a node takes: concatenated in groups first */
+	while (nin > NODE_MAX_INPUTS) {
+		uint32_t groups = (nin + NODE_MAX_INPUTS - 1) / NODE_MAX_INPUTS, g;
+
+		for (g = 0; g < groups; g++) {
+			uint32_t first = g * NODE_MAX_INPUTS, m = nin - first, part = 0;
+
+			m = m < NODE_MAX_INPUTS ? m : NODE_MAX_INPUTS;
+			for (k = first; k < first + m; k++)
+				part += len[k];
+			yd[axis] = part;
+			ret = oi_tmp_value(c->im, dt, r, yd, &d.output);
+			if (ret)
+				return ret;
+			d.inputs = &in[first];
+			d.num_inputs = m;
+			ret = oi_add_node(c->im, &d);
+			if (ret)
+				return ret;
+			in[g] = d.output;
+			len[g] = part;
+		}
+		nin = groups;
+	}
 	yd[axis] = (uint32_t)sum;
 	if (nin == 1)
 		d.kind = NPU_NODE_RESHAPE;
-	d.concat.axis = axis;
 	return oi_emit(c, &d, in, nin, dt, r, yd);
 }
 

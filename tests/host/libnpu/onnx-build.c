@@ -141,7 +141,8 @@ Onnx__NodeProto *nodef(struct mb *b, const char *op, const char *name,
 {
 	Onnx__NodeProto *n = keep(b, calloc(1, sizeof(*n)));
 	Onnx__AttributeProto **attrs = keep(b, calloc(8, sizeof(*attrs)));
-	char **iv = keep(b, calloc(8, sizeof(char *))), **ov = keep(b, calloc(8, sizeof(char *)));
+	char **iv = keep(b, calloc(NPU_KERNEL_MAX_INPUTS, sizeof(char *)));
+	char **ov = keep(b, calloc(NPU_KERNEL_MAX_OUTPUTS, sizeof(char *)));
 	const char *a;
 	char *s;
 	va_list ap;
@@ -150,11 +151,15 @@ Onnx__NodeProto *nodef(struct mb *b, const char *op, const char *name,
 	n->op_type = (char *)op;
 	n->name = (char *)name;
 	s = keep(b, strdup(ins));
-	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ","))
+	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+		assert_true(n->n_input < NPU_KERNEL_MAX_INPUTS);
 		iv[n->n_input++] = strcmp(tok, "-") ? tok : "";
+	}
 	s = keep(b, strdup(outs));
-	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ","))
+	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+		assert_true(n->n_output < NPU_KERNEL_MAX_OUTPUTS);
 		ov[n->n_output++] = tok;
+	}
 	n->input = iv;
 	n->output = ov;
 	va_start(ap, outs);

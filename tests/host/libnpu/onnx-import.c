@@ -214,6 +214,8 @@ static void test_data_movement(void **state)
 		{ "Transpose", "x", "y", "perm=ints:0,0,1,2", NULL, NULL, 0, { 0 }, "is not a permutation" },
 		{ "Concat", "x,x", "y", "axis=i:1", NULL, NULL, 4, { 2, 6, 4, 4 }, NULL },
 		{ "Concat", "x,a", "y", "axis=i:1", "1,2", NULL, 0, { 0 }, "input 1 is int64, input 0 is float32" },
+		/* more inputs than a graph node takes (it overran a stack array) */
+		{ "Concat", "x,x,x,x,x,x,x,x,x,x,x,x", "y", "axis=i:1", NULL, NULL, 4, { 2, 36, 4, 4 }, NULL },
 		{ "Slice", "x,a,b,k", "y", NULL, "1", "100", 4, { 2, 3, 3, 4 }, NULL },
 		{ "Slice", "x,a,b,k,s", "y", NULL, "0", "4", 4, { 2, 3, 2, 4 }, NULL },
 		{ "Slice", "x,a,b,k,z", "y", NULL, "0", "4", 0, { 0 }, "steps[0] is 0" },
@@ -276,6 +278,45 @@ static void test_data_movement(void **state)
 						 (long long)c->want[k]);
 			npu_onnx_free(m);
 		}
+		mb_free(&b);
+	}
+}
+
+/*
+ * A constant reshaped while its symbol's storage grows: the importer's
+ * symbol table moved on growth, and the Reshape then copied the freed
+ * constant (ASan: heap-use-after-free).  k Split outputs bring the table
+ * to each size around its first growths.
+ */
+static void test_sym_table_growth(void **state)
+{
+	static const int64_t dx[1] = { 2 };
+	int64_t sizes[64];
+	float data[64];
+	char outs[64 * 8];
+	size_t k, i, len;
+
+	(void)state;
+	for (i = 0; i < 64; i++)
+		data[i] = (float)i;
+	for (k = 2; k <= 64; k++) {
+		struct npu_onnx_model *m;
+		struct mb b;
+
+		mb_init(&b, 13);
+		input(&b, "x", 1, dx);
+		init_f(&b, "c", 1, (const int64_t[]){ 64 }, data, 64);
+		for (i = 0; i < k; i++)
+			sizes[i] = i + 1 < k ? 1 : 64 - (int64_t)(k - 1);
+		init_i64(&b, "sizes", sizes, k);
+		init_i64(&b, "shape", (const int64_t[]){ 1, -1 }, 2);
+		for (i = 0, len = 0; i < k; i++)
+			len += (size_t)snprintf(outs + len, sizeof(outs) - len, "%sp%zu", i ? "," : "", i);
+		nodef(&b, "Split", "split", "c,sizes", outs, "axis=i:0", (const char *)NULL);
+		nodef(&b, "Reshape", "reshape", "p0,shape", "y", (const char *)NULL);
+		output(&b, "y");
+		m = load(&b, NULL, 0, NULL);
+		npu_onnx_free(m);
 		mb_free(&b);
 	}
 }
@@ -423,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_shape_arith),
 		cmocka_unit_test(test_gemm_alpha_shared),
 		cmocka_unit_test(test_data_movement),
+		cmocka_unit_test(test_sym_table_growth),
 		cmocka_unit_test(test_hostile),
 	};
 
