@@ -6,9 +6,10 @@
  * read the enclosing graph's names directly, its initializers become
  * constants, and its outputs become the If's outputs, so the branch
  * joins the one partitioned graph like any other nodes: its convolutions
- * run on the device, its LSTM on the CPU.  An If on a runtime condition,
- * Loop and Scan need a graph runtime that executes subgraphs, which
- * libnpu does not have yet; they are refused by name.
+ * run on the device, its LSTM on the CPU.  Loop and Scan are unrolled
+ * the same way where import knows their iteration counts (onnx_loop.c);
+ * an If on a runtime condition needs a graph runtime that executes
+ * subgraphs, which libnpu does not have yet, and is refused by name.
  */
 #include <errno.h>
 #include <stdlib.h>

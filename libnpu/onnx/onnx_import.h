@@ -283,6 +283,8 @@ int oi_order_nodes(struct imp *im, size_t **order_out);
 int oi_import_nodes(struct imp *im, const size_t *order, int64_t opset);
 /* If with a constant condition: its branch imported inline (onnx_control.c). */
 int oi_op_if(struct nctx *c);
+int oi_op_loop(struct nctx *c);
+int oi_op_scan(struct nctx *c);
 /* Does the registry know @n's op at @opset (a custom op included)? */
 bool oi_op_known(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
 /* Import one node: the registry (onnx_registry.c) picks its handler. */

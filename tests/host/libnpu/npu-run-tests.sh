@@ -220,6 +220,39 @@ else
 	notok "gen-pool-onnx.py could not write the MaxPool models"
 fi
 
+# Loop and Scan unrolled at import (onnx_loop.c), models written by
+# gen-loop-onnx.py with their results: a Loop of 70 iterations and a
+# backward Scan along axis 1 match them; a Loop past the unrolling
+# budget, one whose condition a run decides and one holding a Loop are
+# refused, exit 3, each with its reason.
+GEN_LOOP=${VNPU_TOP:-.}/tests/host/libnpu/gen-loop-onnx.py
+for kind in loop scan; do
+	if python3 "$GEN_LOOP" $kind "$scratch/$kind.onnx" "$scratch/$kind-x.npy" "$scratch/$kind-y.npy" \
+		"$scratch/$kind-s.npy" &&
+		"$NPU_RUN" "$scratch/$kind.onnx" --cpu --input "$scratch/$kind-x.npy" \
+			--expect "y=$scratch/$kind-y.npy" --expect "s=$scratch/$kind-s.npy" >"$scratch/log" 2>&1; then
+		ok "npu-run unrolls a $kind: its outputs match"
+	else
+		notok "npu-run $kind"
+		sed 's/^/#   /' "$scratch/log"
+	fi
+done
+for case in "budget:4096 iterations of 22 nodes exceed the 65536 nodes import unrolls" \
+	"runtime-cond:a Loop whose condition is only known at run time is not supported" \
+	"nested:a body holding subgraphs (If, Loop or Scan inside it) is not supported"; do
+	kind=${case%%:*}
+	why=${case#*:}
+	python3 "$GEN_LOOP" "$kind" "$scratch/$kind.onnx" "$scratch/$kind-x.npy"
+	out=$("$NPU_RUN" "$scratch/$kind.onnx" --cpu --input "$scratch/$kind-x.npy" 2>&1)
+	rc=$?
+	if [ $rc = 3 ] && grep -qF "node 'y_node' (Loop): $why" <<<"$out"; then
+		ok "npu-run refuses a $kind Loop: exit 3, $why"
+	else
+		notok "npu-run $kind Loop: exit $rc, want 3 and: $why"
+		sed 's/^/#   /' <<<"$out"
+	fi
+done
+
 # Custom operators: the plugin of Documentation/custom-ops.rst (compiled
 # from the page) runs a model using com.example::Swish, which
 # gen-swish-onnx.py writes with the formula's output; without the plugin
