@@ -699,8 +699,9 @@ static int add_own_rounding_node(struct imp *im, const struct oi_node *d)
 /*
  * A QLinearAdd or QLinearMul unit as one device ELTWISE with onnxruntime's
  * arithmetic (VNPU_ROUND_ORT_QLINEAR), so the graph keeps it in the
- * device job: both inputs and the output of one 8-bit type with constant
- * per-tensor parameters.  For Add the operand onnxruntime's broadcast
+ * device job: both inputs (one may be a constant, a static value then)
+ * and the output of one 8-bit type with constant per-tensor parameters.
+ * For Add the operand onnxruntime's broadcast
  * loop runs along (not its scalar) goes first: that order is the
  * rounding's.  1: not such a unit (the CPU kernel takes it).
  */
@@ -733,8 +734,18 @@ static int ms_eltwise(struct nctx *c, const Onnx__NodeProto *const *dq,
 		first = 1;
 	for (i = 0; i < 2; i++) {
 		int k = i ^ first;
+		uint8_t *bytes;
 
-		ret = qview(c, x[k], sc[k], zp[k], &in[i]);
+		if (!x[k]->is_const) {
+			ret = qview(c, x[k], sc[k], zp[k], &in[i]);
+		} else {
+			bytes = const_bytes(x[k], false);
+			if (!bytes)
+				return oi_nomem(c->im);
+			ret = qstatic(c, x[k], in_sym(c->im, dq[k], 1), in_sym(c->im, dq[k], 2), 0,
+				      rank[k], dims[k], bytes, &in[i]);
+			free(bytes);
+		}
 		if (ret)
 			return ret;
 	}
@@ -783,6 +794,7 @@ static int ms_unit(struct nctx *c)
 	const struct npu_onnx_op *op = ms_op_of(n, &k.nin);
 	enum npu_dtype ydt, xdt;
 	size_t i, ndq = k.nin;
+	unsigned int consts = 0;
 	int32_t yzp;
 	float ys;
 	int ret;
@@ -794,8 +806,14 @@ static int ms_unit(struct nctx *c)
 		struct sym *x;
 
 		dq[i] = dq_of(c->in[i]);
-		if (!dq[i] || !(x = in_sym(c->im, dq[i], 0)) || x->is_const)
+		if (!dq[i] || !(x = in_sym(c->im, dq[i], 0)))
 			return 1;
+		if (x->is_const) {
+			/* Add and Mul take one constant operand: a bias, HardSwish's +3 */
+			if (op == &ok_op_qlinear_softmax || consts || !const8(x))
+				return 1;
+			consts++;
+		}
 		xdt = oi_sym_dtype(x);
 		if ((xdt != NPU_DTYPE_INT8 && xdt != NPU_DTYPE_UINT8) ||
 		    ort_act_dtype(c->im, dq[i]->input[0], xdt) !=
@@ -804,7 +822,8 @@ static int ms_unit(struct nctx *c)
 	}
 	if (op != &ok_op_qlinear_softmax) {
 		ret = ms_eltwise(c, dq, qn, ys, yzp, ydt);
-		if (ret <= 0)
+		/* the kernels take runtime inputs only */
+		if (ret <= 0 || consts)
 			return ret;
 	}
 	k.nin = 0;
