@@ -3,12 +3,14 @@
  * Copyright (C) 2026 The vnpu authors
  *
  * debugfs: device state and the device's fault-injection registers, so
- * tests can provoke hangs, DMA errors and lost interrupts on demand; and
- * raw_rtt, the bare doorbell->interrupt round trip of the hardware.
+ * tests can provoke hangs, DMA errors and lost interrupts on demand;
+ * raw_rtt, the bare doorbell->interrupt round trip of the hardware; and
+ * bos, how each BO's pages reach the device.
  */
 
 #include <linux/debugfs.h>
 #include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
 #include <linux/scatterlist.h>
 #include <linux/sched/signal.h>
 #include <linux/sort.h>
@@ -37,6 +39,7 @@ static int vnpu_state_show(struct seq_file *m, void *unused)
 	drm_printf(&p, "leaked_pages: %ld\n",
 		   atomic_long_read(&vdev->leaked_pages));
 	drm_printf(&p, "live_jobs: %d\n", atomic_read(&vdev->live_jobs));
+	drm_printf(&p, "huge_bo: %d\n", !!vdev->gemfs);
 	if (vdev->hw_version >= VNPU_HW_VERSION(1, 1)) {
 		drm_printf(&p, "limit_tensor_elems: %u\n", vdev->limits.tensor_elems);
 		drm_printf(&p, "limit_tensor_bytes: %u\n", vdev->limits.tensor_bytes);
@@ -73,6 +76,41 @@ static int vnpu_state_show(struct seq_file *m, void *unused)
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(vnpu_state);
+
+/*
+ * One line per BO: its size, the DMA segments its pages form and the
+ * largest of them.  The device moves a segment in one piece, so this is
+ * what huge-page backing (vnpu_gemfs_init()) buys.  Lock order as in
+ * vnpu_gem_unbind(): the BO list, then each BO's reservation, under
+ * which the helper creates and frees the table.
+ */
+static int vnpu_bos_show(struct seq_file *m, void *unused)
+{
+	struct vnpu_device *vdev = m->private;
+	struct vnpu_bo *bo;
+
+	seq_puts(m, "size dma_segments largest_segment\n");
+	mutex_lock(&vdev->bo_lock);
+	list_for_each_entry(bo, &vdev->bo_list, dev_link) {
+		struct drm_gem_object *obj = &bo->base.base;
+		struct scatterlist *sg;
+		unsigned int i, segs = 0;
+		u64 largest = 0;
+
+		dma_resv_lock(obj->resv, NULL);
+		if (bo->base.sgt) {
+			for_each_sgtable_dma_sg(bo->base.sgt, sg, i) {
+				segs++;
+				largest = max_t(u64, largest, sg_dma_len(sg));
+			}
+		}
+		dma_resv_unlock(obj->resv);
+		seq_printf(m, "%zu %u %llu\n", obj->size, segs, largest);
+	}
+	mutex_unlock(&vdev->bo_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(vnpu_bos);
 
 /* Each knob arms the next N jobs with one kind of device fault. */
 static int vnpu_inject_set(struct vnpu_device *vdev, u32 reg, u64 val)
@@ -403,6 +441,7 @@ void vnpu_debugfs_init(struct vnpu_device *vdev)
 	unsigned int i;
 
 	debugfs_create_file("state", 0444, root, vdev, &vnpu_state_fops);
+	debugfs_create_file("bos", 0444, root, vdev, &vnpu_bos_fops);
 	debugfs_create_file_unsafe("inject_hang", 0600, root, vdev,
 				   &vnpu_inject_hang_fops);
 	debugfs_create_file_unsafe("inject_dma_error", 0600, root, vdev,

@@ -792,6 +792,9 @@ static int vnpu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = vnpu_identify(vdev);
 	if (ret)
 		return ret;
+	ret = vnpu_gemfs_init(vdev);
+	if (ret)
+		return ret;
 	ret = vnpu_mmu_init(vdev);
 	if (ret)
 		return ret;

@@ -201,6 +201,8 @@ struct vnpu_queue {
  * @bo_lock: protects @bo_list
  * @bo_list: every &struct vnpu_bo, so remove() can unmap their pages
  *	from the device
+ * @gemfs: private shmem mount with huge=within_size that BOs are backed
+ *	from, or NULL (no transparent huge pages): the kernel's own mount
  */
 struct vnpu_device {
 	struct drm_device drm;
@@ -246,6 +248,7 @@ struct vnpu_device {
 	struct list_head as_list;
 	struct mutex bo_lock; /* bo_list */
 	struct list_head bo_list;
+	struct vfsmount *gemfs;
 };
 
 #define to_vnpu_device(d) container_of(d, struct vnpu_device, drm)
@@ -486,6 +489,7 @@ int vnpu_ioctl_bo_create(struct drm_device *dev, void *data,
 int vnpu_ioctl_bo_info(struct drm_device *dev, void *data,
 		       struct drm_file *file);
 void vnpu_gem_unbind(struct vnpu_device *vdev);
+int vnpu_gemfs_init(struct vnpu_device *vdev);
 struct drm_gem_object *
 vnpu_gem_prime_import_sg_table(struct drm_device *dev,
 			       struct dma_buf_attachment *attach,

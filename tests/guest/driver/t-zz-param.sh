@@ -1,8 +1,10 @@
 #!/bin/sh
 # The timeout_ms module parameter is checked at load: 0 and absurd values
 # are refused with a message, a sane one is taken.  Reloads the module, so
-# it runs after every other test but t-zz-reload.sh (t-zz-*).
-echo "1..4"
+# it runs after every other test but t-zz-reload.sh (t-zz-*).  Then
+# huge_bo=0: BOs fall back to the kernel's shmem mount and still work
+# (t-drv-hugebo --fallback, whose TAP lines are folded into one).
+echo "1..5"
 fail=0
 n=0
 rmmod vnpu || { echo "Bail out! rmmod vnpu failed"; exit 1; }
@@ -24,6 +26,13 @@ if insmod "$VNPU_KO" timeout_ms=2000 &&
 	echo "ok 4 - timeout_ms=2000 taken"
 else
 	echo "not ok 4 - timeout_ms=2000 not taken"
+	fail=1
+fi
+rmmod vnpu 2>/dev/null
+if insmod "$VNPU_KO" huge_bo=0 && out=$(/tests/t-drv-hugebo --fallback); then
+	echo "ok 5 - huge_bo=0: BOs on 4 KiB pages work"
+else
+	echo "not ok 5 - huge_bo=0: $(echo "$out" | grep '^not ok' | head -n 1)"
 	fail=1
 fi
 # Leave the module as the other tests found it.
