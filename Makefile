@@ -286,11 +286,14 @@ check-debian-guest: qemu models debian-guest-image
 
 ## demo: boot the guest and show the stack running: the MLP self-check,
 ## then BlazeFace and PP-OCR on real images; the annotated images land in
-## $(VNPU_BUILD)/demo
-demo: qemu models-initramfs
+## $(VNPU_BUILD)/demo.  Last, the Debian guest runs Documentation/python.rst's
+## BlazeFace example with the python3-npu package of check-deb, on the device
+demo: qemu models-initramfs debian-guest-image
 	$(Q)rm -rf $(VNPU_BUILD)/demo
 	$(Q)$(GUEST_RUN_MODELS) --mode demo --log $(GUEST)/console-demo.log --timeout 1200 \
 		--out-dir $(VNPU_BUILD)/demo
+	$(Q)$(DEBS_BUILT)
+	$(Q)$(S)/debian-guest-demo.sh
 
 ## run: boot the guest, run CMD on the device in the directory make was
 ## started from (RUN_DIR), print its output and exit with its status;

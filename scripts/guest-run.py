@@ -88,6 +88,8 @@ QEMU_PROBLEMS = re.compile(
     r"|core dumped|AddressSanitizer|LeakSanitizer|runtime error:|\*\*ERROR\*\*"
     r"|^qemu-system-\S+: (?!warning:)|^qemu: ")
 GUEST_ERROR_LIMIT = 500
+# A kernel message on the console (printk's timestamp).
+KERNEL_MESSAGE = re.compile(r"^\[\s*\d+\.\d+\] ")
 EXPECT_GUEST_ERRORS = re.compile(r"^#\s*expect-guest-errors:\s*(\d+)")
 
 
@@ -400,8 +402,9 @@ def main():
     receiver.close()
     if args.mode == "demo":
         # The demo's own output, between the init's markers (the kernel's
-        # boot messages stay in the log), so its last lines are the
-        # demo's verdicts.
+        # messages stay in the log, even those of a module the demo loads
+        # itself, and are judged there), so its last lines are the demo's
+        # verdicts.
         status = None
         if not args.echo:
             inside = False
@@ -410,7 +413,7 @@ def main():
                     inside = True
                 elif line.startswith("VNPU-DEMO-END"):
                     inside = False
-                elif inside:
+                elif inside and not KERNEL_MESSAGE.match(line):
                     print(line)
         for line in lines:
             m = re.match(r"^VNPU-DEMO-END rc=(\d+)", line)

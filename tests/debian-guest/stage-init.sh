@@ -34,7 +34,9 @@ cp -a /payload/. /newroot/root/vnpu/ || fail "copying the payload into the root 
 # The archive's copies lost their modes.  The image (mmdebstrap's apt
 # variant) has no mount or poweroff commands: this busybox serves the
 # Debian side's init for those.
-chmod +x /newroot/root/vnpu/init.sh /newroot/root/vnpu/t-*
+for f in /newroot/root/vnpu/init.sh /newroot/root/vnpu/t-* /newroot/root/vnpu/demo; do
+	[ -f "$f" ] && chmod +x "$f"
+done
 cp /bin/busybox /newroot/root/vnpu/busybox
 umount /proc /sys
 mount --move /dev /newroot/dev || fail "moving /dev"
