@@ -28,34 +28,67 @@ static int32_t ld_i32(const uint8_t *p)
 	return v;
 }
 
-/* Portable kernel: one MR x NR block, @k4 groups of 4. */
-static void mk_generic(const uint8_t *a, size_t lda, const int8_t *b,
-		       uint32_t k4, int32_t *c, size_t ldc, int npanels,
-		       size_t pstride, bool acc)
+/*
+ * Portable kernel, for hosts without AVX2: C[2][16] (+)= two A rows at @a
+ * (stride @lda) times a B strip widened to [kc][16] int16, with plain
+ * loops the compiler vectorizes.  A product of a byte (0..255) and a
+ * signed byte fits int16, so the multiplies can be 16-bit ones; the sums
+ * are unsigned, exact mod 2^32 as the reference's.
+ */
+#define P_KC	256	/* k of a block: an 8 KiB widened B strip */
+
+static void mk_portable_2x16(const uint8_t *a, size_t lda, const int16_t *b,
+			     uint32_t kc, int32_t *c, size_t ldc, bool acc)
 {
-	int32_t t[VNPU_I8_MR][2 * VNPU_I8_NR];
-	uint32_t kk;
-	int r, j, q;
+	uint32_t t0[VNPU_I8_NR] = { 0 }, t1[VNPU_I8_NR] = { 0 }, k;
+	int j;
 
-	memset(t, 0, sizeof(t));
-	for (kk = 0; kk < k4; kk++)
-		for (r = 0; r < VNPU_I8_MR; r++) {
-			const uint8_t *pa = a + r * lda + 4 * kk;
+	for (k = 0; k < kc; k++) {
+		const int16_t *bk = b + (size_t)k * VNPU_I8_NR;
+		int16_t a0 = a[k], a1 = a[lda + k];
 
-			for (j = 0; j < npanels * VNPU_I8_NR; j++) {
-				const int8_t *pb = b + (j / VNPU_I8_NR) * pstride +
-						   kk * 64 + (j % VNPU_I8_NR) * 4;
-				int32_t s = 0;
-
-				for (q = 0; q < 4; q++)
-					s += (int32_t)pa[q] * pb[q];
-				t[r][j] = (int32_t)((uint32_t)t[r][j] + (uint32_t)s);
-			}
+		for (j = 0; j < VNPU_I8_NR; j++) {
+			t0[j] += (uint32_t)(int32_t)(int16_t)(a0 * bk[j]);
+			t1[j] += (uint32_t)(int32_t)(int16_t)(a1 * bk[j]);
 		}
-	for (r = 0; r < VNPU_I8_MR; r++)
-		for (j = 0; j < npanels * VNPU_I8_NR; j++)
-			c[r * ldc + j] = acc ? (int32_t)((uint32_t)c[r * ldc + j] +
-							 (uint32_t)t[r][j]) : t[r][j];
+	}
+	for (j = 0; j < VNPU_I8_NR; j++) {
+		c[j] = (int32_t)(t0[j] + (acc ? (uint32_t)c[j] : 0));
+		c[ldc + j] = (int32_t)(t1[j] + (acc ? (uint32_t)c[ldc + j] : 0));
+	}
+}
+
+/* The VNNI-layout strip at @b, @kc k, as [kc][16] int16. */
+static void widen_b_portable(const int8_t *b, uint32_t kc, int16_t *w)
+{
+	uint32_t k, j;
+
+	for (k = 0; k < kc; k++)
+		for (j = 0; j < VNPU_I8_NR; j++)
+			w[(size_t)k * VNPU_I8_NR + j] = b[(size_t)k / 4 * 64 + j * 4 + k % 4];
+}
+
+static int gemm_portable(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
+			 int32_t *c, struct vnpu_run_ctx *x)
+{
+	int16_t bw[VNPU_I8_NR * P_KC];
+	size_t pstride = (size_t)b->kp / 4 * 64;
+	uint32_t npan = b->np / VNPU_I8_NR, k0, m, j;
+
+	for (k0 = 0; k0 < b->kp; k0 += P_KC) {
+		uint32_t kc = b->kp - k0 < P_KC ? b->kp - k0 : P_KC;
+
+		for (j = 0; j < npan; j++) {
+			if (vnpu_run_tick(x, (uint64_t)mp * kc * VNPU_I8_NR))
+				return -ECANCELED;
+			widen_b_portable(b->p + j * pstride + (size_t)k0 / 4 * 64, kc, bw);
+			for (m = 0; m < mp; m += 2)
+				mk_portable_2x16(a + (size_t)m * b->kp + k0, b->kp, bw, kc,
+						 c + (size_t)m * b->np + j * VNPU_I8_NR, b->np,
+						 k0 != 0);
+		}
+	}
+	return 0;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -298,6 +331,43 @@ static int gemm_avx2(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
 	return 0;
 }
 
+/* vnpu_i8_gemm() on AVX-512 VNNI: 8 x 32 blocks on the packed layout as is. */
+static int gemm_vnni(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
+		     int32_t *c, struct vnpu_run_ctx *x)
+{
+	size_t pstride = (size_t)b->kp / 4 * 64;
+	uint32_t npan = b->np / VNPU_I8_NR, k0, m0, m, j;
+
+	for (k0 = 0; k0 < b->kp; k0 += KC) {
+		uint32_t kc = b->kp - k0 < KC ? b->kp - k0 : KC;
+		bool acc = k0 != 0;
+
+		for (m0 = 0; m0 < mp; m0 += MC) {
+			uint32_t me = mp - m0 < MC ? mp : m0 + MC;
+
+			for (j = 0; j < npan; j += 2) {
+				const int8_t *pb = b->p + j * pstride + (size_t)k0 / 4 * 64;
+
+				/* One poll per column pair: at most MC x 32 x KC MACs. */
+				if (vnpu_run_tick(x, (uint64_t)(me - m0) * kc * 32))
+					return -ECANCELED;
+				for (m = m0; m < me; m += VNPU_I8_MR) {
+					const uint8_t *pa = a + (size_t)m * b->kp + k0;
+					int32_t *pc = c + (size_t)m * b->np + j * VNPU_I8_NR;
+
+					if (npan - j >= 2)
+						mk_vnni_8x32(pa, b->kp, pb, kc / 4, pc,
+							     b->np, pstride, acc);
+					else
+						mk_vnni_8x16(pa, b->kp, pb, kc / 4, pc,
+							     b->np, acc);
+				}
+			}
+		}
+	}
+	return 0;
+}
+
 static bool have_vnni(void)
 {
 	__builtin_cpu_init();
@@ -388,47 +458,13 @@ int vnpu_i8_gemm(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
 {
 	enum vnpu_i8_kernel kern =
 		vnpu_i8_kernel_resolve(x ? x->i8_kernel : VNPU_I8_AUTO);
-	size_t pstride = (size_t)b->kp / 4 * 64;
-	uint32_t npan = b->np / VNPU_I8_NR, k0, m0, m, j;
 
 #if defined(__x86_64__) && defined(__GNUC__)
+	if (kern == VNPU_I8_VNNI)
+		return gemm_vnni(a, mp, b, c, x);
 	if (kern == VNPU_I8_AVX2)
 		return gemm_avx2(a, mp, b, c, x);
 #endif
-	for (k0 = 0; k0 < b->kp; k0 += KC) {
-		uint32_t kc = b->kp - k0 < KC ? b->kp - k0 : KC;
-		bool acc = k0 != 0;
-
-		for (m0 = 0; m0 < mp; m0 += MC) {
-			uint32_t me = mp - m0 < MC ? mp : m0 + MC;
-
-			for (j = 0; j < npan; j += 2) {
-				const int8_t *pb = b->p + j * pstride + (size_t)k0 / 4 * 64;
-				int np2 = npan - j >= 2 ? 2 : 1;
-
-				/* One poll per column pair: at most MC x 32 x KC MACs. */
-				if (vnpu_run_tick(x, (uint64_t)(me - m0) * kc * 32))
-					return -ECANCELED;
-				for (m = m0; m < me; m += VNPU_I8_MR) {
-					const uint8_t *pa = a + (size_t)m * b->kp + k0;
-					int32_t *pc = c + (size_t)m * b->np + j * VNPU_I8_NR;
-#if defined(__x86_64__) && defined(__GNUC__)
-					if (kern == VNPU_I8_VNNI && np2 == 2) {
-						mk_vnni_8x32(pa, b->kp, pb, kc / 4, pc,
-							     b->np, pstride, acc);
-						continue;
-					}
-					if (kern == VNPU_I8_VNNI) {
-						mk_vnni_8x16(pa, b->kp, pb, kc / 4, pc,
-							     b->np, acc);
-						continue;
-					}
-#endif
-					mk_generic(pa, b->kp, pb, kc / 4, pc, b->np,
-						   np2, pstride, acc);
-				}
-			}
-		}
-	}
-	return 0;
+	(void)kern;
+	return gemm_portable(a, mp, b, c, x);
 }
