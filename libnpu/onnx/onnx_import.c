@@ -382,7 +382,8 @@ int oi_add_node(struct imp *im, const struct oi_node *d)
 		return oi_fail(im, "graph nodes would exceed %" PRIu64 ", %u per ONNX node of the limit of %u (npu_onnx_options.max_nodes)",
 			       max, GRAPH_NODES_PER_NODE, im->lim.max_nodes);
 	op.size = sizeof(op);
-	if (d->kind == NPU_NODE_OP)
+	/* onnxruntime's QLinear arithmetic is the op's own, not a rounding choice */
+	if (d->kind == NPU_NODE_OP && op.round != NPU_ROUND_ORT_QLINEAR)
 		op.round = oi_rounding(im);
 	nd.name = d->name;
 	nd.kind = d->kind;

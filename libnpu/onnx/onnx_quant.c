@@ -668,35 +668,6 @@ static const struct npu_onnx_op *ms_op_of(const Onnx__NodeProto *n, size_t *ndq)
 }
 
 /*
- * oi_add_node() for a node whose rounding is its own: that one gives every
- * op npu_onnx_options.rounding, the choice between ONNX's and TFLite's
- * requantization, which onnxruntime's QLinear arithmetic is not.
- */
-static int add_own_rounding_node(struct imp *im, const struct oi_node *d)
-{
-	struct npu_node_desc nd = NPU_NODE_DESC_INIT;
-	struct npu_op_params op = d->op;
-	uint64_t max = (uint64_t)im->lim.max_nodes * GRAPH_NODES_PER_NODE +
-		       (im->gp ? im->gp->n_output : 0);
-	int ret;
-
-	if (npu_graph_num_nodes(im->m->g) >= max)
-		return oi_fail(im, "graph nodes would exceed %llu, %u per ONNX node of the limit of %u (npu_onnx_options.max_nodes)",
-			       (unsigned long long)max, GRAPH_NODES_PER_NODE, im->lim.max_nodes);
-	op.size = sizeof(op);
-	nd.name = d->name;
-	nd.kind = d->kind;
-	nd.op = &op;
-	nd.num_inputs = d->num_inputs;
-	nd.inputs = d->inputs;
-	nd.output = d->output;
-	ret = npu_graph_add_node(im->m->g, &nd, NULL);
-	if (ret)
-		return ret == -ENOMEM ? oi_nomem(im) : oi_fail(im, "%s", npu_graph_error(im->m->g));
-	return 0;
-}
-
-/*
  * A QLinearAdd or QLinearMul unit as one device ELTWISE with onnxruntime's
  * arithmetic (VNPU_ROUND_ORT_QLINEAR), so the graph keeps it in the
  * device job: both inputs (one may be a constant, a static value then)
@@ -760,7 +731,7 @@ static int ms_eltwise(struct nctx *c, const Onnx__NodeProto *const *dq,
 	d.inputs = in;
 	d.num_inputs = 2;
 	d.output = o->value;
-	ret = add_own_rounding_node(c->im, &d);
+	ret = oi_add_node(c->im, &d);
 	if (ret)
 		return ret;
 	oi_lookup(c->im, qn->output[0])->qdq_fused = true;
