@@ -121,7 +121,7 @@ int vnpu_eng_conv_f32(const struct vnpu_cmd_compute *c,
 
 /*
  * vnpu_eng_conv_i8() takes @c: an 8-bit quantized CONV2D with one group,
- * dense channels, on a host (and configuration) with AVX-512 VNNI.
+ * dense channels, on a host (and configuration) with AVX-512 VNNI or AVX2.
  */
 bool vnpu_eng_conv_i8_ok(const struct vnpu_cmd_compute *c,
 			 const struct vnpu_op_info *info, const struct vnpu_tv *t,
