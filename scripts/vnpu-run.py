@@ -132,6 +132,15 @@ def main():
     ap.add_argument("--work", required=True, help="where the combined initrd is written")
     ap.add_argument("command", nargs="?", default="")
     args = ap.parse_args()
+    if args.shell and not sys.stdin.isatty():
+        # Commands fed to the shell on stdin (make shell < script): QEMU
+        # reads them at once, before the guest's shell starts, and the
+        # serial port drops what it cannot hold, so the shell would wait
+        # forever for an exit it never got.  They run as make run's
+        # command instead: all of them, with its output and exit status.
+        args.command, args.shell = sys.stdin.read(), False
+        if not args.command.strip():
+            sys.exit("vnpu-run: --shell with no terminal and nothing on stdin to run")
     if not args.shell and not args.command.strip():
         ap.error("give a command, e.g. make run CMD='npu-info' (or make shell)")
 
