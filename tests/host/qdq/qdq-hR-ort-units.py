@@ -126,12 +126,13 @@ def main():
                 got = np.load(d + '/npu/out.npy')
                 differ = int((want != got).sum())
                 if differ:
-                    why = f'{differ} of {want.size} elements differ from onnxruntime\'s (\'extended\')'
+                    why = f"{differ} of {want.size} elements differ from onnxruntime's ('extended')"
             if why:
                 fails += 1
                 print(f'not ok {n} - qdq-{name}: {why}')
             else:
-                print(f'ok {n} - qdq-{name}: {want.size} elements equal to onnxruntime\'s (\'extended\')')
+                print(f"ok {n} - qdq-{name}: {want.size} elements equal to onnxruntime's "
+                      "('extended')")
     print(f'1..{n}')
     return 1 if fails else 0
 
