@@ -6,8 +6,10 @@
  *
  * Operands are bound whole: map() when the device can hand out a host
  * pointer for the span, else one read() into a bounce buffer (and one
- * write() back for the output), never page by page.  Nothing is written
- * to device memory unless the op succeeded.
+ * write() back for the output), never page by page.  An output bounced
+ * through write() is written only if the op succeeded; a mapped output is
+ * written in place and may be partly written when the command fails or
+ * is aborted (vnpu_exec.h).
  */
 #include <errno.h>
 #include <stddef.h>
