@@ -64,6 +64,17 @@ def unit_model(op_nodes, x_shape, xq, yq, extra_init=()):
     return model
 
 
+# The units libnpu does not compute as onnxruntime does yet: both need a
+# POOL2D with onnxruntime's QLinear pool arithmetic, as ELTWISE has
+# VNPU_ROUND_ORT_QLINEAR for QLinearAdd and QLinearMul.
+KNOWN = {
+    'gap': 'the importer runs a GlobalAveragePool unit as a float mean, not '
+           "onnxruntime's QLinearGlobalAveragePool arithmetic",
+    'avgpool': 'the importer rounds an AveragePool unit as QuantizeLinear does, not '
+               "onnxruntime's QLinearAveragePool (zero point added before rounding)",
+}
+
+
 def cases(rng):
     # ppocr-rec-int8's p2o.GlobalAveragePool.2: 6 x 278 per channel, each
     # channel's codes summing to 8359 + 8 x 1668, 33.499957 steps exact
@@ -127,12 +138,15 @@ def main():
                 differ = int((want != got).sum())
                 if differ:
                     why = f"{differ} of {want.size} elements differ from onnxruntime's ('extended')"
+            todo = f' # TODO {KNOWN[name]}' if name in KNOWN else ''
             if why:
-                fails += 1
-                print(f'not ok {n} - qdq-{name}: {why}')
+                fails += not todo
+                print(f'not ok {n} - qdq-{name}: {why}{todo}')
             else:
+                # a known failure that passes is a failure too (tap-summary.py)
+                fails += bool(todo)
                 print(f"ok {n} - qdq-{name}: {want.size} elements equal to onnxruntime's "
-                      "('extended')")
+                      f"('extended'){todo}")
     print(f'1..{n}')
     return 1 if fails else 0
 
