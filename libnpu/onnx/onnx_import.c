@@ -605,7 +605,7 @@ int oi_convert_value(struct imp *im, const char *name, uint32_t in, enum npu_dty
 		ret = add_tmp_node(im, NPU_NODE_OP, name, in, dt, rank ? rank : 1, rank ? dims : &one,
 				   out);
 	if (!ret && !rank)
-		ret = add_tmp_node(im, NPU_NODE_RESHAPE, name, *out, dt, 0, NULL, out);
+		ret = add_tmp_node(im, NPU_NODE_RESHAPE, name, *out, dt, 0, &one, out);
 	return ret;
 }
 

@@ -321,6 +321,31 @@ static void test_sym_table_growth(void **state)
 	}
 }
 
+/*
+ * A scalar float16 output: computed in float32 (onnx_fp16.c), rounded
+ * back through shape [1] (oi_convert_value()), which handed the scalar's
+ * reshape a NULL dims pointer (UBSan; found by fuzz-onnx).
+ */
+static void test_fp16_scalar_output(void **state)
+{
+	static const int64_t dx[2] = { 2, 3 };
+	struct npu_onnx_model *m;
+	struct npu_onnx_io io;
+	struct mb b;
+
+	(void)state;
+	mb_init(&b, 13);
+	b.ins[b.g.n_input++] = vinfo(&b, "x", 10, 2, dx);
+	nodef(&b, "ReduceMax", "max", "x", "y", "keepdims=i:0", (const char *)NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "y", 10, 0, NULL);
+	m = load(&b, NULL, 0, NULL);
+	assert_int_equal(npu_onnx_output(m, 0, &io), 0);
+	assert_int_equal(io.dtype, NPU_DTYPE_FP16);
+	assert_int_equal(io.rank, 0);
+	npu_onnx_free(m);
+	mb_free(&b);
+}
+
 static void test_hostile(void **state)
 {
 	static const int64_t d2[2] = { 2, 3 }, huge[2] = { 1ll << 40, 3 };
@@ -465,6 +490,7 @@ int main(void)
 		cmocka_unit_test(test_gemm_alpha_shared),
 		cmocka_unit_test(test_data_movement),
 		cmocka_unit_test(test_sym_table_growth),
+		cmocka_unit_test(test_fp16_scalar_output),
 		cmocka_unit_test(test_hostile),
 	};
 
