@@ -91,6 +91,9 @@ NPU_EXPORT_ONNX int npu_onnx_attr_float(const struct npu_onnx_node *n, const cha
 	return ret;
 }
 
+static const int64_t empty_ints[1];
+static const float empty_floats[1];
+
 NPU_EXPORT_ONNX int npu_onnx_attr_ints(const struct npu_onnx_node *n, const char *name,
 				       const int64_t **v, size_t *count)
 {
@@ -98,7 +101,8 @@ NPU_EXPORT_ONNX int npu_onnx_attr_ints(const struct npu_onnx_node *n, const char
 	int ret = find(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, &a);
 
 	if (!ret) {
-		*v = a->ints;
+		/* an empty list still gives a pointer callers may pass to memcpy() */
+		*v = a->n_ints ? a->ints : empty_ints;
 		*count = a->n_ints;
 	}
 	return ret;
@@ -111,7 +115,7 @@ NPU_EXPORT_ONNX int npu_onnx_attr_floats(const struct npu_onnx_node *n, const ch
 	int ret = find(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS, &a);
 
 	if (!ret) {
-		*v = a->floats;
+		*v = a->n_floats ? a->floats : empty_floats;
 		*count = a->n_floats;
 	}
 	return ret;

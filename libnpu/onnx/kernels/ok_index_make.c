@@ -483,7 +483,7 @@ static int onehot_run(const void *state, size_t ni, const struct npu_kernel_tens
 	const struct npu_kernel_tensor *idx = in[0];
 	size_t esz = npu_dtype_size(out[0]->dtype);
 	const char *off = in[2]->data, *on = off + esz;
-	uint64_t depth, outer = 1, inner = 1, i, pending = 0;
+	uint64_t depth, inner = 1, i, pending = 0;
 	char *dst = out[0]->data;
 	uint32_t axis, d;
 	int e;
@@ -493,8 +493,6 @@ static int onehot_run(const void *state, size_t ni, const struct npu_kernel_tens
 	if (onehot_depth(in[1], &depth, NULL, 0) ||
 	    ok_axis(st->axis, idx->rank + 1, &axis, "axis", NULL, 0))
 		return npu_kernel_fail(call, -EINVAL, "depth or axis does not match the output");
-	for (d = 0; d < axis; d++)
-		outer *= idx->dims[d];
 	for (d = axis; d < idx->rank; d++)
 		inner *= idx->dims[d];
 	for (i = 0; i < out[0]->elems; i++) {

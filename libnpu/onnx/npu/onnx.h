@@ -228,8 +228,9 @@ size_t npu_onnx_node_num_outputs(const struct npu_onnx_node *n);
 /*
  * The node's attribute @name: 0 with its value, -ENOENT when the node has
  * none of that name, -EINVAL when it has another type.  Arrays point into
- * the model (valid during create()); npu_onnx_attr_string() copies at
- * most @size - 1 bytes plus a NUL, -ERANGE if it does not fit.
+ * the model (valid during create()) and are never NULL, even when empty;
+ * npu_onnx_attr_string() copies at most @size - 1 bytes plus a NUL,
+ * -ERANGE if it does not fit.
  */
 int npu_onnx_attr_int(const struct npu_onnx_node *n, const char *name,
 		      int64_t *v);
