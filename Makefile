@@ -265,7 +265,8 @@ check-deb: kernel
 ## check-debian-guest: boot a Debian userspace (bookworm, built with
 ## mmdebstrap, cached by its package list) with the device, dpkg -i the
 ## packages of check-deb, build vnpu.ko there with DKMS, run the packaged
-## npu-info and npu-run and python3-npu's tests on the device
+## npu-info and npu-run and python3-npu's tests on the device; then make
+## run and make shell as a user runs them (tests/run)
 # The packages are check-deb's (which `make check` runs just before).
 DEBIAN_GUEST_TIMEOUT ?= 3600
 debian-guest-deps:
@@ -283,6 +284,7 @@ check-debian-guest: qemu models debian-guest-image
 	$(Q)mkdir -p $(RESULTS)
 	$(Q)$(DEBS_BUILT)
 	$(Q)DEBIAN_GUEST_TIMEOUT=$(DEBIAN_GUEST_TIMEOUT) $(S)/debian-guest-test.sh $(RESULTS)/debian-guest.tap
+	$(Q)$(TOP)/tests/run/test-vnpu-run.py $(RESULTS)/debian-guest-run.tap
 
 ## demo: boot the guest and show the stack running: the MLP self-check,
 ## then BlazeFace and PP-OCR on real images; the annotated images land in

@@ -98,6 +98,18 @@ def make_share(share, image, room_mb):
         sys.exit("vnpu-run: mke2fs -d %s failed: %s" % (share, p.stderr.strip()))
 
 
+SHELL_STATUS = ".vnpu-shell-status"
+
+
+def shell_status(image):
+    """The exit status run-init.sh wrote when the guest's shell ended, or
+    None when the shell never ended (QEMU was stopped under it)."""
+    p = subprocess.run(["debugfs", "-R", "cat /" + SHELL_STATUS, image],
+                       capture_output=True, text=True)
+    text = p.stdout.strip()
+    return int(text) if p.returncode == 0 and text.isdigit() else None
+
+
 def copy_back(image, share, work):
     """What the command created or changed in the image, into share."""
     out = os.path.join(work, "share-out")
@@ -106,7 +118,8 @@ def copy_back(image, share, work):
     p = subprocess.run(["debugfs", "-R", "rdump / " + out, image], capture_output=True, text=True)
     if p.returncode:
         return "debugfs rdump of the shared image failed: " + p.stderr.strip()[-300:]
-    p = subprocess.run(["rsync", "-a", "--exclude=/lost+found", out + "/", share + "/"],
+    p = subprocess.run(["rsync", "-a", "--exclude=/lost+found", "--exclude=/" + SHELL_STATUS,
+                        out + "/", share + "/"],
                        capture_output=True, text=True)
     shutil.rmtree(out, ignore_errors=True)
     if p.returncode:
@@ -177,10 +190,18 @@ def main():
     cmd = guest_run.build_cmd(opts)
     if args.shell:
         rc = subprocess.run(cmd).returncode
+        status = shell_status(image)
+        if status is None:
+            # The file system was not unmounted: what is in the image may
+            # be half written, so nothing is copied over the user's files.
+            print("vnpu-run: the guest stopped before its shell exited (QEMU status %d); "
+                  "nothing was copied back, the guest's files are in %s"
+                  % (rc, image), file=sys.stderr)
+            sys.exit(rc if rc > 0 else 1)
         problem = copy_back(image, share, args.work)
         if problem:
             print("vnpu-run: " + problem, file=sys.stderr)
-        sys.exit(1 if rc or problem else 0)
+        sys.exit(status if status else 1 if rc or problem else 0)
 
     lines, inside, status = [], False, None
     start = time.monotonic()

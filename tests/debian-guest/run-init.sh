@@ -50,6 +50,9 @@ if [ "$run" = shell ]; then
 	echo "vnpu guest: $dir holds the host directory's files, the tools are in /tests (on PATH), vnpu.ko is loaded."
 	echo "Type 'exit' to leave: what you created or changed in $dir is then copied back to the host."
 	setsid cttyhack sh -l
+	# How the host tells a shell left with 'exit' from a QEMU stopped
+	# under it (C-a x, a signal): only the first leaves this file.
+	echo "$?" >"$dir/.vnpu-shell-status"
 else
 	echo "VNPU-RUN-BEGIN"
 	sh /etc/vnpu-run.cmd 2>&1
