@@ -38,6 +38,16 @@ has: the guest prints "VNPU-FILE-BEGIN name size sha256", the file in
 base64, "VNPU-FILE-END name" (tests/guest/models/models-lib.sh,
 send_file); with --out-dir the harness decodes it there, checks size and
 sha256, and shows one line naming the host path in place of the block.
+
+Several devices: --devices N (default $VNPU_DEVICES, else 1) gives the
+guest N vnpu devices, each with the same options.  Tests named t-multi-*
+need MULTI_DEVICES of them.  A boot with fewer leaves them out and names
+them on a line "VNPU-DEFERRED t-multi-... t-zzz-..." (with the checks
+that close every boot, t-zzz-*); the harness then boots once more with
+MULTI_DEVICES devices for just those, and both boots' results make one
+TAP stream (the second boot's prefixed, its console log beside the
+first's).  With --tests the split is known beforehand, and a boot left
+with only closing checks is not made.
 """
 import argparse
 import base64
@@ -88,14 +98,23 @@ QEMU_PROBLEMS = re.compile(
     r"|core dumped|AddressSanitizer|LeakSanitizer|runtime error:|\*\*ERROR\*\*"
     r"|^qemu-system-\S+: (?!warning:)|^qemu: ")
 GUEST_ERROR_LIMIT = 500
+# Tests that need several devices, how many they get, and the checks that
+# close every boot (kmemleak's scan) and so run in both.
+MULTI_PREFIX = "t-multi-"
+MULTI_DEVICES = 2
+CLOSING_PREFIX = "t-zzz-"
+DEFERRED = re.compile(r"^VNPU-DEFERRED((?: \S+)+)\s*$")
 # A kernel message on the console (printk's timestamp).
 KERNEL_MESSAGE = re.compile(r"^\[\s*\d+\.\d+\] ")
 EXPECT_GUEST_ERRORS = re.compile(r"^#\s*expect-guest-errors:\s*(\d+)")
 
 
 def build_cmd(args):
+    # Callers that predate --devices (scripts/vnpu-run.py) build their own
+    # namespace without it: one device.
+    devices = 0 if args.no_device else getattr(args, "devices", 1)
     append = ["console=ttyS0", "panic=-1", "vnpu.mode=" + args.mode,
-              "vnpu.timeout=%d" % args.test_timeout]
+              "vnpu.timeout=%d" % args.test_timeout, "vnpu.devices=%d" % devices]
     if args.tests:
         append.append("vnpu.tests=" + ",".join(args.tests))
     if args.exclude:
@@ -116,7 +135,10 @@ def build_cmd(args):
             opts.append("x-fault-inject=on")
         if args.device_opts:
             opts.append(args.device_opts)
-        cmd += ["-device", ",".join(opts)]
+        # Every device the same; QEMU gives each the next free slot on the
+        # root bus, so they probe, and get their accel minors, in order.
+        for _ in range(devices):
+            cmd += ["-device", ",".join(opts)]
     if args.mode == "test":
         # The device's guest-error log goes to stderr, judged per test.
         cmd += ["-d", "guest_errors"]
@@ -354,6 +376,56 @@ def judge(lines, timed_out, timeout, log_path, require_done=True, qemu_status=0,
     return results
 
 
+def split_tests(tests, devices):
+    """(tests for the first boot, tests for a boot with MULTI_DEVICES
+    devices) out of an explicit list; either may be empty."""
+    if devices >= MULTI_DEVICES:
+        return tests, []
+    multi = [t for t in tests if t.startswith(MULTI_PREFIX)]
+    closing = [t for t in tests if t.startswith(CLOSING_PREFIX)]
+    first = [t for t in tests if t not in multi]
+    if multi:
+        multi += closing
+        if first == closing:
+            first = []
+    return first, multi
+
+
+def deferred_tests(lines):
+    """The tests a boot left for one with more devices (VNPU-DEFERRED)."""
+    for line in lines:
+        m = DEFERRED.match(line)
+        if m:
+            return m.group(1).split()
+    return []
+
+
+def test_boots(args, receiver):
+    """Boot for the tests, and once more with MULTI_DEVICES devices for
+    those that need them; return [(label, log, lines, timed_out, status)]
+    and a line of wall time per boot."""
+    boots, times = [], []
+
+    def run(label, log, opts):
+        start = time.monotonic()
+        lines, timed_out, rc = boot(build_cmd(opts), opts.timeout, log, opts.echo, receiver)
+        boots.append((label, log, lines, timed_out, rc))
+        times.append("%sboot with %d device(s): %.1f s" % (
+            label, 0 if opts.no_device else opts.devices, time.monotonic() - start))
+        return lines
+
+    first, multi = split_tests(args.tests, args.devices)
+    if first or not args.tests:
+        lines = run("", args.log, argparse.Namespace(**dict(vars(args), tests=first)))
+        if not args.tests:
+            multi = deferred_tests(lines)
+    if multi and not args.no_device:
+        base, ext = os.path.splitext(args.log)
+        run("%d devices: " % MULTI_DEVICES, "%s-%ddev%s" % (base, MULTI_DEVICES, ext),
+            argparse.Namespace(**dict(vars(args), tests=multi, devices=MULTI_DEVICES)))
+    return boots, times
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -372,6 +444,8 @@ def main():
     ap.add_argument("--memory", default="2G")
     ap.add_argument("--device-opts", default="", help="extra -device vnpu,... options")
     ap.add_argument("--no-device", action="store_true")
+    ap.add_argument("--devices", type=int, default=int(os.environ.get("VNPU_DEVICES") or 1),
+                    help="vnpu devices in the guest (default $VNPU_DEVICES, else 1)")
     ap.add_argument("--qemu-arg", action="append", default=[])
     ap.add_argument("--append", default="", help="extra kernel command line")
     ap.add_argument("--log", default="console.log")
@@ -384,6 +458,8 @@ def main():
     ap.add_argument("--guest-error-limit", type=int, default=GUEST_ERROR_LIMIT,
                     help="device guest errors a test may log (default %(default)s)")
     args = ap.parse_args()
+    if args.devices < 1:
+        ap.error("--devices %d: give at least 1 (or --no-device)" % args.devices)
     excludes = []
     for spec in args.exclude:
         pat, sep, why = spec.partition("=")
@@ -398,8 +474,9 @@ def main():
         run_interactive(cmd)
 
     receiver = FileReceiver(args.out_dir)
-    lines, timed_out, rc = boot(cmd, args.timeout, args.log, args.echo, receiver)
-    receiver.close()
+    if args.mode != "test":
+        lines, timed_out, rc = boot(cmd, args.timeout, args.log, args.echo, receiver)
+        receiver.close()
     if args.mode == "demo":
         # The demo's own output, between the init's markers (the kernel's
         # messages stay in the log, even those of a module the demo loads
@@ -430,11 +507,19 @@ def main():
             print("demo: " + d, file=sys.stderr)
         sys.exit(1 if bad else 0)
 
+    if args.mode == "test":
+        boots, boot_times = test_boots(args, receiver)
+        receiver.close()
+    else:
+        boots, boot_times = [("", args.log, lines, timed_out, rc)], []
     notes = []
-    results = judge(lines, timed_out, args.timeout, args.log, qemu_status=rc,
-                    guest_error_limit=args.guest_error_limit, notes=notes)
-    if not any(line.startswith("VNPU-TEST-BEGIN ") for line in lines):
-        results.append(("failed", "guest ran no test (log: %s)" % args.log))
+    results = []
+    for label, log, lines, timed_out, rc in boots:
+        found = judge(lines, timed_out, args.timeout, log, qemu_status=rc,
+                      guest_error_limit=args.guest_error_limit, notes=notes)
+        if not any(line.startswith("VNPU-TEST-BEGIN ") for line in lines):
+            found.append(("failed", "guest ran no test (log: %s)" % log))
+        results += [(st, label + d) for st, d in found]
     results += [("failed", "%s: not in this layer: %s" % (t, why)) for t, why in named]
     results += [("failed", p) for p in receiver.problems]
     out = ["TAP version 13"]
@@ -446,7 +531,9 @@ def main():
              for k in ("passed", "failed", "skipped", "xfail")}
     failed = count["failed"]
     out += ["# " + note for note in notes]
-    out.append("# %s: console log %s" % (args.name, args.log))
+    for label, log, _, _, _ in boots:
+        out.append("# %s: %sconsole log %s" % (args.name, label, log))
+    out += ["# %s: %s" % (args.name, t) for t in boot_times]
     out.append("# %s: %d passed, %d failed, %d skipped%s" % (
         args.name, count["passed"], failed, count["skipped"],
         ", %d expected failures" % count["xfail"] if count["xfail"] else ""))

@@ -8,6 +8,10 @@
 #   vnpu.mode=shell  interactive shell
 # Each test's output is framed by VNPU-TEST-BEGIN/END lines that the host
 # harness (scripts/guest-run.py) parses; the guest then powers off.
+# Tests named t-multi-* need two vnpu devices (vnpu.devices=N, set by the
+# harness): a boot with fewer leaves them out and names them, with the
+# checks that close every boot (t-zzz-*), on a VNPU-DEFERRED line, and the
+# harness runs them in a boot of their own.
 /bin/busybox --install -s
 export PATH=/bin:/sbin:/usr/bin:/usr/sbin
 mount -t proc proc /proc
@@ -21,6 +25,7 @@ mode=test
 only=
 exclude=
 per_test_timeout=300
+devices=1
 set -f	# vnpu.exclude holds patterns, not paths to expand
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
@@ -28,6 +33,7 @@ for arg in $(cat /proc/cmdline); do
 	vnpu.tests=*) only=$(echo "${arg#vnpu.tests=}" | tr ',' ' ') ;;
 	vnpu.exclude=*) exclude=$(echo "${arg#vnpu.exclude=}" | tr ',' ' ') ;;
 	vnpu.timeout=*) per_test_timeout=${arg#vnpu.timeout=} ;;
+	vnpu.devices=*) devices=${arg#vnpu.devices=} ;;
 	esac
 done
 set +f
@@ -79,9 +85,12 @@ test|bench)
 	else
 		list=$(ls | grep "^$prefix" | sort)
 	fi
+	deferred=
 	for t in $list; do
 		if excluded "$t"; then
 			continue
+		elif [ "$mode" = test ] && [ "$devices" -lt 2 ] && [ "${t#t-multi-}" != "$t" ]; then
+			deferred="$deferred $t"
 		elif [ -x "/tests/$t" ]; then
 			run_one "/tests/$t"
 		else
@@ -89,6 +98,12 @@ test|bench)
 			echo "VNPU-TEST-END $t rc=127"
 		fi
 	done
+	if [ -n "$deferred" ]; then
+		for t in $list; do
+			case "$t" in t-zzz-*) excluded "$t" || deferred="$deferred $t" ;; esac
+		done
+		echo "VNPU-DEFERRED$deferred"
+	fi
 	echo "VNPU-ALL-DONE"
 	;;
 demo)
