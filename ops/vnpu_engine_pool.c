@@ -10,12 +10,17 @@
  * order and the same division for AVG.  The reference pays a generic
  * element load per tap; this is the difference between about 1 ms and a
  * few tens of microseconds for a BlazeFace pooling layer.
+ *
+ * With VNPU_ROUND_ORT_QLINEAR (vnpu_ref_qlinear.h) AVG stores each mean
+ * as QLinearAveragePool rounds it, and GLOBAL_AVG sums the codes of a
+ * row of channels in integers, as the reference does one at a time.
  */
 #include <errno.h>
 #include <math.h>
 #include <string.h>
 
 #include "vnpu_engine.h"
+#include "vnpu_ref_qlinear.h"
 
 /* Channels accumulated per pass: the accumulators stay in L1. */
 #define POOL_CHUNK	1024
@@ -59,6 +64,52 @@ static void sum_taps(float *acc, const float *x, uint32_t n)
 		acc[i] += x[i];
 }
 
+__attribute__((target_clones("avx2", "default")))
+static void sum_codes(uint32_t *acc, const uint8_t *x, bool is_signed, uint32_t n)
+{
+	uint32_t i;
+
+	if (is_signed)
+		for (i = 0; i < n; i++)
+			acc[i] += (uint32_t)(int32_t)(int8_t)x[i];
+	else
+		for (i = 0; i < n; i++)
+			acc[i] += x[i];
+}
+
+/* GLOBAL_AVG with VNPU_ROUND_ORT_QLINEAR: 8-bit X and Y (check_pool_qlinear()). */
+static int gap_qlinear(const struct vnpu_tv *x, const struct vnpu_tv *y,
+		       struct vnpu_run_ctx *rc)
+{
+	bool is_signed = x->dtype == VNPU_DT_INT8;
+	uint32_t ch = y->dims[3], n, iy, ix, c0, i;
+	uint32_t acc[POOL_CHUNK];
+	struct vnpu_qlinear_gap f;
+
+	vnpu_qlinear_gap_init(&f, x->scale, x->zp, y->scale, y->zp, x->dims[1] * x->dims[2],
+			      is_signed ? -128 : 0, is_signed ? 127 : 255);
+	for (n = 0; n < y->dims[0]; n++) {
+		for (c0 = 0; c0 < ch; c0 += POOL_CHUNK) {
+			uint32_t w = ch - c0 < POOL_CHUNK ? ch - c0 : POOL_CHUNK;
+			uint8_t *yp = y->p + n * y->st[0] + c0;
+
+			if (vnpu_run_tick(rc, w))
+				return -ECANCELED;
+			memset(acc, 0, (size_t)w * sizeof(acc[0]));
+			for (iy = 0; iy < x->dims[1]; iy++) {
+				if (vnpu_run_tick(rc, (uint64_t)x->dims[2] * w))
+					return -ECANCELED;
+				for (ix = 0; ix < x->dims[2]; ix++)
+					sum_codes(acc, x->p + n * x->st[0] + iy * x->st[1] +
+						  ix * x->st[2] + c0, is_signed, w);
+			}
+			for (i = 0; i < w; i++)
+				yp[i] = (uint8_t)vnpu_qlinear_gap_q(&f, acc[i]);
+		}
+	}
+	return 0;
+}
+
 int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		  struct vnpu_run_ctx *rc)
 {
@@ -74,7 +125,11 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	bool xq = x->dtype != VNPU_DT_FP32, yq = y->dtype != VNPU_DT_FP32;
 	size_t xes = xq ? 1 : 4, yes = yq ? 1 : 4;
 	float acc[POOL_CHUNK], taps[POOL_CHUNK];
+	bool qlinear = c->round == VNPU_ROUND_ORT_QLINEAR;
+	int32_t lo = y->dtype == VNPU_DT_INT8 ? -128 : 0, hi = lo + 255;
 
+	if (qlinear && global)
+		return gap_qlinear(x, y, rc);
 	for (n = 0; n < y->dims[0]; n++) {
 		for (oy = 0; oy < y->dims[1]; oy++) {
 			for (ox = 0; ox < y->dims[2]; ox++) {
@@ -137,7 +192,11 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 						for (i = 0; i < w; i++)
 							acc[i] = cnt ? acc[i] / d : 0.0f;
 					}
-					if (yq)
+					if (qlinear)
+						for (i = 0; i < w; i++)
+							yp[c0 + i] = (uint8_t)vnpu_qlinear_avg_q(
+								acc[i], y->scale, y->zp, lo, hi);
+					else if (yq)
 						vnpu_eng_q8_store(y, yp + c0, 1, acc, w,
 								  c->round);
 					else

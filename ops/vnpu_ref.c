@@ -1014,6 +1014,35 @@ static uint32_t pool_dil(uint32_t d)
 	return d ? d : 1;
 }
 
+/*
+ * POOL2D with VNPU_ROUND_ORT_QLINEAR: onnxruntime's QLinearAveragePool and
+ * QLinearGlobalAveragePool average X and Y of one 8-bit dtype, each with
+ * one scale and zero point; QLinearAveragePool has no dilations.
+ */
+static int check_pool_qlinear(const struct chk *k)
+{
+	const struct vnpu_cmd_compute *c = k->c;
+	const struct vnpu_attr_pool2d *at = &c->attr.pool;
+	int i;
+
+	if (at->kind != VNPU_POOL_AVG && at->kind != VNPU_POOL_GLOBAL_AVG)
+		return bad(k, OFF(round));
+	for (i = 0; i < VNPU_OP_SLOTS; i += VNPU_OP_SLOT_OUT) {
+		const struct vnpu_tensor_desc *t = &c->t[i];
+
+		if ((t->dtype != VNPU_DT_INT8 && t->dtype != VNPU_DT_UINT8) ||
+		    t->dtype != c->t[0].dtype)
+			return bad(k, TOFF(i, dtype));
+		if (t->quant != VNPU_QUANT_TENSOR)
+			return bad(k, TOFF(i, quant));
+	}
+	if (pool_dil(at->dilation_h) != 1)
+		return bad(k, OFF(attr.pool.dilation_h));
+	if (pool_dil(at->dilation_w) != 1)
+		return bad(k, OFF(attr.pool.dilation_w));
+	return 0;
+}
+
 static int check_pool(const struct chk *k)
 {
 	const struct vnpu_cmd_compute *c = k->c;
@@ -1032,6 +1061,8 @@ static int check_pool(const struct chk *k)
 	if ((at->flags & ~VNPU_POOL_COUNT_INCLUDE_PAD) ||
 	    (at->kind == VNPU_POOL_MAX && at->flags))
 		return bad(k, OFF(attr.pool.flags));
+	if (c->round == VNPU_ROUND_ORT_QLINEAR && (ret = check_pool_qlinear(k)))
+		return ret;
 	if (y->dims[0] != x->dims[0])
 		return bad(k, DIM_OFF(3, 0));
 	if (y->dims[3] != x->dims[3])
@@ -1212,7 +1243,8 @@ static int check_ops(const struct chk *k)
 	    ((c->act == VNPU_ACT_CLIP || c->act >= VNPU_ACT_SQRT) &&
 	     op != VNPU_OP_ACTIVATION))
 		return bad(k, OFF(act));
-	if (c->round == VNPU_ROUND_ORT_QLINEAR && op != VNPU_OP_ELTWISE)
+	if (c->round == VNPU_ROUND_ORT_QLINEAR && op != VNPU_OP_ELTWISE &&
+	    op != VNPU_OP_POOL2D)
 		return bad(k, OFF(round));
 	if (op == VNPU_OP_COPY)
 		return check_copy(k);
@@ -1694,6 +1726,35 @@ static int ref_conv(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	return 0;
 }
 
+/*
+ * POOL2D GLOBAL_AVG with VNPU_ROUND_ORT_QLINEAR (check_pool_qlinear()):
+ * each channel's codes summed as integers, never as reals.
+ */
+static int ref_gap_qlinear(struct vnpu_tv *t, struct vnpu_run_ctx *rc)
+{
+	struct vnpu_tv *x = &t[0], *y = &t[3];
+	uint32_t idx[4] = { 0 }, img = x->dims[1] * x->dims[2];
+	struct vnpu_qlinear_gap f;
+
+	vnpu_qlinear_gap_init(&f, x->scale, x->zp, y->scale, y->zp, img,
+			      dt_min(y->dtype), dt_max(y->dtype));
+	do {
+		uint32_t sum = 0, iy, ix;
+
+		if (vnpu_run_tick(rc, (uint64_t)img + 1))
+			return -ECANCELED;
+		for (iy = 0; iy < x->dims[1]; iy++) {
+			for (ix = 0; ix < x->dims[2]; ix++) {
+				uint32_t xi[4] = { idx[0], iy, ix, idx[3] };
+
+				sum += (uint32_t)ld_raw(x, tv_at(x, xi));
+			}
+		}
+		*tv_at(y, idx) = (uint8_t)vnpu_qlinear_gap_q(&f, sum);
+	} while (idx_next(idx, y->dims, 4));
+	return 0;
+}
+
 static int ref_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
                     struct vnpu_run_ctx *rc)
 {
@@ -1705,7 +1766,10 @@ static int ref_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	uint32_t sh = global ? 1 : at->stride_h, sw = global ? 1 : at->stride_w;
 	uint32_t dh = pool_dil(at->dilation_h), dw = pool_dil(at->dilation_w);
 	uint32_t idx[4] = { 0 };
+	bool qlinear = c->round == VNPU_ROUND_ORT_QLINEAR;
 
+	if (qlinear && global)
+		return ref_gap_qlinear(t, rc);
 	do {
 		float acc = at->kind == VNPU_POOL_MAX ? -INFINITY : 0.0f;
 		uint32_t cnt = 0, ky, kx;
@@ -1740,7 +1804,12 @@ static int ref_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			/* Only dilated windows can miss the input entirely. */
 			acc = cnt ? acc / (float)cnt : 0.0f;
 		}
-		vnpu_st(y, tv_at(y, idx), acc, 0, c->round);
+		if (qlinear)
+			*tv_at(y, idx) = (uint8_t)vnpu_qlinear_avg_q(acc, y->scale, y->zp,
+								     dt_min(y->dtype),
+								     dt_max(y->dtype));
+		else
+			vnpu_st(y, tv_at(y, idx), acc, 0, c->round);
 	} while (idx_next(idx, y->dims, 4));
 	return 0;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * onnxruntime's QLinearAdd and QLinearMul arithmetic (ELTWISE with
+ * onnxruntime's QLinearAdd, QLinearMul, QLinearGlobalAveragePool and
+ * QLinearAveragePool arithmetic (ELTWISE and POOL2D with
  * VNPU_ROUND_ORT_QLINEAR, Documentation/ops.rst "Rounding"), as
  * onnxruntime's CPU provider (MLAS) computes it on x86-64 with AVX2 and
  * FMA, operation by operation in binary32.  Users compare int8 models
@@ -8,8 +9,9 @@
  * add, requantize) rounds differently often enough to show.
  *
  * Static inline so that one source serves every build that needs it: the
- * reference (vnpu_ref.c), the engine (vnpu_engine_elt.c), the device and
- * libnpu's com.microsoft kernels (ok_quant_ms.c), which live in a library
+ * reference (vnpu_ref.c), the engine (vnpu_engine_elt.c,
+ * vnpu_engine_pool.c), the device and libnpu's com.microsoft kernels
+ * (ok_quant_ms.c, ok_quant_ms_pool.c), which live in a library
  * that cannot reach the engine's hidden symbols.  Every includer must be
  * compiled without floating-point contraction (ISO C mode or
  * -ffp-contract=off): MLAS's separate multiplies and adds must not fuse.
@@ -127,6 +129,61 @@ vnpu_qlinear_scalar_side(uint32_t ra, const uint32_t *da, uint32_t rb,
 	if (!a_moves)
 		return VNPU_QLINEAR_SCALAR_A;
 	return b_moves ? VNPU_QLINEAR_SCALAR_NONE : VNPU_QLINEAR_SCALAR_B;
+}
+
+/*
+ * QLinearGlobalAveragePool (MLAS qlgavgpool.cpp, then its requantization):
+ * each channel's codes summed in int32 lanes that start from -zx * N and
+ * wrap, the sum converted to binary32 and multiplied by one ratio,
+ * sx / (sy * (float)N) (the product rounded first), clamped to
+ * [lo - zy, hi - zy] (MAXPS: NaN becomes the low bound), converted half to
+ * even, and only then offset by zy.  Rounding before the zero point is
+ * added matters at ties when zy is odd.  The caller sums the codes
+ * modulo 2^32 (uint32_t) and hands that sum in.
+ */
+struct vnpu_qlinear_gap {
+	float ratio, lo, hi;
+	uint32_t bias;
+	int32_t zy;
+};
+
+static inline void vnpu_qlinear_gap_init(struct vnpu_qlinear_gap *f, float sx, int32_t zx,
+					 float sy, int32_t zy, uint32_t n, int32_t lo,
+					 int32_t hi)
+{
+	f->ratio = sx / (sy * (float)n);
+	f->bias = (uint32_t)-zx * n;
+	f->lo = (float)(lo - zy);
+	f->hi = (float)(hi - zy);
+	f->zy = zy;
+}
+
+static inline int32_t vnpu_qlinear_gap_q(const struct vnpu_qlinear_gap *f, uint32_t sum)
+{
+	/* GCC and Clang define the conversion modulo 2^32, as the lanes wrap */
+	float v = (float)(int32_t)(sum + f->bias) * f->ratio;
+
+	v = v > f->lo ? v : f->lo;
+	v = v < f->hi ? v : f->hi;
+	return (int32_t)rintf(v) + f->zy;
+}
+
+/*
+ * QLinearAveragePool (onnxruntime's qlinear_pool.cc): the window's mean is
+ * the float pool's (codes dequantized as (float)(q - zx) * sx, summed in
+ * row-major order from 0, divided by the count), then
+ * nearbyintf(mean / sy + zy): the zero point is added before rounding,
+ * unlike QuantizeLinear.  std::min then std::max clamp it: NaN becomes
+ * the low bound.
+ */
+static inline int32_t vnpu_qlinear_avg_q(float mean, float sy, int32_t zy, int32_t lo,
+					 int32_t hi)
+{
+	float v = nearbyintf(mean / sy + (float)zy);
+
+	v = (float)hi < v ? (float)hi : v;
+	v = (float)lo < v ? v : (float)lo;
+	return (int32_t)v;
 }
 
 #endif /* VNPU_REF_QLINEAR_H */

@@ -167,9 +167,11 @@ enum vnpu_act {
 #define VNPU_ROUND_ONNX		0	/* binary32 multiplier, half to even */
 #define VNPU_ROUND_TFLITE	1	/* Q31 fixed-point multiplier */
 /*
- * ELTWISE ADD and MUL only: onnxruntime's QLinearAdd / QLinearMul
- * arithmetic on the raw codes (ops.rst "Rounding"); see
- * struct vnpu_attr_eltwise for what the command must then be.
+ * ELTWISE ADD and MUL, POOL2D AVG and GLOBAL_AVG only: onnxruntime's
+ * QLinearAdd / QLinearMul / QLinearAveragePool /
+ * QLinearGlobalAveragePool arithmetic on the raw codes (ops.rst
+ * "Rounding"); see struct vnpu_attr_eltwise and struct vnpu_attr_pool2d
+ * for what the command must then be.
  */
 #define VNPU_ROUND_ORT_QLINEAR	2
 
@@ -207,6 +209,17 @@ struct vnpu_attr_conv2d {
  * @dilation_h, @dilation_w: window tap spacing; 0 means 1, so commands
  *	written before these fields existed (reserved, zero) stay valid.
  *	GLOBAL_AVG takes 0 only.
+ *
+ * With @round VNPU_ROUND_ORT_QLINEAR, X and Y are of one 8-bit dtype,
+ * each quantized per tensor, and @kind is AVG without dilation
+ * (onnxruntime's QLinearAveragePool) or GLOBAL_AVG
+ * (QLinearGlobalAveragePool).  AVG takes the float mean as without it,
+ * then stores nearbyint(mean / sy + zy) clamped: the zero point is added
+ * before rounding.  GLOBAL_AVG sums each channel's N = H * W codes in
+ * wrapping int32 from -zx * N, multiplies that sum, converted, by
+ * sx / (sy * (float)N) in binary32, clamps to [lo - zy, hi - zy], rounds
+ * half to even and then adds zy.  Any other kind, dtype or a dilation
+ * with this rounding is a command error at that field.
  */
 struct vnpu_attr_pool2d {
 	__u32 kind;
@@ -400,7 +413,8 @@ struct vnpu_attr_reduce {
  * @hdr: opcode VNPU_OP_*, flags 0, size sizeof(struct vnpu_cmd_compute)
  * @act: VNPU_ACT_* applied after the bias, before the output conversion;
  *	VNPU_ACT_CLIP is ACTIVATION's only (its bounds live in the attrs)
- * @round: VNPU_ROUND_*; VNPU_ROUND_ORT_QLINEAR with ELTWISE ADD/MUL only
+ * @round: VNPU_ROUND_*; VNPU_ROUND_ORT_QLINEAR with ELTWISE ADD/MUL and
+ *	POOL2D AVG/GLOBAL_AVG only
  * @reserved0: must be zero
  * @act_alpha: binary32 bits of the leaky ReLU slope or of HARD_SIGMOID's
  *	alpha, else zero

@@ -1432,6 +1432,64 @@ static void test_pool(void **state)
 }
 
 /*
+ * POOL2D AVG and GLOBAL_AVG with VNPU_ROUND_ORT_QLINEAR: int8 and uint8,
+ * padding counted or not, channel rows beyond the engine's chunk,
+ * tie-making and saturating scales, on the engine's own path.
+ */
+static void test_pool_qlinear(void **state)
+{
+	struct env *e = *state;
+	unsigned int on_pool = 0;
+	int i;
+
+	for (i = 0; i < 900; i++) {
+		struct vnpu_cmd_compute c;
+		struct vnpu_attr_pool2d *at = &c.attr.pool;
+		bool wide = rnd(&e->r, 8) == 0;
+		uint32_t dx[4] = { 1 + rnd(&e->r, 2), 1 + rnd(&e->r, wide ? 3 : 12),
+				   1 + rnd(&e->r, wide ? 3 : 12),
+				   wide ? 1000 + rnd(&e->r, 1500) : 2 + rnd(&e->r, 40) };
+		uint32_t dy[4] = { dx[0], 1, 1, dx[3] };
+		uint8_t dt = q8_dts[rnd(&e->r, 2)];
+		float sy = rnd(&e->r, 4) == 0 ? 1.0f / 64.0f : rndf(&e->r, 0.005f, 0.05f);
+
+		cmd_init(&c, VNPU_OP_POOL2D);
+		c.round = VNPU_ROUND_ORT_QLINEAR;
+		at->kind = rnd(&e->r, 2) ? VNPU_POOL_AVG : VNPU_POOL_GLOBAL_AVG;
+		if (at->kind == VNPU_POOL_AVG) {
+			at->kernel_h = 1 + rnd(&e->r, dx[1] < 4 ? dx[1] : 4);
+			at->kernel_w = 1 + rnd(&e->r, dx[2] < 4 ? dx[2] : 4);
+			at->stride_h = 1 + rnd(&e->r, 3);
+			at->stride_w = 1 + rnd(&e->r, 3);
+			at->dilation_h = rnd(&e->r, 2);
+			at->dilation_w = rnd(&e->r, 2);
+			at->pad_top = rnd(&e->r, at->kernel_h);
+			at->pad_bottom = rnd(&e->r, at->kernel_h);
+			at->pad_left = rnd(&e->r, at->kernel_w);
+			at->pad_right = rnd(&e->r, at->kernel_w);
+			if (rnd(&e->r, 2))
+				at->flags = VNPU_POOL_COUNT_INCLUDE_PAD;
+			dy[1] = (dx[1] + at->pad_top + at->pad_bottom - at->kernel_h) /
+				at->stride_h + 1;
+			dy[2] = (dx[2] + at->pad_left + at->pad_right - at->kernel_w) /
+				at->stride_w + 1;
+		}
+		c.t[0] = tdesc(dt, 4, dx);
+		tquant(&c.t[0], qlinear_scale(e, sy), zp_pick(&e->r, dt));
+		c.t[3] = tdesc(dt, 4, dy);
+		tquant(&c.t[3], sy, zp_pick(&e->r, dt));
+		flat_reset(&e->f);
+		place(e, &c.t[0], true, true);
+		place(e, &c.t[3], true, false);
+		e->ftol_abs = 0.0f;
+		run_case(e, &c);
+		on_pool += flat_engine.res.path == VNPU_ENG_POOL;
+	}
+	/* the engine's own loops, not its fallback to the reference */
+	assert_int_equal(on_pool, 900);
+}
+
+/*
  * A strided layout for @d: its dims in memory in a random order (a
  * transpose, an NCHW view of NHWC data), with gaps between rows.
  */
@@ -1745,6 +1803,7 @@ COUNTED(test_eltwise_patterns)
 COUNTED(test_eltwise_qlinear)
 COUNTED(test_activation_all)
 COUNTED(test_pool)
+COUNTED(test_pool_qlinear)
 COUNTED(test_copy)
 COUNTED(test_resize)
 COUNTED(test_convt)
@@ -1794,6 +1853,7 @@ int main(void)
 		counted_test(test_eltwise_qlinear),
 		counted_test(test_activation_all),
 		counted_test(test_pool),
+		counted_test(test_pool_qlinear),
 		counted_test(test_copy),
 		counted_test(test_resize),
 		counted_test(test_convt),

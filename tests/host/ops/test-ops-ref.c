@@ -318,6 +318,133 @@ static void test_eltwise_qlinear(void **state)
 	assert_int_equal(y[82 * 256 + 7], 44);
 }
 
+/*
+ * POOL2D GLOBAL_AVG with VNPU_ROUND_ORT_QLINEAR over every channel sum a
+ * 2 x 2 image of uint8 or int8 codes can have (one channel each), against
+ * QLinearGlobalAveragePool's formula evaluated here: the integer sum less
+ * zx * 4, times sx / (sy * 4) in binary32, clamped, rounded half to even,
+ * plus zy.  The second parameter set makes every odd sum a tie with an
+ * odd zy: rounding before adding zy (onnxruntime) or after
+ * (QuantizeLinear) then differs, which the count checks the test sees.
+ */
+static void test_pool_gap_qlinear(void **state)
+{
+	enum { N = 4, C = 255 * N + 1 };
+	static const struct { float sx; int32_t zx; float sy; int32_t zy; } p[] = {
+		{ 0.18181208f, 8, 0.027197987f, 51 },	/* ppocr-rec-int8's */
+		{ 2.0f, 0, 1.0f, 3 },			/* ratio 0.5 */
+		{ 1.0f, 128, 0.01f, 0 },		/* saturates both ways */
+	};
+	static const uint32_t dx[4] = { 1, 2, 2, C }, dy[4] = { 1, 1, 1, C };
+	static uint8_t x[N * C], y[C];
+	unsigned int tie_differs = 0, k, sgn;
+	struct vnpu_cmd_compute c;
+	int32_t ch, i;
+
+	(void)state;
+	for (sgn = 0; sgn < 2; sgn++) {
+		int32_t lo = sgn ? -128 : 0, hi = lo + 255;
+
+		/* channel ch's codes sum to lo * N + ch */
+		for (ch = 0; ch < C; ch++)
+			for (i = 0; i < N; i++) {
+				int32_t v = ch - 255 * i;
+
+				x[i * C + ch] = (uint8_t)(lo + (v < 0 ? 0 : v > 255 ? 255 : v));
+			}
+		for (k = 0; k < sizeof(p) / sizeof(p[0]); k++) {
+			float ratio = p[k].sx / (p[k].sy * (float)N);
+			int32_t zx = sgn ? p[k].zx - 128 : p[k].zx;
+			int32_t zy = sgn ? p[k].zy - 128 : p[k].zy;
+
+			cmd_init(&c, VNPU_OP_POOL2D);
+			c.round = VNPU_ROUND_ORT_QLINEAR;
+			c.attr.pool.kind = VNPU_POOL_GLOBAL_AVG;
+			c.t[0] = tdesc(sgn ? VNPU_DT_INT8 : VNPU_DT_UINT8, 4, dx);
+			tquant(&c.t[0], p[k].sx, zx);
+			c.t[3] = tdesc(c.t[0].dtype, 4, dy);
+			tquant(&c.t[3], p[k].sy, zy);
+			run(&c, x, NULL, NULL, y);
+			for (ch = 0; ch < C; ch++) {
+				int32_t acc = lo * N + ch - zx * N;
+				double v = (float)((double)acc * (double)ratio);
+				double r = v < lo - zy ? lo - zy : v > hi - zy ? hi - zy : v;
+				int32_t want = (int32_t)nearbyint(r) + zy;
+				int32_t got = sgn ? (int8_t)y[ch] : y[ch];
+				double after = nearbyint(v + zy);
+
+				after = after < lo ? lo : after > hi ? hi : after;
+				tie_differs += k == 1 && (int32_t)after != want;
+				if (got != want) {
+					fprintf(stderr, "gap %s, set %u: sum %d: %d, want %d\n",
+						sgn ? "int8" : "uint8", k, lo * N + ch, got, want);
+					fail();
+				}
+			}
+		}
+	}
+	assert_true(tie_differs > 0);
+}
+
+/*
+ * POOL2D AVG with VNPU_ROUND_ORT_QLINEAR over every pair of uint8 codes
+ * (a 1 x 2 window: output (ox, c) averages codes ox and c), against
+ * QLinearAveragePool's formula evaluated here: the binary32 mean of the
+ * dequantized codes, then nearbyint(mean / sy + zy), clamped.  With
+ * scales 0.5 and zero points 3 every odd sum is a tie that rounds the
+ * other way from QuantizeLinear's, which the count checks.
+ */
+static void test_pool_avg_qlinear(void **state)
+{
+	static const struct { float sx; int32_t zx; float sy; int32_t zy; } p[] = {
+		{ 0.5f, 3, 0.5f, 3 },
+		{ 0.4043235f, 3, 0.4043235f, 3 },	/* ppocr-rec-int8's */
+		{ 0.4043235f, 200, 0.1f, 17 },		/* saturates both ways */
+	};
+	static const uint32_t dx[4] = { 1, 1, 512, 256 }, dy[4] = { 1, 1, 256, 256 };
+	static uint8_t x[512 * 256], y[256 * 256];
+	unsigned int tie_differs = 0, k;
+	struct vnpu_cmd_compute c;
+	int32_t a, b;
+
+	(void)state;
+	for (a = 0; a < 256; a++)
+		for (b = 0; b < 256; b++) {
+			x[(2 * a) * 256 + b] = (uint8_t)a;
+			x[(2 * a + 1) * 256 + b] = (uint8_t)b;
+		}
+	for (k = 0; k < sizeof(p) / sizeof(p[0]); k++) {
+		cmd_init(&c, VNPU_OP_POOL2D);
+		c.round = VNPU_ROUND_ORT_QLINEAR;
+		c.attr.pool = (struct vnpu_attr_pool2d){ .kind = VNPU_POOL_AVG, .kernel_h = 1,
+			.kernel_w = 2, .stride_h = 1, .stride_w = 2 };
+		c.t[0] = tdesc(VNPU_DT_UINT8, 4, dx);
+		tquant(&c.t[0], p[k].sx, p[k].zx);
+		c.t[3] = tdesc(VNPU_DT_UINT8, 4, dy);
+		tquant(&c.t[3], p[k].sy, p[k].zy);
+		run(&c, x, NULL, NULL, y);
+		for (a = 0; a < 256; a++)
+			for (b = 0; b < 256; b++) {
+				float fa = (float)((double)(a - p[k].zx) * (double)p[k].sx);
+				float fb = (float)((double)(b - p[k].zx) * (double)p[k].sx);
+				float mean = (float)((double)(float)((double)fa + (double)fb) / 2.0);
+				float t = (float)((double)mean / (double)p[k].sy);
+				double q = nearbyint((float)((double)t + (double)p[k].zy));
+				double ql = nearbyint(t) + p[k].zy;
+				int32_t want = q < 0 ? 0 : q > 255 ? 255 : (int32_t)q;
+
+				ql = ql < 0 ? 0 : ql > 255 ? 255 : ql;
+				tie_differs += k == 0 && (int32_t)ql != want;
+				if (y[a * 256 + b] != want) {
+					fprintf(stderr, "avg, set %u: a %d b %d: %d, want %d\n", k,
+						a, b, y[a * 256 + b], want);
+					fail();
+				}
+			}
+	}
+	assert_true(tie_differs > 0);
+}
+
 static void test_softmax_layernorm(void **state)
 {
 	static const uint32_t d[2] = { 1, 3 };
@@ -564,6 +691,8 @@ int main(void)
 		cmocka_unit_test(test_conv_pad),
 		cmocka_unit_test(test_eltwise_bcast),
 		cmocka_unit_test(test_eltwise_qlinear),
+		cmocka_unit_test(test_pool_gap_qlinear),
+		cmocka_unit_test(test_pool_avg_qlinear),
 		cmocka_unit_test(test_softmax_layernorm),
 		cmocka_unit_test(test_requantize),
 		cmocka_unit_test(test_pool_avg),

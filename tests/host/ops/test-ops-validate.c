@@ -103,7 +103,7 @@ static void test_header(void **state)
 	BAD(c.hdr.size = 8);
 	BAD(c.reserved0 = 1);
 	BAD(c.act = VNPU_ACT_COUNT);
-	BAD(c.round = VNPU_ROUND_ORT_QLINEAR);	/* ELTWISE's only */
+	BAD(c.round = VNPU_ROUND_ORT_QLINEAR);	/* ELTWISE's and POOL2D's only */
 	BAD(c.round = VNPU_ROUND_ORT_QLINEAR + 1);
 	BAD(c.act_alpha = f2u(0.1f));		/* alpha without leaky relu */
 	BAD(c.act = VNPU_ACT_LEAKY_RELU; c.act_alpha = f2u(NAN));
@@ -365,6 +365,76 @@ static void test_qlinear(void **state)
 	expect_at(&c, VNPU_CMD_OFF(round), "QLinear rounding on REQUANTIZE");
 }
 
+/* A valid QLinearAveragePool: uint8 [1, 5, 4, 3], 3 x 2 window, stride 2. */
+static void good_qpool(struct vnpu_cmd_compute *c)
+{
+	static const uint32_t dx[4] = { 1, 5, 4, 3 }, dy[4] = { 1, 2, 2, 3 };
+
+	flat_reset(&f);
+	cmd_init(c, VNPU_OP_POOL2D);
+	c->round = VNPU_ROUND_ORT_QLINEAR;
+	c->attr.pool = (struct vnpu_attr_pool2d){ .kind = VNPU_POOL_AVG, .kernel_h = 3,
+		.kernel_w = 2, .stride_h = 2, .stride_w = 2 };
+	c->t[0] = tdesc(VNPU_DT_UINT8, 4, dx);
+	tquant(&c->t[0], 0.4f, 3);
+	c->t[3] = tdesc(VNPU_DT_UINT8, 4, dy);
+	tquant(&c->t[3], 0.4f, 3);
+	c->t[0].va = flat_alloc(&f, 64);
+	c->t[3].va = flat_alloc(&f, 64);
+}
+
+/*
+ * POOL2D with VNPU_ROUND_ORT_QLINEAR is QLinearAveragePool or
+ * QLinearGlobalAveragePool: anything else is refused at its field.
+ */
+static void test_qlinear_pool(void **state)
+{
+	static const uint32_t dg[4] = { 1, 1, 1, 3 };
+	struct vnpu_cmd_compute c;
+
+	(void)state;
+	good_qpool(&c);
+	expect(&c, 0, "valid QLinearAveragePool");
+	c.attr.pool.flags = VNPU_POOL_COUNT_INCLUDE_PAD;
+	c.attr.pool.pad_top = c.attr.pool.pad_bottom = 1;
+	c.t[3].dims[1] = 3;
+	expect(&c, 0, "valid QLinearAveragePool counting padding");
+	good_qpool(&c);
+	c.attr.pool = (struct vnpu_attr_pool2d){ .kind = VNPU_POOL_GLOBAL_AVG };
+	memcpy(c.t[3].dims, dg, sizeof(dg));
+	expect(&c, 0, "valid QLinearGlobalAveragePool");
+	c.t[0].dtype = c.t[3].dtype = VNPU_DT_INT8;
+	c.t[0].zero_point = (uint32_t)-5;
+	expect(&c, 0, "valid int8 QLinearGlobalAveragePool");
+
+	good_qpool(&c);
+	c.attr.pool.kind = VNPU_POOL_MAX;
+	expect_at(&c, VNPU_CMD_OFF(round), "QLinear max pool");
+	good_qpool(&c);
+	c.attr.pool.dilation_w = 2;
+	c.t[3].dims[2] = 1;
+	expect_at(&c, VNPU_CMD_OFF(attr.pool.dilation_w), "QLinear dilated pool");
+	good_qpool(&c);
+	c.attr.pool.dilation_h = 2;
+	c.t[3].dims[1] = 1;
+	expect_at(&c, VNPU_CMD_OFF(attr.pool.dilation_h), "QLinear dilated pool rows");
+	good_qpool(&c);
+	c.t[3].dtype = VNPU_DT_INT8;
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(3, dtype), "QLinear pool uint8 into int8");
+	good_qpool(&c);
+	c.t[0] = tdesc(VNPU_DT_FP32, 4, c.t[0].dims);
+	c.t[0].va = flat_alloc(&f, 256);
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(0, dtype), "QLinear pool of floats");
+	good_qpool(&c);
+	c.t[3] = tdesc(VNPU_DT_FP32, 4, c.t[3].dims);
+	c.t[3].va = flat_alloc(&f, 256);
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(3, dtype), "QLinear pool into float");
+	good_qpool(&c);
+	c.t[0] = tdesc(VNPU_DT_FP16, 4, c.t[0].dims);
+	c.t[0].va = flat_alloc(&f, 256);
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(0, dtype), "QLinear pool of float16");
+}
+
 /* Per-channel arrays are read at run time; bad contents still -EINVAL. */
 static void test_channel_arrays(void **state)
 {
@@ -412,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_shapes),
 		cmocka_unit_test(test_other_ops),
 		cmocka_unit_test(test_qlinear),
+		cmocka_unit_test(test_qlinear_pool),
 		cmocka_unit_test(test_channel_arrays),
 		cmocka_unit_test(test_fault),
 	};
