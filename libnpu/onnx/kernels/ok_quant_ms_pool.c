@@ -6,8 +6,9 @@
  * The global pool never leaves integers until the end: per channel, an
  * int32 sum of the codes less x_zp times the image size (which wraps as
  * MLAS's does), then one float multiplier, x_scale / (y_scale *
- * image_size), applied by MLAS's requantization (ok_requantize: multiply,
- * clamp around y_zp, round half to even).  MLAS refuses an image of 2^24
+ * image_size), applied by MLAS's requantization (multiply, clamp around
+ * y_zp, round half to even): vnpu_qlinear_gap_q(), the device's POOL2D
+ * GLOBAL_AVG with VNPU_ROUND_ORT_QLINEAR.  MLAS refuses an image of 2^24
  * elements or more, and a multiplier below 2^-32 or from 256 up (every
  * output would be the same code); so do we, with onnxruntime's reasons.
  *
@@ -15,7 +16,8 @@
  * (x_scale * (x - x_zp)), each window summed in float in row-major order
  * from 0, divided by its count as a float, and quantized as y / y_scale
  * + y_zp rounded half to even, then clamped (not clamped first, as
- * QuantizeLinear is).  A window that covers the whole image without
+ * QuantizeLinear is): vnpu_qlinear_avg_q(), the device's POOL2D AVG with
+ * VNPU_ROUND_ORT_QLINEAR.  A window that covers the whole image without
  * padding is the global pool instead, in onnxruntime as here, integer
  * arithmetic and range checks included.
  */
@@ -25,6 +27,7 @@
 #include <string.h>
 
 #include "ok_quant.h"
+#include "../../../ops/vnpu_ref_qlinear.h"
 
 enum { P_X, P_X_SCALE, P_X_ZP, P_Y_SCALE, P_Y_ZP };
 
@@ -119,6 +122,7 @@ static int gap_compute(const struct ok_ms_pool_state *st, const struct npu_kerne
 {
 	struct npu_kernel_tensor v;
 	uint64_t image = 1, n, c, i, pending = 0;
+	struct vnpu_qlinear_gap f;
 	int32_t lo, hi;
 	float m;
 	char why[160];
@@ -131,10 +135,11 @@ static int gap_compute(const struct ok_ms_pool_state *st, const struct npu_kerne
 	if (gap_multiplier(x_scale, y_scale, image, &m, why, sizeof(why)))
 		return npu_kernel_fail(call, -EDOM, "%s", why);
 	ok_quant_range(y->dtype, &lo, &hi);
+	vnpu_qlinear_gap_init(&f, x_scale, x_zp, y_scale, y_zp, (uint32_t)image, lo, hi);
 	for (n = 0; n < v.dims[0]; n++) {
 		for (c = 0; c < v.dims[1]; c++) {
 			/* uint32 wraps like MLAS's int32 lanes, without UB */
-			uint32_t acc = (uint32_t)(-x_zp) * (uint32_t)image;
+			uint32_t acc = 0;
 			uint64_t base, step, out;
 
 			if (st->channels_last) {
@@ -148,7 +153,7 @@ static int gap_compute(const struct ok_ms_pool_state *st, const struct npu_kerne
 			}
 			for (i = 0; i < image; i++)
 				acc += (uint32_t)ok_ms_q8(x, base + i * step);
-			ok_set_i(y, out, ok_requantize((int32_t)acc, m, y_zp, lo, hi));
+			ok_set_i(y, out, vnpu_qlinear_gap_q(&f, acc));
 			ret = ok_tick(call, &pending, image);
 			if (ret)
 				return ret;
@@ -403,15 +408,14 @@ static int avg_run(const void *state, size_t num_inputs,
 				uint32_t pos[3] = { 0, 0, 0 };
 				uint64_t rest = o;
 				float mean;
-				int32_t q;
 
 				for (i = g.n; i-- > 0;) {
 					pos[i] = (uint32_t)(rest % g.out[i]);
 					rest /= g.out[i];
 				}
 				mean = window_mean(st, &g, xf, base, step, pos);
-				q = ok_ms_cvt(mean / y_scale + (float)y_zp);
-				ok_set_i(y, y_base + o * y_step, q < lo ? lo : q > hi ? hi : q);
+				ok_set_i(y, y_base + o * y_step,
+					 vnpu_qlinear_avg_q(mean, y_scale, y_zp, lo, hi));
 			}
 			ret = ok_tick(call, &pending, pooled);
 			if (ret)
