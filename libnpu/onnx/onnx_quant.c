@@ -659,6 +659,10 @@ static const struct npu_onnx_op *ms_op_of(const Onnx__NodeProto *n, size_t *ndq)
 	*ndq = 1;
 	if (is_named(n, "Softmax"))
 		return &ok_op_qlinear_softmax;
+	if (is_named(n, "GlobalAveragePool"))
+		return &ok_op_qlinear_global_average_pool;
+	if (is_named(n, "AveragePool"))
+		return &ok_op_qlinear_average_pool;
 	*ndq = 2;
 	if (is_named(n, "Add"))
 		return &ok_op_qlinear_add;
@@ -738,6 +742,112 @@ static int ms_eltwise(struct nctx *c, const Onnx__NodeProto *const *dq,
 	return 0;
 }
 
+/*
+ * An AveragePool's window over NCHW @xd as POOL2D attributes with output
+ * extents @yd; false where the device's window is not onnxruntime's
+ * (auto_pad other than NOTSET and VALID, ceil_mode, a dilation, a pad as
+ * large as the kernel), which the CPU kernel then takes.
+ */
+static bool avg_window(struct nctx *c, const uint32_t *xd, struct npu_op_params *op,
+		       uint32_t *yd)
+{
+	int64_t k[8], st[8] = { 1, 1 }, pads[8] = { 0, 0, 0, 0 }, dil[8];
+	char ap[32];
+	const char *autopad = oi_attr_s(c, "auto_pad", ap, sizeof(ap));
+	bool valid = autopad && !strcmp(autopad, "VALID");
+	int i, n;
+
+	if ((autopad && !valid && strcmp(autopad, "NOTSET")) || oi_attr_i(c, "ceil_mode", 0) ||
+	    oi_attr_ints(c, "kernel_shape", k, 8) != 2)
+		return false;
+	n = oi_attr_ints(c, "strides", st, 8);
+	if (n >= 0 && n != 2)
+		return false;
+	n = oi_attr_ints(c, "dilations", dil, 8);
+	if (n >= 0 && (n != 2 || dil[0] != 1 || dil[1] != 1))
+		return false;
+	n = valid ? -1 : oi_attr_ints(c, "pads", pads, 8);
+	if (n >= 0 && n != 4)
+		return false;
+	for (i = 0; i < 2; i++) {
+		int64_t span = (int64_t)xd[2 + i] + pads[i] + pads[2 + i] - k[i], end;
+
+		if (k[i] < 1 || k[i] > 65535 || st[i] < 1 || st[i] > 65535 || pads[i] < 0 ||
+		    pads[i] >= k[i] || pads[2 + i] < 0 || pads[2 + i] >= k[i] || span < 0)
+			return false;
+		yd[2 + i] = (uint32_t)(span / st[i] + 1);
+		/* the end padding the last window reaches: the rest changes nothing */
+		end = (int64_t)(yd[2 + i] - 1) * st[i] + k[i] - xd[2 + i] - pads[i];
+		op->pool.kernel[i] = (uint32_t)k[i];
+		op->pool.stride[i] = (uint32_t)st[i];
+		op->pool.pad[i] = (uint32_t)pads[i];
+		op->pool.pad[2 + i] = end > 0 ? (uint32_t)end : 0;
+	}
+	op->pool.count_include_pad = oi_attr_i(c, "count_include_pad", 0) != 0;
+	return true;
+}
+
+/*
+ * A QLinearGlobalAveragePool or QLinearAveragePool unit over NCHW as one
+ * device POOL2D with onnxruntime's arithmetic (VNPU_ROUND_ORT_QLINEAR).
+ * An AveragePool whose window is the whole unpadded image is the global
+ * pool, integer sums included, in onnxruntime as here.  1: not such a
+ * unit (the CPU kernel takes it).
+ */
+static int ms_pool(struct nctx *c, const Onnx__NodeProto *dq, const Onnx__NodeProto *qn,
+		   float ys, int32_t yzp, enum npu_dtype ydt)
+{
+	struct oi_node d = { .kind = NPU_NODE_OP, .flags = NPU_NODE_NCHW, .name = c->name };
+	struct sym *x = in_sym(c->im, dq, 0), *o;
+	uint32_t rank, xd[8], yd[4], in;
+	enum npu_dtype dt;
+	int32_t xzp;
+	float xs;
+	int ret;
+
+	if (!x || oi_sym_dtype(x) != ydt ||
+	    !node_qparams(c->im, dq, ydt, &xs, &xzp, &dt) || dt != ydt)
+		return 1;
+	ret = oi_sym_shape(c, x, &rank, xd);
+	if (ret)
+		return ret;
+	if (rank != 4)
+		return 1;
+	d.op.kind = NPU_OP_POOL2D;
+	d.op.pool.kind = NPU_POOL_GLOBAL_AVG;
+	yd[0] = xd[0];
+	yd[1] = xd[1];
+	yd[2] = yd[3] = 1;
+	if (is_named(c->n, "AveragePool")) {
+		if (!avg_window(c, xd, &d.op, yd))
+			return 1;
+		if (d.op.pool.kernel[0] == xd[2] && d.op.pool.kernel[1] == xd[3] &&
+		    !d.op.pool.pad[0] && !d.op.pool.pad[1] && !d.op.pool.pad[2] &&
+		    !d.op.pool.pad[3]) {
+			memset(&d.op.pool, 0, sizeof(d.op.pool));
+			d.op.pool.kind = NPU_POOL_GLOBAL_AVG;
+		} else {
+			d.op.pool.kind = NPU_POOL_AVG;
+		}
+	}
+	ret = qview(c, x, xs, xzp, &in);
+	if (!ret)
+		ret = oi_add_sym(c->im, qn->output[0], &o);
+	if (!ret)
+		ret = qout_value(c->im, o, ydt, ys, yzp, 4, yd);
+	if (ret)
+		return ret;
+	d.op.round = NPU_ROUND_ORT_QLINEAR;
+	d.inputs = &in;
+	d.num_inputs = 1;
+	d.output = o->value;
+	ret = oi_add_node(c->im, &d);
+	if (ret)
+		return ret;
+	oi_lookup(c->im, qn->output[0])->qdq_fused = true;
+	return 0;
+}
+
 /* Input @i of node @n, or "" (an absent optional input) */
 static char *input_or_empty(const Onnx__NodeProto *n, size_t i)
 {
@@ -791,7 +901,22 @@ static int ms_unit(struct nctx *c)
 		    ort_act_dtype(c->im, qn->output[0], ydt))
 			return 1;
 	}
-	if (op != &ok_op_qlinear_softmax) {
+	if (op == &ok_op_qlinear_global_average_pool || op == &ok_op_qlinear_average_pool) {
+		int64_t dil[8];
+		int nd = oi_attr_ints(c, "dilations", dil, 8);
+
+		/*
+		 * onnxruntime 1.20 on x86-64 leaves int8 pools alone (measured:
+		 * they compute as DequantizeLinear, pool, QuantizeLinear), and
+		 * its QLinearAveragePool has no dilations.
+		 */
+		if (ort_act_dtype(c->im, qn->output[0], ydt) != NPU_DTYPE_UINT8 ||
+		    (nd > 0 && (dil[0] != 1 || (nd > 1 && dil[1] != 1))))
+			return 1;
+		ret = ms_pool(c, dq[0], qn, ys, yzp, ydt);
+		if (ret <= 0)
+			return ret;
+	} else if (op != &ok_op_qlinear_softmax) {
 		ret = ms_eltwise(c, dq, qn, ys, yzp, ydt);
 		/* the kernels take runtime inputs only */
 		if (ret <= 0 || consts)

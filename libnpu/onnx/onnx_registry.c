@@ -89,8 +89,21 @@ REDUCE(reduce_sum_square, NPU_REDUCE_SUM_SQUARE)
 
 static int l_max(struct nctx *c) { return oi_op_minmax(c, true); }
 static int l_min(struct nctx *c) { return oi_op_minmax(c, false); }
-static int l_avg_pool(struct nctx *c) { return oi_op_pool(c, NPU_POOL_AVG, false); }
-static int l_global_avg_pool(struct nctx *c) { return oi_op_pool(c, NPU_POOL_AVG, true); }
+/* A QDQ unit onnxruntime fuses is its QLinear op (oi_qdq_unit()). */
+static int l_avg_pool(struct nctx *c)
+{
+	int ret = oi_qdq_unit(c);
+
+	return ret <= 0 ? ret : oi_op_pool(c, NPU_POOL_AVG, false);
+}
+
+static int l_global_avg_pool(struct nctx *c)
+{
+	int ret = oi_qdq_unit(c);
+
+	return ret <= 0 ? ret : oi_op_pool(c, NPU_POOL_AVG, true);
+}
+
 static int l_global_max_pool(struct nctx *c) { return oi_op_pool(c, NPU_POOL_MAX, true); }
 static int l_depth_to_space(struct nctx *c) { return oi_op_space_depth(c, true); }
 static int l_space_to_depth(struct nctx *c) { return oi_op_space_depth(c, false); }

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""Three uint8 QDQ units whose arithmetic onnxruntime's CPU provider fixes
-when it fuses them, each cut from ppocr-rec-int8 (npu-quantize
+"""uint8 QDQ units whose arithmetic onnxruntime's CPU provider fixes when
+it fuses them, the first three cut from ppocr-rec-int8 (npu-quantize
 --activation uint8), and whether libnpu's importer computes what
 onnxruntime does.
 
@@ -27,6 +27,12 @@ a com.microsoft op, rounding as that op's kernel does:
           it as it does two activations, two fused multiply-adds of the
           codes; x + 3 at x = 0 is exactly 127.5 steps, which its
           arithmetic makes 127.49999 (127).
+
+and AveragePool as the importer lowers it otherwise: padded windows
+counting the padding or not (a POOL2D with the same arithmetic), a window
+over the whole image (onnxruntime computes that as the global pool),
+ceil_mode (the com.microsoft kernel, not the device), and an int8 unit,
+which onnxruntime on x86-64 does not fuse.
 """
 import os
 import subprocess
@@ -64,15 +70,9 @@ def unit_model(op_nodes, x_shape, xq, yq, extra_init=()):
     return model
 
 
-# The units libnpu does not compute as onnxruntime does yet: both need a
-# POOL2D with onnxruntime's QLinear pool arithmetic, as ELTWISE has
-# VNPU_ROUND_ORT_QLINEAR for QLinearAdd and QLinearMul.
-KNOWN = {
-    'gap': 'the importer runs a GlobalAveragePool unit as a float mean, not '
-           "onnxruntime's QLinearGlobalAveragePool arithmetic",
-    'avgpool': 'the importer rounds an AveragePool unit as QuantizeLinear does, not '
-               "onnxruntime's QLinearAveragePool (zero point added before rounding)",
-}
+# Units libnpu does not compute as onnxruntime does, each with its reason
+# (not ok # TODO); none now.
+KNOWN = {}
 
 
 def cases(rng):
@@ -104,6 +104,26 @@ def cases(rng):
                                helper.make_node('Add', ['xf', 'cf'], ['yf'])],
                               shape, (0.08478298, 143), (0.023529412, 0), three),
            rng.integers(120, 170, shape, dtype=np.uint8))
+    # ties everywhere: scales 0.5, odd zero points, sums of two codes
+    shape = [1, 8, 13, 17]
+    for name, attrs in (('avgpool-pad', dict(kernel_shape=[3, 2], strides=[2, 2],
+                                             pads=[1, 1, 1, 1])),
+                        ('avgpool-padcount', dict(kernel_shape=[2, 3], strides=[2, 1],
+                                                  pads=[1, 0, 1, 2], count_include_pad=1)),
+                        ('avgpool-whole', dict(kernel_shape=[13, 17])),
+                        ('avgpool-ceil', dict(kernel_shape=[2, 2], strides=[2, 2],
+                                              ceil_mode=1))):
+        yield (name, unit_model([helper.make_node('AveragePool', ['xf'], ['yf'], **attrs)],
+                                shape, (0.5, 3), (0.5, 5)),
+               rng.integers(0, 30, shape, dtype=np.uint8))
+    m = unit_model([helper.make_node('AveragePool', ['xf'], ['yf'], kernel_shape=[1, 2],
+                                     strides=[1, 2])], shape, (0.5, 3), (0.5, 5))
+    for t in m.graph.initializer:
+        if t.name.endswith('_z'):
+            t.CopyFrom(numpy_helper.from_array(np.array(numpy_helper.to_array(t), np.int8),
+                                               t.name))
+    m.graph.input[0].type.tensor_type.elem_type = TensorProto.INT8
+    yield 'avgpool-int8', m, rng.integers(-20, 20, shape, dtype=np.int8)
 
 
 def main():
