@@ -47,6 +47,17 @@
 #define VNPU_SPLIT_MIN_PIXELS	64
 #define VNPU_SPLIT_MIN_GEMM_ROWS	256
 
+/*
+ * The same two for the ops that count elements or window taps (ELTWISE,
+ * ACTIVATION, the conversions, POOL2D): the engine does 1-6 of them a
+ * nanosecond on one core (ops.rst, "Engine performance"; sigmoid and the
+ * 8-bit conversions at the slow end), so 2^16 is 10-60 us, several
+ * times what handing a part to an idle engine thread costs, and 2^20 is
+ * a millisecond or less.
+ */
+#define VNPU_SPLIT_MIN_ELEMS	(1ull << 16)
+#define VNPU_SPLIT_PART_ELEMS	(1ull << 20)
+
 /**
  * vnpu_compute_split - cut a compute command into output-row bands.
  * @cmd: the command bytes (any alignment), as the engine takes them
@@ -61,7 +72,9 @@
  * VNPU_SPLIT_PART_WORK each, at least @engines, within the floors above.
  *
  * Return: the number of parts, at least 2; 0 when the command is not
- * worth cutting or cannot be (not GEMM or CONV2D, a strided or
+ * worth cutting or cannot be (an op other than GEMM, CONV2D, POOL2D but
+ * GLOBAL_AVG, ELTWISE, ACTIVATION, QUANTIZE, DEQUANTIZE, REQUANTIZE; a
+ * batched GEMM, a per-channel operand along the cut, a strided or
  * overlapping operand, too little work, invalid: the caller then runs it
  * whole, which also reports any error against the original command).
  */

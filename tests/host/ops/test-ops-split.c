@@ -450,9 +450,12 @@ static void test_left_whole(void **state)
 	make_gemm(&c, 1, 2048, 1024, false, 0);
 	assert_int_equal(vnpu_compute_split_min(&c, sizeof(c), 4, 1, parts,
 						&cycles), 0);
-	/* Not GEMM or CONV2D. */
-	cmd_init(&c, VNPU_OP_ACTIVATION);
-	c.act = VNPU_ACT_RELU;
+	/*
+	 * An op with no cut: SOFTMAX reduces along its axis (the per-element
+	 * ops and POOL2D, test-ops-split-rows.c).
+	 */
+	cmd_init(&c, VNPU_OP_SOFTMAX);
+	c.attr.softmax.axis = 1;
 	c.t[0] = tdesc(VNPU_DT_FP32, 2, (const uint32_t[]){ 64, 64 });
 	c.t[0].va = alloc_rand(VNPU_DT_FP32, 64 * 64);
 	c.t[3] = c.t[0];
