@@ -29,6 +29,10 @@ model_file() {
 	ppocr-cls) echo "$MODELS/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx" ;;
 	ppocr-rec) echo "$MODELS/ppocr/ch_PP-OCRv4_rec_infer.onnx" ;;
 	vad) echo "$MODELS/vad/silero_vad_v5.onnx" ;;
+	vad-v4) echo "$MODELS/vad/silero_vad_legacy.onnx" ;;
+	oww-mel) echo "$MODELS/oww/melspectrogram.onnx" ;;
+	oww-embed) echo "$MODELS/oww/embedding_model.onnx" ;;
+	oww-jarvis) echo "$MODELS/oww/hey_jarvis_v0.1.onnx" ;;
 	yolo) echo "$MODELS/yolo/yolov8n.onnx" ;;
 	*) return 1 ;;
 	esac
@@ -49,7 +53,7 @@ model_ref_input() {
 	case $1 in
 	blazeface-*) echo "$MODELS/ref/$1/in/input_0.npy" ;;
 	ppocr-*) echo "$MODELS/ref/$1/in/x.npy" ;;
-	vad) echo "$MODELS/ref/$1/in" ;;
+	vad|vad-v4|oww-*) echo "$MODELS/ref/$1/in" ;;
 	yolo) echo "$MODELS/ref/$1/in/images.npy" ;;
 	esac
 }
@@ -62,6 +66,10 @@ model_ref_output() {
 	ppocr-cls) echo softmax_0.tmp_0.npy ;;
 	ppocr-rec) echo softmax_11.tmp_0.npy ;;
 	yolo) echo output0.npy ;;
+	vad-v4) echo output.npy ;;
+	oww-mel) echo output.npy ;;
+	oww-embed) echo conv2d_19.npy ;;
+	oww-jarvis) echo 53.npy ;;
 	esac
 }
 

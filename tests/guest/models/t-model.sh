@@ -13,6 +13,12 @@
 #   t-model-yolo  YOLOv8n on astronaut.png: yolo-check, the output within
 #       tolerance of onnxruntime's, the same detections after decoding and
 #       NMS, and the astronaut found as a person
+#   t-model-vad-v4  Silero VAD v4 (LSTM; Ifs on the sample rate) on v5's
+#       window: its output compared with onnxruntime's (vnpu-models compare)
+#   t-model-oww-mel|oww-embed|oww-jarvis  openWakeWord's three stages on
+#       espeak-ng's "Hey Jarvis", each on onnxruntime's input: the output
+#       compared with onnxruntime's; the classifier's If (a verifier run
+#       when the first score passes 0.5) decided on the device's score
 #   t-model-ppocr-pipeline  page.png read on the device: det's output
 #       placing the lines for cls and rec (ocr-cls-prep, ocr-rec-prep), then
 #       ocr-check: same boxes, orientation and text as onnxruntime
@@ -115,7 +121,7 @@ run_and_check() {
 		tap $((rc == 0)) "$1 finds the astronaut as a person and matches onnxruntime (max abs diff $(max_abs_diff "$out"))" \
 			"$(echo "$out" | grep '^check:' | tail -n 1)"
 		;;
-	ppocr-*)
+	ppocr-*|vad-v4|oww-*)
 		f=$(model_ref_output "$1")
 		out=$("$VNPU_MODELS_TOOL" compare "$3/$f" "$MODELS/ref/$1/out/$f" 2>&1)
 		rc=$?
@@ -166,7 +172,8 @@ blazeface-front-int8|blazeface-back-int8|ppocr-det-int8|ppocr-cls-int8|ppocr-rec
 	model_expected "$name" && expected=1
 	run_and_check_int8 "$name"
 	;;
-blazeface-front|blazeface-back|ppocr-det|ppocr-cls|ppocr-rec|vad|yolo)
+blazeface-front|blazeface-back|ppocr-det|ppocr-cls|ppocr-rec|vad|yolo|vad-v4|oww-mel|oww-embed|\
+oww-jarvis)
 	expected=0
 	listed=$name
 	model_expected "$name" && expected=1
