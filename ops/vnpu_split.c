@@ -62,22 +62,71 @@ static uint64_t row_bytes(const struct vnpu_tensor_desc *t, unsigned int dim)
 }
 
 /*
- * GEMM bands are rows of A and of Y.  Only an unbatched product is cut
- * (every batch dimension 1), so a band of rows is one contiguous block of
- * both; B and the bias are shared whole.
+ * Operands cut along an axis of their own, each band a contiguous block
+ * of rows of it (a per-element op's inputs, a batched GEMM's batches).
  */
-static uint32_t gemm_rows(const struct vnpu_cmd_compute *c, uint64_t *min_rows)
+struct elem_cut {
+	unsigned int axis[VNPU_OP_SLOTS];	/* per cut slot, its own axis */
+	uint32_t slots;				/* bit i: slot i is cut */
+};
+
+/*
+ * GEMM bands are rows of A and of Y when the product is unbatched (every
+ * batch dimension 1), so a band of rows is one contiguous block of both;
+ * B and the bias are shared whole.  A batched product is cut by its
+ * batches instead, along Y's outermost batch axis longer than 1: A and B
+ * are cut where they run along it and shared where they broadcast, so
+ * each part is the same products of the same shapes, each as whole as in
+ * the uncut command.  But an fp32 B shared by every batch lets the engine
+ * multiply all of A's batches as one taller product, which the BLAS may
+ * sum in another order than a band's shorter one: such a product is left
+ * whole (integer sums do not depend on the order).
+ */
+static uint32_t gemm_batch_rows(const struct vnpu_cmd_compute *c,
+				const struct vnpu_op_info *info,
+				struct elem_cut *ec, uint64_t *min_rows)
+{
+	const struct vnpu_tensor_desc *y = &c->t[VNPU_OP_SLOT_OUT];
+	unsigned int ax, i;
+
+	for (ax = 0; ax + 2 < y->rank && y->dims[ax] == 1; ax++)
+		;
+	if (ax + 2 >= y->rank || channel_along(y, ax))
+		return 0;
+	ec->slots = 1u << VNPU_OP_SLOT_OUT;
+	ec->axis[VNPU_OP_SLOT_OUT] = ax;
+	for (i = 0; i < 2; i++) {
+		const struct vnpu_tensor_desc *t = &c->t[i];
+		int64_t ia = (int64_t)ax - (y->rank - t->rank);
+
+		if (ia < 0 || t->dims[ia] == 1)
+			continue;
+		if (channel_along(t, (unsigned int)ia))
+			return 0;
+		ec->slots |= 1u << i;
+		ec->axis[i] = (unsigned int)ia;
+	}
+	if (!(ec->slots & 2) && !info->quantized)
+		return 0;
+	*min_rows = 1;
+	return y->dims[ax];
+}
+
+static uint32_t gemm_rows(const struct vnpu_cmd_compute *c,
+			  const struct vnpu_op_info *info, struct elem_cut *ec,
+			  uint64_t *min_rows)
 {
 	const struct vnpu_tensor_desc *a = &c->t[0], *y = &c->t[VNPU_OP_SLOT_OUT];
 	unsigned int i;
 
+	ec->slots = 0;
+	for (i = 0; i + 2 < y->rank; i++)
+		if (y->dims[i] != 1)
+			return gemm_batch_rows(c, info, ec, min_rows);
 	if (c->attr.gemm.flags & VNPU_GEMM_TRANS_A || a->rank < 2 || y->rank < 2)
 		return 0;
 	for (i = 0; i + 2 < a->rank; i++)
 		if (a->dims[i] != 1)
-			return 0;
-	for (i = 0; i + 2 < y->rank; i++)
-		if (y->dims[i] != 1)
 			return 0;
 	if (a->dims[a->rank - 2] != y->dims[y->rank - 2] ||
 	    channel_along(a, a->rank - 2) || channel_along(y, y->rank - 2))
@@ -198,11 +247,6 @@ static bool window_band(const struct vnpu_cmd_compute *c,
  * shift P [2, ...] broadcast to X below their first dim: the command is
  * cut only where they do not vary along the cut axis.
  */
-struct elem_cut {
-	unsigned int axis[VNPU_OP_SLOTS];	/* per cut slot, its own axis */
-	uint32_t slots;				/* bit i: slot i is cut */
-};
-
 static uint32_t elem_rows(const struct vnpu_cmd_compute *c,
 			  const struct vnpu_op_info *info, struct elem_cut *ec,
 			  uint64_t *min_rows)
@@ -278,7 +322,7 @@ static uint32_t cut_rows(const void *cmd, uint32_t size,
 			return 0;
 	switch (c->hdr.opcode) {
 	case VNPU_OP_GEMM:
-		return gemm_rows(c, min_rows);
+		return gemm_rows(c, info, ec, min_rows);
 	case VNPU_OP_CONV2D:
 	case VNPU_OP_POOL2D:
 		return window_rows(c, min_rows);
@@ -312,7 +356,10 @@ static unsigned int cut(const struct vnpu_cmd_compute *c,
 		parts[i] = *c;
 		switch (c->hdr.opcode) {
 		case VNPU_OP_GEMM:
-			gemm_band(&parts[i], r0, r1);
+			if (ec->slots)
+				elem_band(ec, &parts[i], r0, r1);
+			else
+				gemm_band(&parts[i], r0, r1);
 			break;
 		case VNPU_OP_CONV2D:
 		case VNPU_OP_POOL2D:

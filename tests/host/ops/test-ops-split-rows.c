@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * vnpu_compute_split() on the ops that count elements or window taps
- * (ELTWISE, ACTIVATION, QUANTIZE, DEQUANTIZE, REQUANTIZE, POOL2D): each
- * output element of a band is computed from exactly the operand elements
- * it used in the whole command, by the same arithmetic, so the parts run
- * one by one through the engine must write the whole command's bytes, on
- * fp32 as on 8-bit operands.  Operands that broadcast along the cut, and
+ * (ELTWISE, ACTIVATION, QUANTIZE, DEQUANTIZE, REQUANTIZE, POOL2D) and on
+ * batched GEMMs, cut by their batches: each output element of a band is
+ * computed from exactly the operand elements it used in the whole
+ * command, by the same arithmetic (a batch's product as whole as before),
+ * so the parts run one by one through the engine must write the whole
+ * command's bytes, on fp32 as on 8-bit operands.  Operands that broadcast along the cut, and
  * per-channel arrays across it, stay whole; those that vary along it in a
  * way a band cannot follow leave the command whole.  test-ops-split.c
  * covers GEMM and CONV2D.
@@ -363,6 +364,65 @@ static void test_pool_random(void **state)
 	assert_true(cut > 100);
 }
 
+/* Batched GEMMs: batch dims broadcast either way, transposes, fp32 and int8. */
+static void test_gemm_batch_random(void **state)
+{
+	unsigned int iter, cut = 0;
+
+	(void)state;
+	for (iter = 0; iter < 300; iter++) {
+		struct vnpu_cmd_compute c;
+		uint32_t nb = 1 + rnd(2), batch[2], m = 1 + rnd(24);
+		uint32_t k = 1 + rnd(40), n = 1 + rnd(24), ad[4], bd[4], yd[4];
+		uint32_t flags = rnd(4), i;
+		bool q8 = rnd(2), ta = flags & VNPU_GEMM_TRANS_A;
+		bool tb = flags & VNPU_GEMM_TRANS_B;
+		unsigned int ra, rb;
+
+		for (i = 0; i < nb; i++)
+			batch[i] = 1 + rnd(5);
+		/* A and B each take every batch dim, or a 1 there, or none. */
+		ra = 2 + (rnd(3) ? nb : 0);
+		rb = 2 + (ra == 2 || rnd(2) ? nb : 0);
+		for (i = 0; i < nb; i++) {
+			yd[i] = batch[i];
+			if (ra > 2)
+				ad[i] = rnd(4) ? batch[i] : 1;
+			if (rb > 2)
+				bd[i] = rnd(4) ? batch[i] : 1;
+		}
+		for (i = 0; i < nb; i++)
+			yd[i] = (ra > 2 ? ad[i] : 1) > (rb > 2 ? bd[i] : 1) ?
+				(ra > 2 ? ad[i] : 1) : (rb > 2 ? bd[i] : 1);
+		ad[ra - 2] = ta ? k : m;
+		ad[ra - 1] = ta ? m : k;
+		bd[rb - 2] = tb ? n : k;
+		bd[rb - 1] = tb ? k : n;
+		yd[nb] = m;
+		yd[nb + 1] = n;
+		/* Unbatched products are cut by rows (test-ops-split.c). */
+		if (yd[0] * yd[nb - 1] == 1)
+			continue;
+		flat_reset(&f);
+		cmd_init(&c, VNPU_OP_GEMM);
+		c.attr.gemm.flags = flags;
+		c.t[0] = tdesc(q8 ? VNPU_DT_UINT8 : VNPU_DT_FP32, (int)ra, ad);
+		c.t[1] = tdesc(q8 ? VNPU_DT_INT8 : VNPU_DT_FP32, (int)rb, bd);
+		c.t[3] = tdesc(q8 ? VNPU_DT_INT8 : VNPU_DT_FP32, (int)nb + 2, yd);
+		if (q8) {
+			tquant(&c.t[0], 0.03f, 128);
+			tquant(&c.t[1], 0.02f, 0);
+			tquant(&c.t[3], 0.25f, 1);
+		}
+		place(&c.t[0], true);
+		place(&c.t[1], true);
+		place(&c.t[3], false);
+		if (whole_vs_parts(&c, 2 + rnd(7)))
+			cut++;
+	}
+	assert_true(cut > 100);
+}
+
 /* What must stay whole, and the floors the device's cut keeps to. */
 static void test_rows_left_whole(void **state)
 {
@@ -459,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_activation_random),
 		cmocka_unit_test(test_convert_random),
 		cmocka_unit_test(test_pool_random),
+		cmocka_unit_test(test_gemm_batch_random),
 		cmocka_unit_test(test_rows_left_whole),
 	};
 	int ret;

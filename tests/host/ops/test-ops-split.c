@@ -438,7 +438,11 @@ static void test_left_whole(void **state)
 	make_gemm(&c, 64, 32, 16, false, VNPU_GEMM_TRANS_A);
 	assert_int_equal(vnpu_compute_split_min(&c, sizeof(c), 4, 1, parts,
 						&cycles), 0);
-	/* A batched GEMM. */
+	/*
+	 * A batched GEMM whose fp32 B every batch shares (the engine may run
+	 * it as one taller product; other batched GEMMs are cut by batches,
+	 * test-ops-split-rows.c).
+	 */
 	make_gemm(&c, 64, 32, 16, false, 0);
 	c.t[0] = tdesc(VNPU_DT_FP32, 3, (const uint32_t[]){ 2, 32, 32 });
 	c.t[0].va = alloc_rand(VNPU_DT_FP32, 2 * 32 * 32);
