@@ -1244,7 +1244,7 @@ static int check_ops(const struct chk *k)
 	     op != VNPU_OP_ACTIVATION))
 		return bad(k, OFF(act));
 	if (c->round == VNPU_ROUND_ORT_QLINEAR && op != VNPU_OP_ELTWISE &&
-	    op != VNPU_OP_POOL2D)
+	    op != VNPU_OP_POOL2D && op != VNPU_OP_SOFTMAX)
 		return bad(k, OFF(round));
 	if (op == VNPU_OP_COPY)
 		return check_copy(k);
@@ -1329,6 +1329,15 @@ static int check_ops(const struct chk *k)
 			return bad(k, OFF(attr.softmax.reserved) +
 				   first_nonzero(c->attr.softmax.reserved,
 						 sizeof(c->attr.softmax.reserved)));
+		/* QLinearSoftmax: X and Y of one 8-bit dtype, per tensor */
+		for (i = 0; c->round == VNPU_ROUND_ORT_QLINEAR && i < VNPU_OP_SLOTS;
+		     i += VNPU_OP_SLOT_OUT) {
+			if ((c->t[i].dtype != VNPU_DT_INT8 && c->t[i].dtype != VNPU_DT_UINT8) ||
+			    c->t[i].dtype != x->dtype)
+				return bad(k, TOFF(i, dtype));
+			if (c->t[i].quant != VNPU_QUANT_TENSOR)
+				return bad(k, TOFF(i, quant));
+		}
 		return 0;
 	case VNPU_OP_LAYERNORM:
 		f = f32_from_bits(ln->epsilon);
@@ -1999,6 +2008,56 @@ static bool row_poll(struct vnpu_run_ctx *rc, uint32_t *k)
 	return vnpu_run_tick(rc, VNPU_ROW_CHUNK);
 }
 
+/* SOFTMAX with VNPU_ROUND_ORT_QLINEAR: on the codes, a table of exponentials. */
+static int ref_softmax_qlinear(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+			       struct vnpu_run_ctx *rc)
+{
+	struct vnpu_tv *x = &t[0], *y = &t[3];
+	uint32_t ax = c->attr.softmax.axis, n = x->dims[ax], i;
+	uint32_t idx[VNPU_MAX_RANK] = { 0 };
+	struct vnpu_qlinear_softmax *f = vnpu_run_alloc(rc, sizeof(*f));
+	int r = x->rank, d;
+
+	if (!f)
+		return -ENOMEM;
+	vnpu_qlinear_softmax_init(f, x->scale, y->scale, y->zp, n, x->dtype == VNPU_DT_INT8);
+	do {
+		int32_t mx = INT32_MIN;
+		float sum = 0.0f;
+
+		if (vnpu_run_tick(rc, 3 * (uint64_t)n)) {
+			vnpu_run_free(rc, f);
+			return -ECANCELED;
+		}
+		for (i = 0; i < n; i++) {
+			int32_t q;
+
+			idx[ax] = i;
+			q = ld_raw(x, tv_at(x, idx));
+			mx = q > mx ? q : mx;
+		}
+		for (i = 0; i < n; i++) {
+			idx[ax] = i;
+			sum += vnpu_qlinear_softmax_e(f, mx, ld_raw(x, tv_at(x, idx)));
+		}
+		for (i = 0; i < n; i++) {
+			idx[ax] = i;
+			*tv_at(y, idx) = vnpu_qlinear_softmax_q(
+				f, vnpu_qlinear_softmax_e(f, mx, ld_raw(x, tv_at(x, idx))), sum);
+		}
+		idx[ax] = 0;
+		for (d = r - 1; d >= 0; d--) {
+			if (d == (int)ax)
+				continue;
+			if (++idx[d] < x->dims[d])
+				break;
+			idx[d] = 0;
+		}
+	} while (d >= 0);
+	vnpu_run_free(rc, f);
+	return 0;
+}
+
 static int ref_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		       struct vnpu_run_ctx *rc)
 {
@@ -2006,8 +2065,11 @@ static int ref_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	uint32_t ax = c->attr.softmax.axis, n = x->dims[ax], i;
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };
 	int r = x->rank, d;
-	float *e = vnpu_run_alloc(rc, sizeof(float) * n);
+	float *e;
 
+	if (c->round == VNPU_ROUND_ORT_QLINEAR)
+		return ref_softmax_qlinear(c, t, rc);
+	e = vnpu_run_alloc(rc, sizeof(float) * n);
 	if (!e)
 		return -ENOMEM;
 	/* The softmax axis goes innermost: iterate the others, then it. */

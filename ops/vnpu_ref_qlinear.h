@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * onnxruntime's QLinearAdd, QLinearMul, QLinearGlobalAveragePool and
- * QLinearAveragePool arithmetic (ELTWISE and POOL2D with
+ * onnxruntime's QLinearAdd, QLinearMul, QLinearGlobalAveragePool,
+ * QLinearAveragePool and QLinearSoftmax arithmetic (ELTWISE, POOL2D and SOFTMAX with
  * VNPU_ROUND_ORT_QLINEAR, Documentation/ops.rst "Rounding"), as
  * onnxruntime's CPU provider (MLAS) computes it on x86-64 with AVX2 and
  * FMA, operation by operation in binary32.  Users compare int8 models
@@ -11,7 +11,7 @@
  * Static inline so that one source serves every build that needs it: the
  * reference (vnpu_ref.c), the engine (vnpu_engine_elt.c,
  * vnpu_engine_pool.c), the device and libnpu's com.microsoft kernels
- * (ok_quant_ms.c, ok_quant_ms_pool.c), which live in a library
+ * (ok_quant_ms.c, ok_quant_ms_pool.c, ok_quant_ms_softmax.c), which live in a library
  * that cannot reach the engine's hidden symbols.  Every includer must be
  * compiled without floating-point contraction (ISO C mode or
  * -ffp-contract=off): MLAS's separate multiplies and adds must not fuse.
@@ -19,6 +19,7 @@
 #ifndef VNPU_REF_QLINEAR_H
 #define VNPU_REF_QLINEAR_H
 
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -184,6 +185,62 @@ static inline int32_t vnpu_qlinear_avg_q(float mean, float sy, int32_t zy, int32
 	v = (float)hi < v ? (float)hi : v;
 	v = (float)lo < v ? v : (float)lo;
 	return (int32_t)v;
+}
+
+/*
+ * QLinearSoftmax (onnxruntime's qlinear_softmax.cc), along a run of @len
+ * codes: a table of exp((i - 255 + shift) * sx), computed in double and
+ * rounded to float, shift = max(0, log(FLT_MAX / len) - 5) / sx keeping
+ * a sum of len entries finite.  Each code reads entry 255 - (max - q),
+ * max the run's largest code (zx cancels out); the entries are summed in
+ * float in order, and an output is nearbyintf(e * floor(1 / sy) / sum)
+ * + zy, capped at 255 and, for int8, then taken modulo 256: 128..255
+ * wrap to negative codes, as onnxruntime's do.  An infinite quotient (a
+ * run of one under a y scale below about 1/148) converts as x86-64's
+ * does: through int64 to 0 for uint8, to INT32_MIN for int8.
+ */
+struct vnpu_qlinear_softmax {
+	float table[256];
+	float y_mul;
+	int32_t zy;
+	bool is_signed;
+};
+
+static inline void vnpu_qlinear_softmax_init(struct vnpu_qlinear_softmax *f, float sx,
+					     float sy, int32_t zy, uint64_t len,
+					     bool is_signed)
+{
+	double shift = log((double)(FLT_MAX / (float)len));
+	int k;
+
+	shift = (shift - 5.0 > 0.0 ? shift - 5.0 : 0.0) / (double)sx;
+	for (k = 0; k < 256; k++)
+		f->table[k] = (float)exp(((double)k - 255.0 + shift) * (double)sx);
+	f->y_mul = floorf(1.0f / sy);
+	f->zy = zy;
+	f->is_signed = is_signed;
+}
+
+/* The table entry of code @q in a run whose largest code is @max. */
+static inline float vnpu_qlinear_softmax_e(const struct vnpu_qlinear_softmax *f,
+					   int32_t max, int32_t q)
+{
+	return f->table[255 - (max - q)];
+}
+
+/* The output byte of entry @e in a run whose entries sum to @sum. */
+static inline uint8_t vnpu_qlinear_softmax_q(const struct vnpu_qlinear_softmax *f,
+					     float e, float sum)
+{
+	float r = nearbyintf(e * f->y_mul / sum);
+	int32_t raw, q;
+
+	if (r < 2147483648.0f)
+		raw = (int32_t)r;
+	else
+		raw = f->is_signed ? INT32_MIN : 0;
+	q = (int32_t)((uint32_t)raw + (uint32_t)f->zy);
+	return (uint8_t)(q > 255 ? 255 : q);
 }
 
 #endif /* VNPU_REF_QLINEAR_H */

@@ -167,11 +167,12 @@ enum vnpu_act {
 #define VNPU_ROUND_ONNX		0	/* binary32 multiplier, half to even */
 #define VNPU_ROUND_TFLITE	1	/* Q31 fixed-point multiplier */
 /*
- * ELTWISE ADD and MUL, POOL2D AVG and GLOBAL_AVG only: onnxruntime's
- * QLinearAdd / QLinearMul / QLinearAveragePool /
- * QLinearGlobalAveragePool arithmetic on the raw codes (ops.rst
- * "Rounding"); see struct vnpu_attr_eltwise and struct vnpu_attr_pool2d
- * for what the command must then be.
+ * ELTWISE ADD and MUL, POOL2D AVG and GLOBAL_AVG, SOFTMAX only:
+ * onnxruntime's QLinearAdd / QLinearMul / QLinearAveragePool /
+ * QLinearGlobalAveragePool / QLinearSoftmax arithmetic on the raw codes
+ * (ops.rst "Rounding"); see struct vnpu_attr_eltwise, struct
+ * vnpu_attr_pool2d and struct vnpu_attr_softmax for what the command must
+ * then be.
  */
 #define VNPU_ROUND_ORT_QLINEAR	2
 
@@ -278,7 +279,18 @@ struct vnpu_attr_activation {
 	__u32 reserved[10];
 };
 
-/** SOFTMAX along @axis: t0 X, t3 Y. */
+/**
+ * SOFTMAX along @axis: t0 X, t3 Y.
+ *
+ * With @round VNPU_ROUND_ORT_QLINEAR, X and Y are of one 8-bit dtype,
+ * each quantized per tensor: onnxruntime's QLinearSoftmax on the codes.
+ * For a run of n codes, a table of exp((i - 255 + shift) * sx) in double
+ * rounded to binary32, shift = max(0, log(FLT_MAX / n) - 5) / sx; code q
+ * reads entry 255 - (max - q); the entries are summed in order and
+ * y = nearbyint(e * floor(1 / sy) / sum) + zy, capped at 255 and stored
+ * modulo 256 (int8 probabilities near 1 wrap negative, as onnxruntime's
+ * do).  Any other dtype with this rounding is a command error at it.
+ */
 struct vnpu_attr_softmax {
 	__u32 axis;
 	__u32 reserved[11];
@@ -413,8 +425,8 @@ struct vnpu_attr_reduce {
  * @hdr: opcode VNPU_OP_*, flags 0, size sizeof(struct vnpu_cmd_compute)
  * @act: VNPU_ACT_* applied after the bias, before the output conversion;
  *	VNPU_ACT_CLIP is ACTIVATION's only (its bounds live in the attrs)
- * @round: VNPU_ROUND_*; VNPU_ROUND_ORT_QLINEAR with ELTWISE ADD/MUL and
- *	POOL2D AVG/GLOBAL_AVG only
+ * @round: VNPU_ROUND_*; VNPU_ROUND_ORT_QLINEAR with ELTWISE ADD/MUL,
+ *	POOL2D AVG/GLOBAL_AVG and SOFTMAX only
  * @reserved0: must be zero
  * @act_alpha: binary32 bits of the leaky ReLU slope or of HARD_SIGMOID's
  *	alpha, else zero

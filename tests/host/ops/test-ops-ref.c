@@ -4,6 +4,7 @@
  * documented in Documentation/ops.rst, dtype conversions and small ops
  * worked out by hand.
  */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -445,6 +446,87 @@ static void test_pool_avg_qlinear(void **state)
 	assert_true(tie_differs > 0);
 }
 
+/*
+ * SOFTMAX with VNPU_ROUND_ORT_QLINEAR over every pair of codes (a run of
+ * two along axis 1), int8 and uint8, against QLinearSoftmax's formula
+ * evaluated here: exp((i - 255 + shift) * sx) in double rounded to float,
+ * shift from log(FLT_MAX / 2), entries summed in float, then
+ * nearbyint(e * floor(1 / sy) / sum) + zy, capped at 255, wrapped for
+ * int8.  A run of one under a tiny y scale divides infinity: the output
+ * is zy for uint8 and -1 for int8 with a negative zy, as on x86-64.
+ */
+static void test_softmax_qlinear(void **state)
+{
+	static const uint32_t dx[2] = { 256 * 256, 2 }, d1[2] = { 1, 1 };
+	static uint8_t x[256 * 256 * 2], y[256 * 256 * 2];
+	const float sx = 0.0813f, sy = 1.0f / 256.0f;
+	struct vnpu_cmd_compute c;
+	unsigned int sgn, wraps = 0;
+	double shift = log((double)(FLT_MAX / 2.0f)) - 5.0;
+	float table[256];
+	int32_t a, b, k;
+
+	(void)state;
+	shift /= (double)sx;
+	for (k = 0; k < 256; k++)
+		table[k] = (float)exp(((double)k - 255.0 + shift) * (double)sx);
+	for (sgn = 0; sgn < 2; sgn++) {
+		int32_t lo = sgn ? -128 : 0, zy = sgn ? -128 : 0;
+
+		for (a = 0; a < 256; a++)
+			for (b = 0; b < 256; b++) {
+				x[(a * 256 + b) * 2] = (uint8_t)(lo + a);
+				x[(a * 256 + b) * 2 + 1] = (uint8_t)(lo + b);
+			}
+		cmd_init(&c, VNPU_OP_SOFTMAX);
+		c.round = VNPU_ROUND_ORT_QLINEAR;
+		c.attr.softmax.axis = 1;
+		c.t[0] = tdesc(sgn ? VNPU_DT_INT8 : VNPU_DT_UINT8, 2, dx);
+		tquant(&c.t[0], sx, sgn ? -7 : 121);
+		c.t[3] = tdesc(c.t[0].dtype, 2, dx);
+		tquant(&c.t[3], sy, zy);
+		run(&c, x, NULL, NULL, y);
+		for (a = 0; a < 256; a++)
+			for (b = 0; b < 256; b++) {
+				int32_t mx = a > b ? a : b, j;
+				float ea = table[255 - (mx - a)], eb = table[255 - (mx - b)];
+				float sum = (float)((double)ea + (double)eb);
+
+				for (j = 0; j < 2; j++) {
+					float e = j ? eb : ea;
+					double q = nearbyint((float)((double)(float)((double)e * 256.0) /
+								     (double)sum)) + zy;
+					uint8_t want = (uint8_t)(q > 255 ? 255 : q);
+
+					wraps += sgn && q > 127;
+					if (y[(a * 256 + b) * 2 + j] != want) {
+						fprintf(stderr, "softmax %s: %d %d [%d]: %d, want %d\n",
+							sgn ? "int8" : "uint8", a, b, j,
+							y[(a * 256 + b) * 2 + j], want);
+						fail();
+					}
+				}
+			}
+	}
+	/* probabilities of 1 (q = 256 - 128 = 128) wrap to -128 */
+	assert_true(wraps > 0);
+
+	cmd_init(&c, VNPU_OP_SOFTMAX);
+	c.round = VNPU_ROUND_ORT_QLINEAR;
+	c.attr.softmax.axis = 1;
+	c.t[0] = tdesc(VNPU_DT_UINT8, 2, d1);
+	tquant(&c.t[0], 1.0f, 0);
+	c.t[3] = tdesc(VNPU_DT_UINT8, 2, d1);
+	tquant(&c.t[3], 1e-3f, 9);
+	x[0] = 200;
+	run(&c, x, NULL, NULL, y);
+	assert_int_equal(y[0], 9);
+	c.t[0].dtype = c.t[3].dtype = VNPU_DT_INT8;
+	c.t[3].zero_point = (uint32_t)-9;
+	run(&c, x, NULL, NULL, y);
+	assert_int_equal((int8_t)y[0], -1);
+}
+
 static void test_softmax_layernorm(void **state)
 {
 	static const uint32_t d[2] = { 1, 3 };
@@ -693,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_eltwise_qlinear),
 		cmocka_unit_test(test_pool_gap_qlinear),
 		cmocka_unit_test(test_pool_avg_qlinear),
+		cmocka_unit_test(test_softmax_qlinear),
 		cmocka_unit_test(test_softmax_layernorm),
 		cmocka_unit_test(test_requantize),
 		cmocka_unit_test(test_pool_avg),

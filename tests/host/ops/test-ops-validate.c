@@ -103,7 +103,7 @@ static void test_header(void **state)
 	BAD(c.hdr.size = 8);
 	BAD(c.reserved0 = 1);
 	BAD(c.act = VNPU_ACT_COUNT);
-	BAD(c.round = VNPU_ROUND_ORT_QLINEAR);	/* ELTWISE's and POOL2D's only */
+	BAD(c.round = VNPU_ROUND_ORT_QLINEAR);	/* not GEMM's */
 	BAD(c.round = VNPU_ROUND_ORT_QLINEAR + 1);
 	BAD(c.act_alpha = f2u(0.1f));		/* alpha without leaky relu */
 	BAD(c.act = VNPU_ACT_LEAKY_RELU; c.act_alpha = f2u(NAN));
@@ -435,6 +435,38 @@ static void test_qlinear_pool(void **state)
 	expect_at(&c, VNPU_CMD_TENSOR_OFF(0, dtype), "QLinear pool of float16");
 }
 
+/* SOFTMAX with VNPU_ROUND_ORT_QLINEAR is QLinearSoftmax: 8-bit X and Y of one dtype. */
+static void test_qlinear_softmax(void **state)
+{
+	static const uint32_t d[2] = { 3, 10 };
+	struct vnpu_cmd_compute c;
+
+	(void)state;
+	flat_reset(&f);
+	cmd_init(&c, VNPU_OP_SOFTMAX);
+	c.round = VNPU_ROUND_ORT_QLINEAR;
+	c.attr.softmax.axis = 1;
+	c.t[0] = tdesc(VNPU_DT_UINT8, 2, d);
+	tquant(&c.t[0], 0.1f, 3);
+	c.t[3] = tdesc(VNPU_DT_UINT8, 2, d);
+	tquant(&c.t[3], 1.0f / 256.0f, 0);
+	c.t[0].va = flat_alloc(&f, 64);
+	c.t[3].va = flat_alloc(&f, 64);
+	expect(&c, 0, "valid QLinearSoftmax");
+	c.t[3].dtype = VNPU_DT_INT8;
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(3, dtype), "QLinearSoftmax uint8 into int8");
+	c.t[0].dtype = VNPU_DT_INT8;
+	expect(&c, 0, "valid int8 QLinearSoftmax");
+	c.t[3] = tdesc(VNPU_DT_FP32, 2, d);
+	c.t[3].va = flat_alloc(&f, 128);
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(3, dtype), "QLinearSoftmax into float");
+	c.t[0] = tdesc(VNPU_DT_FP32, 2, d);
+	c.t[0].va = flat_alloc(&f, 128);
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(0, dtype), "QLinearSoftmax of floats");
+	c.hdr.opcode = VNPU_OP_LAYERNORM;
+	expect_at(&c, VNPU_CMD_OFF(round), "QLinear rounding on LAYERNORM");
+}
+
 /* Per-channel arrays are read at run time; bad contents still -EINVAL. */
 static void test_channel_arrays(void **state)
 {
@@ -483,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_other_ops),
 		cmocka_unit_test(test_qlinear),
 		cmocka_unit_test(test_qlinear_pool),
+		cmocka_unit_test(test_qlinear_softmax),
 		cmocka_unit_test(test_channel_arrays),
 		cmocka_unit_test(test_fault),
 	};
