@@ -848,6 +848,57 @@ static int ms_pool(struct nctx *c, const Onnx__NodeProto *dq, const Onnx__NodePr
 	return 0;
 }
 
+/*
+ * A QLinearSoftmax unit along one axis as one device SOFTMAX with
+ * onnxruntime's arithmetic (VNPU_ROUND_ORT_QLINEAR): from opset 13, or
+ * before it along the last axis (where the run is that axis alone).
+ * 1: not such a unit (the CPU kernel takes it).
+ */
+static int ms_softmax(struct nctx *c, const Onnx__NodeProto *dq, const Onnx__NodeProto *qn,
+		      float ys, int32_t yzp, enum npu_dtype ydt)
+{
+	struct oi_node d = { .kind = NPU_NODE_OP, .name = c->name };
+	struct sym *x = in_sym(c->im, dq, 0), *o;
+	int64_t axis = oi_attr_i(c, "axis", -1);
+	uint32_t rank, xd[8], in;
+	enum npu_dtype dt;
+	int32_t xzp;
+	float xs;
+	int ret;
+
+	if (!x || oi_sym_dtype(x) != ydt ||
+	    !node_qparams(c->im, dq, ydt, &xs, &xzp, &dt) || dt != ydt)
+		return 1;
+	ret = oi_sym_shape(c, x, &rank, xd);
+	if (ret)
+		return ret;
+	if (!rank || axis < -(int64_t)rank || axis >= (int64_t)rank ||
+	    (c->opset < 13 && !oi_attr(c, "axis")))
+		return 1;
+	if (axis < 0)
+		axis += rank;
+	if (c->opset < 13 && axis != (int64_t)rank - 1)
+		return 1;
+	ret = qview(c, x, xs, xzp, &in);
+	if (!ret)
+		ret = oi_add_sym(c->im, qn->output[0], &o);
+	if (!ret)
+		ret = qout_value(c->im, o, ydt, ys, yzp, rank, xd);
+	if (ret)
+		return ret;
+	d.op.kind = NPU_OP_SOFTMAX;
+	d.op.softmax.axis = (uint32_t)axis;
+	d.op.round = NPU_ROUND_ORT_QLINEAR;
+	d.inputs = &in;
+	d.num_inputs = 1;
+	d.output = o->value;
+	ret = oi_add_node(c->im, &d);
+	if (ret)
+		return ret;
+	oi_lookup(c->im, qn->output[0])->qdq_fused = true;
+	return 0;
+}
+
 /* Input @i of node @n, or "" (an absent optional input) */
 static char *input_or_empty(const Onnx__NodeProto *n, size_t i)
 {
@@ -916,7 +967,11 @@ static int ms_unit(struct nctx *c)
 		ret = ms_pool(c, dq[0], qn, ys, yzp, ydt);
 		if (ret <= 0)
 			return ret;
-	} else if (op != &ok_op_qlinear_softmax) {
+	} else if (op == &ok_op_qlinear_softmax) {
+		ret = ms_softmax(c, dq[0], qn, ys, yzp, ydt);
+		if (ret <= 0)
+			return ret;
+	} else {
 		ret = ms_eltwise(c, dq, qn, ys, yzp, ydt);
 		/* the kernels take runtime inputs only */
 		if (ret <= 0 || consts)

@@ -20,7 +20,9 @@
  * y_scale) is infinite, which onnxruntime converts as x86-64 does, to 0
  * for uint8 (through a 64-bit integer; the output is y_zero_point) and
  * to INT32_MIN for int8, whose sum with y_zero_point wraps (the output is
- * -1 for a negative y_zero_point, y_zero_point otherwise).
+ * -1 for a negative y_zero_point, y_zero_point otherwise).  The
+ * arithmetic is vnpu_qlinear_softmax_*(), the device's SOFTMAX with
+ * VNPU_ROUND_ORT_QLINEAR.
  *
  * Before opset 13 (the node's opset attribute) the run is everything
  * from the axis on, from 13 the one axis; the axis is -1 by default for
@@ -33,6 +35,7 @@
 #include <string.h>
 
 #include "ok_quant.h"
+#include "../../../ops/vnpu_ref_qlinear.h"
 
 enum { SM_X, SM_X_SCALE, SM_X_ZP, SM_Y_SCALE, SM_Y_ZP };
 
@@ -131,8 +134,7 @@ static int sm_run(const void *state, size_t num_inputs,
 	float x_scale = ok_ms_scale(in[SM_X_SCALE]), y_scale = ok_ms_scale(in[SM_Y_SCALE]);
 	int32_t y_zp = ok_ms_zero_point(opt_in(num_inputs, in, SM_Y_ZP));
 	uint64_t o, i, k, pending = 0;
-	float table[256], y_mul;
-	double shift;
+	struct vnpu_qlinear_softmax f;
 	struct run_geom g;
 	char why[128];
 	int ret;
@@ -142,11 +144,8 @@ static int sm_run(const void *state, size_t num_inputs,
 	    check_positive(y_scale, "y_scale", why, sizeof(why)))
 		return npu_kernel_fail(call, -EDOM, "%s", why);
 	run_geom(st, x, &g, NULL, 0);
-	shift = log((double)(FLT_MAX / (float)g.len));
-	shift = (shift - 5.0 > 0.0 ? shift - 5.0 : 0.0) / (double)x_scale;
-	for (k = 0; k < 256; k++)
-		table[k] = (float)exp(((double)k - 255.0 + shift) * (double)x_scale);
-	y_mul = floorf(1.0f / y_scale);
+	vnpu_qlinear_softmax_init(&f, x_scale, y_scale, y_zp, g.len,
+				  y->dtype == NPU_DTYPE_INT8);
 	for (o = 0; o < g.outer; o++) {
 		for (i = 0; i < g.inner; i++) {
 			uint64_t base = o * g.len * g.inner + i;
@@ -159,24 +158,14 @@ static int sm_run(const void *state, size_t num_inputs,
 				max = v > max ? v : max;
 			}
 			for (k = 0; k < g.len; k++)
-				sum += table[255 - (max - ok_ms_q8(x, base + k * g.inner))];
+				sum += vnpu_qlinear_softmax_e(&f, max,
+							      ok_ms_q8(x, base + k * g.inner));
 			for (k = 0; k < g.len; k++) {
-				float e = table[255 - (max - ok_ms_q8(x, base + k * g.inner))];
-				float r = nearbyintf(e * y_mul / sum);
-				uint64_t at = base + k * g.inner;
-				int32_t raw, q;
+				float e = vnpu_qlinear_softmax_e(&f, max,
+								 ok_ms_q8(x, base + k * g.inner));
 
-				/* an infinity converts as x86-64 converts it (above) */
-				if (r < 2147483648.0f)
-					raw = (int32_t)r;
-				else
-					raw = y->dtype == NPU_DTYPE_UINT8 ? 0 : INT32_MIN;
-				q = (int32_t)((uint32_t)raw + (uint32_t)y_zp);
-
-				if (y->dtype == NPU_DTYPE_UINT8)
-					((uint8_t *)y->data)[at] = (uint8_t)(q > 255 ? 255 : q);
-				else
-					((int8_t *)y->data)[at] = (int8_t)(uint8_t)(q > 255 ? 255 : q);
+				((uint8_t *)y->data)[base + k * g.inner] =
+					vnpu_qlinear_softmax_q(&f, e, sum);
 			}
 			ret = ok_tick(call, &pending, 3 * g.len);
 			if (ret)
