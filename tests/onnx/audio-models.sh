@@ -13,8 +13,8 @@ npu_run=$1 models=$2
 n=0 fail=0
 
 # NAME:MODEL(under $models, no .onnx)
-for spec in vad-v4:vad/silero_vad_legacy oww-mel:oww/melspectrogram \
-	    oww-embed:oww/embedding_model oww-jarvis:oww/hey_jarvis_v0.1; do
+for spec in vad-v4:vad/silero_vad_legacy oww-mel:audio/oww/melspectrogram \
+	    oww-embed:audio/oww/embedding_model oww-jarvis:audio/oww/hey_jarvis_v0.1; do
 	name=${spec%%:*}
 	model=$models/${spec#*:}.onnx
 	ref=$models/ref/$name

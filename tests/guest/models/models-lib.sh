@@ -30,9 +30,9 @@ model_file() {
 	ppocr-rec) echo "$MODELS/ppocr/ch_PP-OCRv4_rec_infer.onnx" ;;
 	vad) echo "$MODELS/vad/silero_vad_v5.onnx" ;;
 	vad-v4) echo "$MODELS/vad/silero_vad_legacy.onnx" ;;
-	oww-mel) echo "$MODELS/oww/melspectrogram.onnx" ;;
-	oww-embed) echo "$MODELS/oww/embedding_model.onnx" ;;
-	oww-jarvis) echo "$MODELS/oww/hey_jarvis_v0.1.onnx" ;;
+	oww-mel) echo "$MODELS/audio/oww/melspectrogram.onnx" ;;
+	oww-embed) echo "$MODELS/audio/oww/embedding_model.onnx" ;;
+	oww-jarvis) echo "$MODELS/audio/oww/hey_jarvis_v0.1.onnx" ;;
 	yolo) echo "$MODELS/yolo/yolov8n.onnx" ;;
 	*) return 1 ;;
 	esac
