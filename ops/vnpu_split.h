@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One large compute command cut into independent parts by output rows, so
- * that the device's idle engines can share it (hw-spec.rst, "Engines and
- * arbitration").  Each part is itself a complete, valid command over a
- * band of the output: the engine runs it like any other, and the bands
- * together compute exactly what the whole command computes, bit for bit,
- * because every output element is produced by the same arithmetic in the
- * same order whichever band it falls in.
+ * that the device's idle engines can share it (hw-spec.rst, "Sharing one
+ * command").  Each part is itself a complete, valid command over a band
+ * of the output: the engine runs it like any other, and the bands
+ * together compute what the whole command computes, every output element
+ * from the same operand elements by the same arithmetic.  The bytes are
+ * the uncut command's on every path but one: an unbatched fp32 GEMM or
+ * CONV2D cut by rows, which the BLAS under the engine may block, and so
+ * sum, otherwise for fewer rows.
  *
  * Only dense operands are cut, along their outermost rows, so every part's
  * operands are dense too and take the engine's fastest paths.  A command
@@ -74,7 +76,8 @@
  * Return: the number of parts, at least 2; 0 when the command is not
  * worth cutting or cannot be (an op other than GEMM, CONV2D, POOL2D but
  * GLOBAL_AVG, ELTWISE, ACTIVATION, QUANTIZE, DEQUANTIZE, REQUANTIZE; a
- * batched GEMM, a per-channel operand along the cut, a strided or
+ * batched fp32 GEMM whose B every batch shares, a per-channel operand
+ * along the cut, a strided or
  * overlapping operand, too little work, invalid: the caller then runs it
  * whole, which also reports any error against the original command).
  */
