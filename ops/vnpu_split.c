@@ -382,14 +382,17 @@ static unsigned int cut(const struct vnpu_cmd_compute *c,
  * count MACs, the other ops elements or window taps, each of which costs
  * tens of MACs' time (ops.rst, "Engine performance").
  */
-static void part_work(uint16_t opcode, uint64_t *part, uint64_t *min)
+static void part_work(uint16_t opcode, uint64_t *part, uint64_t *min,
+		      unsigned int *per_engine)
 {
 	if (opcode == VNPU_OP_GEMM || opcode == VNPU_OP_CONV2D) {
 		*part = VNPU_SPLIT_PART_WORK;
 		*min = VNPU_SPLIT_MIN_WORK;
+		*per_engine = 1;
 	} else {
 		*part = VNPU_SPLIT_PART_ELEMS;
 		*min = VNPU_SPLIT_MIN_ELEMS;
+		*per_engine = VNPU_SPLIT_ELEM_PARTS_PER_ENGINE;
 	}
 }
 
@@ -422,15 +425,16 @@ unsigned int vnpu_compute_split(const void *cmd, uint32_t size,
 	struct vnpu_cmd_compute c;
 	struct vnpu_op_info info;
 	uint64_t min_rows, n, cap, part, min;
+	unsigned int per_engine;
 	struct elem_cut ec;
 	uint32_t rows;
 
 	rows = cut_rows(cmd, size, &c, &info, &ec, &min_rows);
 	if (!rows)
 		return 0;
-	part_work(c.hdr.opcode, &part, &min);
+	part_work(c.hdr.opcode, &part, &min, &per_engine);
 	n = info.macs / part;
-	n = n > engines ? n : engines;
+	n = n > engines * per_engine ? n : engines * per_engine;
 	n = n < VNPU_SPLIT_MAX_PARTS ? n : VNPU_SPLIT_MAX_PARTS;
 	cap = info.macs / min;
 	n = n < cap ? n : cap;

@@ -60,6 +60,15 @@
 #define VNPU_SPLIT_MIN_ELEMS	(1ull << 16)
 #define VNPU_SPLIT_PART_ELEMS	(1ull << 20)
 
+/*
+ * Parts per engine those ops aim at, within the floor: a helper that
+ * starts late (its thread waiting for a host CPU) then holds up the
+ * command by a quarter of its share, not all of it, as the owner takes
+ * the parts nobody has claimed.  Their parts re-pack nothing, so more of
+ * them cost little.
+ */
+#define VNPU_SPLIT_ELEM_PARTS_PER_ENGINE	4
+
 /**
  * vnpu_compute_split - cut a compute command into output-row bands.
  * @cmd: the command bytes (any alignment), as the engine takes them
@@ -71,7 +80,8 @@
  * @cycles: receives the whole command's modelled cycles when it is cut
  *
  * The number of parts depends only on the command and @engines: about
- * VNPU_SPLIT_PART_WORK each, at least @engines, within the floors above.
+ * VNPU_SPLIT_PART_WORK each (VNPU_SPLIT_PART_ELEMS), at least @engines
+ * (VNPU_SPLIT_ELEM_PARTS_PER_ENGINE times that), within the floors above.
  *
  * Return: the number of parts, at least 2; 0 when the command is not
  * worth cutting or cannot be (an op other than GEMM, CONV2D, POOL2D but

@@ -489,7 +489,7 @@ static void test_rows_left_whole(void **state)
 	/*
 	 * The device's floor: [1, 64, 64, 24] (98,304 elements) is less
 	 * than two parts of VNPU_SPLIT_MIN_ELEMS; [1, 160, 160, 16]
-	 * (409,600) is at least one part per engine, at most six.
+	 * (409,600) is four parts per engine, at most six.
 	 */
 	flat_reset(&f);
 	cmd_init(&c, VNPU_OP_ELTWISE);
@@ -506,8 +506,8 @@ static void test_rows_left_whole(void **state)
 	place(&c.t[0], true);
 	place(&c.t[1], true);
 	place(&c.t[3], false);
-	assert_int_equal(vnpu_compute_split(&c, sizeof(c), 2, parts, &cycles), 2);
-	assert_int_equal(vnpu_compute_split(&c, sizeof(c), 4, parts, &cycles), 4);
+	assert_int_equal(vnpu_compute_split(&c, sizeof(c), 1, parts, &cycles), 4);
+	assert_int_equal(vnpu_compute_split(&c, sizeof(c), 2, parts, &cycles), 6);
 	assert_int_equal(vnpu_compute_split(&c, sizeof(c), 16, parts, &cycles), 6);
 	assert_int_equal(whole_vs_parts(&c, 6), 6);
 }
