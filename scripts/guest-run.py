@@ -444,7 +444,9 @@ def main():
     ap.add_argument("--memory", default="2G")
     ap.add_argument("--device-opts", default="", help="extra -device vnpu,... options")
     ap.add_argument("--no-device", action="store_true")
-    ap.add_argument("--devices", type=int, default=int(os.environ.get("VNPU_DEVICES") or 1),
+    # A string default goes through type=int too: a bad VNPU_DEVICES gets
+    # argparse's usage error, not a traceback.
+    ap.add_argument("--devices", type=int, default=os.environ.get("VNPU_DEVICES") or "1",
                     help="vnpu devices in the guest (default $VNPU_DEVICES, else 1)")
     ap.add_argument("--qemu-arg", action="append", default=[])
     ap.add_argument("--append", default="", help="extra kernel command line")
