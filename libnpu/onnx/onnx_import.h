@@ -281,7 +281,7 @@ int oi_fix_inputs(struct nctx *c, size_t from, size_t to);
 int oi_order_nodes(struct imp *im, size_t **order_out);
 /* Import im->gp's nodes in @order, reporting every refused one. */
 int oi_import_nodes(struct imp *im, const size_t *order, int64_t opset);
-/* If with a constant condition: its branch imported inline (onnx_control.c). */
+/* If: its chosen branch inline, or both and a Where on a runtime condition (onnx_control.c). */
 int oi_op_if(struct nctx *c);
 int oi_op_loop(struct nctx *c);
 int oi_op_scan(struct nctx *c);

@@ -602,23 +602,42 @@ static void test_if_constant_condition(void **st)
 			}
 			npu_onnx_free(m);
 		}
+	/*
+	 * A condition only a run can tell (the sign of x's sum, a [1]
+	 * tensor): both branches run and Where selects, so each input gets
+	 * its own branch's result.
+	 */
 	{
-		struct mb b;
+		static const float above[4] = { -2, -0.5f, 0.5f, 3 }, below[4] = { -2, -0.5f, 0.5f, 1 };
+		static const int64_t one[1] = { 1 };
+		static const float zero[1] = { 0 };
+		const float *xs[2] = { above, below };
+		struct npu_onnx_model *m;
 		Onnx__NodeProto *iff, *n1, *n2;
+		struct mb b;
+		float y[4];
+		size_t k, i;
 
 		mb_init(&b, 13);
 		input(&b, "x", 1, dims);
-		b.ins[b.g.n_input++] = vinfo(&b, "c", 9, 0, NULL);
+		init_f(&b, "zero", 1, one, zero, 1);
 		output(&b, "y");
 		n1 = nodef(&b, "Neg", "n1", "x", "a_out", NULL);
-		n2 = nodef(&b, "Neg", "n2", "x", "b_out", NULL);
+		n2 = nodef(&b, "Tanh", "n2", "x", "b_out", NULL);
 		b.g.n_node = 0;
+		nodef(&b, "ReduceSum", "sum", "x", "s", "keepdims=i:0", NULL);
+		nodef(&b, "Greater", "gt", "s,zero", "c", NULL);
 		iff = nodef(&b, "If", "if_rt", "c", "y", NULL);
 		attr_graph(&b, iff, "then_branch", branch(&b, n1, "a_out"));
 		attr_graph(&b, iff, "else_branch", branch(&b, n2, "b_out"));
-		load(&b, NULL, -EINVAL,
-		     "node 'if_rt' (If): an If whose condition is only known at run time is not supported");
+		m = load(&b, NULL, 0, NULL);
 		mb_free(&b);
+		for (k = 0; k < 2; k++) {
+			run_model(m, xs[k], 4, y, 4, 0, NULL);
+			for (i = 0; i < 4; i++)
+				assert_float_equal(y[i], k ? tanhf(xs[k][i]) : -xs[k][i], 1e-6);
+		}
+		npu_onnx_free(m);
 	}
 }
 
