@@ -812,9 +812,10 @@ int main(int argc, char **argv)
 	}
 	/*
 	 * The other named inputs' values are known too: the importer fixes
-	 * an input to its value only where a shape depends on it (Resize's
-	 * scales, Range's limits, NonMaxSuppression's boxes), and the model
-	 * then says which it fixed; --runtime inputs never are.
+	 * an input to its value only where the graph does not import without
+	 * it (a shape depends on it: Resize's scales, Range's limits,
+	 * NonMaxSuppression's boxes), and the model then says which it fixed;
+	 * --runtime inputs never are.
 	 */
 	for (i = 0; i < nin; i++) {
 		bool runtime_only = false;
@@ -844,7 +845,8 @@ int main(int argc, char **argv)
 		struct npu_onnx_io io;
 
 		if (npu_onnx_input_fixed(m, i) == 1 && !npu_onnx_input(m, i, &io))
-			printf("input '%s' is fixed to its value: a shape depends on it\n", io.name);
+			printf("input '%s' is fixed to its value: the graph does not import"
+			       " without it (--runtime %s says why)\n", io.name, io.name);
 	}
 	g = npu_onnx_graph(m);
 	nio_in = npu_onnx_num_inputs(m);
