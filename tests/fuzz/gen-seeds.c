@@ -182,6 +182,41 @@ static void hand_written(void)
 	c.attr.eltwise.kind = VNPU_ELTWISE_SUB;
 	emit("bad-eltwise-qlinear-sub", &h, &c, 0);
 
+	/*
+	 * onnxruntime's QLinearAveragePool, QLinearGlobalAveragePool and
+	 * QLinearSoftmax arithmetic, and a MAX pool the mode is refused for.
+	 */
+	good_conv(&c);
+	c.hdr.opcode = VNPU_OP_POOL2D;
+	c.round = VNPU_ROUND_ORT_QLINEAR;
+	memset(&c.t[1], 0, sizeof(c.t[1]));
+	c.t[3].dims[3] = 3;
+	c.t[0].dtype = c.t[3].dtype = VNPU_DT_UINT8;
+	tq(&c.t[0], 0.4f, 3);
+	tq(&c.t[3], 0.4f, 3);
+	c.attr.pool = (struct vnpu_attr_pool2d){ .kind = VNPU_POOL_AVG,
+		.kernel_h = 3, .kernel_w = 3, .stride_h = 1, .stride_w = 1 };
+	emit("valid-pool-qlinear-avg-u8", &h, &c, VALID);
+	c.attr.pool.kind = VNPU_POOL_MAX;
+	emit("bad-pool-qlinear-max", &h, &c, 0);
+	c.t[0].dtype = c.t[3].dtype = VNPU_DT_INT8;
+	tq(&c.t[0], 0.25f, -7);
+	tq(&c.t[3], 0.1f, 5);
+	c.t[3].dims[1] = c.t[3].dims[2] = 1;
+	c.attr.pool = (struct vnpu_attr_pool2d){ .kind = VNPU_POOL_GLOBAL_AVG };
+	emit("valid-pool-qlinear-global-avg-i8", &h, &c, VALID);
+
+	good_conv(&c);
+	c.hdr.opcode = VNPU_OP_SOFTMAX;
+	c.round = VNPU_ROUND_ORT_QLINEAR;
+	memset(&c.t[1], 0, sizeof(c.t[1]));
+	memcpy(c.t[3].dims, c.t[0].dims, sizeof(c.t[0].dims));
+	memset(&c.attr, 0, sizeof(c.attr));
+	c.t[0].dtype = c.t[3].dtype = VNPU_DT_UINT8;
+	tq(&c.t[0], 0.05f, 128);
+	tq(&c.t[3], 1.0f / 256, 0);
+	emit("valid-softmax-qlinear-u8", &h, &c, VALID);
+
 	/* A few of test-ops-validate.c's malformed commands. */
 	good_gemm(&c);
 	c.t[0].flags = VNPU_TENSOR_STRIDED;

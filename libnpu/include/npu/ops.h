@@ -238,10 +238,13 @@ enum npu_rounding {
 	NPU_ROUND_ONNX = 0,	/* binary32 multiplier, ties to even */
 	NPU_ROUND_TFLITE = 1,	/* Q31 fixed-point multiplier */
 	/*
-	 * NPU_OP_ELTWISE ADD/MUL of 8-bit A, B and output of one dtype,
-	 * per tensor, no activation: onnxruntime's QLinearAdd/QLinearMul
-	 * arithmetic on the codes, bit for bit.  For ADD, A is the operand
-	 * onnxruntime's kernel runs along (ops.rst "Rounding").
+	 * onnxruntime's QLinear arithmetic on the codes, bit for bit, per
+	 * tensor, 8-bit: NPU_OP_ELTWISE ADD/MUL of A, B and output of one
+	 * dtype, no activation (QLinearAdd/QLinearMul; for ADD, A is the
+	 * operand onnxruntime's kernel runs along); NPU_OP_POOL2D AVG and
+	 * GLOBAL_AVG without dilation (QLinearAveragePool/
+	 * QLinearGlobalAveragePool); NPU_OP_SOFTMAX (QLinearSoftmax).
+	 * ops.rst "Rounding".
 	 */
 	NPU_ROUND_ORT_QLINEAR = 2,
 };
