@@ -346,6 +346,8 @@ struct vnpu_file_priv {
  * @mappings: &struct vnpu_mapping in every address space it is mapped in
  * @readonly: the device may only read it
  * @dev_link: entry in &vnpu_device.bo_list
+ * @unbound_dmabuf: an import whose attachment went with its device's
+ *	binding: the dma-buf reference it took, dropped when it is freed
  */
 struct vnpu_bo {
 	struct drm_gem_shmem_object base;
@@ -353,6 +355,7 @@ struct vnpu_bo {
 	struct list_head mappings;
 	bool readonly;
 	struct list_head dev_link;
+	struct dma_buf *unbound_dmabuf;
 };
 
 #define to_vnpu_bo(obj) container_of(to_drm_gem_shmem_obj(obj), struct vnpu_bo, base)

@@ -202,6 +202,32 @@ static void vnpu_bo_track(struct vnpu_device *vdev, struct vnpu_bo *bo)
 	mutex_unlock(&vdev->bo_lock);
 }
 
+/*
+ * An import's mapping for the device is the exporter's, and an exporter
+ * that caches it (every DRM PRIME exporter: cache_sgt_mapping) unmaps it
+ * only when the attachment goes, whatever dma_buf_unmap_attachment() is
+ * told: so the attachment goes now.  The import keeps the dma-buf
+ * reference it took, for the dma-buf's reservation object is the BO's,
+ * until vnpu_gem_free(); without the attachment the helper frees it as a
+ * BO without pages.  Nothing else looks at the attachment once the DRM
+ * device is unplugged: every ioctl and a new mmap fail with -ENODEV, and
+ * an mmap made before stays the exporter's.
+ */
+static void vnpu_gem_unbind_import(struct vnpu_bo *bo)
+{
+	struct drm_gem_object *obj = &bo->base.base;
+	struct dma_buf_attachment *attach = obj->import_attach;
+
+	/* The helper's table is the attachment's cached one. */
+	dma_resv_lock(obj->resv, NULL);
+	bo->base.sgt = NULL;
+	dma_resv_unlock(obj->resv);
+	bo->unbound_dmabuf = attach->dmabuf;
+	WRITE_ONCE(obj->import_attach, NULL);
+	/* Takes the reservation itself. */
+	dma_buf_detach(bo->unbound_dmabuf, attach);
+}
+
 /**
  * vnpu_gem_unbind() - take every BO's pages away from a device being removed
  * @vdev: device in remove(), already quiesced
@@ -210,8 +236,8 @@ static void vnpu_bo_track(struct vnpu_device *vdev, struct vnpu_bo *bo)
  * the BO is freed, and a file still open after the unbind can keep a BO
  * for as long as it likes: unmap them now, while the device is still
  * bound.  The pages stay (an mmap keeps working); a BO freed later finds
- * no scatter table and only drops its pages.  An import's mapping belongs
- * to the exporter, which is asked to unmap it.
+ * no scatter table and only drops its pages.  An import is detached from
+ * its dma-buf.
  */
 void vnpu_gem_unbind(struct vnpu_device *vdev)
 {
@@ -222,14 +248,15 @@ void vnpu_gem_unbind(struct vnpu_device *vdev)
 		struct drm_gem_object *obj = &bo->base.base;
 		struct sg_table *sgt;
 
+		if (obj->import_attach) {
+			vnpu_gem_unbind_import(bo);
+			continue;
+		}
 		/* The helper creates and frees the table under the resv. */
 		dma_resv_lock(obj->resv, NULL);
 		sgt = bo->base.sgt;
 		bo->base.sgt = NULL;
-		if (sgt && obj->import_attach) {
-			dma_buf_unmap_attachment(obj->import_attach, sgt,
-						 DMA_BIDIRECTIONAL);
-		} else if (sgt) {
+		if (sgt) {
 			dma_unmap_sgtable(vdev->drm.dev, sgt, DMA_BIDIRECTIONAL, 0);
 			sg_free_table(sgt);
 			kfree(sgt);
@@ -243,6 +270,7 @@ static void vnpu_gem_free(struct drm_gem_object *obj)
 {
 	struct vnpu_device *vdev = to_vnpu_device(obj->dev);
 	struct vnpu_bo *bo = to_vnpu_bo(obj);
+	struct dma_buf *unbound_dmabuf = bo->unbound_dmabuf;
 	struct vnpu_mapping *map, *tmp;
 
 	/* First, so vnpu_gem_unbind() never sees a BO being freed. */
@@ -262,6 +290,9 @@ static void vnpu_gem_free(struct drm_gem_object *obj)
 	}
 	mutex_destroy(&bo->lock);
 	drm_gem_shmem_free(&bo->base);
+	/* Last: the helper locked the BO's reservation, the dma-buf's. */
+	if (unbound_dmabuf)
+		dma_buf_put(unbound_dmabuf);
 }
 
 static enum drm_gem_object_status vnpu_gem_status(struct drm_gem_object *obj)
