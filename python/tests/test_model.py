@@ -153,7 +153,7 @@ def test_timeout_stops_the_run_and_keeps_the_model_usable(blazeface):
     x = np.load(pathlib.Path(blazeface).parents[1] / "ref/blazeface-front/in/input_0.npy")
     feed = {m.inputs[0].name: x}
     expect = m.run(feed)
-    for _ in range(3):
+    for _ in range(5):
         with pytest.raises(npu.Error, match=r"Model.run: node '.*' \(.*\)") as e:
             m.run(feed, timeout=0.001)
         # ETIME: the CPU path stopped at the deadline; ETIMEDOUT: the wait
@@ -190,10 +190,13 @@ def test_run_async_returns_a_future(add_model):
 
 
 def test_run_releases_the_gil(blazeface):
-    """A thread woken just as a run starts runs within the first half of
-    the run.  With the GIL held throughout, it could only run once the run
-    had returned (BlazeFace on the CPU path takes far longer than the
-    5 ms after which a waiting thread asks for the GIL)."""
+    """A thread woken just as a run starts runs before the run is over.
+    With the GIL held throughout, it could only run once the run had
+    returned, at 1.0 of the run or later, every time (BlazeFace on the CPU
+    path takes far longer than the 5 ms after which a waiting thread asks
+    for the GIL).  The best of five: on a loaded machine the scheduler may
+    run the woken thread late in any one run (0.76 of it, seen in make
+    check), but not in all five."""
     m = npu.Model(blazeface, cpu=True)
     x = np.load(pathlib.Path(blazeface).parents[1] / "ref/blazeface-front/in/input_0.npy")
     feed = {m.inputs[0].name: x}
@@ -209,7 +212,7 @@ def test_run_releases_the_gil(blazeface):
         t1 = time.monotonic()
         t.join()
         woke.append((t_woke[0] - t0) / (t1 - t0))
-    assert max(woke) < 0.5, "the other thread woke at %s of the runs" % woke
+    assert min(woke) < 0.9, "the other thread woke at %s of the runs" % woke
 
 
 def test_profile_table(add_model):
