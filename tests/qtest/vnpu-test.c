@@ -1388,13 +1388,19 @@ static void test_properties(void)
  * page, 151 M MACs, which a 2-engine device cuts into bands of 7 or 8
  * output rows (ops/vnpu_split.h).  With @hole, input rows 48..63 are
  * unmapped: the bands that read them fault, the ones before complete.
+ * The same input also feeds the element-wise and pooling commands a
+ * device cuts (SPLIT_ADD: onnxruntime's QLinearAdd with a per-channel
+ * row broadcast, SPLIT_POOL: its QLinearAveragePool, 3x3): 2^18 elements,
+ * four parts of 16 rows on two engines.
  */
 #define SPLIT_ROWS      64
 #define SPLIT_ROW_BYTES (64 * 64)
 #define SPLIT_HOLE_ROW  48
 
-static void split_conv_run(const char *props, bool hole, uint8_t *y,
-                           struct vnpu_hw_completion *c)
+enum split_op { SPLIT_CONV, SPLIT_ADD, SPLIT_POOL };
+
+static void split_run(const char *props, enum split_op op, bool hole,
+                      uint8_t *y, struct vnpu_hw_completion *c)
 {
     const uint64_t x_va = 0x10000000, w_va = 0x20000000, y_va = 0x30000000;
     const uint64_t cmd_va = 0x40000000;
@@ -1432,19 +1438,47 @@ static void split_conv_run(const char *props, bool hole, uint8_t *y,
         qtest_memset(t->qts, y_pa[i], 0xee, SPLIT_ROW_BYTES);
     }
 
-    cc = vt_compute(&b, VNPU_OP_CONV2D);
-    cc->act = VNPU_ACT_RELU;
-    cc->attr.conv.stride_h = cc->attr.conv.stride_w = cpu_to_le32(1);
-    cc->attr.conv.dilation_h = cc->attr.conv.dilation_w = cpu_to_le32(1);
-    cc->attr.conv.pad_top = cc->attr.conv.pad_left = cpu_to_le32(1);
-    cc->attr.conv.pad_bottom = cc->attr.conv.pad_right = cpu_to_le32(1);
-    cc->attr.conv.groups = cpu_to_le32(1);
-    vt_td(&cc->t[0], x_va, VNPU_DT_UINT8, 4, xd, NULL);
-    vt_td_quant(&cc->t[0], 0.02f, 120);
-    vt_td(&cc->t[1], w_va, VNPU_DT_INT8, 4, wd, NULL);
-    vt_td_quant(&cc->t[1], 0.01f, 0);
-    vt_td(&cc->t[3], y_va, VNPU_DT_INT8, 4, xd, NULL);
-    vt_td_quant(&cc->t[3], 0.1f, -20);
+    if (op == SPLIT_CONV) {
+        cc = vt_compute(&b, VNPU_OP_CONV2D);
+        cc->act = VNPU_ACT_RELU;
+        cc->attr.conv.stride_h = cc->attr.conv.stride_w = cpu_to_le32(1);
+        cc->attr.conv.dilation_h = cc->attr.conv.dilation_w = cpu_to_le32(1);
+        cc->attr.conv.pad_top = cc->attr.conv.pad_left = cpu_to_le32(1);
+        cc->attr.conv.pad_bottom = cc->attr.conv.pad_right = cpu_to_le32(1);
+        cc->attr.conv.groups = cpu_to_le32(1);
+        vt_td(&cc->t[0], x_va, VNPU_DT_UINT8, 4, xd, NULL);
+        vt_td_quant(&cc->t[0], 0.02f, 120);
+        vt_td(&cc->t[1], w_va, VNPU_DT_INT8, 4, wd, NULL);
+        vt_td_quant(&cc->t[1], 0.01f, 0);
+        vt_td(&cc->t[3], y_va, VNPU_DT_INT8, 4, xd, NULL);
+        vt_td_quant(&cc->t[3], 0.1f, -20);
+    } else if (op == SPLIT_ADD) {
+        const uint32_t bd[1] = { 64 };
+
+        cc = vt_compute(&b, VNPU_OP_ELTWISE);
+        cc->round = VNPU_ROUND_ORT_QLINEAR;
+        cc->attr.eltwise.kind = cpu_to_le32(VNPU_ELTWISE_ADD);
+        vt_td(&cc->t[0], x_va, VNPU_DT_UINT8, 4, xd, NULL);
+        vt_td_quant(&cc->t[0], 0.02f, 120);
+        /* the weights' first 64 bytes, read as uint8 codes */
+        vt_td(&cc->t[1], w_va, VNPU_DT_UINT8, 1, bd, NULL);
+        vt_td_quant(&cc->t[1], 0.05f, 3);
+        vt_td(&cc->t[3], y_va, VNPU_DT_UINT8, 4, xd, NULL);
+        vt_td_quant(&cc->t[3], 0.03f, 77);
+    } else {
+        cc = vt_compute(&b, VNPU_OP_POOL2D);
+        cc->round = VNPU_ROUND_ORT_QLINEAR;
+        cc->attr.pool.kind = cpu_to_le32(VNPU_POOL_AVG);
+        cc->attr.pool.kernel_h = cc->attr.pool.kernel_w = cpu_to_le32(3);
+        cc->attr.pool.stride_h = cc->attr.pool.stride_w = cpu_to_le32(1);
+        cc->attr.pool.pad_top = cc->attr.pool.pad_left = cpu_to_le32(1);
+        cc->attr.pool.pad_bottom = cc->attr.pool.pad_right = cpu_to_le32(1);
+        vt_td(&cc->t[0], x_va, VNPU_DT_UINT8, 4, xd, NULL);
+        vt_td_quant(&cc->t[0], 0.02f, 120);
+        vt_td(&cc->t[3], y_va, VNPU_DT_UINT8, 4, xd, NULL);
+        /* an odd zero point: ties round as onnxruntime's, not QuantizeLinear's */
+        vt_td_quant(&cc->t[3], 0.013f, 9);
+    }
     pa = vt_map_new(t, 1, cmd_va, 1, VNPU_PTE_READ);
     qtest_memwrite(t->qts, pa, b.buf, b.len);
 
@@ -1457,15 +1491,15 @@ static void split_conv_run(const char *props, bool hole, uint8_t *y,
 }
 
 /* Two engines share the command and give exactly the one-engine result. */
-static void test_split_same_result(void)
+static void split_same_result(enum split_op op)
 {
     g_autofree uint8_t *y1 = g_malloc(SPLIT_ROWS * SPLIT_ROW_BYTES);
     g_autofree uint8_t *y2 = g_malloc(SPLIT_ROWS * SPLIT_ROW_BYTES);
     struct vnpu_hw_completion c1, c2;
     unsigned i, distinct = 0;
 
-    split_conv_run("engines=1", false, y1, &c1);
-    split_conv_run("engines=2", false, y2, &c2);
+    split_run("engines=1", op, false, y1, &c1);
+    split_run("engines=2", op, false, y2, &c2);
     g_assert_cmpuint(c1.status, ==, VNPU_JOB_STATUS_OK);
     g_assert_cmpuint(c2.status, ==, VNPU_JOB_STATUS_OK);
     /* The timing model charges the command, however it was run. */
@@ -1478,6 +1512,21 @@ static void test_split_same_result(void)
     g_assert_cmpuint(distinct, >, SPLIT_ROWS * SPLIT_ROW_BYTES / 4);
 }
 
+static void test_split_same_result(void)
+{
+    split_same_result(SPLIT_CONV);
+}
+
+static void test_split_same_result_add(void)
+{
+    split_same_result(SPLIT_ADD);
+}
+
+static void test_split_same_result_pool(void)
+{
+    split_same_result(SPLIT_POOL);
+}
+
 /*
  * A fault in a late band: the job ends MMU_FAULT at the first unmapped
  * input row either way, and on two engines the earlier bands' rows have
@@ -1485,7 +1534,7 @@ static void test_split_same_result(void)
  * shows that the command was cut; rows whose windows reach the hole are
  * not.  One engine binds the whole input first and writes nothing.
  */
-static void test_split_fault(void)
+static void split_fault(enum split_op op)
 {
     g_autofree uint8_t *ok = g_malloc(SPLIT_ROWS * SPLIT_ROW_BYTES);
     g_autofree uint8_t *y = g_malloc(SPLIT_ROWS * SPLIT_ROW_BYTES);
@@ -1493,26 +1542,43 @@ static void test_split_fault(void)
     struct vnpu_hw_completion c;
     size_t i;
 
-    split_conv_run("engines=2", false, ok, &c);
+    split_run("engines=2", op, false, ok, &c);
     g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_OK);
 
-    split_conv_run("engines=2", true, y, &c);
+    split_run("engines=2", op, true, y, &c);
     g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_MMU_FAULT);
     g_assert_cmphex(c.fault_va, ==,
                     0x10000000 + SPLIT_HOLE_ROW * VNPU_PAGE_SIZE);
     g_assert(memcmp(y, ok, half) == 0);
-    for (i = (SPLIT_HOLE_ROW - 1) * SPLIT_ROW_BYTES;
+    /* a window reaches the row after its own; an element-wise op does not */
+    for (i = (SPLIT_HOLE_ROW - (op != SPLIT_ADD)) * SPLIT_ROW_BYTES;
          i < SPLIT_ROWS * SPLIT_ROW_BYTES; i++) {
         g_assert_cmphex(y[i], ==, 0xee);
     }
 
-    split_conv_run("engines=1", true, y, &c);
+    split_run("engines=1", op, true, y, &c);
     g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_MMU_FAULT);
     g_assert_cmphex(c.fault_va, ==,
                     0x10000000 + SPLIT_HOLE_ROW * VNPU_PAGE_SIZE);
     for (i = 0; i < SPLIT_ROWS * SPLIT_ROW_BYTES; i++) {
         g_assert_cmphex(y[i], ==, 0xee);
     }
+}
+
+static void test_split_fault(void)
+{
+    split_fault(SPLIT_CONV);
+}
+
+/* The element-wise and pooling cuts, shown as the conv's is. */
+static void test_split_fault_add(void)
+{
+    split_fault(SPLIT_ADD);
+}
+
+static void test_split_fault_pool(void)
+{
+    split_fault(SPLIT_POOL);
 }
 
 static void test_limit_registers(void)
@@ -2633,6 +2699,12 @@ int main(int argc, char **argv)
     qtest_add_func("/vnpu/job/i8-kernel", test_i8_kernel);
     qtest_add_func("/vnpu/split/same-result", test_split_same_result);
     qtest_add_func("/vnpu/split/fault", test_split_fault);
+    qtest_add_func("/vnpu/split/same-result-qlinear-add",
+                   test_split_same_result_add);
+    qtest_add_func("/vnpu/split/fault-qlinear-add", test_split_fault_add);
+    qtest_add_func("/vnpu/split/same-result-qlinear-avgpool",
+                   test_split_same_result_pool);
+    qtest_add_func("/vnpu/split/fault-qlinear-avgpool", test_split_fault_pool);
     qtest_add_func("/vnpu/limits/registers", test_limit_registers);
     qtest_add_func("/vnpu/limits/commands", test_command_limits);
     qtest_add_func("/vnpu/limits/scratch-budget", test_scratch_budget);
