@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -393,7 +394,22 @@ static int const_int(struct nctx *c, size_t i, int64_t *v)
 	s = c->in[i];
 	if (!s || !s->is_const || s->c.n != 1)
 		return -EINVAL;
-	*v = (int64_t)ctensor_get(&s->c, 0);
+	if (!ct_is_float(&s->c)) {
+		*v = s->c.i[0];
+		return 0;
+	}
+	/*
+	 * A float M or cond (a malformed model): saturate rather than convert
+	 * out of range, and a NaN is true, as a cast to bool would have it.
+	 */
+	if (isnan(s->c.f[0]))
+		*v = 1;
+	else if (s->c.f[0] >= 0x1p63f)
+		*v = INT64_MAX;
+	else if (s->c.f[0] < -0x1p63f)
+		*v = INT64_MIN;
+	else
+		*v = (int64_t)s->c.f[0];
 	return 0;
 }
 
