@@ -193,6 +193,9 @@ check-kunit: deps
 	$(Q)$(S)/kunit.sh $(RESULTS)/kunit.tap
 
 ## check-guest: boot Debian's 6.12 kernel with vnpu.ko and run the guest tests
+# The t-multi-* tests get a second boot with two devices; VNPU_DEVICES=N,
+# read by scripts/guest-run.py, sets the device count of any boot
+# (check-guest, run, shell: Documentation/multi-device.rst).
 # The stock kernel has no fault injection (failslab, fail_page_alloc):
 # t-drv-failinject runs in check-debug only.
 GUEST_EXCLUDE := --exclude 't-drv-failinject=needs failslab/fail_page_alloc, which only the debug kernel has (make check-debug runs it)'

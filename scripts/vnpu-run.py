@@ -145,6 +145,12 @@ def main():
     ap.add_argument("--work", required=True, help="where the combined initrd is written")
     ap.add_argument("command", nargs="?", default="")
     args = ap.parse_args()
+    try:
+        devices = int(os.environ.get("VNPU_DEVICES") or "1")
+    except ValueError:
+        devices = 0
+    if devices < 1:
+        ap.error("VNPU_DEVICES must be a number of devices, at least 1")
     if args.shell and not sys.stdin.isatty():
         # Commands fed to the shell on stdin (make shell < script): QEMU
         # reads them at once, before the guest's shell starts, and the
@@ -183,7 +189,7 @@ def main():
         qemu=args.qemu, kernel=args.kernel, initrd=initrd, mode=mode, tests=[], exclude=[],
         test_timeout=args.timeout, accel="tcg,thread=single", cpu="max", memory="2G",
         device_opts="",
-        no_device=False,
+        no_device=False, devices=devices,
         qemu_arg=["-drive file=%s,if=virtio,format=raw" % image.replace(",", ",,")],
         append="rdinit=/vnpu-run-init vnpu.run=%s vnpu.dir=%s loglevel=4"
                % ("shell" if args.shell else "cmd", guest_dir))

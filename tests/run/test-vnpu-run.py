@@ -2,10 +2,11 @@
 """make run and make shell as a user runs them (scripts/vnpu-run.py).
 
 Writes TAP to argv[1].  Each case boots the guest once from a scratch
-directory: make run's output, exit status and files copied back; make
-shell left with 'exit N' on a terminal; and make shell whose QEMU is
-stopped under it (C-a x), which must fail and copy nothing back rather
-than exit 0 as if the shell had ended.
+directory: make run's output, exit status and files copied back (with
+two devices, VNPU_DEVICES=2); make shell left with 'exit N' on a
+terminal; and make shell whose QEMU is stopped under it (C-a x), which
+must fail and copy nothing back rather than exit 0 as if the shell had
+ended.
 """
 import os
 import pty
@@ -62,11 +63,14 @@ def main():
     with tempfile.TemporaryDirectory(prefix="vnpu-run-test.") as d:
         with open(os.path.join(d, "in.txt"), "w") as f:
             f.write("from the host\n")
-        p = subprocess.run(make("run", d, ["CMD=cat in.txt; npu-info >/dev/null && "
+        p = subprocess.run(make("run", d, ["VNPU_DEVICES=2",
+                                          "CMD=cat in.txt; ls /dev/accel; npu-info >/dev/null && "
                                           "echo written > out.txt; exit 3"]),
                            capture_output=True, text=True, timeout=BOOT_TIMEOUT)
         check("from the host" in p.stdout, "make run: the command reads the host's file",
               p.stdout[-300:] + p.stderr[-300:])
+        check("accel1" in p.stdout, "make run VNPU_DEVICES=2: the guest has two devices",
+              p.stdout[-300:])
         check(p.returncode != 0 and "Error 3" in p.stderr, "make run: fails with the command's status 3",
               "status %d, %s" % (p.returncode, p.stderr[-300:]))
         check(os.path.exists(os.path.join(d, "out.txt")), "make run: what the command wrote is copied back")
