@@ -524,6 +524,12 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	if (n->n_output > NPU_KERNEL_MAX_OUTPUTS)
 		return oi_fail(im, "%zu outputs, at most %d are supported", n->n_output,
 			       NPU_KERNEL_MAX_OUTPUTS);
+	/*
+	 * Every ONNX op has at least one output (some optional, named ""), so
+	 * the lowerings may read n->output[0]; a node without one is malformed.
+	 */
+	if (!n->n_output)
+		return oi_fail(im, "no outputs: every ONNX op has at least one");
 	c.nin = n->n_input;
 	for (i = 0; i < n->n_input; i++) {
 		if (!n->input[i] || !*n->input[i])
