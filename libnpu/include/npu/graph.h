@@ -436,6 +436,167 @@ int npu_runtime_set_profiling(struct npu_runtime *rt, bool on);
 int npu_runtime_node_profile(const struct npu_runtime *rt, uint32_t node,
 			     struct npu_node_profile *p);
 
+/* ---- One graph on several devices (since 1.7, NPU_1.7) -------------- */
+
+/*
+ * An npu_group runs independent requests of one graph on several devices
+ * at once (data parallelism): the graph is compiled once per device, each
+ * copy with its own weights and arena in that device's context, and a
+ * worker thread per device takes the next queued request whenever its
+ * device is free.  A request binds every external input and output of
+ * the graph, as npu_runtime_setup() does; its outputs are the bytes a
+ * runtime compiled for any one of the devices gives (every vnpu device
+ * computes the same bits).
+ *
+ * Failover.  When a request fails because of its device, with a device
+ * job outcome (NPU_ERR_JOB_*: the device faulted, hung and was reset,
+ * was lost) or with -ENODEV, -EIO or -ECANCELED (the device was unbound
+ * or unplugged, the context banned), the device is taken out of rotation
+ * for good and the request is queued again, ahead of the others, for a
+ * device still in it.  The request then completes as if nothing had
+ * happened: its outputs are written once, by the run that succeeded (a
+ * failed run writes none), and its struct npu_group_result says how many
+ * devices it took (@attempts > 1).  npu_group_get_stats() counts these
+ * re-runs and npu_group_get_device_stats() says which device left and
+ * why.  When the last device leaves, every request not yet answered
+ * fails with -ENODEV, and so does every later npu_group_submit().  A
+ * request is never tried twice on one device, so one that makes every
+ * device fail ends after at most one attempt per device.  Other errors
+ * (a CPU op's, -ENOMEM, ...) are the request's own: it fails with them
+ * and the device stays.  NPU_GROUP_NO_FAILOVER makes a device's failure
+ * the request's too (the device still leaves).
+ *
+ * A device that hangs is not waited out by the group: the driver's job
+ * timeout resets it and fails the job (NPU_ERR_JOB_TIMEOUT), which is a
+ * failover like any other.
+ *
+ * Thread safety: every npu_group_*() call may come from any thread,
+ * except npu_group_free(), which must not race the others.  The runtimes
+ * npu_group_runtime() returns are for introspection only.
+ */
+struct npu_group;
+
+/* A device's failure fails the request instead of re-running it. */
+#define NPU_GROUP_NO_FAILOVER		(1u << 0)
+
+/*
+ * Options of npu_group_create().  Extensible (npu.h "ABI rules"):
+ * struct npu_group_options o = NPU_GROUP_OPTIONS_INIT; then fill.
+ */
+struct npu_group_options {
+	uint32_t size;			/* sizeof(struct npu_group_options) */
+	uint32_t flags;			/* NPU_GROUP_* */
+	uint32_t compile_flags;		/* npu_graph_compile()'s, every copy */
+	uint32_t hw_queue;		/* each device's queue, NORMAL priority */
+	/*
+	 * Requests submitted and not yet waited for, at most (0: 64;
+	 * at most 65536).  npu_group_submit() returns -EAGAIN beyond it.
+	 */
+	uint32_t max_requests;
+};
+
+#define NPU_GROUP_OPTIONS_INIT	{ .size = sizeof(struct npu_group_options) }
+
+/*
+ * Compile @g once for each of the @count contexts in @ctxs (a NULL entry
+ * is a CPU-only copy, run on the host) and start a worker per copy.  With
+ * @ctxs NULL and @count 0 the group opens every vnpu device
+ * (npu_device_list() order) and creates a context on each: -ENODEV when
+ * there is none.  @opts may be NULL (the defaults).  The group references
+ * the contexts, so the caller may destroy them; @g is not needed
+ * afterwards.  On a compile error npu_graph_error(@g) says why.
+ */
+int npu_group_create(struct npu_graph *g, struct npu_context *const *ctxs, size_t count, const struct npu_group_options *opts, struct npu_group **out);
+
+/*
+ * Stop the workers, after the requests they are running (not the queued
+ * ones, which are dropped), and free everything.  Accepts NULL.
+ */
+void npu_group_free(struct npu_group *group);
+
+/* Devices of the group (one per compiled copy), left ones included. */
+size_t npu_group_num_devices(const struct npu_group *group);
+
+/*
+ * The runtime of device @index, for introspection (segments, arena,
+ * profile): the group runs it, so the caller must not run, set up or free
+ * it.  NULL for a bad index.
+ */
+const struct npu_runtime *npu_group_runtime(const struct npu_group *group, size_t index);
+
+/*
+ * Queue one request: @data[i] bound to value @ids[i], for every external
+ * input and output of the graph, each exactly once (-EINVAL otherwise).
+ * The memory must stay valid, and the inputs unchanged, until
+ * npu_group_wait() returns the request's outcome: a failover reads the
+ * inputs again.  *@ticket receives the request's ticket.  -EAGAIN when
+ * max_requests are not yet waited for, -ENODEV when no device is left.
+ */
+int npu_group_submit(struct npu_group *group, size_t count, const uint32_t *ids, void *const *data, uint64_t *ticket);
+
+/*
+ * What became of one request (npu_group_wait()).  Extensible (npu.h "ABI
+ * rules"): NPU_GROUP_RESULT_INIT.
+ */
+struct npu_group_result {
+	uint32_t size;			/* sizeof(struct npu_group_result) */
+	int32_t error;			/* npu_group_wait()'s return */
+	uint32_t device;		/* the device that answered, or tried last */
+	uint32_t attempts;		/* devices it ran on; > 1: failed over */
+	uint64_t queued_ns;		/* from submit to a device taking it */
+	uint64_t run_ns;		/* on the device that answered */
+};
+
+#define NPU_GROUP_RESULT_INIT	{ .size = sizeof(struct npu_group_result) }
+
+/*
+ * Wait for request @ticket: 0 once its outputs are written; the request's
+ * error (a negative errno, or NPU_ERR_JOB_* under NPU_GROUP_NO_FAILOVER);
+ * -ENODEV when every device left before it was answered.  Any of these
+ * ends the request and frees its ticket.  -ETIMEDOUT when @deadline_ns
+ * passes first (the request goes on; wait again), -ENOENT for a ticket
+ * that is not pending.  @result (may be NULL) receives min(@result->size,
+ * sizeof) bytes of the outcome.
+ */
+int npu_group_wait(struct npu_group *group, uint64_t ticket, int64_t deadline_ns, struct npu_group_result *result);
+
+/* A device's place in the group. */
+enum npu_group_device_state {
+	NPU_GROUP_DEVICE_ACTIVE = 1,	/* takes requests */
+	NPU_GROUP_DEVICE_LEFT = 2,	/* failed; out of rotation for good */
+};
+
+/* Extensible (npu.h "ABI rules"): NPU_GROUP_DEVICE_STATS_INIT. */
+struct npu_group_device_stats {
+	uint32_t size;			/* sizeof(struct npu_group_device_stats) */
+	enum npu_group_device_state state;
+	int32_t error;			/* LEFT: the failure that took it out */
+	uint32_t minor;			/* accel minor; UINT32_MAX: CPU copy */
+	uint64_t completed;		/* requests it answered */
+	uint64_t failed;		/* requests that failed on it */
+	uint64_t busy_ns;		/* time spent running requests */
+};
+
+#define NPU_GROUP_DEVICE_STATS_INIT { .size = sizeof(struct npu_group_device_stats) }
+
+/* Fill min(@st->size, sizeof) bytes of device @index's counters. */
+int npu_group_get_device_stats(const struct npu_group *group, size_t index, struct npu_group_device_stats *st);
+
+/* Extensible (npu.h "ABI rules"): NPU_GROUP_STATS_INIT. */
+struct npu_group_stats {
+	uint32_t size;			/* sizeof(struct npu_group_stats) */
+	uint32_t active_devices;
+	uint64_t submitted;
+	uint64_t completed;		/* answered, 0 */
+	uint64_t failed;		/* ended with an error */
+	uint64_t failovers;		/* re-runs after a device failed */
+};
+
+#define NPU_GROUP_STATS_INIT	{ .size = sizeof(struct npu_group_stats) }
+
+/* Fill min(@st->size, sizeof) bytes of the group's counters. */
+int npu_group_get_stats(const struct npu_group *group, struct npu_group_stats *st);
+
 #ifdef __cplusplus
 }
 #endif

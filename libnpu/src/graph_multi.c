@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: MIT
+/*
+ * npu_group: one graph compiled for several devices, independent requests
+ * spread over them, and a request whose device fails re-run on another.
+ *
+ * One worker thread per device takes requests from one FIFO, so a device
+ * that is done early takes the next request (no fixed round robin: a
+ * slower device, or one sharing the host's cores with more work, simply
+ * answers fewer).  A worker runs one request at a time on its runtime
+ * (a runtime has one run in flight), which is also what makes failover
+ * safe: the failed run is over, and wrote no output, before the request
+ * is queued again.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "graph_internal.h"
+
+#define GROUP_DEFAULT_REQUESTS	64u
+#define GROUP_MAX_REQUESTS	65536u
+/* Far more devices than a machine holds: a bound on what create allocates. */
+#define GROUP_MAX_DEVICES	256u
+#define REQ_NONE		UINT32_MAX
+
+enum req_state { REQ_FREE, REQ_QUEUED, REQ_RUNNING, REQ_DONE };
+
+struct group_req {
+	uint64_t ticket;
+	enum req_state state;
+	uint32_t next;			/* FIFO link, REQ_NONE at the end */
+	size_t count;
+	uint32_t *ids;			/* owned copies of the caller's arrays */
+	void **data;
+	int error;
+	uint32_t device;
+	uint32_t attempts;
+	int64_t submit_ns;
+	uint64_t queued_ns;
+	uint64_t run_ns;
+};
+
+struct group_dev {
+	struct npu_group *group;
+	uint32_t index;
+	struct npu_context *ctx;	/* referenced; NULL: a CPU copy */
+	struct npu_queue *q;
+	struct npu_runtime *rt;
+	pthread_t thread;
+	bool thread_live;
+	enum npu_group_device_state state;
+	int error;
+	uint64_t completed, failed, busy_ns;
+};
+
+struct npu_group {
+	pthread_mutex_t lock;
+	pthread_cond_t work;		/* a request queued, or stop */
+	pthread_cond_t done;		/* a request ended */
+	uint32_t flags;
+	bool stopping;
+	struct group_dev *devs;
+	size_t num_devs;
+	size_t active;
+	/* the graph's external inputs and outputs, ascending */
+	uint32_t *io_ids;
+	size_t num_io;
+	struct group_req *reqs;
+	uint32_t max_reqs;
+	uint32_t *gen;			/* per slot, so tickets are not reused */
+	uint32_t head, tail, cursor;
+	uint32_t outstanding;
+	uint64_t submitted, completed, failed, failovers;
+};
+
+/*
+ * The failures that say the device (or its binding, or the context on
+ * it) is gone or broken rather than the request: job outcomes, and the
+ * errnos a file of an unbound device or a banned context returns.
+ */
+static bool device_failure(int err)
+{
+	return NPU_ERR_IS_JOB(err) || err == -ENODEV || err == -EIO ||
+	       err == -ECANCELED || err == -ENXIO;
+}
+
+static void fifo_push(struct npu_group *p, uint32_t slot, bool front)
+{
+	p->reqs[slot].state = REQ_QUEUED;
+	if (p->head == REQ_NONE) {
+		p->reqs[slot].next = REQ_NONE;
+		p->head = p->tail = slot;
+	} else if (front) {
+		p->reqs[slot].next = p->head;
+		p->head = slot;
+	} else {
+		p->reqs[slot].next = REQ_NONE;
+		p->reqs[p->tail].next = slot;
+		p->tail = slot;
+	}
+}
+
+static uint32_t fifo_pop(struct npu_group *p)
+{
+	uint32_t slot = p->head;
+
+	if (slot != REQ_NONE) {
+		p->head = p->reqs[slot].next;
+		if (p->head == REQ_NONE)
+			p->tail = REQ_NONE;
+	}
+	return slot;
+}
+
+/* Under @p->lock. */
+static void req_end(struct npu_group *p, struct group_req *r, int error)
+{
+	r->state = REQ_DONE;
+	r->error = error;
+	if (error)
+		p->failed++;
+	else
+		p->completed++;
+	pthread_cond_broadcast(&p->done);
+}
+
+/* The last device left: nothing queued can be answered any more. */
+static void fail_queued(struct npu_group *p)
+{
+	uint32_t slot;
+
+	while ((slot = fifo_pop(p)) != REQ_NONE)
+		req_end(p, &p->reqs[slot], -ENODEV);
+}
+
+static void *worker(void *arg)
+{
+	struct group_dev *d = arg;
+	struct npu_group *p = d->group;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct group_req *r;
+		uint32_t slot;
+		int64_t t0, now;
+		int ret;
+
+		while (!p->stopping && p->head == REQ_NONE)
+			pthread_cond_wait(&p->work, &p->lock);
+		if (p->stopping)
+			break;
+		slot = fifo_pop(p);
+		r = &p->reqs[slot];
+		r->state = REQ_RUNNING;
+		r->device = d->index;
+		t0 = npu_time_ns();
+		if (!r->attempts++)
+			r->queued_ns = (uint64_t)(t0 - r->submit_ns);
+		pthread_mutex_unlock(&p->lock);
+
+		/* Binding every input and output replaces the last request's. */
+		ret = npu_runtime_setup(d->rt, r->count, r->ids, r->data);
+		if (!ret)
+			ret = npu_runtime_run(d->rt, d->q, NPU_TIMEOUT_INFINITE);
+		now = npu_time_ns();
+
+		pthread_mutex_lock(&p->lock);
+		d->busy_ns += (uint64_t)(now - t0);
+		if (!ret) {
+			d->completed++;
+			r->run_ns = (uint64_t)(now - t0);
+			req_end(p, r, 0);
+			continue;
+		}
+		d->failed++;
+		if (!device_failure(ret)) {
+			req_end(p, r, ret);
+			continue;
+		}
+		d->state = NPU_GROUP_DEVICE_LEFT;
+		d->error = ret;
+		p->active--;
+		if (p->flags & NPU_GROUP_NO_FAILOVER) {
+			req_end(p, r, ret);
+		} else if (p->active) {
+			fifo_push(p, slot, true);
+			p->failovers++;
+			pthread_cond_broadcast(&p->work);
+		} else {
+			req_end(p, r, -ENODEV);
+		}
+		if (!p->active)
+			fail_queued(p);
+		break;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Contexts on every vnpu device, for a group created without any. */
+static int open_all(struct npu_context ***out, size_t *count)
+{
+	struct npu_device_list *list;
+	struct npu_context **ctxs;
+	size_t n, i;
+	int ret = npu_device_list(&list);
+
+	if (ret)
+		return ret;
+	n = npu_device_list_count(list);
+	npu_device_list_free(list);
+	if (!n)
+		return -ENODEV;
+	if (n > GROUP_MAX_DEVICES)
+		n = GROUP_MAX_DEVICES;
+	ctxs = calloc(n, sizeof(*ctxs));
+	if (!ctxs)
+		return -ENOMEM;
+	for (i = 0; i < n && !ret; i++) {
+		struct npu_device *dev;
+
+		ret = npu_device_open((uint32_t)i, &dev);
+		if (ret)
+			break;
+		/* The context keeps its own file: the device may go. */
+		ret = npu_context_create(dev, &ctxs[i]);
+		npu_device_close(dev);
+	}
+	if (ret) {
+		while (i-- > 0)
+			npu_context_destroy(ctxs[i]);
+		free(ctxs);
+		return ret;
+	}
+	*out = ctxs;
+	*count = n;
+	return 0;
+}
+
+NPU_EXPORT void npu_group_free(struct npu_group *p)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stopping = true;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	for (i = 0; i < p->num_devs; i++) {
+		struct group_dev *d = &p->devs[i];
+
+		if (d->thread_live)
+			pthread_join(d->thread, NULL);
+		npu_runtime_free(d->rt);
+		npu_queue_destroy(d->q);
+		if (d->ctx)
+			npu__context_put(d->ctx);
+	}
+	for (i = 0; p->reqs && i < p->max_reqs; i++) {
+		free(p->reqs[i].ids);
+		free(p->reqs[i].data);
+	}
+	pthread_cond_destroy(&p->done);
+	pthread_cond_destroy(&p->work);
+	pthread_mutex_destroy(&p->lock);
+	free(p->devs);
+	free(p->io_ids);
+	free(p->reqs);
+	free(p->gen);
+	free(p);
+}
+
+static int group_init_sync(struct npu_group *p)
+{
+	pthread_condattr_t ca;
+	int ret;
+
+	ret = -pthread_condattr_init(&ca);
+	if (ret)
+		return ret;
+	/* npu_group_wait()'s deadlines are CLOCK_MONOTONIC, as npu_time_ns(). */
+	ret = -pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (!ret)
+		ret = -pthread_cond_init(&p->done, &ca);
+	pthread_condattr_destroy(&ca);
+	if (ret)
+		return ret;
+	ret = -pthread_cond_init(&p->work, NULL);
+	if (ret) {
+		pthread_cond_destroy(&p->done);
+		return ret;
+	}
+	ret = -pthread_mutex_init(&p->lock, NULL);
+	if (ret) {
+		pthread_cond_destroy(&p->work);
+		pthread_cond_destroy(&p->done);
+	}
+	return ret;
+}
+
+/* Compile @g for device slot @d and make its queue. */
+static int dev_setup(struct npu_group *p, struct group_dev *d, struct npu_graph *g,
+		     struct npu_context *ctx, const struct npu_group_options *o)
+{
+	int ret;
+
+	d->group = p;
+	d->state = NPU_GROUP_DEVICE_ACTIVE;
+	if (ctx) {
+		npu__context_get(ctx);
+		d->ctx = ctx;
+	}
+	ret = npu_graph_compile(g, ctx, o->compile_flags, &d->rt);
+	if (!ret && ctx && !(o->compile_flags & NPU_COMPILE_CPU_ONLY))
+		ret = npu_queue_create(ctx, o->hw_queue, NPU_PRIORITY_NORMAL, &d->q);
+	return ret;
+}
+
+NPU_EXPORT int npu_group_create(struct npu_graph *g, struct npu_context *const *ctxs,
+			       size_t count, const struct npu_group_options *opts,
+			       struct npu_group **out)
+{
+	struct npu_group_options o = { .size = sizeof(o) };
+	struct npu_context **own = NULL;
+	struct npu_group *p;
+	const struct npu_runtime *rt0;
+	size_t i;
+	int ret;
+
+	if (!g || !out || (!ctxs != !count) || count > GROUP_MAX_DEVICES)
+		return -EINVAL;
+	if (opts) {
+		ret = npu__struct_in(&o, sizeof(o), opts, opts->size);
+		if (ret)
+			return ret;
+	}
+	if ((o.flags & ~NPU_GROUP_NO_FAILOVER) || o.max_requests > GROUP_MAX_REQUESTS)
+		return -EINVAL;
+	if (!ctxs) {
+		ret = open_all(&own, &count);
+		if (ret)
+			return ret;
+		ctxs = own;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		ret = -ENOMEM;
+		goto out_own;
+	}
+	ret = group_init_sync(p);
+	if (ret) {
+		free(p);
+		goto out_own;
+	}
+	p->flags = o.flags;
+	p->head = p->tail = REQ_NONE;
+	p->max_reqs = o.max_requests ? o.max_requests : GROUP_DEFAULT_REQUESTS;
+	p->devs = calloc(count, sizeof(*p->devs));
+	p->reqs = calloc(p->max_reqs, sizeof(*p->reqs));
+	p->gen = calloc(p->max_reqs, sizeof(*p->gen));
+	if (!p->devs || !p->reqs || !p->gen) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < count; i++) {
+		p->devs[i].index = (uint32_t)i;
+		p->num_devs = i + 1;
+		ret = dev_setup(p, &p->devs[i], g, ctxs[i], &o);
+		if (ret)
+			goto fail;
+	}
+	/* Every copy comes from one graph: the same inputs and outputs. */
+	rt0 = p->devs[0].rt;
+	p->num_io = rt0->num_io;
+	p->io_ids = malloc((p->num_io ? p->num_io : 1) * sizeof(*p->io_ids));
+	if (!p->io_ids) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < p->num_io; i++)
+		p->io_ids[i] = rt0->io[i].id;
+	qsort(p->io_ids, p->num_io, sizeof(*p->io_ids), cmp_u32);
+	p->active = count;
+	for (i = 0; i < count; i++) {
+		ret = -pthread_create(&p->devs[i].thread, NULL, worker, &p->devs[i]);
+		if (ret)
+			goto fail;
+		p->devs[i].thread_live = true;
+	}
+	*out = p;
+	p = NULL;
+	ret = 0;
+fail:
+	npu_group_free(p);
+out_own:
+	if (own) {
+		/* the group holds its own references */
+		for (i = 0; i < count; i++)
+			npu_context_destroy(own[i]);
+		free(own);
+	}
+	return ret;
+}
+
+NPU_EXPORT size_t npu_group_num_devices(const struct npu_group *p)
+{
+	return p ? p->num_devs : 0;
+}
+
+NPU_EXPORT const struct npu_runtime *npu_group_runtime(const struct npu_group *p,
+						      size_t index)
+{
+	return p && index < p->num_devs ? p->devs[index].rt : NULL;
+}
+
+/* Do @ids name every input and output exactly once? */
+static bool binds_all(const struct npu_group *p, size_t count, const uint32_t *ids)
+{
+	uint32_t *sorted;
+	bool ok;
+
+	if (count != p->num_io)
+		return false;
+	if (!count)
+		return true;
+	sorted = malloc(count * sizeof(*sorted));
+	if (!sorted)
+		return false;
+	memcpy(sorted, ids, count * sizeof(*sorted));
+	qsort(sorted, count, sizeof(*sorted), cmp_u32);
+	ok = !memcmp(sorted, p->io_ids, count * sizeof(*sorted));
+	free(sorted);
+	return ok;
+}
+
+NPU_EXPORT int npu_group_submit(struct npu_group *p, size_t count, const uint32_t *ids,
+			       void *const *data, uint64_t *ticket)
+{
+	uint32_t *ids_copy = NULL;
+	void **data_copy = NULL;
+	struct group_req *r;
+	uint32_t slot;
+	size_t i;
+	int ret = 0;
+
+	if (!p || !ticket || (count && (!ids || !data)))
+		return -EINVAL;
+	for (i = 0; i < count; i++)
+		if (!data[i])
+			return -EINVAL;
+	if (!binds_all(p, count, ids))
+		return -EINVAL;
+	if (count) {
+		ids_copy = malloc(count * sizeof(*ids_copy));
+		data_copy = malloc(count * sizeof(*data_copy));
+		if (!ids_copy || !data_copy) {
+			free(ids_copy);
+			free(data_copy);
+			return -ENOMEM;
+		}
+		memcpy(ids_copy, ids, count * sizeof(*ids_copy));
+		memcpy(data_copy, data, count * sizeof(*data_copy));
+	}
+	pthread_mutex_lock(&p->lock);
+	if (!p->active)
+		ret = -ENODEV;
+	else if (p->outstanding == p->max_reqs)
+		ret = -EAGAIN;
+	if (ret) {
+		pthread_mutex_unlock(&p->lock);
+		free(ids_copy);
+		free(data_copy);
+		return ret;
+	}
+	while (p->reqs[p->cursor].state != REQ_FREE)
+		p->cursor = (p->cursor + 1) % p->max_reqs;
+	slot = p->cursor;
+	r = &p->reqs[slot];
+	memset(r, 0, sizeof(*r));
+	/* A ticket is never 0, and a slot's next ticket differs from its last. */
+	r->ticket = ((uint64_t)++p->gen[slot] << 32) | slot;
+	if (!p->gen[slot])
+		r->ticket = ((uint64_t)++p->gen[slot] << 32) | slot;
+	r->count = count;
+	r->ids = ids_copy;
+	r->data = data_copy;
+	r->submit_ns = npu_time_ns();
+	fifo_push(p, slot, false);
+	p->outstanding++;
+	p->submitted++;
+	*ticket = r->ticket;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+NPU_EXPORT int npu_group_wait(struct npu_group *p, uint64_t ticket, int64_t deadline_ns,
+			     struct npu_group_result *result)
+{
+	struct npu_group_result res = { .size = sizeof(res) };
+	uint32_t slot = (uint32_t)ticket;
+	struct group_req *r;
+	struct timespec ts;
+	uint32_t *ids;
+	void **data;
+	int ret = 0;
+
+	if (!p || (result && !result->size))
+		return -EINVAL;
+	if (slot >= p->max_reqs)
+		return -ENOENT;
+	ts.tv_sec = deadline_ns / 1000000000;
+	ts.tv_nsec = deadline_ns % 1000000000;
+	pthread_mutex_lock(&p->lock);
+	r = &p->reqs[slot];
+	while (!ret && r->ticket == ticket && r->state != REQ_FREE && r->state != REQ_DONE)
+		ret = deadline_ns == NPU_TIMEOUT_INFINITE ?
+		      pthread_cond_wait(&p->done, &p->lock) :
+		      pthread_cond_timedwait(&p->done, &p->lock, &ts);
+	if (r->ticket != ticket || r->state == REQ_FREE) {
+		pthread_mutex_unlock(&p->lock);
+		return -ENOENT;
+	}
+	if (r->state != REQ_DONE) {
+		pthread_mutex_unlock(&p->lock);
+		return ret == ETIMEDOUT ? -ETIMEDOUT : -ret;
+	}
+	res.error = r->error;
+	res.device = r->device;
+	res.attempts = r->attempts;
+	res.queued_ns = r->queued_ns;
+	res.run_ns = r->run_ns;
+	ret = r->error;
+	ids = r->ids;
+	data = r->data;
+	r->ids = NULL;
+	r->data = NULL;
+	r->state = REQ_FREE;
+	r->ticket = 0;
+	p->outstanding--;
+	pthread_mutex_unlock(&p->lock);
+	free(ids);
+	free(data);
+	if (result)
+		npu__struct_out(result, result->size, &res, sizeof(res));
+	return ret;
+}
+
+NPU_EXPORT int npu_group_get_device_stats(const struct npu_group *p, size_t index,
+					 struct npu_group_device_stats *st)
+{
+	struct npu_group_device_stats s = { .size = sizeof(s) };
+	struct npu_group *mp = (struct npu_group *)p;
+	const struct group_dev *d;
+
+	if (!p || !st || !st->size || index >= p->num_devs)
+		return -EINVAL;
+	d = &p->devs[index];
+	pthread_mutex_lock(&mp->lock);
+	s.state = d->state;
+	s.error = d->error;
+	s.minor = d->ctx ? d->ctx->info.minor : UINT32_MAX;
+	s.completed = d->completed;
+	s.failed = d->failed;
+	s.busy_ns = d->busy_ns;
+	pthread_mutex_unlock(&mp->lock);
+	npu__struct_out(st, st->size, &s, sizeof(s));
+	return 0;
+}
+
+NPU_EXPORT int npu_group_get_stats(const struct npu_group *p, struct npu_group_stats *st)
+{
+	struct npu_group_stats s = { .size = sizeof(s) };
+	struct npu_group *mp = (struct npu_group *)p;
+
+	if (!p || !st || !st->size)
+		return -EINVAL;
+	pthread_mutex_lock(&mp->lock);
+	s.active_devices = (uint32_t)p->active;
+	s.submitted = p->submitted;
+	s.completed = p->completed;
+	s.failed = p->failed;
+	s.failovers = p->failovers;
+	pthread_mutex_unlock(&mp->lock);
+	npu__struct_out(st, st->size, &s, sizeof(s));
+	return 0;
+}
