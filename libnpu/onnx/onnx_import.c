@@ -816,18 +816,70 @@ static int alloc_io(struct imp *im)
 
 	m->in = calloc(ni ? ni : 1, sizeof(*m->in));
 	m->out = calloc(no ? no : 1, sizeof(*m->out));
+	m->in_dyn = calloc(ni ? ni : 1, sizeof(*m->in_dyn));
+	m->out_dyn = calloc(no ? no : 1, sizeof(*m->out_dyn));
 	m->names = calloc(ni + no ? ni + no : 1, sizeof(*m->names));
 	m->in_fixed = calloc(ni ? ni : 1, sizeof(*m->in_fixed));
-	return m->in && m->out && m->names && m->in_fixed ? 0 : oi_nomem(im);
+	m->max_in = ni;
+	m->max_out = no;
+	return m->in && m->out && m->in_dyn && m->out_dyn && m->names && m->in_fixed ? 0 :
+		oi_nomem(im);
 }
 
-static int add_io(struct imp *im, const struct sym *s, bool input)
+/*
+ * The dimensions @vi leaves dynamic (a dim_param, or no dim_value) of a
+ * value of rank @rank; all of them when it declares no shape and
+ * @unknown_is_dynamic.
+ */
+static int note_dynamic(struct imp *im, const Onnx__ValueInfoProto *vi, uint32_t rank,
+			bool unknown_is_dynamic, struct oi_dyn *dyn)
+{
+	const Onnx__TensorShapeProto *sh = vi && vi->type &&
+		vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+		vi->type->tensor_type ? vi->type->tensor_type->shape : NULL;
+	uint32_t k;
+
+	if (sh && sh->n_dim != rank)
+		sh = NULL;	/* the declared shape is wrong: what was imported counts */
+	for (k = 0; k < rank; k++) {
+		const Onnx__TensorShapeProto__Dimension *dm = sh ? sh->dim[k] : NULL;
+		const char *param = "";
+
+		if (sh && dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+			continue;
+		if (!sh && !unknown_is_dynamic)
+			continue;
+		if (dm && dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+		    dm->dim_param)
+			param = dm->dim_param;
+		dyn->param[k] = strdup(param);
+		if (!dyn->param[k])
+			return oi_nomem(im);
+		dyn->mask |= 1u << k;
+	}
+	return 0;
+}
+
+/* A model input or output @s, declared by @vi. */
+static int add_io(struct imp *im, const struct sym *s, bool input, const Onnx__ValueInfoProto *vi)
 {
 	struct npu_onnx_model *m = im->m;
 	struct npu_onnx_io *na = input ? m->in : m->out;
 	size_t *n = input ? &m->num_in : &m->num_out;
 	char **nn = m->names;
+	bool any_dynamic_input = false;
+	size_t i;
+	int ret;
 
+	for (i = 0; !input && i < m->num_in; i++)
+		any_dynamic_input |= m->in_dyn[i].mask != 0;
+	/* an input fixed by its value takes no other shape */
+	if (!(input && s->fixed)) {
+		ret = note_dynamic(im, vi, s->rank, input || any_dynamic_input,
+				   input ? &m->in_dyn[*n] : &m->out_dyn[*n]);
+		if (ret)
+			return ret;
+	}
 	nn[m->num_names] = strdup(s->name);
 	if (!nn[m->num_names])
 		return oi_nomem(im);
@@ -841,8 +893,9 @@ static int add_io(struct imp *im, const struct sym *s, bool input)
 }
 
 /* A graph output that is a constant or an input gets a value of its own. */
-static int bind_output(struct imp *im, const char *name)
+static int bind_output(struct imp *im, const Onnx__ValueInfoProto *vi)
 {
+	const char *name = vi->name;
 	struct oi_node d = { .kind = NPU_NODE_RESHAPE };
 	struct npu_value_desc vd = { .size = sizeof(vd), .name = name, .flags = NPU_VALUE_OUTPUT };
 	struct sym *s = oi_lookup(im, name), tmp;
@@ -856,7 +909,7 @@ static int bind_output(struct imp *im, const char *name)
 
 		npu_graph_get_value(im->m->g, s->widened ? s->fp16_value : s->value, &cur);
 		if (cur.flags & NPU_VALUE_OUTPUT)
-			return add_io(im, s, false);
+			return add_io(im, s, false, vi);
 	}
 	if (s->widened) {
 		/* a float16 input or Cast result: the float16 value as it is */
@@ -900,7 +953,7 @@ static int bind_output(struct imp *im, const char *name)
 	d.num_inputs = 1;
 	d.output = tmp.value;
 	ret = oi_add_node(im, &d);
-	return ret ? ret : add_io(im, &tmp, false);
+	return ret ? ret : add_io(im, &tmp, false, vi);
 }
 
 /*
@@ -1322,29 +1375,75 @@ static void imp_free(struct imp *im)
 
 	for (i = 0; i < im->nsyms; i++) {
 		free(sym_at(im, i)->name);
-		ctensor_free(&sym_at(im, i)->c);
+		if (!sym_at(im, i)->borrowed)
+			ctensor_free(&sym_at(im, i)->c);
 	}
 	for (i = 0; i < im->nblocks; i++)
 		free(im->blocks[i]);
 	free(im->blocks);
 	free(im->table);
-	oi_names_free(&im->reads);
+	/* im->reads is the source's */
 	if (im->readers_built)
 		oi_names_free(&im->readers);
 }
 
-static int load_once(const void *data, size_t size, const struct npu_onnx_options *opts,
-		     struct npu_onnx_model **out, char *err, size_t err_size, bool fix_all)
+/*
+ * Decoded, an initializer's protobuf copy of its data is only memory: a
+ * source keeps the decoded one, which every import reads.
+ */
+static void drop_proto_data(Onnx__TensorProto *tp)
 {
-	struct imp im = { .opts = opts, .err = err, .err_size = err_size, .fix_all = fix_all };
-	Onnx__ModelProto *mp = NULL;
-	size_t *order = NULL, i;
+	free(tp->raw_data.data);
+	tp->raw_data.data = NULL;
+	tp->raw_data.len = 0;
+	free(tp->float_data);
+	tp->float_data = NULL;
+	tp->n_float_data = 0;
+	free(tp->int32_data);
+	tp->int32_data = NULL;
+	tp->n_int32_data = 0;
+	free(tp->int64_data);
+	tp->int64_data = NULL;
+	tp->n_int64_data = 0;
+	free(tp->double_data);
+	tp->double_data = NULL;
+	tp->n_double_data = 0;
+	free(tp->uint64_data);
+	tp->uint64_data = NULL;
+	tp->n_uint64_data = 0;
+}
+
+/* Symbols for the top graph's initializers, borrowing the source's data. */
+static int add_initializers(struct imp *im)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < im->gp->n_initializer; i++) {
+		struct sym *s;
+
+		ret = oi_add_sym(im, im->gp->initializer[i]->name, &s);
+		if (ret)
+			return ret;
+		s->c = im->src->inits[i];
+		s->is_const = true;
+		s->borrowed = true;
+	}
+	return 0;
+}
+
+int oi_source_parse(struct npu_onnx_source *src, const void *data, size_t size,
+		    const struct npu_onnx_options *opts, char *err, size_t err_size)
+{
+	struct imp im = { .src = src, .opts = opts, .err = err, .err_size = err_size };
+	Onnx__ModelProto *mp;
 	int64_t opset = -1;
+	size_t i;
 	int ret;
 
 	if (err && err_size)
 		err[0] = 0;
-	if (!out || (!data && size))
+	if (!data && size)
 		return -EINVAL;
 	ret = take_limits(&im, opts);
 	if (ret)
@@ -1359,17 +1458,10 @@ static int load_once(const void *data, size_t size, const struct npu_onnx_option
 		if (ret)
 			return ret;
 	}
-	im.m = calloc(1, sizeof(*im.m));
-	if (!im.m)
-		return -ENOMEM;
-	ret = npu_graph_create(&im.m->g);
-	if (ret)
-		goto out;
-	mp = onnx__model_proto__unpack(NULL, size, data);
+	mp = src->mp = onnx__model_proto__unpack(NULL, size, data);
 	if (!mp) {
-		ret = oi_fail(&im, "not a valid ONNX model (protobuf parse error)");
-		ret = -EBADMSG;
-		goto out;
+		oi_fail(&im, "not a valid ONNX model (protobuf parse error)");
+		return -EBADMSG;
 	}
 	for (i = 0; i < mp->n_opset_import; i++) {
 		const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
@@ -1378,60 +1470,107 @@ static int load_once(const void *data, size_t size, const struct npu_onnx_option
 			opset = o->has_version ? o->version : -1;
 	}
 	if (opset < 1 || opset > 18) {
-		ret = oi_fail(&im, "default-domain opset %" PRId64 " is not supported (1 to 18)", opset);
-		ret = -ENOTSUP;
-		goto out;
+		oi_fail(&im, "default-domain opset %" PRId64 " is not supported (1 to 18)", opset);
+		return -ENOTSUP;
 	}
-	im.m->opset = opset;
+	src->opset = opset;
 	im.mp = mp;
-	if (!mp->graph) {
-		ret = oi_fail(&im, "the model has no graph");
-		goto out;
-	}
+	if (!mp->graph)
+		return oi_fail(&im, "the model has no graph");
 	im.gp = mp->graph;
 	if (im.gp->n_node > im.lim.max_nodes) {
-		ret = oi_fail(&im, "the graph has %zu nodes, over the limit of %u (npu_onnx_options.max_nodes)",
-			      im.gp->n_node, im.lim.max_nodes);
-		ret = -E2BIG;
-		goto out;
+		oi_fail(&im, "the graph has %zu nodes, over the limit of %u (npu_onnx_options.max_nodes)",
+			im.gp->n_node, im.lim.max_nodes);
+		return -E2BIG;
 	}
 	ret = index_reads(&im);
-	if (!ret)
-		ret = alloc_io(&im);
+	src->reads = im.reads;
 	if (ret)
-		goto out;
+		return ret;
+	src->inits = calloc(im.gp->n_initializer ? im.gp->n_initializer : 1, sizeof(*src->inits));
+	if (!src->inits)
+		return oi_nomem(&im);
 	for (i = 0; i < im.gp->n_initializer; i++) {
-		const Onnx__TensorProto *tp = im.gp->initializer[i];
-		struct sym *s;
+		Onnx__TensorProto *tp = im.gp->initializer[i];
 
-		ret = oi_add_sym(&im, tp->name, &s);
-		if (ret)
-			goto out;
-		ret = ctensor_from_proto(tp, &s->c, err, err_size);
+		ret = ctensor_from_proto(tp, &src->inits[i], err, err_size);
 		if (ret) {
 			if (ret != -ENOMEM) {
 				char tmp[200];
 
 				snprintf(tmp, sizeof(tmp), "%s", err ? err : "");
-				ret = oi_fail(&im, "initializer '%s': %s", tp->name, tmp);
+				ret = oi_fail(&im, "initializer '%s': %s", tp->name ? tp->name : "",
+					      tmp);
 			}
-			goto out;
+			return ret;
 		}
-		s->is_const = true;
+		drop_proto_data(tp);
 	}
-	if (im.gp->n_sparse_initializer) {
-		ret = oi_fail(&im, "sparse initializers are not supported");
-		goto out;
+	if (im.gp->n_sparse_initializer)
+		return oi_fail(&im, "sparse initializers are not supported");
+	/* the names an import defines before any node: what the node order checks */
+	ret = add_initializers(&im);
+	for (i = 0; !ret && i < im.gp->n_input; i++) {
+		const char *name = im.gp->input[i]->name;
+		struct sym *s;
+
+		if (!name || !*name)
+			ret = oi_fail(&im, "a graph input without a name");
+		else if (!oi_lookup(&im, name))
+			ret = oi_add_sym(&im, name, &s);
 	}
-	for (i = 0; i < im.gp->n_input; i++) {
-		ret = bind_input(&im, im.gp->input[i]);
-		if (ret)
-			goto out;
-	}
-	ret = order_nodes(&im, &order);
+	if (!ret)
+		ret = order_nodes(&im, &src->order);
+	imp_free(&im);
+	if (!ret && err && err_size)
+		err[0] = 0;
+	return ret;
+}
+
+void oi_source_release(struct npu_onnx_source *src)
+{
+	size_t i;
+
+	if (src->inits && src->mp && src->mp->graph)
+		for (i = 0; i < src->mp->graph->n_initializer; i++)
+			ctensor_free(&src->inits[i]);
+	free(src->inits);
+	free(src->order);
+	oi_names_free(&src->reads);
+	if (src->mp)
+		onnx__model_proto__free_unpacked(src->mp, NULL);
+	if (src->owns_opts)
+		oi_options_release(&src->opts);
+	memset(src, 0, sizeof(*src));
+}
+
+static int import_once(const struct npu_onnx_source *src, const struct npu_onnx_options *opts,
+		       struct npu_onnx_model **out, char *err, size_t err_size, bool fix_all)
+{
+	struct imp im = { .src = src, .opts = opts, .err = err, .err_size = err_size,
+			  .fix_all = fix_all, .mp = src->mp, .gp = src->mp->graph,
+			  .reads = src->reads };
+	size_t i;
+	int ret;
+
+	if (err && err_size)
+		err[0] = 0;
+	ret = take_limits(&im, opts);
 	if (ret)
-		goto out;
-	ret = oi_import_nodes(&im, order, opset);
+		return ret;
+	im.m = calloc(1, sizeof(*im.m));
+	if (!im.m)
+		return -ENOMEM;
+	im.m->opset = src->opset;
+	ret = npu_graph_create(&im.m->g);
+	if (!ret)
+		ret = alloc_io(&im);
+	if (!ret)
+		ret = add_initializers(&im);
+	for (i = 0; !ret && i < im.gp->n_input; i++)
+		ret = bind_input(&im, im.gp->input[i]);
+	if (!ret)
+		ret = oi_import_nodes(&im, src->order, src->opset);
 	if (ret)
 		goto out;
 	im.node = NULL;
@@ -1439,7 +1578,7 @@ static int load_once(const void *data, size_t size, const struct npu_onnx_option
 		struct sym *s = oi_lookup(&im, im.gp->input[i]->name);
 
 		if (s && (!s->is_const || s->fixed)) {
-			ret = add_io(&im, s, true);
+			ret = add_io(&im, s, true, im.gp->input[i]);
 			if (ret)
 				goto out;
 			im.m->in_fixed[im.m->num_in - 1] = s->fixed;
@@ -1450,15 +1589,12 @@ static int load_once(const void *data, size_t size, const struct npu_onnx_option
 		goto out;
 	}
 	for (i = 0; i < im.gp->n_output; i++) {
-		ret = bind_output(&im, im.gp->output[i]->name);
+		ret = bind_output(&im, im.gp->output[i]);
 		if (ret)
 			goto out;
 	}
 out:
-	free(order);
 	imp_free(&im);
-	if (mp)
-		onnx__model_proto__free_unpacked(mp, NULL);
 	if (ret) {
 		npu_onnx_free(im.m);
 		return ret;
@@ -1470,22 +1606,81 @@ out:
 	return 0;
 }
 
+/* Is @name a graph input the caller may shape (not an initializer)? */
+static bool is_shapeable_input(const struct npu_onnx_source *src, const char *name)
+{
+	const Onnx__GraphProto *gp = src->mp->graph;
+	size_t i;
+
+	for (i = 0; i < gp->n_initializer; i++)
+		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
+			return false;
+	for (i = 0; i < gp->n_input; i++)
+		if (gp->input[i]->name && !strcmp(gp->input[i]->name, name))
+			return true;
+	return false;
+}
+
 /*
  * With known input values, a node whose shape depends on an input is
  * first given that value only where it reads the input directly; if a
  * node still cannot know its shape (the value reaches it through other
  * nodes), import is done once more with every known input fixed.
  */
+int oi_source_import(const struct npu_onnx_source *src, const struct npu_onnx_shape *shapes,
+		     size_t num_shapes, struct npu_onnx_model **out, char *err, size_t err_size)
+{
+	struct npu_onnx_options o = src->opts;
+	struct npu_onnx_shape *all = NULL;
+	size_t i;
+	int ret;
+
+	__atomic_add_fetch((uint64_t *)&src->imports, 1, __ATOMIC_RELAXED);
+	if (num_shapes) {
+		for (i = 0; i < num_shapes; i++)
+			if (!shapes[i].name || !is_shapeable_input(src, shapes[i].name)) {
+				if (err && err_size)
+					snprintf(err, err_size, "the model has no input '%s' to shape",
+						 shapes[i].name ? shapes[i].name : "(null)");
+				return -EINVAL;
+			}
+		/* the load's shapes, then these: bind_input() takes the last match */
+		all = malloc((o.num_shapes + num_shapes) * sizeof(*all));
+		if (!all)
+			return -ENOMEM;
+		if (o.num_shapes)
+			memcpy(all, o.shapes, o.num_shapes * sizeof(*all));
+		memcpy(all + o.num_shapes, shapes, num_shapes * sizeof(*all));
+		o.shapes = all;
+		o.num_shapes += num_shapes;
+	}
+	ret = import_once(src, &o, out, err, err_size, false);
+	if (ret == -EINVAL &&
+	    o.size >= offsetof(struct npu_onnx_options, num_values) + sizeof(o.num_values) &&
+	    o.num_values)
+		ret = import_once(src, &o, out, err, err_size, true);
+	free(all);
+	return ret;
+}
+
 NPU_EXPORT_ONNX int npu_onnx_load(const void *data, size_t size,
 				  const struct npu_onnx_options *opts,
 				  struct npu_onnx_model **out, char *err, size_t err_size)
 {
-	int ret = load_once(data, size, opts, out, err, err_size, false);
+	struct npu_onnx_source src = { 0 };
+	int ret;
 
-	if (ret == -EINVAL && opts &&
-	    opts->size >= offsetof(struct npu_onnx_options, num_values) + sizeof(opts->num_values) &&
-	    opts->num_values)
-		ret = load_once(data, size, opts, out, err, err_size, true);
+	if (err && err_size)
+		err[0] = 0;
+	if (!out || (!data && size))
+		return -EINVAL;
+	/* the caller's options outlive this call: no copy of their arrays */
+	ret = oi_options_copy(&src.opts, opts, false);
+	if (!ret)
+		ret = oi_source_parse(&src, data, size, opts, err, err_size);
+	if (!ret)
+		ret = oi_source_import(&src, NULL, 0, out, err, err_size);
+	oi_source_release(&src);
 	return ret;
 }
 
@@ -1510,13 +1705,21 @@ NPU_EXPORT_ONNX int npu_onnx_load_file(const char *path,
 
 NPU_EXPORT_ONNX void npu_onnx_free(struct npu_onnx_model *m)
 {
-	size_t i;
+	size_t i, k;
 
 	if (!m)
 		return;
 	npu_graph_free(m->g);
 	for (i = 0; i < m->num_names; i++)
 		free(m->names[i]);
+	for (i = 0; m->in_dyn && i < m->max_in; i++)
+		for (k = 0; k < NPU_TENSOR_MAX_RANK; k++)
+			free(m->in_dyn[i].param[k]);
+	for (i = 0; m->out_dyn && i < m->max_out; i++)
+		for (k = 0; k < NPU_TENSOR_MAX_RANK; k++)
+			free(m->out_dyn[i].param[k]);
+	free(m->in_dyn);
+	free(m->out_dyn);
 	free(m->names);
 	free(m->in);
 	free(m->in_fixed);

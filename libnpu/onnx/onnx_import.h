@@ -47,6 +47,8 @@ uint32_t *oi_names_put(struct oi_names *t, const char *name, uint32_t val);
 struct sym {
 	char *name;
 	bool is_const;
+	/* an initializer: @c is the source's decoded copy, shared by every import */
+	bool borrowed;
 	/* written by a node import refused: readers are skipped */
 	bool poisoned;
 	/* a graph input; fixed: its known value became its constant */
@@ -83,24 +85,54 @@ struct sym {
 	uint32_t dims[NPU_TENSOR_MAX_RANK];
 };
 
+/* Which dimensions of an input or output the model file leaves dynamic. */
+struct oi_dyn {
+	uint32_t mask;			/* bit k: dimension k */
+	char *param[NPU_TENSOR_MAX_RANK];	/* its dim_param ("" for none), owned */
+};
+
 struct npu_onnx_model {
 	struct npu_graph *g;
 	int64_t opset;
 	struct npu_onnx_io *in, *out;
+	struct oi_dyn *in_dyn, *out_dyn;	/* max_in, max_out of them */
+	size_t max_in, max_out;
 	bool *in_fixed;			/* npu_onnx_input_fixed() */
 	size_t num_in, num_out;
 	char **names;			/* owned io names */
 	size_t num_names;
 };
 
+/*
+ * A model file parsed and checked once (npu_onnx_source_load()), then
+ * imported for each set of input shapes (npu_onnx_specialize()): what
+ * depends on no shape is here, read-only, shared by every import.
+ */
+struct npu_onnx_source {
+	Onnx__ModelProto *mp;		/* the top graph's initializers' data dropped */
+	int64_t opset;
+	/* the caller's options, copied deep: shapes, constants and values owned */
+	struct npu_onnx_options opts;
+	bool owns_opts;			/* npu_onnx_load()'s borrows the caller's arrays */
+	struct ctensor *inits;		/* the top graph's initializers, decoded */
+	struct oi_names reads;		/* struct imp.reads */
+	size_t *order;			/* the nodes in dependency order */
+	/* imports done (npu_onnx_source_imports()), atomic: imports may run at once */
+	uint64_t imports;
+};
+
 struct imp {
 	struct npu_onnx_model *m;
+	const struct npu_onnx_source *src;
 	const struct npu_onnx_options *opts;
 	struct oi_limits lim;
 	struct cbudget consts;		/* npu_onnx_options.max_const_bytes */
 	const Onnx__ModelProto *mp;
 	const Onnx__GraphProto *gp;
-	/* every name a node reads (READ_BY_NODE) or the graph outputs (GRAPH_OUTPUT) */
+	/*
+	 * every name a node reads (READ_BY_NODE) or the graph outputs
+	 * (GRAPH_OUTPUT); the source's, never written by an import
+	 */
 	struct oi_names reads;
 	/*
 	 * Symbols in blocks of SYM_BLOCK that never move, so a struct sym *
@@ -312,6 +344,29 @@ bool oi_qdq_done(struct imp *im, const Onnx__NodeProto *n);
  * reading it twice) or a graph output.
  */
 const Onnx__NodeProto *oi_single_reader(struct imp *im, const char *name);
+/*
+ * Parse and check @data into @src (zeroed by the caller), which keeps a
+ * deep copy of @opts; on failure the caller frees what it holds with
+ * oi_source_release().
+ */
+int oi_source_parse(struct npu_onnx_source *src, const void *data, size_t size,
+		    const struct npu_onnx_options *opts, char *err, size_t err_size);
+void oi_source_release(struct npu_onnx_source *src);
+/*
+ * @src's options into @dst: min(@src->size, sizeof) bytes, zero past
+ * them; with @deep, copies of the arrays it points to (shapes and their
+ * names, constants and values with their data, the custom ops' list),
+ * which oi_options_release() frees.
+ */
+int oi_options_copy(struct npu_onnx_options *dst, const struct npu_onnx_options *src, bool deep);
+void oi_options_release(struct npu_onnx_options *o);
+/*
+ * Import @src with input shapes @shapes (@num_shapes of them; the load's
+ * options' own shapes for the inputs they do not name) into a new model.
+ */
+int oi_source_import(const struct npu_onnx_source *src, const struct npu_onnx_shape *shapes,
+		     size_t num_shapes, struct npu_onnx_model **out, char *err, size_t err_size);
+
 /* Run @op's kernel for the node: a kernel node, or folded (onnx_kernel.c). */
 int oi_kernel_node(struct nctx *c, const struct npu_onnx_op *op);
 

@@ -14,8 +14,11 @@
  *     since), else the op's CPU kernel (npu/kernel.h), which implements
  *     its ONNX semantics for every dtype; custom operators add kernels
  *     for ops of the application's own domains (struct npu_onnx_op).
- *   - Dynamic dimensions (dim_param, or no dim_value) must be bound with
- *     shapes given at load time; every output shape is inferred.
+ *   - Dynamic dimensions (dim_param, or no dim_value) are bound with
+ *     shapes given at load time; every output shape is inferred.  A
+ *     model that takes several shapes is parsed once
+ *     (npu_onnx_source_load()) and imported for each
+ *     (npu_onnx_specialize(), below).
  *   - Metadata ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity,
  *     Dropout in inference) become RESHAPE nodes, which cost nothing.
  *   - A node whose inputs are all constants is folded at import (its
@@ -161,6 +164,82 @@ int npu_onnx_input_fixed(const struct npu_onnx_model *m, size_t i);
 
 /* The default-domain opset the model imports. */
 int64_t npu_onnx_opset(const struct npu_onnx_model *m);
+
+/*
+ * Which dimensions of an input or output the model file leaves dynamic
+ * (since 1.7).  Extensible (npu.h "ABI rules"): NPU_ONNX_DIMS_INFO_INIT,
+ * then npu_onnx_input_dims() or npu_onnx_output_dims() fill
+ * min(@size, sizeof) bytes of it.
+ *
+ * @dynamic: bit k set when dimension k is dynamic: the file gives it a
+ *	dim_param or no dim_value (an input whose value was fixed at load
+ *	has none).  An output the file declares no shape for has every
+ *	dimension dynamic when an input has one.
+ * @param: dimension k's dim_param when it is dynamic ("" when it has
+ *	none), NULL when it is not; owned by the model.
+ */
+struct npu_onnx_dims_info {
+	uint32_t size;		/* sizeof(struct npu_onnx_dims_info) */
+	uint32_t dynamic;
+	const char *param[NPU_TENSOR_MAX_RANK];
+};
+
+#define NPU_ONNX_DIMS_INFO_INIT	{ .size = sizeof(struct npu_onnx_dims_info) }
+
+/* 0, or -EINVAL for a bad index or @info. */
+int npu_onnx_input_dims(const struct npu_onnx_model *m, size_t i,
+			struct npu_onnx_dims_info *info);
+int npu_onnx_output_dims(const struct npu_onnx_model *m, size_t i,
+			 struct npu_onnx_dims_info *info);
+
+/* ---- Dynamic shapes: one model file, many input shapes (since 1.7) ---- */
+
+/*
+ * A model file parsed, checked (the protobuf's wire check, opsets,
+ * budgets, names, the node order) and its initializers decoded, once.
+ * npu_onnx_specialize() then imports it for a set of input shapes: shape
+ * inference, the folding of shape arithmetic (Shape, Gather, Concat, ...)
+ * and the graph are what an import redoes; the protobuf and the decoded
+ * initializers are shared by every import, never copied per shape (the
+ * graph copies what its nodes read, as npu_graph_add_value() does).  The
+ * device's commands have shapes in them, so each model is compiled on
+ * its own; a caller keeps the runtimes of the shapes it meets (npu.Model
+ * keeps a few, Documentation/onnx.rst).
+ *
+ * npu_onnx_source_load() takes the options npu_onnx_load() takes, and
+ * copies them with the arrays they point to (shapes, constants, values,
+ * the list of custom ops), except the custom ops themselves, which must
+ * outlive the source.  Its errors are npu_onnx_load()'s for a file that
+ * cannot be read, parsed or checked; an error of shapes comes from
+ * npu_onnx_specialize().
+ *
+ * npu_onnx_specialize(): the model for input shapes @shapes (its
+ * @num_shapes entries name graph inputs; an input it does not name takes
+ * the shape the load's options gave, else the one the file declares),
+ * with the load's budgets and constants; the same errors as
+ * npu_onnx_load(), naming the node, op and reason where a shape does not
+ * fit the model (a Reshape whose element counts no longer match, a Conv
+ * input smaller than its kernel), and -EINVAL naming a shape for a name
+ * that is no input.  The model does not refer to @src, which may be
+ * freed first.  A source is only read: imports of one source may run on
+ * several threads at once.
+ *
+ * npu_onnx_source_imports(): how many npu_onnx_specialize() calls have
+ * imported @src, failed ones included (a cache's callers can so check
+ * that a shape they met before imports nothing).
+ */
+struct npu_onnx_source;
+
+int npu_onnx_source_load(const void *data, size_t size,
+			 const struct npu_onnx_options *opts,
+			 struct npu_onnx_source **out, char *err, size_t err_size);
+int npu_onnx_source_load_file(const char *path, const struct npu_onnx_options *opts,
+			      struct npu_onnx_source **out, char *err, size_t err_size);
+void npu_onnx_source_free(struct npu_onnx_source *src);
+int npu_onnx_specialize(const struct npu_onnx_source *src,
+			const struct npu_onnx_shape *shapes, size_t num_shapes,
+			struct npu_onnx_model **out, char *err, size_t err_size);
+uint64_t npu_onnx_source_imports(const struct npu_onnx_source *src);
 
 /* ---- Operators with a CPU kernel: custom operators (since 1.5) ------- */
 
