@@ -4,6 +4,12 @@
  * compiler for a device or the CPU, run on numpy arrays.  Inputs are
  * bound where they lie when they are C-contiguous and aligned, and
  * outputs are written straight into the arrays run() returns: no copies.
+ *
+ * Dynamic shapes: a model with dynamic input dimensions keeps its parsed
+ * file (npu_onnx_source) and a few compiled runtimes, one per set of
+ * input shapes, least recently used out first.  A run whose shapes have
+ * a runtime only binds its arrays; other shapes are imported and
+ * compiled first (npu_onnx_specialize(), npu_graph_compile()).
  */
 #include "npu_py.h"
 
@@ -18,15 +24,33 @@ struct model_io {
 	uint32_t rank;
 	uint32_t dims[NPU_TENSOR_MAX_RANK];
 	uint64_t bytes;
+	/* bit k: dimension k is dynamic in the file, named param[k] ("" unnamed) */
+	uint32_t dynamic;
+	char *param[NPU_TENSOR_MAX_RANK];
 };
+
+/* One compiled set of input shapes. */
+struct shape_entry {
+	struct npu_runtime *rt;
+	struct model_io *ins, *outs;	/* this runtime's values and shapes */
+	uint64_t last_used;		/* NpuModel.tick of its last run */
+};
+
+#define DEFAULT_MAX_SHAPES	8
 
 typedef struct {
 	PyObject_HEAD
 	NpuContext *context;		/* NULL: compiled for the CPU */
-	struct npu_runtime *rt;
-	struct model_io *ins, *outs;
+	struct npu_runtime *rt;		/* the last run's (cache entry's) runtime */
+	struct model_io *ins, *outs;	/* as loaded: what inputs and outputs say */
 	size_t nin, nout;
 	int64_t opset;
+	/* the parsed file; NULL when no input dimension is dynamic */
+	struct npu_onnx_source *src;
+	struct shape_entry *cache;	/* max_shapes slots, num_shapes used */
+	size_t num_shapes, max_shapes;
+	struct shape_entry *cur;	/* the entry of self->rt */
+	uint64_t tick, hits, misses, evictions, compiles, imports;
 	/*
 	 * A runtime takes one run at a time: held from binding to the end
 	 * of the run, across threads for run_async (started by _start,
@@ -44,11 +68,15 @@ static PyStructSequence_Field IOInfo_fields[] = {
 	{ "name", "the ONNX graph input's or output's name" },
 	{ "dtype", "numpy.dtype (None for bfloat16, which numpy lacks)" },
 	{ "shape", "tuple of ints, dynamic dimensions bound at load" },
+	{ "dynamic", "tuple: per dimension, None when the model fixes it, else its "
+		     "dim_param ('' when unnamed); run() takes other sizes there" },
 	{ NULL, NULL },
 };
 
+/* dynamic is an attribute only: an IOInfo still compares as (name, dtype, shape) */
 static PyStructSequence_Desc IOInfo_desc = {
-	"npu.IOInfo", "An input or output of a Model: name, dtype, shape.", IOInfo_fields, 3,
+	"npu.IOInfo", "An input or output of a Model: name, dtype, shape (and .dynamic).",
+	IOInfo_fields, 3,
 };
 
 static PyStructSequence_Field NodeProfile_fields[] = {
@@ -83,14 +111,45 @@ int npu_py_model_types(PyObject *m)
 
 static void free_io(struct model_io *io, size_t n)
 {
-	for (size_t i = 0; io && i < n; i++)
+	for (size_t i = 0; io && i < n; i++) {
 		PyMem_Free(io[i].name);
+		for (size_t k = 0; k < NPU_TENSOR_MAX_RANK; k++)
+			PyMem_Free(io[i].param[k]);
+	}
 	PyMem_Free(io);
+}
+
+/* Which of @io's dimensions the file leaves dynamic (@get: npu_onnx_input_dims, ...). */
+static int copy_dynamic(struct npu_onnx_model *m, size_t i, struct model_io *io,
+			int (*get)(const struct npu_onnx_model *, size_t,
+				   struct npu_onnx_dims_info *))
+{
+	struct npu_onnx_dims_info di = NPU_ONNX_DIMS_INFO_INIT;
+	int r = get(m, i, &di);
+
+	if (r) {
+		npu_py_raise(r, "npu.Model", "reading its dynamic dimensions");
+		return -1;
+	}
+	io->dynamic = di.dynamic;
+	for (uint32_t k = 0; k < io->rank; k++) {
+		if (!(di.dynamic & (1u << k)))
+			continue;
+		io->param[k] = PyMem_Malloc(strlen(di.param[k]) + 1);
+		if (!io->param[k]) {
+			PyErr_NoMemory();
+			return -1;
+		}
+		strcpy(io->param[k], di.param[k]);
+	}
+	return 0;
 }
 
 static struct model_io *copy_io(struct npu_onnx_model *m, struct npu_runtime *rt, size_t n,
 				int (*get)(const struct npu_onnx_model *, size_t,
-					   struct npu_onnx_io *))
+					   struct npu_onnx_io *),
+				int (*get_dims)(const struct npu_onnx_model *, size_t,
+						struct npu_onnx_dims_info *))
 {
 	struct model_io *out = PyMem_Calloc(n ? n : 1, sizeof(*out));
 
@@ -115,6 +174,10 @@ static struct model_io *copy_io(struct npu_onnx_model *m, struct npu_runtime *rt
 		out[i].rank = io.rank;
 		memcpy(out[i].dims, io.dims, sizeof(io.dims));
 		out[i].bytes = npu_runtime_value_bytes(rt, io.value);
+		if (get_dims && copy_dynamic(m, i, &out[i], get_dims) < 0) {
+			free_io(out, n);
+			return NULL;
+		}
 	}
 	return out;
 }
@@ -227,10 +290,10 @@ static int read_constants(PyObject *dict, struct load_args *a, struct npu_onnx_o
 	return 0;
 }
 
-/* Import from a path or from bytes; NULL with npu.Error set on failure. */
-static struct npu_onnx_model *load(PyObject *source, const struct npu_onnx_options *opts)
+/* Parse a path or bytes; NULL with npu.Error set on failure. */
+static struct npu_onnx_source *load(PyObject *source, const struct npu_onnx_options *opts)
 {
-	struct npu_onnx_model *m = NULL;
+	struct npu_onnx_source *src = NULL;
 	char err[512] = "";
 	int r;
 
@@ -242,14 +305,14 @@ static struct npu_onnx_model *load(PyObject *source, const struct npu_onnx_optio
 			return NULL;
 		p = PyBytes_AS_STRING(path);
 		Py_BEGIN_ALLOW_THREADS
-		r = npu_onnx_load_file(p, opts, &m, err, sizeof(err));
+		r = npu_onnx_source_load_file(p, opts, &src, err, sizeof(err));
 		Py_END_ALLOW_THREADS
 		if (r) {
 			npu_py_raise(r, p, err);
-			m = NULL;
+			src = NULL;
 		}
 		Py_DECREF(path);
-		return m;
+		return src;
 	}
 	if (PyObject_CheckBuffer(source)) {
 		Py_buffer view;
@@ -257,19 +320,92 @@ static struct npu_onnx_model *load(PyObject *source, const struct npu_onnx_optio
 		if (PyObject_GetBuffer(source, &view, PyBUF_SIMPLE) < 0)
 			return NULL;
 		Py_BEGIN_ALLOW_THREADS
-		r = npu_onnx_load(view.buf, (size_t)view.len, opts, &m, err, sizeof(err));
+		r = npu_onnx_source_load(view.buf, (size_t)view.len, opts, &src, err, sizeof(err));
 		Py_END_ALLOW_THREADS
 		PyBuffer_Release(&view);
 		if (r) {
 			npu_py_raise(r, "npu.Model(bytes)", err);
-			m = NULL;
+			src = NULL;
 		}
-		return m;
+		return src;
 	}
 	PyErr_Format(PyExc_TypeError,
 		     "npu.Model: the model is a path (str, os.PathLike) or the ONNX file's bytes, not %.80s",
 		     Py_TYPE(source)->tp_name);
 	return NULL;
+}
+
+static void entry_free(struct shape_entry *e, size_t nin, size_t nout)
+{
+	npu_runtime_free(e->rt);
+	free_io(e->ins, nin);
+	free_io(e->outs, nout);
+	memset(e, 0, sizeof(*e));
+}
+
+/*
+ * Import self->src for input shapes @shapes (all of the load's when
+ * @num_shapes is 0) and compile it into a new cache entry, evicting the
+ * least recently used one when the cache is full.  With the GIL (released
+ * while importing and compiling) and, after Model_new, the busy lock.
+ * @what names the caller for messages.  The entry, or NULL with an
+ * exception set.
+ */
+static struct shape_entry *specialize(NpuModel *self, const struct npu_onnx_shape *shapes,
+				      size_t num_shapes, const char *what)
+{
+	struct npu_context *ctx = self->context ? self->context->ctx : NULL;
+	struct npu_onnx_model *m = NULL;
+	struct npu_runtime *rt = NULL;
+	struct model_io *ins, *outs;
+	struct shape_entry *e;
+	char err[512] = "";
+	int r, stage = 0;
+
+	Py_BEGIN_ALLOW_THREADS
+	r = npu_onnx_specialize(self->src, shapes, num_shapes, &m, err, sizeof(err));
+	if (!r) {
+		stage = 1;
+		r = npu_graph_compile(npu_onnx_graph(m), ctx, 0, &rt);
+		if (r)
+			snprintf(err, sizeof(err), "%s", npu_graph_error(npu_onnx_graph(m)));
+	}
+	Py_END_ALLOW_THREADS
+	self->imports = npu_onnx_source_imports(self->src);
+	if (r) {
+		npu_onnx_free(m);
+		npu_py_raise(r, stage ? "npu.Model: compiling the graph" : what, err);
+		return NULL;
+	}
+	self->compiles++;
+	ins = copy_io(m, rt, self->nin, npu_onnx_input, NULL);
+	outs = ins ? copy_io(m, rt, self->nout, npu_onnx_output, NULL) : NULL;
+	npu_onnx_free(m);
+	if (!outs) {
+		free_io(ins, self->nin);
+		npu_runtime_free(rt);
+		return NULL;
+	}
+	if (self->num_shapes == self->max_shapes) {
+		size_t old = 0;
+
+		for (size_t i = 1; i < self->num_shapes; i++)
+			if (self->cache[i].last_used < self->cache[old].last_used)
+				old = i;
+		entry_free(&self->cache[old], self->nin, self->nout);
+		self->cache[old] = self->cache[--self->num_shapes];
+		self->evictions++;
+	}
+	/* the caller makes the new entry current */
+	self->cur = NULL;
+	self->rt = NULL;
+	e = &self->cache[self->num_shapes];
+	e->rt = rt;
+	e->ins = ins;
+	e->outs = outs;
+	e->last_used = 0;
+	self->num_shapes++;
+	return e;
 }
 
 /* The context a model runs in: NULL for the CPU (no error set then). */
@@ -313,17 +449,23 @@ static int choose_context(PyObject *device, int cpu, NpuContext **out)
 
 static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-	static char *kwlist[] = { "model", "device", "cpu", "shapes", "constants", NULL };
+	static char *kwlist[] = { "model", "device", "cpu", "shapes", "constants", "max_shapes",
+				  NULL };
 	PyObject *source, *device = Py_None, *shapes = Py_None, *constants = Py_None;
 	struct npu_onnx_options opts = { .size = sizeof(opts) };
-	struct npu_onnx_model *m;
+	Py_ssize_t max_shapes = DEFAULT_MAX_SHAPES;
 	struct load_args *la;
 	NpuModel *self;
 	int cpu = 0, r;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$pOO:Model", kwlist, &source, &device,
-					 &cpu, &shapes, &constants))
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O$pOOn:Model", kwlist, &source, &device,
+					 &cpu, &shapes, &constants, &max_shapes))
 		return NULL;
+	if (max_shapes < 1 || max_shapes > 1024) {
+		PyErr_Format(PyExc_ValueError, "npu.Model: max_shapes is %zd, not 1 to 1024",
+			     max_shapes);
+		return NULL;
+	}
 	self = (NpuModel *)type->tp_alloc(type, 0);
 	if (!self)
 		return NULL;
@@ -349,36 +491,83 @@ static PyObject *Model_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 		Py_DECREF(self);
 		return NULL;
 	}
-	m = load(source, &opts);
+	self->max_shapes = (size_t)max_shapes;
+	self->cache = PyMem_Calloc(self->max_shapes, sizeof(*self->cache));
+	self->src = self->cache ? load(source, &opts) : NULL;
+	if (!self->cache)
+		PyErr_NoMemory();
 	Py_DECREF(la->keep);
 	PyMem_Free(la);
-	if (!m) {
+	if (!self->src) {
 		Py_DECREF(self);
 		return NULL;
 	}
-	Py_BEGIN_ALLOW_THREADS
-	r = npu_graph_compile(npu_onnx_graph(m), self->context ? self->context->ctx : NULL, 0,
-			      &self->rt);
-	Py_END_ALLOW_THREADS
-	if (r) {
-		npu_py_raise(r, "npu.Model: compiling the graph", npu_graph_error(npu_onnx_graph(m)));
-		goto fail;
+	{
+		struct npu_onnx_model *m = NULL;
+		char err[512] = "";
+
+		/* the inputs' and outputs' count and what the file says of them */
+		Py_BEGIN_ALLOW_THREADS
+		r = npu_onnx_specialize(self->src, NULL, 0, &m, err, sizeof(err));
+		Py_END_ALLOW_THREADS
+		if (r) {
+			npu_py_raise(r, "npu.Model", err);
+			Py_DECREF(self);
+			return NULL;
+		}
+		self->nin = npu_onnx_num_inputs(m);
+		self->nout = npu_onnx_num_outputs(m);
+		self->opset = npu_onnx_opset(m);
+		r = 0;
+		Py_BEGIN_ALLOW_THREADS
+		r = npu_graph_compile(npu_onnx_graph(m), self->context ? self->context->ctx : NULL, 0,
+				      &self->rt);
+		Py_END_ALLOW_THREADS
+		if (r) {
+			npu_py_raise(r, "npu.Model: compiling the graph",
+				     npu_graph_error(npu_onnx_graph(m)));
+			npu_onnx_free(m);
+			Py_DECREF(self);
+			return NULL;
+		}
+		self->compiles = 1;
+		self->ins = copy_io(m, self->rt, self->nin, npu_onnx_input, npu_onnx_input_dims);
+		self->outs = self->ins ? copy_io(m, self->rt, self->nout, npu_onnx_output,
+						 npu_onnx_output_dims) : NULL;
+		if (self->outs) {
+			/* the load's shapes are the first entry */
+			self->cur = &self->cache[0];
+			self->cur->rt = self->rt;
+			self->cur->ins = copy_io(m, self->rt, self->nin, npu_onnx_input, NULL);
+			self->cur->outs = self->cur->ins ?
+				copy_io(m, self->rt, self->nout, npu_onnx_output, NULL) : NULL;
+			if (!self->cur->outs) {
+				free_io(self->cur->ins, self->nin);
+				self->cur->ins = NULL;
+				self->cur->rt = NULL;	/* still self->rt's */
+			} else {
+				self->num_shapes = 1;
+			}
+		}
+		npu_onnx_free(m);
+		if (!self->num_shapes) {
+			Py_DECREF(self);
+			return NULL;
+		}
 	}
-	self->nin = npu_onnx_num_inputs(m);
-	self->nout = npu_onnx_num_outputs(m);
-	self->opset = npu_onnx_opset(m);
-	self->ins = copy_io(m, self->rt, self->nin, npu_onnx_input);
-	if (!self->ins)
-		goto fail;
-	self->outs = copy_io(m, self->rt, self->nout, npu_onnx_output);
-	if (!self->outs)
-		goto fail;
-	npu_onnx_free(m);
+	self->imports = npu_onnx_source_imports(self->src);
+	/* a model of fixed shapes never imports again: its parsed file is only memory */
+	{
+		bool dynamic = false;
+
+		for (size_t i = 0; i < self->nin; i++)
+			dynamic |= self->ins[i].dynamic != 0;
+		if (!dynamic) {
+			npu_onnx_source_free(self->src);
+			self->src = NULL;
+		}
+	}
 	return (PyObject *)self;
-fail:
-	npu_onnx_free(m);
-	Py_DECREF(self);
-	return NULL;
 }
 
 static void Model_dealloc(NpuModel *self)
@@ -392,7 +581,13 @@ static void Model_dealloc(NpuModel *self)
 		npu_runtime_wait(self->rt, NPU_TIMEOUT_INFINITE);
 		PyThread_release_lock(self->busy);
 	}
-	npu_runtime_free(self->rt);
+	/* a runtime Model_new compiled but could not make an entry of */
+	if (self->rt && !(self->cur && self->cur->rt == self->rt))
+		npu_runtime_free(self->rt);
+	for (size_t i = 0; self->cache && i < self->num_shapes; i++)
+		entry_free(&self->cache[i], self->nin, self->nout);
+	PyMem_Free(self->cache);
+	npu_onnx_source_free(self->src);
 	free_io(self->ins, self->nin);
 	free_io(self->outs, self->nout);
 	Py_XDECREF(self->held_inputs);
@@ -430,14 +625,109 @@ static void io_dims(const struct model_io *io, npy_intp *dims)
 		dims[i] = (npy_intp)io->dims[i];
 }
 
+/* The shape the model takes: ints, and the names of dynamic dimensions. */
+static PyObject *model_shape_str(const struct model_io *io)
+{
+	PyObject *t = PyTuple_New(io->rank), *s;
+
+	for (uint32_t i = 0; t && i < io->rank; i++) {
+		PyObject *v = io->dynamic & (1u << i) ?
+			PyUnicode_FromString(*io->param[i] ? io->param[i] : "?") :
+			PyLong_FromUnsignedLong(io->dims[i]);
+
+		if (!v) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, i, v);
+	}
+	if (!t)
+		return NULL;
+	s = PyObject_Repr(t);
+	Py_DECREF(t);
+	return s;
+}
+
 /*
- * Check @inputs against the model and bind them and fresh output arrays
- * to the runtime.  On success the arrays are in held_inputs and
- * held_outputs.  Called with the busy lock held.
+ * Does @arr's shape fit input @io?  Its fixed dimensions must be the
+ * model's; its dynamic ones, when the model keeps its source, any size
+ * libnpu takes.  -1 with ValueError naming the input and dimension.
+ */
+static int check_shape(NpuModel *self, const struct model_io *io, PyArrayObject *arr)
+{
+	uint32_t rank = (uint32_t)PyArray_NDIM(arr), bad = UINT32_MAX;
+	bool dynamic = self->src && io->dynamic;
+	PyObject *got, *exp;
+
+	if (rank == io->rank) {
+		for (uint32_t d = 0; d < rank && bad == UINT32_MAX; d++) {
+			npy_intp v = PyArray_DIM(arr, (int)d);
+
+			if (dynamic && (io->dynamic & (1u << d)) ? v < 1 || v > UINT32_MAX :
+			    v != (npy_intp)io->dims[d])
+				bad = d;
+		}
+		if (bad == UINT32_MAX)
+			return 0;
+	}
+	got = shape_str(rank, PyArray_DIMS(arr));
+	if (!dynamic) {
+		npy_intp dims[NPU_TENSOR_MAX_RANK];
+
+		io_dims(io, dims);
+		exp = shape_str(io->rank, dims);
+	} else {
+		exp = model_shape_str(io);
+	}
+	if (got && exp) {
+		if (!dynamic || bad == UINT32_MAX)
+			PyErr_Format(PyExc_ValueError, "input '%s': shape %U, but the model takes %U",
+				     io->name, got, exp);
+		else if (io->dynamic & (1u << bad))
+			PyErr_Format(PyExc_ValueError,
+				     "input '%s': shape %U, but the model takes %U: dimension %u is %zd, which libnpu cannot take",
+				     io->name, got, exp, bad, (Py_ssize_t)PyArray_DIM(arr, (int)bad));
+		else
+			PyErr_Format(PyExc_ValueError,
+				     "input '%s': shape %U, but the model takes %U: dimension %u must be %u",
+				     io->name, got, exp, bad, io->dims[bad]);
+	}
+	Py_XDECREF(got);
+	Py_XDECREF(exp);
+	return -1;
+}
+
+/* The cache entry compiled for the shapes of @held (the inputs' arrays), or NULL. */
+static struct shape_entry *find_entry(NpuModel *self, PyObject *held)
+{
+	for (size_t k = 0; k < self->num_shapes; k++) {
+		struct shape_entry *e = &self->cache[k];
+		bool same = true;
+
+		for (size_t i = 0; i < self->nin && same; i++) {
+			PyArrayObject *a = (PyArrayObject *)PyList_GET_ITEM(held, (Py_ssize_t)i);
+
+			same = (uint32_t)PyArray_NDIM(a) == e->ins[i].rank;
+			for (uint32_t d = 0; same && d < e->ins[i].rank; d++)
+				same = PyArray_DIM(a, (int)d) == (npy_intp)e->ins[i].dims[d];
+		}
+		if (same)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * Check @inputs against the model, take the runtime compiled for their
+ * shapes (importing and compiling it on their first sight), and bind them
+ * and fresh output arrays to it.  On success the arrays are in
+ * held_inputs and held_outputs, and self->rt is that runtime.  Called
+ * with the busy lock held.
  */
 static int bind(NpuModel *self, PyObject *inputs)
 {
 	PyObject *held = NULL, *outs = NULL, *key, *val;
+	struct shape_entry *e;
 	size_t n = self->nin + self->nout;
 	uint32_t *ids = NULL;
 	void **data = NULL;
@@ -492,16 +782,12 @@ static int bind(NpuModel *self, PyObject *inputs)
 	for (size_t i = 0; i < self->nin; i++) {
 		const struct model_io *io = &self->ins[i];
 		int want = npu_py_dtype_to_numpy(io->dtype);
-		npy_intp dims[NPU_TENSOR_MAX_RANK];
 		PyArrayObject *arr, *dense;
-		bool same = true;
 
 		val = PyDict_GetItemString(inputs, io->name);
 		if (!val) {
-			PyObject *sh;
+			PyObject *sh = model_shape_str(io);
 
-			io_dims(io, dims);
-			sh = shape_str(io->rank, dims);
 			if (sh)
 				PyErr_Format(PyExc_ValueError, "input '%s' (%s %U) is missing", io->name,
 					     npu_py_dtype_name(io->dtype), sh);
@@ -520,20 +806,7 @@ static int bind(NpuModel *self, PyObject *inputs)
 			Py_DECREF(arr);
 			goto fail;
 		}
-		io_dims(io, dims);
-		same = (uint32_t)PyArray_NDIM(arr) == io->rank;
-		for (uint32_t d = 0; same && d < io->rank; d++)
-			same = PyArray_DIM(arr, (int)d) == dims[d];
-		if (!same) {
-			PyObject *got = shape_str((uint32_t)PyArray_NDIM(arr), PyArray_DIMS(arr));
-			PyObject *exp = shape_str(io->rank, dims);
-
-			if (got && exp)
-				PyErr_Format(PyExc_ValueError,
-					     "input '%s': shape %U, but the model takes %U", io->name,
-					     got, exp);
-			Py_XDECREF(got);
-			Py_XDECREF(exp);
+		if (check_shape(self, io, arr) < 0) {
 			Py_DECREF(arr);
 			goto fail;
 		}
@@ -542,22 +815,54 @@ static int bind(NpuModel *self, PyObject *inputs)
 		Py_DECREF(arr);
 		if (!dense)
 			goto fail;
-		if ((uint64_t)PyArray_NBYTES(dense) != io->bytes) {
-			PyErr_Format(PyExc_ValueError, "input '%s': %zd bytes, the runtime wants %llu",
-				     io->name, (Py_ssize_t)PyArray_NBYTES(dense),
-				     (unsigned long long)io->bytes);
-			Py_DECREF(dense);
-			goto fail;
-		}
 		r = PyList_Append(held, (PyObject *)dense);
 		Py_DECREF(dense);
 		if (r < 0)
 			goto fail;
+	}
+	e = find_entry(self, held);
+	if (!e) {
+		struct npu_onnx_shape *shapes = PyMem_Calloc(self->nin ? self->nin : 1,
+							     sizeof(*shapes));
+
+		if (!shapes) {
+			PyErr_NoMemory();
+			goto fail;
+		}
+		for (size_t i = 0; i < self->nin; i++) {
+			PyArrayObject *a = (PyArrayObject *)PyList_GET_ITEM(held, (Py_ssize_t)i);
+
+			shapes[i].name = self->ins[i].name;
+			shapes[i].rank = (uint32_t)PyArray_NDIM(a);
+			for (uint32_t d = 0; d < shapes[i].rank; d++)
+				shapes[i].dims[d] = PyArray_DIM(a, (int)d);
+		}
+		self->misses++;
+		e = specialize(self, shapes, self->nin, "Model.run: importing the model for these shapes");
+		PyMem_Free(shapes);
+		if (!e)
+			goto fail;
+	} else {
+		self->hits++;
+	}
+	e->last_used = ++self->tick;
+	self->cur = e;
+	self->rt = e->rt;
+	for (size_t i = 0; i < self->nin; i++) {
+		PyArrayObject *dense = (PyArrayObject *)PyList_GET_ITEM(held, (Py_ssize_t)i);
+		const struct model_io *io = &e->ins[i];
+
+		if ((uint64_t)PyArray_NBYTES(dense) != io->bytes) {
+			PyErr_Format(PyExc_ValueError, "input '%s': %zd bytes, the runtime wants %llu",
+				     io->name, (Py_ssize_t)PyArray_NBYTES(dense),
+				     (unsigned long long)io->bytes);
+			goto fail;
+		}
 		ids[i] = io->value;
 		data[i] = PyArray_DATA(dense);
 	}
 	for (size_t i = 0; i < self->nout; i++) {
-		const struct model_io *io = &self->outs[i];
+		const struct model_io *io = &e->outs[i];
 		int t = npu_py_dtype_to_numpy(io->dtype);
 		npy_intp dims[NPU_TENSOR_MAX_RANK];
 		PyObject *arr;
@@ -820,6 +1125,24 @@ static PyObject *Model_profile(NpuModel *self, PyObject *args, PyObject *kw)
 	return table;
 }
 
+/* IOInfo.dynamic: per dimension None, or the dynamic dimension's name. */
+static PyObject *dynamic_tuple(const struct model_io *io)
+{
+	PyObject *t = PyTuple_New(io->rank);
+
+	for (uint32_t k = 0; t && k < io->rank; k++) {
+		PyObject *v = io->dynamic & (1u << k) ? PyUnicode_FromString(io->param[k]) :
+			      Py_NewRef(Py_None);
+
+		if (!v) {
+			Py_CLEAR(t);
+			break;
+		}
+		PyTuple_SET_ITEM(t, k, v);
+	}
+	return t;
+}
+
 static PyObject *io_list(const struct model_io *io, size_t n)
 {
 	PyObject *t = PyTuple_New((Py_ssize_t)n);
@@ -834,8 +1157,9 @@ static PyObject *io_list(const struct model_io *io, size_t n)
 		PyStructSequence_SET_ITEM(row, 0, PyUnicode_FromString(io[i].name));
 		PyStructSequence_SET_ITEM(row, 1, npu_py_dtype_object(io[i].dtype));
 		PyStructSequence_SET_ITEM(row, 2, npu_py_shape(io[i].rank, io[i].dims));
+		PyStructSequence_SET_ITEM(row, 3, dynamic_tuple(&io[i]));
 		PyTuple_SET_ITEM(t, (Py_ssize_t)i, row);
-		for (Py_ssize_t k = 0; k < 3; k++)
+		for (Py_ssize_t k = 0; k < 4; k++)
 			if (!PyStructSequence_GET_ITEM(row, k)) {
 				Py_CLEAR(t);
 				break;
@@ -876,12 +1200,28 @@ static PyObject *Model_get_summary(NpuModel *self, void *c)
 			     "static_bytes", (unsigned long long)npu_runtime_static_bytes(self->rt));
 }
 
+static PyObject *Model_get_shape_cache(NpuModel *self, void *c)
+{
+	(void)c;
+	return Py_BuildValue("{s:n,s:n,s:K,s:K,s:K,s:K,s:K}",
+			     "capacity", (Py_ssize_t)self->max_shapes,
+			     "entries", (Py_ssize_t)self->num_shapes,
+			     "hits", (unsigned long long)self->hits,
+			     "misses", (unsigned long long)self->misses,
+			     "evictions", (unsigned long long)self->evictions,
+			     "imports", (unsigned long long)self->imports,
+			     "compiles", (unsigned long long)self->compiles);
+}
+
 static PyMethodDef Model_methods[] = {
 	{ "run", (PyCFunction)(void (*)(void))Model_run, METH_VARARGS | METH_KEYWORDS,
 	  "run($self, /, inputs, timeout=None)\n--\n\n"
 	  "Run the model once; returns {output name: numpy.ndarray}.\n\n"
 	  "inputs maps every input's name to an array of its dtype and shape\n"
-	  "(TypeError / ValueError otherwise, naming it); C-contiguous arrays\n"
+	  "(TypeError / ValueError otherwise, naming it); a dimension the model\n"
+	  "leaves dynamic (IOInfo.dynamic) takes any size: the first run of a\n"
+	  "set of input shapes imports and compiles the model for it, later ones\n"
+	  "reuse that runtime (shape_cache).  C-contiguous arrays\n"
 	  "are read where they lie.  Each output is a new array, which libnpu\n"
 	  "wrote directly.  timeout: seconds, None for no limit.  npu.Error when\n"
 	  "the run fails, with the node and op at fault.  The GIL is released\n"
@@ -902,27 +1242,38 @@ static PyMethodDef Model_methods[] = {
 
 static PyGetSetDef Model_getset[] = {
 	{ "inputs", (getter)Model_get_inputs, NULL,
-	  "tuple of IOInfo(name, dtype, shape): what run() takes.", NULL },
+	  "tuple of IOInfo(name, dtype, shape): what run() takes; shape is the\n"
+	  "load's, and IOInfo.dynamic names the dimensions run() may change.", NULL },
 	{ "outputs", (getter)Model_get_outputs, NULL,
-	  "tuple of IOInfo(name, dtype, shape): what run() returns.", NULL },
+	  "tuple of IOInfo(name, dtype, shape): what run() returns, for the\n"
+	  "load's input shapes (IOInfo.dynamic: the dimensions that may differ).", NULL },
 	{ "device", (getter)Model_get_device, NULL,
 	  "The Device the model runs on, None on the CPU.", NULL },
 	{ "summary", (getter)Model_get_summary, NULL,
-	  "dict: opset, nodes, segments, device_segments, arena_bytes, static_bytes.", NULL },
+	  "dict: opset, nodes, segments, device_segments, arena_bytes, static_bytes\n"
+	  "(of the runtime of the last run's input shapes).", NULL },
+	{ "shape_cache", (getter)Model_get_shape_cache, NULL,
+	  "dict: capacity (max_shapes), entries (compiled input shapes kept), hits\n"
+	  "(runs that only bound their arrays), misses (runs whose shapes had no\n"
+	  "runtime), evictions, imports (libnpu-onnx's count of imports of the\n"
+	  "model, the load's included), compiles.", NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 PyDoc_STRVAR(Model_doc,
-"Model(model, device=None, *, cpu=False, shapes=None, constants=None)\n--\n\n"
+"Model(model, device=None, *, cpu=False, shapes=None, constants=None, max_shapes=8)\n--\n\n"
 "An ONNX model, imported by libnpu-onnx and compiled for an NPU or the\n"
 "CPU.\n\n"
 "model      a path (str or os.PathLike) or the ONNX file's bytes\n"
 "device     None: the first NPU, or the CPU path when there is none;\n"
 "           an index or a Device: that NPU (npu.Error if absent)\n"
 "cpu        True: the CPU path (libnpu's engine), whatever NPUs exist\n"
-"shapes     {input name: shape} binding dynamic dimensions\n"
+"shapes     {input name: shape} binding dynamic dimensions for the\n"
+"           first runtime; run() takes other sizes there too\n"
 "constants  {input name: array} fixing inputs as constants (shape-like\n"
-"           int64 inputs, as npu-run --input of int64 does)\n\n"
+"           int64 inputs, as npu-run --input of int64 does)\n"
+"max_shapes how many compiled sets of input shapes to keep (1 to 1024),\n"
+"           the least recently run out first\n\n"
 "Import and compile errors raise npu.Error naming the node and op.  The\n"
 "Model keeps its Device and Context alive.");
 
