@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import npu
-from conftest import onnx_model
+from conftest import MODELS, onnx_model
 
 RNG = np.random.default_rng(21)
 W = RNG.standard_normal((4, 3)).astype(np.float32)
@@ -156,3 +156,26 @@ def test_fixed_shape_model_keeps_its_checks(add_model):
     with pytest.raises(ValueError, match=r"input 'b': shape \(1, 3\), but the model takes "
                        r"\(2, 3\)$"):
         m.run({"a": np.zeros((2, 3), np.float32), "b": np.zeros((1, 3), np.float32)})
+
+
+PPOCR_CLS = MODELS / "ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+PPOCR_CLS_REF = MODELS / "ref/ppocr-cls"
+
+
+def test_real_model_batches_against_onnxruntime():
+    """PP-OCR's direction classifier (x [batch, 3, h, w]) at batch sizes
+    7, 1, 3 and back, each against the rows of onnxruntime-node's output
+    for the same crops (make models)."""
+    if not PPOCR_CLS.exists() or not (PPOCR_CLS_REF / "in/x.npy").exists():
+        pytest.skip("no PP-OCR classifier or reference in %s: run `make models`" % MODELS)
+    x = np.load(PPOCR_CLS_REF / "in/x.npy")
+    ref = np.load(PPOCR_CLS_REF / "out/softmax_0.tmp_0.npy")
+    assert x.shape == (7, 3, 48, 192)
+    m = npu.Model(PPOCR_CLS, cpu=True, shapes={"x": x.shape})
+    assert m.inputs[0].dynamic == ("p2o.DynamicDimension.0", None, "p2o.DynamicDimension.1",
+                                   "p2o.DynamicDimension.2")
+    for rows in (slice(0, 7), slice(0, 1), slice(2, 5), slice(0, 7), slice(6, 7)):
+        y = m.run({"x": np.ascontiguousarray(x[rows])})["softmax_0.tmp_0"]
+        np.testing.assert_allclose(y, ref[rows], rtol=1e-3, atol=1e-4)
+    c = m.shape_cache
+    assert (c["imports"], c["compiles"], c["hits"], c["misses"]) == (3, 3, 3, 2)
