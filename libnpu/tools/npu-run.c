@@ -7,7 +7,7 @@
  *           [--cpu] [--profile] [--iterations N] [--output-dir DIR]
  *           [--rounding onnx|tflite]
  *           [--expect [NAME=]FILE]... [--rtol R] [--atol A] [--device N]
- *           [--timeout SECONDS]
+ *           [--timeout SECONDS] [--devices LIST|all] [--batch N]
  *
  * FILE is a .npy array or an ONNX TensorProto (.pb).  Without NAME= an
  * input goes to the graph input the .pb names, else to the next graph
@@ -41,6 +41,10 @@
 #define DEFAULT_RUN_NS		(600ll * 1000000000)
 /* Runs a p99 needs to be more than the maximum. */
 #define P99_MIN_RUNS		100
+/* Devices --devices may name. */
+#define MAX_DEVICES		64
+/* Requests in flight per device with --batch: one running, one waiting. */
+#define BATCH_PER_DEVICE	2
 
 struct tensor_file {
 	const char *name;	/* NULL: positional */
@@ -64,6 +68,8 @@ static void usage(FILE *f)
 		"  --runtime NAME         input NAME stays a runtime input whatever its dtype\n"
 		"  --cpu                  run on libnpu's CPU fallback only\n"
 		"  --device N             device index (default 0)\n"
+		"  --devices LIST|all     spread --batch requests over devices, e.g. 0,1\n"
+		"  --batch N              run N requests (the same inputs); print throughput\n"
 		"  --profile              per-node table and the device/CPU split\n"
 		"  --iterations N         run N times; print latency median/min/max (p99 from 100)\n"
 		"  --output-dir DIR       write each output as DIR/NAME.npy (DIR created)\n"
@@ -603,6 +609,173 @@ static void file_name(char *buf, size_t size, const char *dir, const char *name)
 	snprintf(buf + n, size - n, ".npy");
 }
 
+/* --devices: "all" (*@count 0), or indices "0,1". */
+static int parse_devices(const char *s, uint32_t *idx, size_t *count)
+{
+	char *end;
+
+	*count = 0;
+	if (!strcmp(s, "all"))
+		return 0;
+	while (*s) {
+		long v = strtol(s, &end, 10);
+
+		if (end == s || v < 0 || v > 255 || *count == MAX_DEVICES)
+			return -EINVAL;
+		idx[(*count)++] = (uint32_t)v;
+		s = end;
+		if (*s == ',')
+			s++;
+		else if (*s)
+			return -EINVAL;
+	}
+	return *count ? 0 : -EINVAL;
+}
+
+/*
+ * --batch: @requests requests over the group's devices, each bound to
+ * @ids/@data, whose last @nout entries (the outputs) get a buffer per
+ * request in flight.  The first request answered leaves its outputs in
+ * @first; every later one must give the same bytes.  Returns 0, or the
+ * exit status after saying what failed.
+ */
+struct batch {
+	struct npu_group *grp;
+	long requests;
+	size_t nbind, nout;
+	const uint32_t *ids;
+	void *const *data;
+	const uint64_t *out_bytes;
+	void **first;
+	int64_t timeout_ns;
+	/* results */
+	uint64_t differing, failed;
+	int64_t elapsed_ns;
+};
+
+static int batch_wait(struct batch *b, uint64_t ticket, void **out, bool *have_first)
+{
+	struct npu_group_result res = NPU_GROUP_RESULT_INIT;
+	int64_t limit = b->timeout_ns ? b->timeout_ns : DEFAULT_RUN_NS;
+	size_t k;
+	int r = npu_group_wait(b->grp, ticket, npu_deadline_ns(limit), &res);
+
+	if (r == -ETIMEDOUT) {
+		fprintf(stderr, "npu-run: batch: a request timed out after %.3f s\n", limit / 1e9);
+		return EXIT_TIMEOUT;
+	}
+	if (r) {
+		if (!b->failed)
+			fprintf(stderr, "npu-run: batch: a request failed on device %u: %s\n",
+				res.device, npu_strerror(r));
+		b->failed++;
+		return 0;
+	}
+	if (!*have_first) {
+		for (k = 0; k < b->nout; k++)
+			memcpy(b->first[k], out[k], b->out_bytes[k]);
+		*have_first = true;
+		return 0;
+	}
+	for (k = 0; k < b->nout; k++)
+		if (memcmp(b->first[k], out[k], b->out_bytes[k])) {
+			b->differing++;
+			break;
+		}
+	return 0;
+}
+
+static int run_batch(struct batch *b)
+{
+	size_t window = npu_group_num_devices(b->grp) * BATCH_PER_DEVICE, s, k;
+	uint64_t *tickets;
+	void **bind, **outs;
+	long submitted = 0, done = 0;
+	bool have_first = false;
+	int64_t t0;
+	int ret = 0;
+
+	if (window > (size_t)b->requests)
+		window = (size_t)b->requests;
+	tickets = calloc(window, sizeof(*tickets));
+	bind = calloc(window * b->nbind, sizeof(*bind));
+	outs = calloc(window * (b->nout ? b->nout : 1), sizeof(*outs));
+	if (!tickets || !bind || !outs) {
+		ret = 1;
+		goto out;
+	}
+	for (s = 0; s < window; s++) {
+		memcpy(&bind[s * b->nbind], b->data, b->nbind * sizeof(*bind));
+		for (k = 0; k < b->nout; k++) {
+			outs[s * b->nout + k] = calloc(1, b->out_bytes[k] + 1);
+			if (!outs[s * b->nout + k]) {
+				ret = 1;
+				goto out;
+			}
+			bind[s * b->nbind + b->nbind - b->nout + k] = outs[s * b->nout + k];
+		}
+	}
+	t0 = npu_time_ns();
+	/* Slot s carries requests s, s + window, ...: waited for in order. */
+	while (done < b->requests && !ret) {
+		s = (size_t)(done % (long)window);
+		while (submitted < b->requests && submitted < done + (long)window) {
+			size_t w = (size_t)(submitted % (long)window);
+			int r = npu_group_submit(b->grp, b->nbind, b->ids, &bind[w * b->nbind],
+						 &tickets[w]);
+
+			if (r) {
+				fprintf(stderr, "npu-run: batch: request %ld: %s\n", submitted,
+					npu_strerror(r));
+				/* no device left: the rest cannot be answered */
+				b->failed += (uint64_t)(b->requests - submitted);
+				b->requests = submitted;
+				break;
+			}
+			submitted++;
+		}
+		if (done >= b->requests)
+			break;
+		ret = batch_wait(b, tickets[s], &outs[s * b->nout], &have_first);
+		done++;
+	}
+	b->elapsed_ns = npu_time_ns() - t0;
+out:
+	for (s = 0; outs && s < window * b->nout; s++)
+		free(outs[s]);
+	free(outs);
+	free(bind);
+	free(tickets);
+	return ret;
+}
+
+static void print_batch(const struct batch *b, long requests)
+{
+	struct npu_group_stats st = NPU_GROUP_STATS_INIT;
+	size_t n = npu_group_num_devices(b->grp), i;
+
+	npu_group_get_stats(b->grp, &st);
+	printf("batch: %ld requests on %zu device%s in %.3f s: %.2f inputs/s\n", requests, n,
+	       n == 1 ? "" : "s", b->elapsed_ns / 1e9,
+	       b->elapsed_ns ? (double)st.completed * 1e9 / (double)b->elapsed_ns : 0.0);
+	for (i = 0; i < n; i++) {
+		struct npu_group_device_stats ds = NPU_GROUP_DEVICE_STATS_INIT;
+		char name[32] = "the CPU";
+
+		npu_group_get_device_stats(b->grp, i, &ds);
+		if (ds.minor != UINT32_MAX)
+			snprintf(name, sizeof(name), "accel%u", ds.minor);
+		printf("device %zu (%s): %llu requests, busy %.3f s%s%s\n", i, name,
+		       (unsigned long long)ds.completed, ds.busy_ns / 1e9,
+		       ds.state == NPU_GROUP_DEVICE_LEFT ? ", left: " : "",
+		       ds.state == NPU_GROUP_DEVICE_LEFT ? npu_strerror(ds.error) : "");
+	}
+	printf("failovers: %llu (requests run again on another device after theirs failed)\n",
+	       (unsigned long long)st.failovers);
+	printf("outputs: %llu of %ld requests answered, %llu differ from the first's bytes\n",
+	       (unsigned long long)st.completed, requests, (unsigned long long)b->differing);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -623,6 +796,8 @@ int main(int argc, char **argv)
 		{ "custom-ops", required_argument, NULL, 'P' },
 		{ "list-ops", no_argument, NULL, 'L' },
 		{ "rounding", required_argument, NULL, 'r' },
+		{ "devices", required_argument, NULL, 'D' },
+		{ "batch", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -646,6 +821,18 @@ int main(int argc, char **argv)
 	struct npu_context *ctx = NULL;
 	struct npu_queue *q = NULL;
 	struct npu_runtime *rt = NULL;
+	/* --devices or --batch: the model on a group of devices */
+	struct npu_context *gctx[MAX_DEVICES] = { NULL };
+	uint32_t dev_list[MAX_DEVICES];
+	size_t ndev_list = 0, ngctx = 0;
+	bool use_group = false, devices_all = false;
+	long batch = 0;
+	struct npu_group *grp = NULL;
+	const struct npu_runtime *info_rt;
+	uint32_t *bind_ids = NULL;
+	void **bind_data = NULL;
+	uint64_t *out_bytes = NULL;
+	size_t nbind = 0;
 	struct npu_graph *g;
 	void **outbuf = NULL;
 	int64_t *lat = NULL;
@@ -712,6 +899,23 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'd': dev_index = strtol(optarg, NULL, 10); break;
+		case 'D':
+			if (parse_devices(optarg, dev_list, &ndev_list)) {
+				fprintf(stderr, "npu-run: bad --devices '%s' (want all, or indices like 0,1)\n",
+					optarg);
+				return 2;
+			}
+			use_group = true;
+			devices_all = !ndev_list;
+			break;
+		case 'B':
+			batch = strtol(optarg, NULL, 10);
+			if (batch < 1 || batch > 1000000) {
+				fprintf(stderr, "npu-run: --batch must be 1..1000000\n");
+				return 2;
+			}
+			use_group = true;
+			break;
 		case 'p': profile = true; break;
 		case 'n':
 			iterations = strtol(optarg, NULL, 10);
@@ -751,6 +955,16 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (use_group && (profile || iterations > 1)) {
+		fprintf(stderr, "npu-run: --devices and --batch time requests, not runs: no --profile or --iterations\n");
+		return 2;
+	}
+	if (use_group && cpu && ndev_list) {
+		fprintf(stderr, "npu-run: --cpu and --devices: one or the other\n");
+		return 2;
+	}
+	if (use_group && !batch)
+		batch = 1;
 	model_path = argv[optind];
 	/* a file this reader cannot represent is like an unsupported model */
 	for (i = 0; i < nin; i++)
@@ -852,7 +1066,54 @@ int main(int argc, char **argv)
 	nio_in = npu_onnx_num_inputs(m);
 	nio_out = npu_onnx_num_outputs(m);
 
-	if (!cpu) {
+	if (use_group) {
+		struct npu_device_list *list = NULL;
+		struct npu_group_options gopt = NPU_GROUP_OPTIONS_INIT;
+
+		/* every device, the listed ones, or --device's (the CPU if none) */
+		if (!cpu && !npu_device_list(&list) && npu_device_list_count(list)) {
+			size_t all = npu_device_list_count(list);
+
+			npu_device_list_free(list);
+			if (!ndev_list && !devices_all) {
+				dev_list[0] = (uint32_t)dev_index;
+				ndev_list = 1;
+			}
+			for (i = 0; i < (ndev_list ? ndev_list : all) && i < MAX_DEVICES; i++) {
+				struct npu_device *gd;
+				uint32_t index = ndev_list ? dev_list[i] : (uint32_t)i;
+
+				r = npu_device_open(index, &gd);
+				if (!r)
+					r = npu_context_create(gd, &gctx[ngctx]);
+				npu_device_close(gd);
+				if (r) {
+					fprintf(stderr, "npu-run: device %u: %s\n", index, npu_strerror(r));
+					goto out;
+				}
+				ngctx++;
+			}
+		} else {
+			npu_device_list_free(list);
+			if (ndev_list || devices_all) {
+				fprintf(stderr, "npu-run: --devices: no NPU found\n");
+				goto out;
+			}
+			if (!quiet && !cpu)
+				printf("no NPU found: running on libnpu's CPU fallback\n");
+			cpu = true;
+			ngctx = 1;	/* one CPU copy */
+		}
+		/* in flight: BATCH_PER_DEVICE per device, all waited for in turn */
+		gopt.max_requests = (uint32_t)(ngctx * BATCH_PER_DEVICE);
+		r = npu_group_create(g, gctx, ngctx, &gopt, &grp);
+		if (r) {
+			fprintf(stderr, "npu-run: %s: %s (%s)\n", model_path, npu_graph_error(g),
+				npu_strerror(r));
+			ret = EXIT_UNSUPPORTED;
+			goto out;
+		}
+	} else if (!cpu) {
 		struct npu_device_list *list = NULL;
 
 		if (!npu_device_list(&list) && npu_device_list_count(list)) {
@@ -873,13 +1134,22 @@ int main(int argc, char **argv)
 		}
 		npu_device_list_free(list);
 	}
-	r = npu_graph_compile(g, ctx, 0, &rt);
-	if (r) {
-		fprintf(stderr, "npu-run: %s: %s (%s)\n", model_path, npu_graph_error(g),
-			npu_strerror(r));
-		ret = EXIT_UNSUPPORTED;
-		goto out;
+	if (!grp) {
+		r = npu_graph_compile(g, ctx, 0, &rt);
+		if (r) {
+			fprintf(stderr, "npu-run: %s: %s (%s)\n", model_path, npu_graph_error(g),
+				npu_strerror(r));
+			ret = EXIT_UNSUPPORTED;
+			goto out;
+		}
 	}
+	/* Every copy of a group has the graph's values: any one tells sizes. */
+	info_rt = grp ? npu_group_runtime(grp, 0) : rt;
+	bind_ids = calloc(nio_in + nio_out + 1, sizeof(*bind_ids));
+	bind_data = calloc(nio_in + nio_out + 1, sizeof(*bind_data));
+	out_bytes = calloc(nio_out + 1, sizeof(*out_bytes));
+	if (!bind_ids || !bind_data || !out_bytes)
+		goto out;
 
 	/* Bind inputs: by name, else in order. */
 	{
@@ -912,7 +1182,7 @@ int main(int argc, char **argv)
 			t->used = true;
 			adapt(t, io.dtype);
 			fmt_shape(sh, sizeof(sh), io.rank, io.dims);
-			if (t->dtype != io.dtype || t->bytes != npu_runtime_value_bytes(rt, io.value)) {
+			if (t->dtype != io.dtype || t->bytes != npu_runtime_value_bytes(info_rt, io.value)) {
 				char fs[128];
 
 				fmt_shape(fs, sizeof(fs), t->rank, t->dims);
@@ -922,11 +1192,8 @@ int main(int argc, char **argv)
 				goto out;
 			}
 			p = t->data;
-			r = npu_runtime_setup(rt, 1, &io.value, &p);
-			if (r) {
-				fprintf(stderr, "npu-run: setup: %s\n", npu_strerror(r));
-				goto out;
-			}
+			bind_ids[nbind] = io.value;
+			bind_data[nbind++] = p;
 		}
 	}
 	outbuf = calloc(nio_out ? nio_out : 1, sizeof(*outbuf));
@@ -937,10 +1204,34 @@ int main(int argc, char **argv)
 		struct npu_onnx_io io;
 
 		npu_onnx_output(m, i, &io);
-		outbuf[i] = calloc(1, npu_runtime_value_bytes(rt, io.value) + 1);
+		out_bytes[i] = npu_runtime_value_bytes(info_rt, io.value);
+		outbuf[i] = calloc(1, out_bytes[i] + 1);
 		if (!outbuf[i])
 			goto out;
-		r = npu_runtime_setup(rt, 1, &io.value, &outbuf[i]);
+		bind_ids[nbind] = io.value;
+		bind_data[nbind++] = outbuf[i];
+	}
+	if (grp) {
+		struct batch b = {
+			.grp = grp, .requests = batch, .nbind = nbind, .nout = nio_out,
+			.ids = bind_ids, .data = bind_data, .out_bytes = out_bytes,
+			.first = outbuf, .timeout_ns = timeout_ns,
+		};
+
+		r = run_batch(&b);
+		print_batch(&b, batch);
+		if (r) {
+			ret = r;
+			goto out;
+		}
+		if (b.failed || b.differing) {
+			fprintf(stderr, "npu-run: batch: %llu requests failed, %llu gave other bytes than the first\n",
+				(unsigned long long)b.failed, (unsigned long long)b.differing);
+			goto out;
+		}
+		iterations = 0;
+	} else {
+		r = npu_runtime_setup(rt, nbind, bind_ids, bind_data);
 		if (r) {
 			fprintf(stderr, "npu-run: setup: %s\n", npu_strerror(r));
 			goto out;
@@ -972,14 +1263,14 @@ int main(int argc, char **argv)
 	if (!quiet) {
 		size_t nseg, ndev;
 
-		nseg = npu_runtime_num_segments(rt, &ndev);
+		nseg = npu_runtime_num_segments(info_rt, &ndev);
 		printf("model %s: opset %lld, %zu nodes, %zu segments (%zu on the device), arena %llu bytes, weights %llu bytes, on %s\n",
-		       model_path, (long long)npu_onnx_opset(m), npu_runtime_num_nodes(rt), nseg, ndev,
-		       (unsigned long long)npu_runtime_arena_bytes(rt),
-		       (unsigned long long)npu_runtime_static_bytes(rt),
-		       q ? "the NPU" : "the CPU");
+		       model_path, (long long)npu_onnx_opset(m), npu_runtime_num_nodes(info_rt), nseg,
+		       ndev, (unsigned long long)npu_runtime_arena_bytes(info_rt),
+		       (unsigned long long)npu_runtime_static_bytes(info_rt),
+		       q || (grp && !cpu) ? "the NPU" : "the CPU");
 	}
-	if (iterations > 1 || !quiet) {
+	if (iterations > 1 || (iterations && !quiet)) {
 		qsort(lat, (size_t)iterations, sizeof(*lat), cmp_i64);
 		/* below 100 runs the 99th percentile is just the maximum */
 		if (iterations >= P99_MIN_RUNS)
@@ -1041,7 +1332,7 @@ int main(int argc, char **argv)
 			printf("output %s: %s\n", io.name, sh);
 		if (outdir) {
 			struct npy_array a = { .rank = (int)io.rank, .data = outbuf[i],
-					       .bytes = npu_runtime_value_bytes(rt, io.value) };
+					       .bytes = npu_runtime_value_bytes(info_rt, io.value) };
 			char path[4096];
 			int t = dtype_to_npy(io.dtype);
 
@@ -1103,7 +1394,7 @@ int main(int argc, char **argv)
 		npu_onnx_output(m, o, &io);
 		adapt(&ex[i], io.dtype);
 		if (ex[i].dtype != io.dtype ||
-		    ex[i].bytes != npu_runtime_value_bytes(rt, io.value)) {
+		    ex[i].bytes != npu_runtime_value_bytes(info_rt, io.value)) {
 			char fs[128];
 
 			fmt_shape(sh, sizeof(sh), io.rank, io.dims);
@@ -1136,6 +1427,12 @@ out:
 	free(outbuf);
 	free(lat);
 	npu_runtime_free(rt);
+	npu_group_free(grp);
+	for (i = 0; i < ngctx; i++)
+		npu_context_destroy(gctx[i]);
+	free(bind_ids);
+	free(bind_data);
+	free(out_bytes);
 	npu_onnx_free(m);
 	npu_queue_destroy(q);
 	npu_context_destroy(ctx);
