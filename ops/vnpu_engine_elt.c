@@ -23,8 +23,9 @@
  * order (eltwise_f(), vnpu_act_ab(), vnpu_quantize_f()), so the results
  * are bit-identical to it; only which NaN a NaN result is may differ.
  * Per-channel quantized operands stay on the reference path.  ELTWISE
- * with VNPU_ROUND_ORT_QLINEAR works on the codes themselves, with the
- * reference's own per-element functions (vnpu_ref_qlinear.h).
+ * with VNPU_ROUND_ORT_QLINEAR works on the codes themselves, through
+ * tables of the reference's own per-element functions (vnpu_ref_qlinear.h)
+ * or their operations vectorized in the same order (elt_qlinear_row()).
  */
 #include <errno.h>
 #include <math.h>
@@ -32,6 +33,10 @@
 
 #include "vnpu_engine.h"
 #include "vnpu_ref_qlinear.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 /* Elements per chunk: three chunk buffers stay in L1. */
 #define ELT_CHUNK	1024
@@ -361,38 +366,187 @@ static void elt_activate(const struct elt_act *f, const float *x, float *o,
 }
 
 /*
- * ELTWISE with VNPU_ROUND_ORT_QLINEAR over one row: the codes straight
- * from the operands (no reals in between), vnpu_ref_qlinear.h's
- * arithmetic per element.  The FMA clone makes fmaf() an instruction
- * instead of a libm call; fmaf() rounds once either way.
+ * ELTWISE with VNPU_ROUND_ORT_QLINEAR works on the codes themselves (no
+ * reals in between) with vnpu_ref_qlinear.h's arithmetic.  Where one
+ * operand is a single code along a row (a constant, a scalar, a channel's
+ * value over NCHW), each output is a function of one byte: the row reads
+ * a table of the reference's 256 results.  Other rows of unit or zero
+ * strides go eight elements at a time through AVX2 when the CPU has it,
+ * with the reference's binary32 operations in its order: VFMADD rounds
+ * once as fmaf() does, and VCVTPS2DQ rounds in the current rounding mode
+ * as rintf() does, and turns NaN and values beyond int32 into INT32_MIN,
+ * which the clamp sends to the low bound as vnpu_qlinear_sat() does.
  */
 struct elt_qlinear {
-	bool mul, is_signed;
+	bool mul, is_signed, simd;
 	int32_t lo, hi;
 	struct vnpu_qlinear_add add;
 	struct vnpu_qlinear_mul prod;
+	int lut_key;		/* elt_qlinear_lut()'s key of lut[], or -1 */
+	uint8_t lut[256];
 };
 
-static inline int32_t elt_code(const uint8_t *p, bool is_signed)
+/*
+ * A row at least this long builds a table when it has none for its fixed
+ * code: the 256 reference evaluations then cost less than the row's own.
+ */
+#define ELT_QLUT_MIN	256
+
+static inline int32_t elt_code(uint8_t b, bool is_signed)
 {
-	return is_signed ? (int32_t)(int8_t)*p : (int32_t)*p;
+	return is_signed ? (int32_t)(int8_t)b : (int32_t)b;
 }
 
-__attribute__((target_clones("arch=haswell", "default")))
-static void elt_qlinear_row(const struct elt_qlinear *q, const uint8_t *a, int64_t sa,
-			    const uint8_t *b, int64_t sb, uint8_t *y, int64_t sy,
-			    uint32_t m)
+/* The reference's output byte for operand codes @va and @vb. */
+static inline uint8_t elt_qlinear_q(const struct elt_qlinear *q, int32_t va,
+				    int32_t vb)
+{
+	float v = q->mul ? vnpu_qlinear_mul_f(&q->prod, va, vb) :
+		  vnpu_qlinear_add_f(&q->add, va, vb);
+
+	return (uint8_t)vnpu_qlinear_sat(v, q->lo, q->hi);
+}
+
+/*
+ * q->lut[byte]: the output when the operand that moves holds @byte and
+ * the other (A if @a_fixed, else B) holds @code.
+ */
+static void elt_qlinear_lut(struct elt_qlinear *q, bool a_fixed, uint8_t code)
+{
+	int key = code | (int)a_fixed << 8;
+	int32_t c = elt_code(code, q->is_signed), v;
+	uint32_t i;
+
+	if (q->lut_key == key)
+		return;
+	for (i = 0; i < 256; i++) {
+		v = elt_code((uint8_t)i, q->is_signed);
+		q->lut[i] = a_fixed ? elt_qlinear_q(q, c, v) : elt_qlinear_q(q, v, c);
+	}
+	q->lut_key = key;
+}
+
+static void elt_lut_row(const uint8_t *lut, const uint8_t *x, int64_t sx,
+			uint8_t *y, int64_t sy, uint32_t m)
 {
 	uint32_t j;
 
-	for (j = 0; j < m; j++) {
-		int32_t va = elt_code(a + (int64_t)j * sa, q->is_signed);
-		int32_t vb = elt_code(b + (int64_t)j * sb, q->is_signed);
-		float v = q->mul ? vnpu_qlinear_mul_f(&q->prod, va, vb) :
-			  vnpu_qlinear_add_f(&q->add, va, vb);
+	if (sx == 1 && sy == 1)
+		for (j = 0; j < m; j++)
+			y[j] = lut[x[j]];
+	else
+		for (j = 0; j < m; j++)
+			y[(int64_t)j * sy] = lut[x[(int64_t)j * sx]];
+}
 
-		y[(int64_t)j * sy] = (uint8_t)vnpu_qlinear_sat(v, q->lo, q->hi);
+/* Any strides; the FMA clone makes fmaf() an instruction, not a call. */
+__attribute__((target_clones("arch=haswell", "default")))
+static void elt_qlinear_row_any(const struct elt_qlinear *q, const uint8_t *a,
+				int64_t sa, const uint8_t *b, int64_t sb,
+				uint8_t *y, int64_t sy, uint32_t m)
+{
+	uint32_t j;
+
+	for (j = 0; j < m; j++)
+		y[(int64_t)j * sy] = elt_qlinear_q(q, elt_code(a[(int64_t)j * sa], q->is_signed),
+						   elt_code(b[(int64_t)j * sb], q->is_signed));
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ELT_AVX2	__attribute__((target("avx2,fma")))
+
+/* Eight codes from @p, or eight copies of *p when @st is 0. */
+ELT_AVX2 static inline __m256i elt_codes8(const uint8_t *p, int64_t st,
+					  bool is_signed)
+{
+	__m128i b;
+
+	if (!st)
+		return _mm256_set1_epi32(elt_code(*p, is_signed));
+	b = _mm_loadl_epi64((const __m128i *)(const void *)p);
+	return is_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+}
+
+/* Eight outputs already clamped to [lo, hi], stored as bytes. */
+ELT_AVX2 static inline void elt_store8(uint8_t *y, __m256i r, bool is_signed)
+{
+	__m128i w = _mm_packs_epi32(_mm256_castsi256_si128(r),
+				    _mm256_extracti128_si256(r, 1));
+
+	w = is_signed ? _mm_packs_epi16(w, w) : _mm_packus_epi16(w, w);
+	_mm_storel_epi64((__m128i *)(void *)y, w);
+}
+
+/* @sa and @sb 0 or 1, Y dense. */
+ELT_AVX2 static void elt_qlinear_row_avx2(const struct elt_qlinear *q,
+					  const uint8_t *a, int64_t sa,
+					  const uint8_t *b, int64_t sb,
+					  uint8_t *y, uint32_t m)
+{
+	const __m256 ra = _mm256_set1_ps(q->add.ra), rb = _mm256_set1_ps(q->add.rb);
+	const __m256 fixed = _mm256_set1_ps(q->add.fixed);
+	const __m256 ratio = _mm256_set1_ps(q->prod.ratio), zy = _mm256_set1_ps(q->prod.zy);
+	const __m256i za = _mm256_set1_epi32(q->prod.za), zb = _mm256_set1_epi32(q->prod.zb);
+	const __m256i lo = _mm256_set1_epi32(q->lo), hi = _mm256_set1_epi32(q->hi);
+	bool sg = q->is_signed;
+	uint32_t j;
+
+	for (j = 0; j + 8 <= m; j += 8) {
+		__m256i va = elt_codes8(a + j * sa, sa, sg);
+		__m256i vb = elt_codes8(b + j * sb, sb, sg);
+		__m256 v;
+
+		if (q->mul) {
+			__m256i prod = _mm256_mullo_epi32(_mm256_sub_epi32(va, za),
+							  _mm256_sub_epi32(vb, zb));
+
+			v = _mm256_add_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(prod), ratio), zy);
+		} else {
+			v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(vb), rb, fixed);
+			v = _mm256_fmadd_ps(_mm256_cvtepi32_ps(va), ra, v);
+		}
+		elt_store8(y + j, _mm256_min_epi32(_mm256_max_epi32(_mm256_cvtps_epi32(v), lo), hi),
+			   sg);
 	}
+	for (; j < m; j++)
+		y[j] = elt_qlinear_q(q, elt_code(a[j * sa], sg), elt_code(b[j * sb], sg));
+}
+
+static bool elt_have_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+#else
+static bool elt_have_avx2(void)
+{
+	return false;
+}
+#endif
+
+/* One row of @m outputs; the strides are in elements (bytes). */
+static void elt_qlinear_row(struct elt_qlinear *q, const uint8_t *a, int64_t sa,
+			    const uint8_t *b, int64_t sb, uint8_t *y, int64_t sy,
+			    uint32_t m)
+{
+	bool a_fixed = !sa;
+
+	if ((!sa || !sb) &&
+	    (m >= ELT_QLUT_MIN || q->lut_key == ((a_fixed ? *a : *b) | (int)a_fixed << 8))) {
+		elt_qlinear_lut(q, a_fixed, a_fixed ? *a : *b);
+		if (a_fixed)
+			elt_lut_row(q->lut, b, sb, y, sy, m);
+		else
+			elt_lut_row(q->lut, a, sa, y, sy, m);
+		return;
+	}
+#if defined(__x86_64__) && defined(__GNUC__)
+	if (q->simd && sy == 1 && (sa == 0 || sa == 1) && (sb == 0 || sb == 1)) {
+		elt_qlinear_row_avx2(q, a, sa, b, sb, y, m);
+		return;
+	}
+#endif
+	elt_qlinear_row_any(q, a, sa, b, sb, y, sy, m);
 }
 
 static float bits_f32(uint32_t u)
@@ -443,12 +597,14 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	struct elt_qlinear q = {
 		.mul = c->attr.eltwise.kind == VNPU_ELTWISE_MUL,
 		.is_signed = y->dtype == VNPU_DT_INT8,
+		.lut_key = -1,
 		.lo = y->dtype == VNPU_DT_INT8 ? -128 : 0,
 		.hi = y->dtype == VNPU_DT_INT8 ? 127 : 255,
 	};
 	bool qlinear = binary && c->round == VNPU_ROUND_ORT_QLINEAR;
 
 	if (qlinear) {
+		q.simd = elt_have_avx2();
 		vnpu_qlinear_add_init(&q.add, t[0].scale, t[0].zp, t[1].scale, t[1].zp,
 				      y->scale, y->zp);
 		vnpu_qlinear_mul_init(&q.prod, t[0].scale, t[0].zp, t[1].scale, t[1].zp,
