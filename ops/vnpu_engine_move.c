@@ -6,7 +6,8 @@
  * per row, a row splits into border / inside / border runs, and an inside
  * run of equal dtypes over unit strides is one memcpy().  Results are
  * those of the reference exactly: the same vnpu_copy_src() mapping and
- * the same vnpu_ld()/vnpu_st() conversions, element for element.
+ * the same vnpu_ld()/vnpu_st() conversions, element for element, or
+ * for an 8-bit X a table of their results for each byte.
  */
 #include <errno.h>
 #include <string.h>
@@ -177,9 +178,52 @@ static bool convert_run(const struct vnpu_tv *x, const struct vnpu_tv *y,
 	return true;
 }
 
+/*
+ * Copies that convert an 8-bit X (a Concat of parts quantized apart,
+ * a requantizing Reshape) are a function of one byte: a table of the
+ * reference's vnpu_st(vnpu_ld()) for each byte, built when the copy moves
+ * at least this many elements, replaces a call of each per element.
+ */
+#define BYTE_TABLE_MIN	256
+
+struct byte_table {
+	bool on;
+	uint32_t es;
+	uint8_t out[256][4];
+};
+
+static void byte_table_init(struct byte_table *bt, const struct vnpu_tv *x,
+			    const struct vnpu_tv *y, unsigned int round)
+{
+	uint32_t i;
+
+	for (i = 0; i < 256; i++) {
+		uint8_t b = (uint8_t)i;
+
+		vnpu_st(y, bt->out[i], vnpu_ld(x, &b, 0), 0, round);
+	}
+	bt->es = y->esize;
+	bt->on = true;
+}
+
+static void byte_table_run(const struct byte_table *bt, uint8_t *dst, int64_t dstep,
+			   const uint8_t *src, int64_t sstep, uint32_t n)
+{
+	uint32_t i;
+
+	if (bt->es == 1)
+		for (i = 0; i < n; i++)
+			dst[i * dstep] = bt->out[src[i * sstep]][0];
+	else
+		for (i = 0; i < n; i++)
+			memcpy(dst + i * dstep, bt->out[src[i * sstep]], bt->es);
+}
+
 int vnpu_eng_copy(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		  struct vnpu_run_ctx *rc)
 {
+	struct byte_table bt = { .on = false };
+	uint64_t moved = 1;
 	const struct vnpu_attr_copy *at = &c->attr.copy;
 	const struct vnpu_tv *x = &t[0], *y = &t[3];
 	uint32_t lo[VNPU_MAX_RANK], hi[VNPU_MAX_RANK], ext[VNPU_MAX_RANK];
@@ -199,7 +243,11 @@ int vnpu_eng_copy(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		ext[d] = hi[d] - lo[d];
 		if (!ext[d])
 			return 0;
+		if (moved < BYTE_TABLE_MIN)
+			moved *= ext[d];
 	}
+	if (!raw && x->esize == 1 && moved >= BYTE_TABLE_MIN)
+		byte_table_init(&bt, x, y, c->round);
 	if (raw && at->border == VNPU_COPY_BORDER_KEEP && x->st[in] != 1 &&
 	    ext[in] > 1 && !rev)
 		for (d = 0; d < in; d++)
@@ -249,6 +297,8 @@ int vnpu_eng_copy(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 						return -ECANCELED;
 					if (raw)
 						move_raw(q, ystep, p0, step, n, es);
+					else if (bt.on)
+						byte_table_run(&bt, q, ystep, p0, step, n);
 					else if (convert_run(x, y, q, ystep, p0, step, n))
 						;
 					else
@@ -273,6 +323,8 @@ int vnpu_eng_copy(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 				s = xn - 1 - s;
 			if (raw)
 				memcpy(q, px + s * xstep, es);
+			else if (bt.on)
+				memcpy(q, bt.out[px[s * xstep]], es);
 			else
 				vnpu_st(y, q, vnpu_ld(x, px + s * xstep, 0), 0,
 					c->round);
