@@ -13,12 +13,13 @@
  * requantization run as a vectorized epilogue per pixel while its sums are
  * still in L1.
  *
- * Kernels: AVX-512 (intrinsics, masked channel tails), and a portable C
- * body compiled twice, for AVX2 and for baseline x86-64 (or any other
- * host).  The choice follows the int8 GEMM kernel's configuration (see
- * vnpu_i8_kernel_resolve()) so tests can run every variant on one host.
- * Integer results are bit-exact (sums mod 2^32 are order independent);
- * float sums use fused multiply-adds, within ops.rst's tolerance.
+ * Kernels: AVX-512 and AVX2 (intrinsics: several pixels per call, the
+ * epilogue fused, channel tails masked), and a portable C body for any
+ * other host.  The choice follows the int8 GEMM kernel's configuration
+ * (see vnpu_i8_kernel_resolve()) so tests can run every variant on one
+ * host.  Integer results are bit-exact (sums mod 2^32 are order
+ * independent); the vector kernels sum floats with fused multiply-adds,
+ * in the reference's tap order, within ops.rst's tolerance.
  */
 #include <errno.h>
 #include <string.h>
@@ -33,6 +34,7 @@
 /* One output pixel: which taps are in bounds and where they read. */
 struct dw_px {
 	const uint8_t *xb;	/* X at (b, 0, 0, 0) */
+	const uint8_t *xend;	/* past X's last byte */
 	int64_t xs1, xs2;	/* byte strides of H and W */
 	uint32_t c, kw;
 	int64_t iy0, ix0;	/* input row/column of tap (0, 0) */
@@ -64,7 +66,7 @@ static const uint8_t *tap_ptr(const struct dw_px *p, uint32_t ky, uint32_t kx)
 	       (p->ix0 + (int64_t)kx * p->dw) * p->xs2;
 }
 
-/* ---- portable bodies (also the AVX2 kernels) ---------------------------- */
+/* ---- portable bodies ------------------------------------------------------ */
 
 #define DW_CB	64	/* channels per accumulator block */
 
@@ -146,84 +148,326 @@ static void row_i8_generic(const struct dw_px *p, int32_t *out, size_t ostr)
 }
 
 #ifdef DW_X86
-__attribute__((target("avx2,fma")))
-static void row_f32_avx2(const struct dw_px *p, float *out, size_t ostr)
+/* ---- AVX2 ---------------------------------------------------------------- */
+
+/*
+ * The AVX-512 kernels' structure in 8-lane registers: an interior run of
+ * columns goes 8 (then 4) output pixels per call, so each weight vector
+ * loaded feeds 8 independent accumulator chains (enough to cover the FMA
+ * latency, where one pixel's chain is bound by it), and the epilogue runs
+ * on the sums while they are still in registers.  Channels go 8 at a
+ * time; a last block of fewer reads and writes only its lanes.
+ */
+#define AVX2_TARGET __attribute__((target("avx2,fma")))
+
+/* Lanes [0, n) of 8 set. */
+AVX2_TARGET
+static inline __m256i lanes8(uint32_t n)
 {
-	ROW_BODY(px_f32_body, float);
+	return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n),
+				  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* 8 floats, or the @m lanes of a tail (the others 0, never touched). */
+AVX2_TARGET
+static inline __m256 ldf8(const float *x, const bool tail, __m256i m)
+{
+	return tail ? _mm256_maskload_ps(x, m) : _mm256_loadu_ps(x);
+}
+
+AVX2_TARGET
+static inline __m256i ldi8(const int32_t *x, const bool tail, __m256i m)
+{
+	return tail ? _mm256_maskload_epi32(x, m) : _mm256_loadu_si256((const __m256i *)x);
 }
 
 /*
- * An int8 pixel with every kx tap in bounds, on AVX2: the taps of a row
- * in pairs (kx, kx + 1), so one vpmaddwd multiplies 8 channels x 2 taps
- * of int16 x - zx by the w - zw pairs, where the int32 body takes a
- * widening, a subtraction and a vpmulld for each 8 channels x 1 tap.
- * Each product is the reference's, |x - zx| and |w - zw| <= 255, so the
- * pair sums are exact in int32.  An odd last tap pairs with itself
- * against a zero weight.
+ * 8 bytes of X.  A tail of @n reads the next pixel's first channels too
+ * (lanes nothing stores), except at the end of X: only its @n there.
  */
-__attribute__((target("avx2")))
-static void px_i8_pairs(const struct dw_px *p, int32_t *out)
+AVX2_TARGET
+static inline __m128i ldb8(const struct dw_px *p, const uint8_t *x, const bool tail,
+			   uint32_t n)
 {
-	const __m256i zx = _mm256_set1_epi16((short)p->zx);
-	uint32_t kp = (p->kw + 1) / 2, c = p->c, c8 = c / 8 * 8, c0, ky, pr, j;
+	uint64_t v = 0;
 
-	for (c0 = 0; c0 < c8; c0 += DW_CB) {
-		uint32_t nv = c8 - c0 < DW_CB ? (c8 - c0) / 8 : DW_CB / 8, v;
-		__m256i acc[DW_CB / 8];
+	if (!tail || p->xend - x >= 8)
+		return _mm_loadl_epi64((const __m128i *)x);
+	memcpy(&v, x, n);
+	return _mm_cvtsi64_si128((long long)v);
+}
 
-		for (v = 0; v < nv; v++)
-			acc[v] = _mm256_setzero_si256();
-		for (ky = p->ky0; ky < p->ky1; ky++)
-			for (pr = 0; pr < kp; pr++) {
-				const uint8_t *x0 = tap_ptr(p, ky, 2 * pr) + c0;
-				const uint8_t *x1 = 2 * pr + 1 < p->kw ? tap_ptr(p, ky, 2 * pr + 1) + c0 : x0;
-				const int16_t *wt = p->w2 + ((size_t)(ky * kp + pr) * c + c0) * 2;
+/* f32_epi_v() on 8 sums. */
+AVX2_TARGET
+static inline __m256 f32_epi_v8(const struct dw_px *p, __m256 v, uint32_t c0,
+				const bool tail, __m256i m)
+{
+	const __m256 zero = _mm256_setzero_ps();
 
-				for (v = 0; v < nv; v++) {
-					__m128i il = _mm_unpacklo_epi8(
-						_mm_loadl_epi64((const __m128i *)(x0 + 8 * v)),
-						_mm_loadl_epi64((const __m128i *)(x1 + 8 * v)));
-					__m256i e = p->xs8 ? _mm256_cvtepi8_epi16(il) :
-							     _mm256_cvtepu8_epi16(il);
-
-					acc[v] = _mm256_add_epi32(acc[v], _mm256_madd_epi16(
-						_mm256_sub_epi16(e, zx),
-						_mm256_loadu_si256((const __m256i *)(wt + 16 * v))));
-				}
-			}
-		for (v = 0; v < nv; v++)
-			_mm256_storeu_si256((__m256i *)(out + c0 + 8 * v), acc[v]);
-	}
-	for (j = c8; j < c; j++) {
-		const int32_t *w = p->w;
-		uint32_t s = 0, kx;
-
-		for (ky = p->ky0; ky < p->ky1; ky++)
-			for (kx = 0; kx < p->kw; kx++) {
-				const uint8_t *x = tap_ptr(p, ky, kx) + j;
-				int32_t xv = p->xs8 ? (int8_t)*x : *x;
-
-				s += (uint32_t)((xv - p->zx) * w[(size_t)(ky * p->kw + kx) * c + j]);
-			}
-		out[j] = (int32_t)s;
+	if (p->sv)
+		v = _mm256_add_ps(_mm256_mul_ps(v, ldf8(p->sv + c0, tail, m)),
+				  ldf8(p->bv + c0, tail, m));
+	else if (p->bv)
+		v = _mm256_add_ps(v, ldf8(p->bv + c0, tail, m));
+	switch (p->act) {
+	case VNPU_ACT_RELU:
+		return _mm256_max_ps(v, zero);
+	case VNPU_ACT_RELU6:
+		return _mm256_min_ps(_mm256_max_ps(v, zero), _mm256_set1_ps(6.0f));
+	case VNPU_ACT_LEAKY_RELU:
+		return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(p->alpha)), v,
+					_mm256_cmp_ps(v, zero, _CMP_GE_OQ));
+	default:
+		return v;
 	}
 }
 
-__attribute__((target("avx2")))
+/*
+ * Channels [@c0, @c0 + 8) (fewer in a @tail) of @np output pixels from
+ * column @ox, taps kx in [@kx0, @kx1), summed in the reference's tap
+ * order with one FMA each.
+ */
+AVX2_TARGET
+static inline __attribute__((always_inline))
+void f32_blk8(const struct dw_px *p, uint32_t ox, const int np, uint32_t kx0,
+	      uint32_t kx1, float *out, size_t ostr, uint32_t c0, const bool tail)
+{
+	int64_t xs2 = p->xs2, step = p->sw * xs2, ix0 = (int64_t)ox * p->sw - p->pl;
+	const float *w = p->w;
+	uint32_t c = p->c, ky, kx;
+	__m256i m = lanes8(c - c0);
+	__m256 a[8];
+	int i;
+
+	for (i = 0; i < np; i++)
+		a[i] = _mm256_setzero_ps();
+	for (ky = p->ky0; ky < p->ky1; ky++) {
+		const uint8_t *xr = p->xb + (int64_t)c0 * 4 +
+				    (p->iy0 + (int64_t)ky * p->dh) * p->xs1 + ix0 * xs2;
+		const float *wr = w + (size_t)ky * p->kw * c + c0;
+
+		for (kx = kx0; kx < kx1; kx++) {
+			__m256 wv = ldf8(wr + (size_t)kx * c, tail, m);
+			const uint8_t *xp = xr + (int64_t)kx * p->dw * xs2;
+
+			for (i = 0; i < np; i++)
+				a[i] = _mm256_fmadd_ps(ldf8((const float *)(xp + i * step), tail, m),
+						       wv, a[i]);
+		}
+	}
+	for (i = 0; i < np; i++) {
+		float *o = out + (ox + i) * ostr + c0;
+		__m256 v = p->fused ? f32_epi_v8(p, a[i], c0, tail, m) : a[i];
+
+		if (tail)
+			_mm256_maskstore_ps(o, m, v);
+		else
+			_mm256_storeu_ps(o, v);
+	}
+}
+
+AVX2_TARGET
+static inline __attribute__((always_inline))
+void f32_pix8(const struct dw_px *p, uint32_t ox, const int np, uint32_t kx0,
+	      uint32_t kx1, float *out, size_t ostr)
+{
+	uint32_t c0;
+
+	for (c0 = 0; c0 + 8 <= p->c; c0 += 8)
+		f32_blk8(p, ox, np, kx0, kx1, out, ostr, c0, false);
+	if (c0 < p->c)
+		f32_blk8(p, ox, np, kx0, kx1, out, ostr, c0, true);
+}
+
+/*
+ * Interior columns 8, then 4, at a time, with every kx tap (@kw: a
+ * constant for the common widths, so the tap loop unrolls); border
+ * columns one at a time.
+ */
+#define ROW_AVX2(pix, kw, ...) do {					\
+	uint32_t ox = p->ox0;						\
+									\
+	while (ox < p->ow) {						\
+		if (ox >= p->full0 && ox + 8 <= p->full1 && ox + 8 <= p->ow) { \
+			pix(p, ox, 8, __VA_ARGS__ 0, kw, out, ostr);	\
+			ox += 8;					\
+		} else if (ox >= p->full0 && ox + 4 <= p->full1 &&	\
+			   ox + 4 <= p->ow) {				\
+			pix(p, ox, 4, __VA_ARGS__ 0, kw, out, ostr);	\
+			ox += 4;					\
+		} else {						\
+			pix(p, ox, 1, __VA_ARGS__ p->kx0s[ox],		\
+			    p->kx1s[ox], out, ostr);			\
+			ox++;						\
+		}							\
+	}								\
+} while (0)
+
+AVX2_TARGET
+static void row_f32_avx2(const struct dw_px *p, float *out, size_t ostr)
+{
+	if (p->kw == 3)
+		ROW_AVX2(f32_pix8, 3, );
+	else if (p->kw == 5)
+		ROW_AVX2(f32_pix8, 5, );
+	else
+		ROW_AVX2(f32_pix8, p->kw, );
+}
+
+/*
+ * epi_i8() on 8 sums, as i8_epi_store() does it: values end in
+ * [lo, hi], within a byte, so the low byte of each lane is the result
+ * for either output type.
+ */
+AVX2_TARGET
+static inline void i8_epi_store8(const struct dw_px *p, __m256i acc, uint32_t c0,
+				 const bool tail, __m256i m, uint8_t *y)
+{
+	__m256 f = _mm256_cvtepi32_ps(_mm256_add_epi32(acc, ldi8(p->bq + c0, tail, m)));
+	__m256i r;
+	__m128i b;
+
+	f = _mm256_round_ps(_mm256_mul_ps(f, ldf8(p->fm + c0, tail, m)),
+			    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	f = _mm256_and_ps(f, _mm256_cmp_ps(f, f, _CMP_ORD_Q));
+	f = _mm256_max_ps(f, ldf8(p->flo + c0, tail, m));
+	f = _mm256_min_ps(f, ldf8(p->fhi + c0, tail, m));
+	r = _mm256_add_epi32(_mm256_cvttps_epi32(f), ldi8(p->zp + c0, tail, m));
+	r = _mm256_and_si256(r, _mm256_set1_epi32(0xff));
+	b = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
+	b = _mm_packus_epi16(b, b);
+	if (tail) {
+		uint64_t v = (uint64_t)_mm_cvtsi128_si64(b);
+
+		memcpy(y + c0, &v, p->c - c0);
+	} else {
+		_mm_storel_epi64((__m128i *)(y + c0), b);
+	}
+}
+
+AVX2_TARGET
+static inline void i8_out8(const struct dw_px *p, __m256i acc, uint32_t ox,
+			   int32_t *out, size_t ostr, uint32_t c0, const bool tail,
+			   __m256i m)
+{
+	if (p->fused)
+		i8_epi_store8(p, acc, c0, tail, m, p->yq + (int64_t)ox * p->ystr);
+	else if (tail)
+		_mm256_maskstore_epi32(out + ox * ostr + c0, m, acc);
+	else
+		_mm256_storeu_si256((__m256i *)(out + ox * ostr + c0), acc);
+}
+
+/*
+ * Channels [@c0, @c0 + 8) of @np output pixels with every kx tap in
+ * bounds.  The taps of a kernel row go in pairs (kx, kx + 1): one
+ * vpmaddwd multiplies 8 channels x 2 taps of X, widened to int16, by the
+ * pairs of w - zw (p->w2; an odd last tap pairs with a zero weight and
+ * a zero X).  |x| <= 255 and |w - zw| <= 255, so each pair sum is exact
+ * in int32; sum (x - zx) * w = sum x * w - zx * sum w (mod 2^32), the
+ * second term once per call for all pixels.
+ */
+AVX2_TARGET
+static inline __attribute__((always_inline))
+void i8_pairs8(const struct dw_px *p, uint32_t ox, const int np, const bool s8,
+	       uint32_t kw, int32_t *out, size_t ostr, uint32_t c0, const bool tail)
+{
+	int64_t xs2 = p->xs2, step = p->sw * xs2, ix0 = (int64_t)ox * p->sw - p->pl;
+	int64_t kxs = p->dw * xs2;
+	const int32_t *w = p->w;
+	uint32_t c = p->c, kp = (kw + 1) / 2, ky, kx, pr, n = c - c0;
+	__m256i m = lanes8(n), cs = _mm256_setzero_si256(), a[8];
+	int i;
+
+	for (ky = p->ky0; ky < p->ky1; ky++)
+		for (kx = 0; kx < kw; kx++)
+			cs = _mm256_add_epi32(cs, ldi8(w + (size_t)(ky * kw + kx) * c + c0, tail, m));
+	cs = _mm256_mullo_epi32(cs, _mm256_set1_epi32(-p->zx));
+	for (i = 0; i < np; i++)
+		a[i] = cs;
+	for (ky = p->ky0; ky < p->ky1; ky++) {
+		const uint8_t *xr = p->xb + c0 + (p->iy0 + (int64_t)ky * p->dh) * p->xs1 +
+				    ix0 * xs2;
+
+		for (pr = 0; pr < kp; pr++) {
+			/* Past C in a tail: lanes no store reads. */
+			__m256i wv = _mm256_loadu_si256((const __m256i *)
+				(p->w2 + ((size_t)(ky * kp + pr) * c + c0) * 2));
+			const uint8_t *x0 = xr + 2 * pr * kxs;
+			bool odd = 2 * pr + 1 == kw;
+
+			for (i = 0; i < np; i++) {
+				__m128i il = _mm_unpacklo_epi8(ldb8(p, x0 + i * step, tail, n),
+					odd ? _mm_setzero_si128() : ldb8(p, x0 + kxs + i * step, tail, n));
+				__m256i e = s8 ? _mm256_cvtepi8_epi16(il) : _mm256_cvtepu8_epi16(il);
+
+				a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(e, wv));
+			}
+		}
+	}
+	for (i = 0; i < np; i++)
+		i8_out8(p, a[i], ox + i, out, ostr, c0, tail, m);
+}
+
+/* A border column: the in-bounds taps one at a time, (x - zx) * w in int32. */
+AVX2_TARGET
+static inline __attribute__((always_inline))
+void i8_taps8(const struct dw_px *p, uint32_t ox, const bool s8, uint32_t kx0,
+	      uint32_t kx1, int32_t *out, size_t ostr, uint32_t c0, const bool tail)
+{
+	int64_t ix0 = (int64_t)ox * p->sw - p->pl;
+	const int32_t *w = p->w;
+	uint32_t c = p->c, ky, kx, n = c - c0;
+	__m256i m = lanes8(n), a = _mm256_setzero_si256(), zx = _mm256_set1_epi32(p->zx);
+
+	for (ky = p->ky0; ky < p->ky1; ky++) {
+		const uint8_t *xr = p->xb + c0 + (p->iy0 + (int64_t)ky * p->dh) * p->xs1 +
+				    ix0 * p->xs2;
+
+		for (kx = kx0; kx < kx1; kx++) {
+			__m128i b = ldb8(p, xr + (int64_t)kx * p->dw * p->xs2, tail, n);
+			__m256i e = s8 ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+
+			a = _mm256_add_epi32(a, _mm256_mullo_epi32(_mm256_sub_epi32(e, zx),
+				ldi8(w + (size_t)(ky * p->kw + kx) * c + c0, tail, m)));
+		}
+	}
+	i8_out8(p, a, ox, out, ostr, c0, tail, m);
+}
+
+AVX2_TARGET
+static inline __attribute__((always_inline))
+void i8_pix8(const struct dw_px *p, uint32_t ox, const int np, const bool s8,
+	     uint32_t kx0, uint32_t kx1, int32_t *out, size_t ostr)
+{
+	bool full = np > 1 || (kx0 == 0 && kx1 == p->kw);
+	uint32_t c0;
+
+	for (c0 = 0; c0 + 8 <= p->c; c0 += 8) {
+		if (full)
+			i8_pairs8(p, ox, np, s8, kx1, out, ostr, c0, false);
+		else
+			i8_taps8(p, ox, s8, kx0, kx1, out, ostr, c0, false);
+	}
+	if (c0 < p->c) {
+		if (full)
+			i8_pairs8(p, ox, np, s8, kx1, out, ostr, c0, true);
+		else
+			i8_taps8(p, ox, s8, kx0, kx1, out, ostr, c0, true);
+	}
+}
+
+AVX2_TARGET
 static void row_i8_avx2(const struct dw_px *p, int32_t *out, size_t ostr)
 {
-	struct dw_px q = *p;
-	uint32_t ox;
-
-	for (ox = p->ox0; ox < p->ow; ox++) {
-		q.ix0 = (int64_t)ox * p->sw - p->pl;
-		q.kx0 = p->kx0s[ox];
-		q.kx1 = p->kx1s[ox];
-		if (p->w2 && ox >= p->full0 && ox < p->full1)
-			px_i8_pairs(&q, out + ox * ostr);
-		else
-			px_i8_body(&q, out + ox * ostr);
-	}
+	if (p->kw == 3 && p->xs8)
+		ROW_AVX2(i8_pix8, 3, true,);
+	else if (p->kw == 3)
+		ROW_AVX2(i8_pix8, 3, false,);
+	else if (p->xs8)
+		ROW_AVX2(i8_pix8, p->kw, true,);
+	else
+		ROW_AVX2(i8_pix8, p->kw, false,);
 }
 
 /* ---- AVX-512 ------------------------------------------------------------- */
@@ -636,6 +880,7 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 	float *bf = NULL, *fm = NULL, *fl = NULL;
 	int32_t *bq = NULL, *qi = NULL, *acc = NULL;
 	int16_t *w2 = NULL;
+	int64_t span;
 	struct vnpu_epi e;
 	int ret = -ENOMEM;
 
@@ -655,8 +900,12 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 	if (!kxr || !wp)
 		goto out;
 	if (j.q && kern == VNPU_I8_AVX2) {
-		/* At most 2 * taps * co int16: W's size as int32. */
-		w2 = vnpu_run_calloc(rc, (size_t)kh * ((kw + 1) / 2) * co * 2, sizeof(int16_t));
+		/*
+		 * At most 2 * taps * co int16, W's size as int32, plus the
+		 * 8 channels a last block of fewer reads past the end.
+		 */
+		w2 = vnpu_run_calloc(rc, ((size_t)kh * ((kw + 1) / 2) * co + 8) * 2,
+				     sizeof(int16_t));
 		if (!w2)
 			goto out;
 	}
@@ -724,6 +973,9 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 		.c = co, .kw = kw, .dh = at->dilation_h, .dw = at->dilation_w,
 		.w = wp, .w2 = w2, .zx = x->zp, .xs8 = x->dtype == VNPU_DT_INT8, .ow = ow,
 		.sw = at->stride_w, .pl = at->pad_left, .kx0s = kxr, .kx1s = kxr + ow };
+	for (ch = 0, span = 1; ch < 4; ch++)
+		span += x->st[ch] > 0 ? (int64_t)(x->dims[ch] - 1) * x->st[ch] : 0;
+	j.px.xend = x->p + span * x->esize;
 	/* The columns with every kx tap in bounds are one interval. */
 	for (ox = 0; ox < ow; ox++)
 		if (kxr[ox] == 0 && kxr[ow + ox] == kw) {
@@ -755,12 +1007,14 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 	if (kern == VNPU_I8_VNNI) {
 		j.kf = row_f32_avx512;
 		j.ki = row_i8_avx512;
-		j.px.fused = j.q || c->act == VNPU_ACT_NONE || c->act == VNPU_ACT_RELU ||
-			     c->act == VNPU_ACT_RELU6 || c->act == VNPU_ACT_LEAKY_RELU;
 	} else if (kern == VNPU_I8_AVX2) {
 		j.kf = row_f32_avx2;
 		j.ki = row_i8_avx2;
 	}
+	/* The vector kernels finish these epilogues in registers. */
+	j.px.fused = j.kf != row_f32_generic &&
+		     (j.q || c->act == VNPU_ACT_NONE || c->act == VNPU_ACT_RELU ||
+		      c->act == VNPU_ACT_RELU6 || c->act == VNPU_ACT_LEAKY_RELU);
 #else
 	(void)kern;
 #endif
