@@ -573,6 +573,161 @@ bool vnpu_eng_elt_ok(const struct vnpu_cmd_compute *c,
 	return true;
 }
 
+/* What every chunk of a command shares. */
+struct elt_cmd {
+	const struct vnpu_cmd_compute *c;
+	bool binary, affine;
+	int nops;
+	struct elt_act f;
+	float lut[2][256];	/* 8-bit X / A, B: vnpu_ld() of each byte */
+};
+
+/*
+ * One chunk of @m elements of Y: operand k from ops[k] at element o[k],
+ * step in[k] (Y is ops[0]), through buffers @buf.
+ */
+static void elt_chunk(const struct elt_cmd *e, const struct vnpu_tv *const *ops,
+		      const int64_t *o, const int64_t *in, uint32_t m,
+		      float (*buf)[ELT_CHUNK])
+{
+	const struct vnpu_tv *y = ops[0];
+	const float *a, *b = NULL;
+	float av = 0.0f, bv = 0.0f, *out;
+
+	out = y->dtype == VNPU_DT_FP32 && in[0] == 1 ?
+	      (float *)(void *)y->p + o[0] : buf[0];
+	if (!e->binary) {
+		a = elt_load(ops[1], e->lut[0], o[1], in[1], m, buf[1]);
+		if (e->affine) {
+			const float *s = NULL, *u = NULL;
+			float sv = 0.0f, uv = 0.0f;
+
+			if (in[2])
+				s = elt_load(ops[2], NULL, o[2], in[2], m, buf[2]);
+			else
+				sv = elt_load1(ops[2], NULL, o[2]);
+			if (in[3])
+				u = elt_load(ops[3], NULL, o[3], in[3], m, buf[3]);
+			else
+				uv = elt_load1(ops[3], NULL, o[3]);
+			elt_affine(a, s, sv, u, uv, out, m);
+			a = out;
+		}
+		elt_activate(&e->f, a, out, m);
+		elt_store(y, o[0], in[0], out, m, e->c->round);
+		return;
+	}
+	/* A row that broadcasts an operand holds it in a register. */
+	if (in[1] || !in[2])
+		a = elt_load(ops[1], e->lut[0], o[1], in[1], m, buf[1]);
+	else
+		a = NULL, av = elt_load1(ops[1], e->lut[0], o[1]);
+	if (in[2])
+		b = elt_load(ops[2], e->lut[1], o[2], in[2], m, buf[2]);
+	else
+		bv = elt_load1(ops[2], e->lut[1], o[2]);
+	elt_binary(e->c->attr.eltwise.kind, a, av, b, bv, out, m);
+	if (e->f.act != VNPU_ACT_NONE)
+		elt_activate(&e->f, out, out, m);
+	elt_store(y, o[0], in[0], out, m, e->c->round);
+}
+
+/*
+ * A row along which a single operand moves and that operand is 8-bit is
+ * a function of one byte: elt_chunk() run once over the 256 bytes, the
+ * other operands at their values in the row, gives every output of the
+ * row (each element's arithmetic depends on its own operands only), and
+ * the row reads them from that table.  Built for rows at least
+ * ELT_BYTES_MIN long, and reused while the other operands hold the same
+ * values (a long row's chunks, a constant's rows).
+ */
+#define ELT_BYTES_MIN	256
+
+struct elt_bytes {
+	int k;				/* the moving operand; 0: no table */
+	uint32_t fixed[ELT_MAX_OPS];	/* binary32 bits of the others */
+	uint8_t out[256 * 4];		/* Y's bytes for each byte of operand k */
+};
+
+/* The operand that alone moves along the row, if 8-bit, else 0. */
+static int elt_bytes_operand(const struct elt_cmd *e, const struct vnpu_tv *const *ops,
+			     const int64_t *in)
+{
+	int k, moving = 0;
+
+	for (k = 1; k < e->nops; k++) {
+		if (!in[k])
+			continue;
+		if (moving)
+			return 0;
+		moving = k;
+	}
+	if (!moving || (ops[moving]->dtype != VNPU_DT_INT8 &&
+			ops[moving]->dtype != VNPU_DT_UINT8))
+		return 0;
+	return moving;
+}
+
+/*
+ * Y for a chunk of @m elements of a row of @n from @bt, (re)built for
+ * operand @k if the other operands' values differ from the table's; false
+ * (nothing done) when there is no table for them and the row is too short
+ * to build one.
+ */
+static bool elt_bytes_row(const struct elt_cmd *e, struct elt_bytes *bt, int k,
+			  const struct vnpu_tv *const *ops, const int64_t *o,
+			  const int64_t *in, uint32_t m, uint32_t n,
+			  float (*buf)[ELT_CHUNK])
+{
+	const struct vnpu_tv *y = ops[0];
+	uint32_t fixed[ELT_MAX_OPS] = { 0 }, es = y->esize, j;
+	const uint8_t *x = ops[k]->p + o[k];
+	uint8_t *py = y->p + o[0] * (int64_t)es;
+	int i;
+
+	for (i = 1; i < e->nops; i++) {
+		float v;
+
+		if (i == k)
+			continue;
+		v = elt_load1(ops[i], i < 3 ? e->lut[i - 1] : NULL, o[i]);
+		memcpy(&fixed[i], &v, 4);
+	}
+	if (bt->k != k || memcmp(bt->fixed, fixed, sizeof(fixed))) {
+		const struct vnpu_tv *tops[ELT_MAX_OPS];
+		struct vnpu_tv xt = *ops[k], yt = *y;
+		int64_t to[ELT_MAX_OPS], tin[ELT_MAX_OPS] = { 1 };
+		uint8_t codes[256];
+
+		if (n < ELT_BYTES_MIN)
+			return false;
+		for (j = 0; j < 256; j++)
+			codes[j] = (uint8_t)j;
+		memcpy(tops, ops, sizeof(tops));
+		memcpy(to, o, sizeof(to));
+		xt.p = codes;
+		yt.p = bt->out;
+		tops[k] = &xt;
+		tops[0] = &yt;
+		to[k] = to[0] = 0;
+		tin[k] = 1;
+		elt_chunk(e, tops, to, tin, 256, buf);
+		bt->k = k;
+		memcpy(bt->fixed, fixed, sizeof(fixed));
+	}
+	if (es == 1 && in[k] == 1 && in[0] == 1)
+		for (j = 0; j < m; j++)
+			py[j] = bt->out[x[j]];
+	else if (es == 1)
+		for (j = 0; j < m; j++)
+			py[(int64_t)j * in[0]] = bt->out[x[(int64_t)j * in[k]]];
+	else
+		for (j = 0; j < m; j++)
+			memcpy(py + (int64_t)j * in[0] * es, bt->out + x[(int64_t)j * in[k]] * es,
+			       es);
+	return true;
+}
+
 int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		 struct vnpu_run_ctx *rc)
 {
@@ -582,18 +737,24 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	const struct vnpu_tv *ops[ELT_MAX_OPS] = { &t[3], &t[0], &t[1], &sh };
 	int nops = binary ? 3 : affine ? 4 : 2, nr, i, k;
 	struct elt_plan p;
-	struct elt_act f = {
-		.act = c->act,
-		.alpha = bits_f32(c->act_alpha),
-		.beta = vnpu_act_beta(c),
-		.lo = bits_f32(c->attr.activation.clip_min),
-		.hi = bits_f32(c->attr.activation.clip_max),
+	struct elt_cmd e = {
+		.c = c,
+		.binary = binary,
+		.affine = affine,
+		.nops = nops,
+		.f = {
+			.act = c->act,
+			.alpha = bits_f32(c->act_alpha),
+			.beta = vnpu_act_beta(c),
+			.lo = bits_f32(c->attr.activation.clip_min),
+			.hi = bits_f32(c->attr.activation.clip_max),
+		},
 	};
-	float lut[2][256];
 	float buf[ELT_MAX_OPS][ELT_CHUNK] __attribute__((aligned(64)));
 	uint32_t idx[VNPU_MAX_RANK] = { 0 }, n, j0, m;
 	int64_t off[ELT_MAX_OPS] = { 0 }, in[ELT_MAX_OPS];
 	const struct vnpu_tv *y = &t[3];
+	struct elt_bytes bt = { .k = 0 };
 	struct elt_qlinear q = {
 		.mul = c->attr.eltwise.kind == VNPU_ELTWISE_MUL,
 		.is_signed = y->dtype == VNPU_DT_INT8,
@@ -602,6 +763,7 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		.hi = y->dtype == VNPU_DT_INT8 ? 127 : 255,
 	};
 	bool qlinear = binary && c->round == VNPU_ROUND_ORT_QLINEAR;
+	int bytes_k;
 
 	if (qlinear) {
 		q.simd = elt_have_avx2();
@@ -616,17 +778,16 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	}
 	for (k = 1; k < nops && k < 3; k++)
 		if (ops[k]->dtype == VNPU_DT_INT8 || ops[k]->dtype == VNPU_DT_UINT8)
-			elt_lut(ops[k], lut[k - 1]);
+			elt_lut(ops[k], e.lut[k - 1]);
 	elt_plan_init(&p, ops, nops);
 	nr = p.nr;
 	n = p.d[nr - 1];
 	for (k = 0; k < nops; k++)
 		in[k] = p.s[k][nr - 1];
+	bytes_k = qlinear ? 0 : elt_bytes_operand(&e, ops, in);
 	for (;;) {
 		for (j0 = 0; j0 < n; j0 += m) {
 			int64_t o[ELT_MAX_OPS];
-			const float *a, *b = NULL;
-			float av = 0.0f, bv = 0.0f, *out;
 
 			m = n - j0 < ELT_CHUNK ? n - j0 : ELT_CHUNK;
 			if (vnpu_run_tick(rc, m))
@@ -638,42 +799,9 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 						in[2], y->p + o[0], in[0], m);
 				continue;
 			}
-			out = y->dtype == VNPU_DT_FP32 && in[0] == 1 ?
-			      (float *)(void *)y->p + o[0] : buf[0];
-			if (!binary) {
-				a = elt_load(ops[1], lut[0], o[1], in[1], m, buf[1]);
-				if (affine) {
-					const float *s = NULL, *u = NULL;
-					float sv = 0.0f, uv = 0.0f;
-
-					if (in[2])
-						s = elt_load(ops[2], NULL, o[2], in[2], m, buf[2]);
-					else
-						sv = elt_load1(ops[2], NULL, o[2]);
-					if (in[3])
-						u = elt_load(ops[3], NULL, o[3], in[3], m, buf[3]);
-					else
-						uv = elt_load1(ops[3], NULL, o[3]);
-					elt_affine(a, s, sv, u, uv, out, m);
-					a = out;
-				}
-				elt_activate(&f, a, out, m);
-				elt_store(y, o[0], in[0], out, m, c->round);
+			if (bytes_k && elt_bytes_row(&e, &bt, bytes_k, ops, o, in, m, n, buf))
 				continue;
-			}
-			/* A row that broadcasts an operand holds it in a register. */
-			if (in[1] || !in[2])
-				a = elt_load(ops[1], lut[0], o[1], in[1], m, buf[1]);
-			else
-				a = NULL, av = elt_load1(ops[1], lut[0], o[1]);
-			if (in[2])
-				b = elt_load(ops[2], lut[1], o[2], in[2], m, buf[2]);
-			else
-				bv = elt_load1(ops[2], lut[1], o[2]);
-			elt_binary(c->attr.eltwise.kind, a, av, b, bv, out, m);
-			if (f.act != VNPU_ACT_NONE)
-				elt_activate(&f, out, out, m);
-			elt_store(y, o[0], in[0], out, m, c->round);
+			elt_chunk(&e, ops, o, in, m, buf);
 		}
 		/* Next row: offsets follow the outer indices incrementally. */
 		for (i = nr - 2; i >= 0; i--) {

@@ -2,13 +2,17 @@
 /*
  * The engine's per-element rows that do not compute element by element
  * as the reference does, held against the reference byte for byte on the
- * cases that break such rows: ELTWISE with VNPU_ROUND_ORT_QLINEAR through
- * AVX2 (tails shorter than a vector, broadcast operands, rounding ties,
- * saturation at both ends and beyond int32) and through tables of one
- * operand's 256 codes (rows just below and above the length that builds
- * one, a fixed code that changes from row to row, either operand fixed).
- * Every command must also have run on the engine's own path, not on its
- * fallback to the reference.
+ * cases that break such rows.  ELTWISE with VNPU_ROUND_ORT_QLINEAR
+ * through AVX2 (tails shorter than a vector, broadcast operands, rounding
+ * ties, saturation at both ends and beyond int32) and through tables of
+ * one operand's 256 codes (rows just below and above the length that
+ * builds one, a fixed code that changes from row to row, either operand
+ * fixed).  Rows of the other per-element ops along which one 8-bit
+ * operand alone moves, through a table of that operand's 256 bytes:
+ * every function and kind, into every dtype, with both roundings, the
+ * other operands' values changing from row to row (+0 and -0, NaN and
+ * infinities among them) or not.  Every command must also have run on
+ * the engine's own path, not on its fallback to the reference.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -106,15 +110,37 @@ static void put(struct env *e, struct vnpu_tensor_desc *d, const uint8_t *codes)
 	}
 }
 
+/* Whether float element @p of dtype @dt is a NaN. */
+static bool is_nan_at(const uint8_t *p, uint8_t dt)
+{
+	uint32_t u = 0;
+
+	switch (dt) {
+	case VNPU_DT_FP32:
+		memcpy(&u, p, 4);
+		return (u & 0x7fffffffu) > 0x7f800000u;
+	case VNPU_DT_FP16:
+		memcpy(&u, p, 2);
+		return (u & 0x7fffu) > 0x7c00u;
+	case VNPU_DT_BF16:
+		memcpy(&u, p, 2);
+		return (u & 0x7fffu) > 0x7f80u;
+	default:
+		return false;
+	}
+}
+
 /*
  * Run @c (operands placed, t[3] described but not placed) on the engine
  * and on the reference, each into its own Y, and compare every byte Y
- * spans, the bytes between strided elements included.
+ * spans, the bytes between strided elements included; which NaN a float
+ * NaN is may differ (Documentation/ops.rst).
  */
 static void same_as_ref(struct env *e, struct vnpu_cmd_compute *c, const char *what)
 {
 	struct vnpu_cmd_compute r = *c;
-	uint64_t n = span(&c->t[3]) * vnpu_dtype_size(c->t[3].dtype), i;
+	uint32_t es = vnpu_dtype_size(c->t[3].dtype);
+	uint64_t n = span(&c->t[3]) * es, i;
 	uint8_t *pe, *pr;
 
 	c->t[3].va = flat_alloc(&e->f, n);
@@ -130,12 +156,16 @@ static void same_as_ref(struct env *e, struct vnpu_cmd_compute *c, const char *w
 	}
 	assert_int_equal(flat_engine.res.path, VNPU_ENG_ELT);
 	assert_int_equal(flat_ref(&e->f, &r), 0);
-	for (i = 0; i < n; i++)
-		if (pe[i] != pr[i]) {
-			fprintf(stderr, "# %s: byte %llu of Y is 0x%02x, the reference's 0x%02x\n",
-				what, (unsigned long long)i, pe[i], pr[i]);
-			fail();
-		}
+	for (i = 0; i < n; i++) {
+		uint64_t el = i - i % es;
+
+		if (pe[i] == pr[i] ||
+		    (is_nan_at(pe + el, c->t[3].dtype) && is_nan_at(pr + el, c->t[3].dtype)))
+			continue;
+		fprintf(stderr, "# %s: byte %llu of Y is 0x%02x, the reference's 0x%02x\n",
+			what, (unsigned long long)i, pe[i], pr[i]);
+		fail();
+	}
 }
 
 struct qparams {
@@ -374,6 +404,239 @@ static void test_qlinear_strided(void **state)
 	}
 }
 
+static const uint8_t all_dts[5] = { VNPU_DT_UINT8, VNPU_DT_INT8, VNPU_DT_FP32, VNPU_DT_FP16,
+				    VNPU_DT_BF16 };
+
+static bool is_q8(uint8_t dt)
+{
+	return dt == VNPU_DT_INT8 || dt == VNPU_DT_UINT8;
+}
+
+/* Per-tensor quantization for an 8-bit @d: ordinary, tie-making or huge scales. */
+static void any_quant(struct env *e, struct vnpu_tensor_desc *d)
+{
+	static const float scales[] = { 0.02f, 0.05f, 0.5f, 1.0f, 1e-6f, 3e37f };
+	int32_t lo = d->dtype == VNPU_DT_INT8 ? -128 : 0;
+
+	if (is_q8(d->dtype))
+		tquant(d, scales[rnd(&e->r, sizeof(scales) / sizeof(scales[0]))],
+		       lo + (int32_t)rnd(&e->r, 256));
+}
+
+/* A float operand's values: ordinary, and now and then a special one. */
+static float any_float(struct env *e)
+{
+	switch (rnd(&e->r, 16)) {
+	case 0:
+		return NAN;
+	case 1:
+		return INFINITY;
+	case 2:
+		return -INFINITY;
+	case 3:
+		return 0.0f;
+	case 4:
+		return -0.0f;
+	case 5:
+		return 1e30f;
+	default:
+		return (float)((int)rnd(&e->r, 2001) - 1000) / 128.0f;
+	}
+}
+
+/* Place a float operand @d (fp32, fp16 or bf16) holding @vals[i % nv]. */
+static void put_floats(struct env *e, struct vnpu_tensor_desc *d, const float *vals,
+		       uint32_t nv)
+{
+	uint64_t n = span(d), i;
+	uint32_t es = vnpu_dtype_size(d->dtype);
+	uint8_t *p;
+
+	d->va = flat_alloc(&e->f, n * es);
+	assert_true(d->va != 0);
+	p = flat_host(&e->f, d->va);
+	for (i = 0; i < n; i++) {
+		float v = vals[i % nv];
+		uint16_t h;
+
+		if (d->dtype == VNPU_DT_FP32) {
+			memcpy(p + i * 4, &v, 4);
+			continue;
+		}
+		h = d->dtype == VNPU_DT_FP16 ? vnpu_f32_to_fp16(v) : vnpu_f32_to_bf16(v);
+		memcpy(p + i * 2, &h, 2);
+	}
+}
+
+static const char *dt_name(uint8_t dt)
+{
+	switch (dt) {
+	case VNPU_DT_UINT8: return "uint8";
+	case VNPU_DT_INT8: return "int8";
+	case VNPU_DT_FP32: return "fp32";
+	case VNPU_DT_FP16: return "fp16";
+	default: return "bf16";
+	}
+}
+
+static const uint32_t byte_rows[] = { 1, 255, 256, 257, 1024, 3001 };
+
+/*
+ * ACTIVATION of an 8-bit X, every function, into every dtype with both
+ * roundings, rows around the table's length; every byte value occurs in
+ * the long rows.
+ */
+static void test_bytes_activation(void **state)
+{
+	struct env *e = *state;
+	struct vnpu_cmd_compute c;
+	size_t r;
+	unsigned int act;
+	int i;
+	char what[160];
+
+	for (act = 0; act < VNPU_ACT_COUNT; act++)
+		for (r = 0; r < sizeof(byte_rows) / sizeof(byte_rows[0]); r++)
+			for (i = 0; i < 6; i++) {
+				uint32_t n = byte_rows[r];
+
+				flat_reset(&e->f);
+				cmd_init(&c, VNPU_OP_ACTIVATION);
+				c.act = (uint8_t)act;
+				c.round = (uint8_t)rnd(&e->r, 2);
+				if (act == VNPU_ACT_LEAKY_RELU)
+					c.act_alpha = f2u(0.1f);
+				if (act == VNPU_ACT_HARD_SIGMOID) {
+					c.act_alpha = f2u(0.2f);
+					c.attr.raw[VNPU_ACT_BETA_WORD] = f2u(0.5f);
+				}
+				if (act == VNPU_ACT_CLIP) {
+					c.attr.activation.clip_min = f2u(-1.0f);
+					c.attr.activation.clip_max = f2u(2.5f);
+				}
+				c.t[0] = tdesc(q8_dts[i & 1], 1, &n);
+				any_quant(e, &c.t[0]);
+				c.t[3] = tdesc(all_dts[rnd(&e->r, 5)], 1, &n);
+				any_quant(e, &c.t[3]);
+				if (i >= 4) {
+					/* rows of X and Y with a step */
+					c.t[0].flags = c.t[3].flags = VNPU_TENSOR_STRIDED;
+					c.t[0].strides[0] = 2;
+					c.t[3].strides[0] = i == 4 ? 1 : 3;
+				}
+				put(e, &c.t[0], NULL);
+				snprintf(what, sizeof(what),
+					 "activation %u of %s into %s, %u elements%s, rounding %u",
+					 act, dt_name(c.t[0].dtype), dt_name(c.t[3].dtype), n,
+					 i >= 4 ? ", strided" : "", c.round);
+				same_as_ref(e, &c, what);
+			}
+}
+
+/*
+ * ACTIVATION with a per-channel scale and shift (BatchNormalization) over
+ * an 8-bit NCHW X: a row per channel, its scale and shift the row's fixed
+ * values, repeating from channel to channel, +0 next to -0 and NaN next
+ * to NaN among them (a table reused only for the same bits).
+ */
+static void test_bytes_affine(void **state)
+{
+	static const uint32_t hws[][2] = { { 1, 7 }, { 16, 16 }, { 20, 15 }, { 40, 40 } };
+	struct env *e = *state;
+	struct vnpu_cmd_compute c;
+	size_t h;
+	int i;
+	char what[160];
+
+	for (h = 0; h < sizeof(hws) / sizeof(hws[0]); h++)
+		for (i = 0; i < 40; i++) {
+			uint32_t C = 1 + rnd(&e->r, 12), H = hws[h][0], W = hws[h][1];
+			uint32_t dx[4] = { 1, C, H, W }, dp[4] = { 2, C, 1, 1 };
+			float vals[4], pv[24];
+			uint32_t k;
+
+			flat_reset(&e->f);
+			cmd_init(&c, VNPU_OP_ACTIVATION);
+			c.act = (uint8_t)rnd(&e->r, 3) ? VNPU_ACT_NONE : VNPU_ACT_RELU;
+			c.round = (uint8_t)rnd(&e->r, 2);
+			c.t[0] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dx);
+			any_quant(e, &c.t[0]);
+			c.t[1] = tdesc(rnd(&e->r, 4) ? VNPU_DT_FP32 : VNPU_DT_FP16, 4, dp);
+			c.t[3] = tdesc(all_dts[rnd(&e->r, 5)], 4, dx);
+			any_quant(e, &c.t[3]);
+			put(e, &c.t[0], NULL);
+			if (i & 1) {
+				vals[0] = 0.0f;
+				vals[1] = -0.0f;
+				vals[2] = NAN;
+				vals[3] = 1.5f;
+			} else {
+				for (k = 0; k < 4; k++)
+					vals[k] = any_float(e);
+			}
+			for (k = 0; k < 2 * C; k++)
+				pv[k] = vals[rnd(&e->r, 4)];
+			put_floats(e, &c.t[1], pv, 2 * C);
+			snprintf(what, sizeof(what), "affine %s %ux%ux%u into %s, rounding %u",
+				 dt_name(c.t[0].dtype), C, H, W, dt_name(c.t[3].dtype), c.round);
+			same_as_ref(e, &c, what);
+		}
+}
+
+/*
+ * ELTWISE of every kind (fused activations too) with an 8-bit operand
+ * that moves and the other a scalar or one value per NCHW channel, float
+ * or 8-bit, on either side, into every dtype.
+ */
+static void test_bytes_binary(void **state)
+{
+	static const unsigned int kinds[] = { VNPU_ELTWISE_ADD, VNPU_ELTWISE_SUB, VNPU_ELTWISE_MUL,
+					      VNPU_ELTWISE_DIV, VNPU_ELTWISE_MAX, VNPU_ELTWISE_MIN,
+					      VNPU_ELTWISE_POW };
+	struct env *e = *state;
+	struct vnpu_cmd_compute c;
+	size_t kd;
+	int i;
+	char what[160];
+
+	for (kd = 0; kd < sizeof(kinds) / sizeof(kinds[0]); kd++)
+		for (i = 0; i < 60; i++) {
+			uint32_t C = 1 + rnd(&e->r, 6), HW = i & 1 ? 300 : 1 + rnd(&e->r, 400);
+			uint32_t dx[3] = { C, 1, HW }, dc[3] = { C, 1, 1 };
+			int side = (int)rnd(&e->r, 2);
+			bool scalar = rnd(&e->r, 3) == 0;
+			uint8_t odt = rnd(&e->r, 2) ? all_dts[rnd(&e->r, 5)] : q8_dts[rnd(&e->r, 2)];
+			float vals[3];
+			uint32_t k;
+
+			flat_reset(&e->f);
+			cmd_init(&c, VNPU_OP_ELTWISE);
+			c.attr.eltwise.kind = kinds[kd];
+			c.round = (uint8_t)rnd(&e->r, 2);
+			if (rnd(&e->r, 3) == 0)
+				c.act = (uint8_t)(1 + rnd(&e->r, VNPU_ACT_GELU));
+			c.t[side] = tdesc(q8_dts[rnd(&e->r, 2)], 3, dx);
+			any_quant(e, &c.t[side]);
+			c.t[!side] = tdesc(odt, scalar ? 1 : 3, scalar ? &dc[1] : dc);
+			any_quant(e, &c.t[!side]);
+			c.t[3] = tdesc(all_dts[rnd(&e->r, 5)], 3, dx);
+			any_quant(e, &c.t[3]);
+			put(e, &c.t[side], NULL);
+			if (is_q8(odt)) {
+				put(e, &c.t[!side], NULL);
+			} else {
+				for (k = 0; k < 3; k++)
+					vals[k] = any_float(e);
+				put_floats(e, &c.t[!side], vals, 3);
+			}
+			snprintf(what, sizeof(what),
+				 "eltwise %u act %u, %s %ux%u on %s, other %s%s, into %s, rounding %u",
+				 kinds[kd], c.act, dt_name(c.t[side].dtype), C, HW, side ? "B" : "A",
+				 dt_name(odt), scalar ? " scalar" : "", dt_name(c.t[3].dtype), c.round);
+			same_as_ref(e, &c, what);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +644,9 @@ int main(void)
 		cmocka_unit_test(test_qlinear_lengths),
 		cmocka_unit_test(test_qlinear_channels),
 		cmocka_unit_test(test_qlinear_strided),
+		cmocka_unit_test(test_bytes_activation),
+		cmocka_unit_test(test_bytes_affine),
+		cmocka_unit_test(test_bytes_binary),
 	};
 
 	return cmocka_run_group_tests_name("ops-elt-rows", tests, setup, teardown);
