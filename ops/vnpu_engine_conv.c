@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * fp32 CONV2D of the device engine without im2col: a direct (implicit
- * GEMM) NHWC kernel for AVX-512.
+ * GEMM) NHWC kernel for AVX-512, and the same for AVX2 + FMA.
  *
  * The product is Y[pixel][co] = sum over (ky, kx, ci) of X[pixel's tap]
  * [ci] * W[ky][kx][ci][co].  Weights are packed once per command to
@@ -16,9 +16,13 @@
  * in-bounds ky range, so the inner loops never test a border.  Bias and
  * ReLU/ReLU6/leaky ReLU are applied in registers before the store.
  *
- * Hosts without AVX-512 (or configured for another int8 kernel) keep the
- * im2col + sgemm path of vnpu_engine.c for fp32.  int8 convs have a
- * direct kernel for AVX-512 VNNI and one for AVX2 (below).
+ * On AVX2 hosts the im2col + sgemm path of vnpu_engine.c spent most of
+ * a first layer's or a small 1x1 conv's time packing and in the
+ * per-output epilogue (K of 16..75 leaves the GEMM little to amortize
+ * them on), so the same kernel runs there on 8-lane vectors.  Hosts
+ * with neither, or configured for the generic int8 kernel, keep
+ * im2col + sgemm for fp32.  int8 convs have a direct kernel for AVX-512
+ * VNNI and one for AVX2 (below).
  */
 #include <errno.h>
 #include <string.h>
@@ -38,6 +42,8 @@
 #define MR_OF(nv)	((nv) == 1 ? 16 : (nv) == 2 ? 12 : (nv) == 3 ? 8 : 6)
 #define MR_MAX	16
 
+struct cv_row;
+
 struct cv_job {
 	const struct vnpu_cmd_compute *c;
 	const struct vnpu_tv *x, *y;
@@ -50,8 +56,12 @@ struct cv_job {
 	uint32_t full0, full1;	/* columns with every kx tap */
 	const float *bv, *sv;	/* [cop] bias or shift, scale; NULL if none */
 	bool fused;		/* bias and activation in registers */
+	bool fold;		/* a row's kx taps are one run of X (see cv2_block) */
 	unsigned int act;
 	float alpha;
+	/* Columns [ox0, ox1) of one row: the AVX-512 or the AVX2 kernel. */
+	void (*row)(const struct cv_job *j, const struct cv_row *r, uint32_t ox0,
+		    uint32_t ox1);
 };
 
 /* The state of one output row. */
@@ -187,6 +197,161 @@ static void cv_row(const struct cv_job *j, const struct cv_row *r, uint32_t ox0,
 	}
 }
 
+/*
+ * The AVX2 + FMA kernel: the same loops on 8-lane vectors, so 16 ymm
+ * registers hold at most 12 accumulators (12 pixels x 8 channels, 6 x
+ * 16 as OpenBLAS's and XNNPACK's AVX2 tiles, or 4 x 24) besides the
+ * weight vectors and the broadcast.  Channel blocks wider than 24 are
+ * cut into blocks of 16 and 24, each sweeping the row segment again
+ * (from cache).
+ */
+#define AVX2_TARGET __attribute__((target("avx2,fma")))
+#define NV2	3
+#define MR2_OF(nv)	((nv) == 1 ? 12 : (nv) == 2 ? 6 : 4)
+#define MR2_MAX	12
+
+AVX2_TARGET
+static inline __m256 cv2_epi(const struct cv_job *j, __m256 v, uint32_t n)
+{
+	const __m256 zero = _mm256_setzero_ps();
+
+	if (j->sv)
+		v = _mm256_add_ps(_mm256_mul_ps(v, _mm256_loadu_ps(j->sv + n)),
+				  _mm256_loadu_ps(j->bv + n));
+	else if (j->bv)
+		v = _mm256_add_ps(v, _mm256_loadu_ps(j->bv + n));
+	/* vmaxps/vminps return the second operand for NaN and +-0: r > 0 ? r : 0. */
+	switch (j->act) {
+	case VNPU_ACT_RELU:
+		return _mm256_max_ps(v, zero);
+	case VNPU_ACT_RELU6:
+		return _mm256_min_ps(_mm256_max_ps(v, zero), _mm256_set1_ps(6.0f));
+	case VNPU_ACT_LEAKY_RELU:
+		return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(j->alpha)), v,
+					_mm256_cmp_ps(v, zero, _CMP_GE_OQ));
+	default:
+		return v;
+	}
+}
+
+/*
+ * cv_block() on 8-lane vectors.  When X's pixels are dense and kx is not
+ * dilated (j->fold), taps kx0..kx1 of an input row are one run of
+ * (kx1 - kx0) * ci floats in X, and one run of rows in the packed W, so
+ * they are a single loop: a 3-channel first layer then has 5 * 3 = 15
+ * steps per kernel row instead of 5 loops of 3.  The order of the sum
+ * (ky, kx, ci) is unchanged.  The pixel and vector loops are unrolled by
+ * pragma: GCC 12 otherwise unrolls them after it has decided to keep
+ * acc[][] in memory, and the kernel then runs at half speed storing
+ * accumulators to the stack on every step.
+ */
+AVX2_TARGET
+static inline __attribute__((always_inline))
+void cv2_block(const struct cv_job *j, const struct cv_row *r, uint32_t ox,
+	       const int np, const int nv, uint32_t n0, uint32_t kx0, uint32_t kx1)
+{
+	int64_t step = j->sw * j->xs2, ix0 = (int64_t)ox * j->sw - j->pl;
+	uint32_t ci = j->ci, cop = j->cop, ky, kx, nk, k;
+	__m256 acc[MR2_MAX][NV2];
+	int p, v;
+
+#pragma GCC unroll 12
+	for (p = 0; p < np; p++)
+#pragma GCC unroll 3
+		for (v = 0; v < nv; v++)
+			acc[p][v] = _mm256_setzero_ps();
+	for (ky = r->ky0; ky < r->ky1; ky++) {
+		const float *xr = r->xb + (r->iy0 + (int64_t)ky * r->dh) * j->xs1 + ix0 * j->xs2;
+
+		for (kx = kx0; kx < kx1; kx += nk) {
+			const float *xp = xr + (int64_t)kx * j->dw * j->xs2;
+			const float *wp = j->w + ((size_t)(ky * j->kw + kx) * ci) * cop + n0;
+			uint32_t kn = ci;
+
+			nk = 1;
+			if (j->fold) {
+				nk = kx1 - kx;
+				kn = nk * ci;
+			}
+			for (k = 0; k < kn; k++) {
+				__m256 wv[NV2];
+
+#pragma GCC unroll 3
+				for (v = 0; v < nv; v++)
+					wv[v] = _mm256_loadu_ps(wp + (size_t)k * cop + 8 * v);
+#pragma GCC unroll 12
+				for (p = 0; p < np; p++) {
+					__m256 xv = _mm256_broadcast_ss(xp + p * step + k);
+
+#pragma GCC unroll 3
+					for (v = 0; v < nv; v++)
+						acc[p][v] = _mm256_fmadd_ps(xv, wv[v], acc[p][v]);
+				}
+			}
+		}
+	}
+#pragma GCC unroll 12
+	for (p = 0; p < np; p++) {
+		float *yp = r->yrow + (int64_t)(ox + p) * r->ys2 + n0;
+
+#pragma GCC unroll 3
+		for (v = 0; v < nv; v++) {
+			uint32_t n = n0 + 8 * v;
+			__m256 o = j->fused ? cv2_epi(j, acc[p][v], n) : acc[p][v];
+
+			if (j->co - n >= 8)
+				_mm256_storeu_ps(yp + 8 * v, o);
+			else
+				_mm256_maskstore_ps(yp + 8 * v,
+					_mm256_cmpgt_epi32(_mm256_set1_epi32((int)(j->co - n)),
+						_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), o);
+		}
+	}
+}
+
+#define CV2_COLUMNS(NVC) do {						\
+	const int mr = MR2_OF(NVC), mr2 = MR2_OF(NVC) / 2;		\
+	uint32_t ox = ox0;						\
+									\
+	while (ox < ox1) {						\
+		if (ox >= j->full0 && ox + mr <= j->full1 && ox + mr <= ox1) { \
+			cv2_block(j, r, ox, mr, NVC, n0, 0, j->kw);	\
+			ox += mr;					\
+		} else if (ox >= j->full0 && ox + mr2 <= j->full1 && ox + mr2 <= ox1) { \
+			cv2_block(j, r, ox, mr2, NVC, n0, 0, j->kw);	\
+			ox += mr2;					\
+		} else {						\
+			cv2_block(j, r, ox, 1, NVC, n0, j->kx0s[ox],	\
+				  j->kx1s[ox]);				\
+			ox++;						\
+		}							\
+	}								\
+} while (0)
+
+AVX2_TARGET
+static void cv2_row(const struct cv_job *j, const struct cv_row *r, uint32_t ox0,
+		    uint32_t ox1)
+{
+	uint32_t n0, nv;
+
+	for (n0 = 0; n0 < j->cop; n0 += 8 * nv) {
+		nv = (j->cop - n0) / 8;
+		/* 32 channels as 16 + 16: 4 x 24 + 1 x 8 would waste the second pass. */
+		nv = nv == 4 ? 2 : nv > NV2 ? NV2 : nv;
+		switch (nv) {
+		case 1:
+			CV2_COLUMNS(1);
+			break;
+		case 2:
+			CV2_COLUMNS(2);
+			break;
+		default:
+			CV2_COLUMNS(3);
+			break;
+		}
+	}
+}
+
 /* Bias and activation not fused: vnpu_act()'s order, per element. */
 static void cv_epi_pass(const struct cv_job *j, float *y)
 {
@@ -250,7 +415,7 @@ static int cv_rows(const struct cv_job *j, uint32_t r0, uint32_t r1,
 			if (vnpu_run_tick(rc, (uint64_t)(ox1 - ox0) * j->cop *
 					  (1 + (uint64_t)j->kh * j->kw * j->ci)))
 				return -ECANCELED;
-			cv_row(j, &r, ox0, ox1);
+			j->row(j, &r, ox0, ox1);
 			if (!j->fused)
 				for (ox = ox0; ox < ox1; ox++)
 					cv_epi_pass(j, r.yrow + (int64_t)ox * r.ys2);
@@ -328,6 +493,29 @@ static bool have_avx512(void)
 	       __builtin_cpu_supports("avx512vl");
 }
 
+static bool have_avx2_fma(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+/*
+ * Lanes of the fp32 kernel for this run: 16 (AVX-512), 8 (AVX2) or 0
+ * (none: im2col).  The int8 kernel choice stands for the ISA, so a test
+ * that selects the generic int8 kernel gets the im2col path for fp32.
+ */
+static unsigned int cv_lanes(const struct vnpu_run_ctx *rc)
+{
+	switch (vnpu_i8_kernel_resolve(rc ? rc->i8_kernel : VNPU_I8_AUTO)) {
+	case VNPU_I8_VNNI:
+		return have_avx512() ? 16 : 0;
+	case VNPU_I8_AVX2:
+		return have_avx2_fma() ? 8 : 0;
+	default:
+		return 0;
+	}
+}
+
 bool vnpu_eng_conv_f32_ok(const struct vnpu_cmd_compute *c,
 			  const struct vnpu_op_info *info, const struct vnpu_tv *t,
 			  const struct vnpu_run_ctx *rc)
@@ -339,9 +527,7 @@ bool vnpu_eng_conv_f32_ok(const struct vnpu_cmd_compute *c,
 	    x->dtype != VNPU_DT_FP32 || w->dtype != VNPU_DT_FP32 ||
 	    y->dtype != VNPU_DT_FP32 || x->st[3] != 1 || y->st[3] != 1)
 		return false;
-	/* The int8 kernel choice stands for the ISA: AVX-512 only here. */
-	if (vnpu_i8_kernel_resolve(rc ? rc->i8_kernel : VNPU_I8_AUTO) != VNPU_I8_VNNI ||
-	    !have_avx512())
+	if (!cv_lanes(rc))
 		return false;
 	/* One output column is the least unit of work between polls. */
 	return (uint64_t)vnpu_round_up(y->dims[3], 16) * (k + 1) <= VNPU_POLL_BLOCK;
@@ -354,7 +540,8 @@ int vnpu_eng_conv_f32(const struct vnpu_cmd_compute *c,
 	const struct vnpu_attr_conv2d *at = &c->attr.conv;
 	struct vnpu_tv *x = &t[0], *w = &t[1], *bias = &t[2], *y = &t[3];
 	uint32_t kh = w->dims[1], kw = w->dims[2], ci = w->dims[3], co = y->dims[3];
-	uint32_t cop = vnpu_round_up(co, 16), ow = y->dims[2], ky, kx, k, n, ox;
+	uint32_t lanes = cv_lanes(rc), cop = vnpu_round_up(co, lanes ? lanes : 16);
+	uint32_t ow = y->dims[2], ky, kx, k, n, ox;
 	float *wp = NULL, *bf = NULL;
 	uint32_t *kxr = NULL;
 	struct cv_job j;
@@ -407,7 +594,9 @@ int vnpu_eng_conv_f32(const struct vnpu_cmd_compute *c,
 		.ci = ci, .co = co, .cop = cop, .ow = ow, .xs1 = x->st[1], .xs2 = x->st[2],
 		.sw = at->stride_w, .pl = at->pad_left, .dw = at->dilation_w,
 		.kx0s = kxr, .kx1s = kxr + ow, .bv = bf,
-		.sv = bf && bias->rank == 2 ? bf + cop : NULL, .act = c->act };
+		.sv = bf && bias->rank == 2 ? bf + cop : NULL, .act = c->act,
+		.fold = at->dilation_w == 1 && x->st[2] == ci,
+		.row = lanes == 8 ? cv2_row : cv_row };
 	memcpy(&j.alpha, &c->act_alpha, 4);
 	j.fused = c->act == VNPU_ACT_NONE || c->act == VNPU_ACT_RELU ||
 		  c->act == VNPU_ACT_RELU6 || c->act == VNPU_ACT_LEAKY_RELU;
