@@ -303,17 +303,23 @@ int oi_op_const(struct nctx *c)
 		if (ret)
 			return oi_fold_fail(c->im, ret);
 	} else {
-		/* Gather, Concat, Cast, Slice: constants only */
-		const struct ctensor *ins[8] = { 0 };
+		/*
+		 * Gather, Concat, Cast, Slice: constants only.  A Concat may
+		 * have any number of inputs; Slice before opset 10 takes 4.
+		 */
+		const struct ctensor **ins;
 		struct ctensor sl[3] = { 0 };
 		size_t i, nin = c->nin;
 		int64_t iattr[4];
 
-		for (i = 0; i < c->nin && i < 8; i++) {
+		for (i = 0; i < c->nin; i++)
 			if (c->in[i] && !c->in[i]->is_const)
 				return oi_fail(c->im, "only constant inputs are supported (this op has no device op yet)");
+		ins = calloc(nin > 4 ? nin : 4, sizeof(*ins));
+		if (!ins)
+			return oi_nomem(c->im);
+		for (i = 0; i < c->nin; i++)
 			ins[i] = c->in[i] ? &c->in[i]->c : NULL;
-		}
 		iattr[0] = oi_attr_i(c, "axis", 0);
 		iattr[1] = oi_attr_i(c, "to", 0);
 		iattr[2] = c->opset;
@@ -325,8 +331,11 @@ int oi_op_const(struct nctx *c)
 
 			for (k = 0, ret = 0; k < 3 && !ret; k++) {
 				n = oi_attr_ints(c, an[k], v, 8);
-				if (n < 0 && k < 2)
+				if (n < 0 && k < 2) {
+					ctensor_free(&sl[0]);
+					free(ins);
 					return oi_fail(c->im, "%s is required", an[k]);
+				}
 				if (n >= 0)
 					ret = ctensor_vec_i(v, (size_t)n, &sl[k]);
 				ins[1 + k] = n >= 0 ? &sl[k] : NULL;
@@ -339,6 +348,7 @@ int oi_op_const(struct nctx *c)
 				       c->im->err_size);
 		for (i = 0; i < 3; i++)
 			ctensor_free(&sl[i]);
+		free(ins);
 	}
 	if (ret)
 		return oi_fold_fail(c->im, ret);
