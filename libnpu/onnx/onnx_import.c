@@ -748,9 +748,11 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 	if (!d.dtype)
 		return oi_fail(im, "input '%s' has element type %s, which is not supported",
 			       vi->name, onnx_type_name(tt->elem_type));
-	for (i = 0; im->opts && i < im->opts->num_shapes; i++)
-		if (im->opts->shapes[i].name && !strcmp(im->opts->shapes[i].name, vi->name))
-			given = &im->opts->shapes[i];
+	{
+		const uint32_t *k = oi_names_get(&im->shape_index, vi->name);
+
+		given = k ? &im->opts->shapes[*k] : NULL;
+	}
 	if (!tt->shape && !given)
 		return oi_fail(im, "input '%s' has no shape; give one", vi->name);
 	d.rank = given ? given->rank : (uint32_t)tt->shape->n_dim;
@@ -867,18 +869,16 @@ static int add_io(struct imp *im, const struct sym *s, bool input, const Onnx__V
 	struct npu_onnx_io *na = input ? m->in : m->out;
 	size_t *n = input ? &m->num_in : &m->num_out;
 	char **nn = m->names;
-	bool any_dynamic_input = false;
-	size_t i;
 	int ret;
 
-	for (i = 0; !input && i < m->num_in; i++)
-		any_dynamic_input |= m->in_dyn[i].mask != 0;
 	/* an input fixed by its value takes no other shape */
 	if (!(input && s->fixed)) {
-		ret = note_dynamic(im, vi, s->rank, input || any_dynamic_input,
+		ret = note_dynamic(im, vi, s->rank, input || m->any_dynamic_in,
 				   input ? &m->in_dyn[*n] : &m->out_dyn[*n]);
 		if (ret)
 			return ret;
+		if (input && m->in_dyn[*n].mask)
+			m->any_dynamic_in = true;
 	}
 	nn[m->num_names] = strdup(s->name);
 	if (!nn[m->num_names])
@@ -1385,6 +1385,7 @@ static void imp_free(struct imp *im)
 	/* im->reads is the source's */
 	if (im->readers_built)
 		oi_names_free(&im->readers);
+	oi_names_free(&im->shape_index);
 }
 
 /*
@@ -1510,14 +1511,18 @@ int oi_source_parse(struct npu_onnx_source *src, const void *data, size_t size,
 		return oi_fail(&im, "sparse initializers are not supported");
 	/* the names an import defines before any node: what the node order checks */
 	ret = add_initializers(&im);
+	if (!ret && oi_names_init(&src->inputs, im.gp->n_input))
+		ret = oi_nomem(&im);
 	for (i = 0; !ret && i < im.gp->n_input; i++) {
 		const char *name = im.gp->input[i]->name;
 		struct sym *s;
 
-		if (!name || !*name)
+		if (!name || !*name) {
 			ret = oi_fail(&im, "a graph input without a name");
-		else if (!oi_lookup(&im, name))
+		} else if (!oi_lookup(&im, name)) {
 			ret = oi_add_sym(&im, name, &s);
+			oi_names_put(&src->inputs, name, 1);
+		}
 	}
 	if (!ret)
 		ret = order_nodes(&im, &src->order);
@@ -1537,6 +1542,7 @@ void oi_source_release(struct npu_onnx_source *src)
 	free(src->inits);
 	free(src->order);
 	oi_names_free(&src->reads);
+	oi_names_free(&src->inputs);
 	if (src->mp)
 		onnx__model_proto__free_unpacked(src->mp, NULL);
 	if (src->owns_opts)
@@ -1558,9 +1564,20 @@ static int import_once(const struct npu_onnx_source *src, const struct npu_onnx_
 	ret = take_limits(&im, opts);
 	if (ret)
 		return ret;
+	/* a shape per input at most is looked up: no scan of every shape per input */
+	if (oi_names_init(&im.shape_index, opts->num_shapes))
+		return oi_nomem(&im);
+	for (i = 0; i < opts->num_shapes; i++) {
+		uint32_t *k = oi_names_put(&im.shape_index, opts->shapes[i].name, (uint32_t)i);
+
+		if (k)
+			*k = (uint32_t)i;	/* the last shape given for a name */
+	}
 	im.m = calloc(1, sizeof(*im.m));
-	if (!im.m)
-		return -ENOMEM;
+	if (!im.m) {
+		oi_names_free(&im.shape_index);
+		return oi_nomem(&im);
+	}
 	im.m->opset = src->opset;
 	ret = npu_graph_create(&im.m->g);
 	if (!ret)
@@ -1609,16 +1626,7 @@ out:
 /* Is @name a graph input the caller may shape (not an initializer)? */
 static bool is_shapeable_input(const struct npu_onnx_source *src, const char *name)
 {
-	const Onnx__GraphProto *gp = src->mp->graph;
-	size_t i;
-
-	for (i = 0; i < gp->n_initializer; i++)
-		if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
-			return false;
-	for (i = 0; i < gp->n_input; i++)
-		if (gp->input[i]->name && !strcmp(gp->input[i]->name, name))
-			return true;
-	return false;
+	return oi_names_get(&src->inputs, name) != NULL;
 }
 
 /*

@@ -97,6 +97,7 @@ struct npu_onnx_model {
 	struct npu_onnx_io *in, *out;
 	struct oi_dyn *in_dyn, *out_dyn;	/* max_in, max_out of them */
 	size_t max_in, max_out;
+	bool any_dynamic_in;		/* an input has a dynamic dimension */
 	bool *in_fixed;			/* npu_onnx_input_fixed() */
 	size_t num_in, num_out;
 	char **names;			/* owned io names */
@@ -116,6 +117,7 @@ struct npu_onnx_source {
 	bool owns_opts;			/* npu_onnx_load()'s borrows the caller's arrays */
 	struct ctensor *inits;		/* the top graph's initializers, decoded */
 	struct oi_names reads;		/* struct imp.reads */
+	struct oi_names inputs;		/* the graph inputs that are no initializer */
 	size_t *order;			/* the nodes in dependency order */
 	/* imports done (npu_onnx_source_imports()), atomic: imports may run at once */
 	uint64_t imports;
@@ -155,6 +157,8 @@ struct imp {
 	/* each tensor's reader: node index, or UINT32_MAX for several (onnx_quant.c) */
 	struct oi_names readers;
 	bool readers_built, readers_unsure;
+	/* name -> index in opts->shapes of the last shape given for it */
+	struct oi_names shape_index;
 };
 
 struct nctx {
