@@ -362,7 +362,9 @@ static void test_qlinear_channels(void **state)
 
 /*
  * Operands and Y with gaps between their rows, and Y strided along its
- * row (the rows of any strides), next to dense operands.
+ * row (the rows of any strides, and the tables when an operand is fixed),
+ * next to dense operands; rows longer than a chunk too, whose last chunk
+ * reads the table its first one built.
  */
 static void test_qlinear_strided(void **state)
 {
@@ -373,7 +375,8 @@ static void test_qlinear_strided(void **state)
 
 	for (i = 0; i < 200; i++) {
 		const struct qparams *q = &qsets[rnd(&e->r, sizeof(qsets) / sizeof(qsets[0]))];
-		uint32_t d[3] = { 1 + rnd(&e->r, 4), 1 + rnd(&e->r, 5), 1 + rnd(&e->r, 300) };
+		uint32_t d[3] = { 1 + rnd(&e->r, 4), 1 + rnd(&e->r, 5),
+				  rnd(&e->r, 8) ? 1 + rnd(&e->r, 300) : 1000 + rnd(&e->r, 200) };
 		uint32_t one[3] = { d[0], d[1], 1 };
 		uint8_t dt = q8_dts[rnd(&e->r, 2)];
 		unsigned int kind = qkinds[rnd(&e->r, 2)];
