@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -339,6 +340,79 @@ static void test_load_reports_dims(void **state)
 	mb_free(&b);
 }
 
+/* One thread's import of a shared source (no cmocka call: it is not thread-safe). */
+struct import_job {
+	const struct npu_onnx_source *src;
+	int64_t batch;
+	int ret;
+	struct npu_onnx_model *m;
+	char err[256];
+};
+
+static void *import_thread(void *arg)
+{
+	struct import_job *j = arg;
+	struct npu_onnx_shape sh = { .name = "x", .rank = 3, .dims = { j->batch, 2, 2 } };
+
+	for (int k = 0; k < 8 && !j->ret; k++) {
+		npu_onnx_free(j->m);
+		j->m = NULL;
+		j->ret = npu_onnx_specialize(j->src, &sh, 1, &j->m, j->err, sizeof(j->err));
+	}
+	return NULL;
+}
+
+/* A source is only read: imports of it run on several threads at once. */
+static void test_threads(void **state)
+{
+	struct import_job jobs[4];
+	pthread_t th[4];
+	struct npu_onnx_source *src;
+	struct mb b;
+
+	(void)state;
+	batch_model(&b);
+	src = source(&b, NULL);
+	mb_free(&b);
+	for (size_t t = 0; t < 4; t++) {
+		jobs[t] = (struct import_job){ .src = src, .batch = (int64_t)t * 3 + 1 };
+		assert_int_equal(pthread_create(&th[t], NULL, import_thread, &jobs[t]), 0);
+	}
+	for (size_t t = 0; t < 4; t++)
+		assert_int_equal(pthread_join(th[t], NULL), 0);
+	assert_int_equal(npu_onnx_source_imports(src), 32);
+	for (size_t t = 0; t < 4; t++) {
+		size_t n = (size_t)jobs[t].batch;
+		float *x = calloc(n * 4, sizeof(float)), *y = calloc(n * 3, sizeof(float));
+		float *want = calloc(n * 3, sizeof(float));
+		struct npu_runtime *rt = NULL;
+		struct npu_onnx_io in, out;
+
+		if (jobs[t].ret)
+			fail_msg("thread %zu: %s", t, jobs[t].err);
+		assert_non_null(x);
+		assert_non_null(y);
+		assert_non_null(want);
+		for (size_t i = 0; i < n * 4; i++)
+			x[i] = wave(i, 5.0f + (float)t);
+		assert_int_equal(npu_onnx_input(jobs[t].m, 0, &in), 0);
+		assert_int_equal(npu_onnx_output(jobs[t].m, 0, &out), 0);
+		assert_int_equal(out.dims[0], n);
+		assert_int_equal(npu_graph_compile(npu_onnx_graph(jobs[t].m), NULL, 0, &rt), 0);
+		npu_onnx_free(jobs[t].m);
+		assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ in.value, out.value },
+						   (void *[]){ x, y }), 0);
+		assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+		npu_runtime_free(rt);
+		batch_reference(x, n, want);
+		check_close(y, want, n * 3);
+		free(x);
+		free(y);
+		free(want);
+	}
+	npu_onnx_source_free(src);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -347,6 +421,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_refused_shapes),
 		cmocka_unit_test(test_load_shapes_and_dims_info),
 		cmocka_unit_test(test_load_reports_dims),
+		cmocka_unit_test(test_threads),
 	};
 
 	if (argc > 1)
