@@ -22,6 +22,12 @@ onnx_test=${ONNX_NODE_DATA:-/usr/share/libonnx-testdata/data/node}/test_conv_wit
 debian_guest_setup "$payload"
 debian_guest_debs "$payload" libnpu1 npu-tools python3-npu vnpu-dkms
 debian_guest_blazeface "$payload"
+# python/tests/test_dynamic.py's real model: PP-OCR's classifier at
+# several batch sizes against onnxruntime's rows.
+mkdir -p "$payload/models/ppocr" &&
+	cp "$VNPU_CACHE/models/ppocr/ch_ppocr_mobile_v2.0_cls_infer.onnx" "$payload/models/ppocr/" &&
+	cp -r "$VNPU_CACHE/models/ref/ppocr-cls" "$payload/models/ref/" ||
+	fail_guest "no PP-OCR classifier or reference in $VNPU_CACHE/models: make models fetches them"
 mkdir -p "$payload/python-tests" "$payload/onnx"
 cp "$VNPU_TOP"/tests/debian-guest/t-* "$payload/"
 cp "$VNPU_TOP"/python/tests/*.py "$payload/python-tests/"
