@@ -348,8 +348,8 @@ bench: bench-deps qemu models-initramfs
 	echo "[vnpu] bench 2/4: the real models on the host: onnxruntime with 1 and 2 threads, and npu-run --cpu, outputs checked"; \
 	{ $(S)/bench-host-models.sh $(VNPU_BUILD)/libnpu/bin/npu-run $(BENCH_ITERATIONS) $(BENCH_MODELS) || \
 		echo "bench: a host model run failed"; } 2>&1 | tee $(BENCH_O)/host-models.log; \
-	echo "[vnpu] bench 3/4: the guest (npu-bench, the real models on the device)"; \
-	$(GUEST_RUN_MODELS) --mode bench --log $(BENCH_O)/console-bench.log --results $(BENCH_O)/bench.tap \
+	echo "[vnpu] bench 3/4: the guest (npu-bench, the real models on the device; two devices, for the two-device ratios)"; \
+	$(GUEST_RUN_MODELS) --devices 2 --mode bench --log $(BENCH_O)/console-bench.log --results $(BENCH_O)/bench.tap \
 		--echo --timeout $(GUEST_TIMEOUT) || rc=1; \
 	echo "[vnpu] bench 4/4: summary"; \
 	$(S)/bench-summary.py --out-dir $(BENCH_O) \

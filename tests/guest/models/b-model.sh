@@ -21,11 +21,20 @@
 # figure it is compared with, and a FAIL marks them.  An int8 model not in
 # models-expected-pass that does not match is a known failure (TAP TODO),
 # as in t-model; it is timed all the same.
+# For the models of MULTI_MODELS, when the guest has two devices (make
+# bench boots with two), the throughput of npu-run --batch on device 0
+# alone and on both devices (npu_group: one copy of the model per
+# device), the two-device run's outputs checked like the others:
+#   bench-multi <model>: 1 device <r1> inputs/s, 2 devices <r2> inputs/s over <n> requests
+#   ratio two-devices-vs-one-<model>: <r2/r1>x (goal >= 1.6x) | ERROR <why>
 # shellcheck source=tests/guest/models/models-lib.sh
 . "$(dirname "$0")/models-lib.sh"
 
 name=${0##*/b-model-}
 TOP_NODES=5
+# Issue 24's data-parallel models, and its goal for two devices over one.
+MULTI_MODELS="blazeface-back ppocr-det"
+MULTI_GOAL=1.6
 
 if [ ! -d "$MODELS/ref" ]; then
 	echo "1..0 # SKIP no model data in this initramfs (make bench appends it)"
@@ -105,7 +114,75 @@ bench() {
 	fi
 }
 
+# batch_rate MODEL DEVICES OUTDIR: BATCH_RATE, the requests per second of
+# npu-run --batch on DEVICES (its outputs in OUTDIR), or "" and BATCH_WHY.
+batch_rate() {
+	if [ -d "$(model_ref_input "$1")" ]; then
+		set -- "$1" "$2" "$3" "$(model_ref_input "$1")"
+		batch_in=""
+		for f in "$4"/*.npy; do
+			g=${f##*/}
+			batch_in="$batch_in --input ${g%.npy}=$f"
+		done
+	else
+		batch_in="--input $(model_input "$1")=$(model_ref_input "$1")"
+	fi
+	# shellcheck disable=SC2086
+	BATCH_LOG=$("$NPU_RUN" "$(model_file "$1")" $batch_in --devices "$2" \
+		--batch "$MULTI_REQUESTS" --output-dir "$3" 2>&1)
+	rc=$?
+	echo "$BATCH_LOG" | sed "s/^/# $1 --devices $2: /"
+	BATCH_WHY=
+	BATCH_RATE=
+	if [ $rc != 0 ]; then
+		BATCH_WHY="npu-run --devices $2 --batch exited with status $rc: $(echo "$BATCH_LOG" |
+			grep '^npu-run: ' | tail -n 1)"
+	elif ! echo "$BATCH_LOG" | grep -q '^model .*, on the NPU$'; then
+		BATCH_WHY="npu-run --devices $2 did not run on the NPU"
+	else
+		BATCH_RATE=$(echo "$BATCH_LOG" | sed -n 's/^batch: .*: \([0-9.]*\) inputs\/s$/\1/p')
+	fi
+}
+
+# multi MODEL: one device's throughput against two devices'.
+multi() {
+	MULTI_REQUESTS=${VNPU_BENCH_MULTI_REQUESTS:-40}
+	ratio="ratio two-devices-vs-one-$1"
+	batch_rate "$1" 0 "/tmp/b-multi-1-$1"
+	r1=$BATCH_RATE why1=$BATCH_WHY
+	batch_rate "$1" 0,1 "/tmp/b-multi-2-$1"
+	r2=$BATCH_RATE why2=$BATCH_WHY
+	if [ -z "$r1" ] || [ -z "$r2" ]; then
+		echo "$ratio: ERROR ${why1:-$why2}"
+		tap 0 "$1 on two devices: ${why1:-$why2}"
+		rm -rf "/tmp/b-multi-1-$1" "/tmp/b-multi-2-$1"
+		return
+	fi
+	check=$(check_outputs "$1" "/tmp/b-multi-2-$1")
+	matched=$?
+	rm -rf "/tmp/b-multi-1-$1" "/tmp/b-multi-2-$1"
+	echo "bench-multi $1: 1 device $r1 inputs/s, 2 devices $r2 inputs/s over $MULTI_REQUESTS requests"
+	if [ "$matched" != 0 ]; then
+		echo "$ratio: ERROR the two-device run's output does not match onnxruntime's: $check"
+		tap 0 "$1 on two devices: $check"
+		return
+	fi
+	awk -v a="$r2" -v b="$r1" -v r="$ratio" -v g="$MULTI_GOAL" \
+		'BEGIN { printf "%s: %.2fx (goal >= %sx)\n", r, a / b, g }'
+	tap 1 "$1 on two devices, output matches onnxruntime's: $r1 -> $r2 inputs/s"
+}
+
 bench "$name"
+case " $MULTI_MODELS " in
+*" $name "*)
+	if [ -e /dev/accel/accel1 ]; then
+		multi "$name"
+	else
+		echo "ratio two-devices-vs-one-$name: ERROR the guest has one device (make bench boots with two)"
+		tap 0 "$name on two devices: the guest has one device"
+	fi
+	;;
+esac
 # The int8 version of an fp32 model, when the initramfs has it (make
 # bench's does: tests/models/Makefile builds the five).
 case $name in
