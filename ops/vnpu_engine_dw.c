@@ -1118,6 +1118,7 @@ static int dw_rows(const struct dw_job *j, uint32_t r0, uint32_t r1,
 	return 0;
 }
 
+#ifdef DW_X86
 /*
  * The ring of staged X rows, when it fits DW_STAGE_MAX: the rows one
  * output row's taps span, each of the padded columns its output
@@ -1156,6 +1157,8 @@ static int stage_alloc(struct dw_job *j, struct vnpu_run_ctx *rc)
 		j->stage_tag[i] = -1;
 	return 0;
 }
+
+#endif
 
 int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 		const struct vnpu_op_info *info, struct vnpu_tv *t,
