@@ -758,6 +758,93 @@ static bool elt_bytes_row(const struct elt_cmd *e, struct elt_bytes *bt, int k,
 	return true;
 }
 
+/*
+ * Short rows that did not merge because an operand's row repeats from one
+ * row to the next (a [C] operand over NHWC: stride 0 across rows, unit
+ * or any stride along them) cost a chunk's overhead each.  They go
+ * ELT_CHUNK / n at a time instead: every other operand steps through the
+ * two innermost dims as through one (or not at all), and each repeating
+ * operand is read from its row laid out that many times over.
+ */
+struct elt_group {
+	uint32_t rows;			/* rows per chunk; 0: no grouping */
+	int64_t st[ELT_MAX_OPS];	/* the repeating operands' inner strides */
+	struct vnpu_tv tile[ELT_MAX_OPS];
+	uint8_t *buf;			/* their tiles, ELT_CHUNK * 4 bytes each */
+};
+
+/*
+ * Group the two innermost dims of @p if that pays; @in the inner strides,
+ * turned into those of the merged dim.  The tiles' memory comes from
+ * @rc; without it nothing changes.
+ */
+static void elt_group_init(struct elt_group *g, struct elt_plan *p,
+			   const struct vnpu_tv *const *ops, int nops, int64_t *in,
+			   struct vnpu_run_ctx *rc)
+{
+	int nr = p->nr, k, repeating = 0;
+	uint32_t n = p->d[nr - 1];
+
+	g->rows = 0;
+	if (nr < 2 || n > ELT_CHUNK / 2)
+		return;
+	for (k = 0; k < nops; k++) {
+		int64_t outer = p->s[k][nr - 2];
+
+		if (outer == (int64_t)n * in[k])
+			continue;
+		if (k == 0 || outer != 0)
+			return;
+		repeating++;
+	}
+	if (!repeating)
+		return;
+	g->buf = vnpu_run_alloc(rc, (size_t)ELT_MAX_OPS * ELT_CHUNK * 4);
+	if (!g->buf)
+		return;
+	g->rows = ELT_CHUNK / n < p->d[nr - 2] ? ELT_CHUNK / n : p->d[nr - 2];
+	for (k = 0; k < nops; k++) {
+		g->st[k] = 0;
+		if (p->s[k][nr - 2] == (int64_t)n * in[k])
+			continue;
+		g->st[k] = in[k];
+		g->tile[k] = *ops[k];
+		g->tile[k].p = g->buf + (size_t)k * ELT_CHUNK * 4;
+		in[k] = 1;
+	}
+	p->d[nr - 2] *= n;
+	for (k = 0; k < nops; k++)
+		p->s[k][nr - 2] = in[k];
+	p->nr = nr - 1;
+}
+
+/* The repeating operands' tiles for the rows whose offsets are @off. */
+static void elt_group_fill(const struct elt_group *g, const struct vnpu_tv *const *ops,
+			   int nops, const int64_t *off, uint32_t n)
+{
+	uint32_t r, j;
+	int k;
+
+	for (k = 1; k < nops; k++) {
+		uint32_t es = ops[k]->esize;
+
+		if (!g->st[k])
+			continue;
+		for (j = 0; j < n; j++)
+			memcpy(g->tile[k].p + (size_t)j * es,
+			       ops[k]->p + (off[k] + (int64_t)j * g->st[k]) * es, es);
+		for (r = 1; r < g->rows; r++)
+			memcpy(g->tile[k].p + (size_t)r * n * es, g->tile[k].p, (size_t)n * es);
+	}
+}
+
+static int elt_done(struct elt_group *g, struct vnpu_run_ctx *rc, int ret)
+{
+	if (g->rows)
+		vnpu_run_free(rc, g->buf);
+	return ret;
+}
+
 int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		 struct vnpu_run_ctx *rc)
 {
@@ -793,6 +880,9 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		.hi = y->dtype == VNPU_DT_INT8 ? 127 : 255,
 	};
 	bool qlinear = binary && c->round == VNPU_ROUND_ORT_QLINEAR;
+	const struct vnpu_tv *rops[ELT_MAX_OPS];
+	struct elt_group g;
+	uint32_t row, step;
 	int bytes_k;
 
 	if (qlinear) {
@@ -810,28 +900,37 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		if (ops[k]->dtype == VNPU_DT_INT8 || ops[k]->dtype == VNPU_DT_UINT8)
 			elt_lut(ops[k], e.lut[k - 1]);
 	elt_plan_init(&p, ops, nops);
+	for (k = 0; k < nops; k++)
+		in[k] = p.s[k][p.nr - 1];
+	row = p.d[p.nr - 1];
+	elt_group_init(&g, &p, ops, nops, in, rc);
 	nr = p.nr;
 	n = p.d[nr - 1];
+	step = g.rows ? g.rows * row : ELT_CHUNK;
+	memcpy(rops, ops, sizeof(rops));
 	for (k = 0; k < nops; k++)
-		in[k] = p.s[k][nr - 1];
-	bytes_k = qlinear ? 0 : elt_bytes_operand(&e, ops, in);
+		if (g.rows && g.st[k])
+			rops[k] = &g.tile[k];
+	bytes_k = qlinear ? 0 : elt_bytes_operand(&e, rops, in);
 	for (;;) {
+		if (g.rows)
+			elt_group_fill(&g, ops, nops, off, row);
 		for (j0 = 0; j0 < n; j0 += m) {
 			int64_t o[ELT_MAX_OPS];
 
-			m = n - j0 < ELT_CHUNK ? n - j0 : ELT_CHUNK;
+			m = n - j0 < step ? n - j0 : step;
 			if (vnpu_run_tick(rc, m))
-				return -ECANCELED;
+				return elt_done(&g, rc, -ECANCELED);
 			for (k = 0; k < nops; k++)
-				o[k] = off[k] + (int64_t)j0 * in[k];
+				o[k] = rops[k] != ops[k] ? 0 : off[k] + (int64_t)j0 * in[k];
 			if (qlinear) {
-				elt_qlinear_row(&q, t[0].p + o[1], in[1], t[1].p + o[2],
+				elt_qlinear_row(&q, rops[1]->p + o[1], in[1], rops[2]->p + o[2],
 						in[2], y->p + o[0], in[0], m);
 				continue;
 			}
-			if (bytes_k && elt_bytes_row(&e, &bt, bytes_k, ops, o, in, m, n, buf))
+			if (bytes_k && elt_bytes_row(&e, &bt, bytes_k, rops, o, in, m, n, buf))
 				continue;
-			elt_chunk(&e, ops, o, in, m, buf);
+			elt_chunk(&e, rops, o, in, m, buf);
 		}
 		/* Next row: offsets follow the outer indices incrementally. */
 		for (i = nr - 2; i >= 0; i--) {
@@ -845,6 +944,6 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			idx[i] = 0;
 		}
 		if (i < 0)
-			return 0;
+			return elt_done(&g, rc, 0);
 	}
 }

@@ -640,6 +640,90 @@ static void test_bytes_binary(void **state)
 		}
 }
 
+/*
+ * Short rows grouped: an operand of one value per channel over NHWC (its
+ * row repeats from one row to the next), per batch or for all of them,
+ * dense or strided along its row, in ELTWISE (float and QLinear) and in
+ * a per-channel affine; channel counts around the largest row grouped.
+ */
+static void test_grouped_rows(void **state)
+{
+	static const uint32_t chans[] = { 1, 3, 16, 24, 96, 255, 511, 512, 513 };
+	struct env *e = *state;
+	struct vnpu_cmd_compute c;
+	size_t ch;
+	int i;
+	char what[160];
+
+	for (ch = 0; ch < sizeof(chans) / sizeof(chans[0]); ch++)
+		for (i = 0; i < 24; i++) {
+			uint32_t C = chans[ch], N = 1 + rnd(&e->r, 3), HW = 1 + rnd(&e->r, 9);
+			uint32_t dx[3] = { N, HW, C }, dc[3] = { rnd(&e->r, 2) ? N : 1, 1, C };
+			uint32_t dp[4] = { 2, dc[0], 1, C };
+			int kind = i % 3, side = (int)rnd(&e->r, 2);
+			bool strided = rnd(&e->r, 3) == 0;
+			float vals[5];
+			uint32_t k;
+
+			for (k = 0; k < 5; k++)
+				vals[k] = any_float(e);
+			flat_reset(&e->f);
+			if (kind == 0) {	/* QLinear Add or Mul */
+				uint8_t dt = q8_dts[rnd(&e->r, 2)];
+
+				qlinear_cmd(&c, qkinds[rnd(&e->r, 2)], dt,
+					    &qsets[rnd(&e->r, sizeof(qsets) / sizeof(qsets[0]))]);
+				c.t[side].rank = c.t[!side].rank = c.t[3].rank = 3;
+				memcpy(c.t[side].dims, dx, sizeof(dx));
+				memcpy(c.t[!side].dims, dc, sizeof(dc));
+				memcpy(c.t[3].dims, dx, sizeof(dx));
+			} else if (kind == 1) {	/* float Mul or Add, 8-bit or float X */
+				cmd_init(&c, VNPU_OP_ELTWISE);
+				c.attr.eltwise.kind = rnd(&e->r, 2) ? VNPU_ELTWISE_MUL : VNPU_ELTWISE_ADD;
+				c.round = (uint8_t)rnd(&e->r, 2);
+				c.t[side] = tdesc(all_dts[rnd(&e->r, 5)], 3, dx);
+				any_quant(e, &c.t[side]);
+				c.t[!side] = tdesc(rnd(&e->r, 2) ? VNPU_DT_FP32 : VNPU_DT_UINT8, 3, dc);
+				any_quant(e, &c.t[!side]);
+				c.t[3] = tdesc(all_dts[rnd(&e->r, 5)], 3, dx);
+				any_quant(e, &c.t[3]);
+			} else {		/* a per-channel scale and shift */
+				cmd_init(&c, VNPU_OP_ACTIVATION);
+				c.round = (uint8_t)rnd(&e->r, 2);
+				side = 0;
+				c.t[0] = tdesc(q8_dts[rnd(&e->r, 2)], 3, dx);
+				any_quant(e, &c.t[0]);
+				c.t[1] = tdesc(VNPU_DT_FP32, 4, dp);
+				c.t[3] = tdesc(all_dts[rnd(&e->r, 5)], 3, dx);
+				any_quant(e, &c.t[3]);
+			}
+			if (strided && kind != 2) {
+				/* the channel operand with a step along its row */
+				struct vnpu_tensor_desc *d = &c.t[!side];
+
+				d->flags = VNPU_TENSOR_STRIDED;
+				d->strides[2] = 2;
+				d->strides[1] = 2ull * C;
+				d->strides[0] = 2ull * C;
+			}
+			for (k = 0; k < 2; k++) {
+				struct vnpu_tensor_desc *d = &c.t[k];
+
+				if (!d->dtype)
+					continue;
+				if (is_q8(d->dtype))
+					put(e, d, NULL);
+				else
+					put_floats(e, d, vals, 5);
+			}
+			snprintf(what, sizeof(what), "%s, %ux%ux%u, channels %s%s on %s",
+				 kind == 0 ? "qlinear" : kind == 1 ? "eltwise" : "affine",
+				 N, HW, C, dc[0] > 1 ? "per batch" : "for all",
+				 strided && kind != 2 ? ", strided" : "", side ? "A" : "B");
+			same_as_ref(e, &c, what);
+		}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -650,6 +734,7 @@ int main(void)
 		cmocka_unit_test(test_bytes_activation),
 		cmocka_unit_test(test_bytes_affine),
 		cmocka_unit_test(test_bytes_binary),
+		cmocka_unit_test(test_grouped_rows),
 	};
 
 	return cmocka_run_group_tests_name("ops-elt-rows", tests, setup, teardown);
