@@ -695,7 +695,23 @@ static int elt_bytes_operand(const struct elt_cmd *e, const struct vnpu_tv *cons
 	if (!moving || (ops[moving]->dtype != VNPU_DT_INT8 &&
 			ops[moving]->dtype != VNPU_DT_UINT8))
 		return 0;
-	return moving;
+	/*
+	 * Into a wider Y a lookup is slower than the vector rows of a cheap
+	 * op (a DEQUANTIZE); only a libm call per element costs more.
+	 */
+	if (ops[0]->esize == 1)
+		return moving;
+	switch (e->f.act) {
+	case VNPU_ACT_SIGMOID:
+	case VNPU_ACT_TANH:
+	case VNPU_ACT_GELU:
+	case VNPU_ACT_SQRT:
+	case VNPU_ACT_EXP:
+	case VNPU_ACT_LOG:
+		return moving;
+	default:
+		return e->binary && e->c->attr.eltwise.kind == VNPU_ELTWISE_POW ? moving : 0;
+	}
 }
 
 /*
@@ -751,10 +767,12 @@ static bool elt_bytes_row(const struct elt_cmd *e, struct elt_bytes *bt, int k,
 	else if (es == 1)
 		for (j = 0; j < m; j++)
 			py[(int64_t)j * in[0]] = bt->out[x[(int64_t)j * in[k]]];
+	else if (es == 2)
+		for (j = 0; j < m; j++)
+			memcpy(py + (int64_t)j * in[0] * 2, bt->out + x[(int64_t)j * in[k]] * 2, 2);
 	else
 		for (j = 0; j < m; j++)
-			memcpy(py + (int64_t)j * in[0] * es, bt->out + x[(int64_t)j * in[k]] * es,
-			       es);
+			memcpy(py + (int64_t)j * in[0] * 4, bt->out + x[(int64_t)j * in[k]] * 4, 4);
 	return true;
 }
 
