@@ -334,4 +334,49 @@ int npu__rkernel_run(struct npu_runtime *rt, struct rkernel *rk,
 /* Multiply-accumulates of node @n (GEMM, CONV2D, CONV_TRANSPOSE; else 0). */
 uint64_t npu__node_macs(const struct npu_graph *g, const struct gnode *n);
 
+/* ---- Pipeline stages (graph_pipeline.c, npu_group) ------------------ */
+
+/* A gpipe_io's memory is the caller's, not a stage's handoff buffer. */
+#define GPIPE_CALLER	UINT32_MAX
+
+/*
+ * A value a stage binds: an input (the caller's, or handed in by stage
+ * @stage at @offset of its handoff buffer) or an output (the caller's,
+ * or handed on at @offset of this stage's buffer, and copied to the
+ * caller's output too when @to_caller).
+ */
+struct gpipe_io {
+	uint32_t id;
+	bool input;
+	bool to_caller;
+	uint32_t stage;			/* GPIPE_CALLER: the caller's memory */
+	uint64_t offset;
+	uint64_t bytes;
+};
+
+struct gpipe_stage {
+	struct npu_graph *graph;	/* owned; compiled, then freed */
+	uint32_t first_node;		/* in the original graph */
+	uint32_t num_nodes;
+	uint64_t macs, cost;
+	struct gpipe_io *io;
+	size_t num_io;
+	uint32_t handoffs_in, handoffs_out;
+	uint64_t handoff_bytes;		/* of this stage's handoff buffer */
+};
+
+struct gpipe {
+	struct gpipe_stage *st;
+	size_t num_stages;
+};
+
+/*
+ * Split @g into @stages stages, cut before nodes @cuts[0..stages-2] (in
+ * the graph's order) or, with @cuts NULL, where the cost says.  -EINVAL
+ * with npu_graph_error(@g) saying why.
+ */
+int npu__pipeline_split(struct npu_graph *g, size_t stages, const uint32_t *cuts,
+			struct gpipe *pl);
+void npu__pipeline_free(struct gpipe *pl);
+
 #endif /* NPU_GRAPH_INTERNAL_H */

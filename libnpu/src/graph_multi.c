@@ -10,10 +10,19 @@
  * (a runtime has one run in flight), which is also what makes failover
  * safe: the failed run is over, and wrote no output, before the request
  * is queued again.
+ *
+ * A pipeline group (NPU_GROUP_PIPELINE) has one stage per device instead,
+ * split by graph_pipeline.c: stage 0's worker takes requests from the
+ * group's FIFO, every later stage's from a FIFO of its own that the stage
+ * before feeds, so the stages overlap on successive requests.  A request
+ * holds one handoff slot (a shared buffer per stage that hands values on)
+ * from stage 0 to the last stage; the slots are few, which bounds how far
+ * stage 0 runs ahead.
  */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "graph_internal.h"
 
@@ -23,7 +32,14 @@
 #define GROUP_MAX_DEVICES	256u
 #define REQ_NONE		UINT32_MAX
 
+/* Handoff slots per stage: one running and one queued for the next. */
+#define PIPE_SLOTS_PER_STAGE	2u
+
 enum req_state { REQ_FREE, REQ_QUEUED, REQ_RUNNING, REQ_DONE };
+
+struct req_fifo {
+	uint32_t head, tail;		/* REQ_NONE when empty */
+};
 
 struct group_req {
 	uint64_t ticket;
@@ -38,6 +54,8 @@ struct group_req {
 	int64_t submit_ns;
 	uint64_t queued_ns;
 	uint64_t run_ns;
+	uint32_t hslot;			/* pipeline: its handoff slot, or REQ_NONE */
+	int64_t start_ns;		/* pipeline: when stage 0 took it */
 };
 
 struct group_dev {
@@ -51,6 +69,10 @@ struct group_dev {
 	enum npu_group_device_state state;
 	int error;
 	uint64_t completed, failed, busy_ns;
+	/* pipeline: the requests the stage before handed on, and binding room */
+	struct req_fifo inq;
+	uint32_t *bind_ids;
+	void **bind_data;
 };
 
 struct npu_group {
@@ -68,7 +90,22 @@ struct npu_group {
 	struct group_req *reqs;
 	uint32_t max_reqs;
 	uint32_t *gen;			/* per slot, so tickets are not reused */
-	uint32_t head, tail, cursor;
+	struct req_fifo queue;
+	uint32_t cursor;
+	/*
+	 * Pipeline: the stages; handoff slots free (a stack); hview[(h * S +
+	 * s) * S + t]: stage s's handoff buffer of slot h as stage t sees
+	 * it; every buffer allocated or imported, to free.
+	 */
+	bool pipeline;
+	struct gpipe pl;
+	uint32_t num_hslots, num_hfree;
+	uint32_t *hfree;
+	uint8_t **hview;
+	struct npu_buffer **hbufs;
+	size_t num_hbufs;
+	void **hhost;			/* CPU copies' handoff memory */
+	size_t num_hhost;
 	uint32_t outstanding;
 	uint64_t submitted, completed, failed, failovers;
 };
@@ -84,30 +121,30 @@ static bool device_failure(int err)
 	       err == -ECANCELED || err == -ENXIO;
 }
 
-static void fifo_push(struct npu_group *p, uint32_t slot, bool front)
+static void fifo_push(struct npu_group *p, struct req_fifo *f, uint32_t slot, bool front)
 {
 	p->reqs[slot].state = REQ_QUEUED;
-	if (p->head == REQ_NONE) {
+	if (f->head == REQ_NONE) {
 		p->reqs[slot].next = REQ_NONE;
-		p->head = p->tail = slot;
+		f->head = f->tail = slot;
 	} else if (front) {
-		p->reqs[slot].next = p->head;
-		p->head = slot;
+		p->reqs[slot].next = f->head;
+		f->head = slot;
 	} else {
 		p->reqs[slot].next = REQ_NONE;
-		p->reqs[p->tail].next = slot;
-		p->tail = slot;
+		p->reqs[f->tail].next = slot;
+		f->tail = slot;
 	}
 }
 
-static uint32_t fifo_pop(struct npu_group *p)
+static uint32_t fifo_pop(struct npu_group *p, struct req_fifo *f)
 {
-	uint32_t slot = p->head;
+	uint32_t slot = f->head;
 
 	if (slot != REQ_NONE) {
-		p->head = p->reqs[slot].next;
-		if (p->head == REQ_NONE)
-			p->tail = REQ_NONE;
+		f->head = p->reqs[slot].next;
+		if (f->head == REQ_NONE)
+			f->tail = REQ_NONE;
 	}
 	return slot;
 }
@@ -115,6 +152,12 @@ static uint32_t fifo_pop(struct npu_group *p)
 /* Under @p->lock. */
 static void req_end(struct npu_group *p, struct group_req *r, int error)
 {
+	if (r->hslot != REQ_NONE) {
+		p->hfree[p->num_hfree++] = r->hslot;
+		r->hslot = REQ_NONE;
+		/* stage 0 may be waiting for a slot */
+		pthread_cond_broadcast(&p->work);
+	}
 	r->state = REQ_DONE;
 	r->error = error;
 	if (error)
@@ -128,9 +171,13 @@ static void req_end(struct npu_group *p, struct group_req *r, int error)
 static void fail_queued(struct npu_group *p)
 {
 	uint32_t slot;
+	size_t i;
 
-	while ((slot = fifo_pop(p)) != REQ_NONE)
+	while ((slot = fifo_pop(p, &p->queue)) != REQ_NONE)
 		req_end(p, &p->reqs[slot], -ENODEV);
+	for (i = 0; p->pipeline && i < p->num_devs; i++)
+		while ((slot = fifo_pop(p, &p->devs[i].inq)) != REQ_NONE)
+			req_end(p, &p->reqs[slot], -ENODEV);
 }
 
 static void *worker(void *arg)
@@ -145,11 +192,11 @@ static void *worker(void *arg)
 		int64_t t0, now;
 		int ret;
 
-		while (!p->stopping && p->head == REQ_NONE)
+		while (!p->stopping && p->queue.head == REQ_NONE)
 			pthread_cond_wait(&p->work, &p->lock);
 		if (p->stopping)
 			break;
-		slot = fifo_pop(p);
+		slot = fifo_pop(p, &p->queue);
 		r = &p->reqs[slot];
 		r->state = REQ_RUNNING;
 		r->device = d->index;
@@ -183,7 +230,7 @@ static void *worker(void *arg)
 		if (p->flags & NPU_GROUP_NO_FAILOVER) {
 			req_end(p, r, ret);
 		} else if (p->active) {
-			fifo_push(p, slot, true);
+			fifo_push(p, &p->queue, slot, true);
 			p->failovers++;
 			pthread_cond_broadcast(&p->work);
 		} else {
@@ -191,6 +238,115 @@ static void *worker(void *arg)
 		}
 		if (!p->active)
 			fail_queued(p);
+		break;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* Stage @t's view of stage @s's handoff buffer in slot @h. */
+static uint8_t *hview(const struct npu_group *p, uint32_t h, size_t s, size_t t)
+{
+	size_t n = p->num_devs;
+
+	return p->hview[((size_t)h * n + s) * n + t];
+}
+
+static void *caller_ptr(const struct group_req *r, uint32_t id)
+{
+	size_t i;
+
+	for (i = 0; i < r->count; i++)
+		if (r->ids[i] == id)
+			return r->data[i];
+	return NULL;
+}
+
+/* Run stage @d on request @r: bind its values, run, copy out what the caller wants too. */
+static int stage_run(struct npu_group *p, struct group_dev *d, const struct group_req *r)
+{
+	const struct gpipe_stage *st = &p->pl.st[d->index];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < st->num_io; i++) {
+		const struct gpipe_io *io = &st->io[i];
+
+		d->bind_ids[i] = io->id;
+		d->bind_data[i] = io->stage == GPIPE_CALLER ? caller_ptr(r, io->id) :
+				  hview(p, r->hslot, io->stage, d->index) + io->offset;
+	}
+	ret = npu_runtime_setup(d->rt, st->num_io, d->bind_ids, d->bind_data);
+	if (!ret)
+		ret = npu_runtime_run(d->rt, d->q, NPU_TIMEOUT_INFINITE);
+	for (i = 0; !ret && i < st->num_io; i++)
+		if (st->io[i].to_caller)
+			memcpy(caller_ptr(r, st->io[i].id), d->bind_data[i], st->io[i].bytes);
+	return ret;
+}
+
+/*
+ * A pipeline stage's worker.  Every stage is needed for every request, so
+ * when one device fails the group is over: what is queued fails, what
+ * another stage is running fails when it comes back.
+ */
+static void *pipe_worker(void *arg)
+{
+	struct group_dev *d = arg;
+	struct npu_group *p = d->group;
+	struct req_fifo *in = d->index ? &d->inq : &p->queue;
+	bool last = d->index + 1 == p->num_devs;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct group_req *r;
+		uint32_t slot;
+		int64_t t0, now;
+		int ret;
+
+		while (!p->stopping && (in->head == REQ_NONE || (!d->index && !p->num_hfree)))
+			pthread_cond_wait(&p->work, &p->lock);
+		if (p->stopping)
+			break;
+		slot = fifo_pop(p, in);
+		r = &p->reqs[slot];
+		r->state = REQ_RUNNING;
+		r->device = d->index;
+		t0 = npu_time_ns();
+		if (!d->index) {
+			r->hslot = p->hfree[--p->num_hfree];
+			r->attempts = 1;
+			r->start_ns = t0;
+			r->queued_ns = (uint64_t)(t0 - r->submit_ns);
+		}
+		pthread_mutex_unlock(&p->lock);
+
+		ret = stage_run(p, d, r);
+		now = npu_time_ns();
+
+		pthread_mutex_lock(&p->lock);
+		d->busy_ns += (uint64_t)(now - t0);
+		if (ret) {
+			d->failed++;
+		} else {
+			d->completed++;
+			if (p->active < p->num_devs)
+				ret = -ENODEV;
+		}
+		if (!ret && !last) {
+			fifo_push(p, &p->devs[d->index + 1].inq, slot, false);
+			pthread_cond_broadcast(&p->work);
+			continue;
+		}
+		if (!ret)
+			r->run_ns = (uint64_t)(now - r->start_ns);
+		req_end(p, r, ret);
+		if (!device_failure(ret) || ret == -ENODEV)
+			continue;
+		d->state = NPU_GROUP_DEVICE_LEFT;
+		d->error = ret;
+		p->active--;
+		fail_queued(p);
 		break;
 	}
 	pthread_mutex_unlock(&p->lock);
@@ -254,11 +410,18 @@ NPU_EXPORT void npu_group_free(struct npu_group *p)
 	p->stopping = true;
 	pthread_cond_broadcast(&p->work);
 	pthread_mutex_unlock(&p->lock);
+	for (i = 0; i < p->num_devs; i++)
+		if (p->devs[i].thread_live)
+			pthread_join(p->devs[i].thread, NULL);
+	for (i = 0; i < p->num_hbufs; i++)
+		npu_buffer_free(p->hbufs[i]);
+	for (i = 0; i < p->num_hhost; i++)
+		free(p->hhost[i]);
 	for (i = 0; i < p->num_devs; i++) {
 		struct group_dev *d = &p->devs[i];
 
-		if (d->thread_live)
-			pthread_join(d->thread, NULL);
+		free(d->bind_ids);
+		free(d->bind_data);
 		npu_runtime_free(d->rt);
 		npu_queue_destroy(d->q);
 		if (d->ctx)
@@ -271,6 +434,11 @@ NPU_EXPORT void npu_group_free(struct npu_group *p)
 	pthread_cond_destroy(&p->done);
 	pthread_cond_destroy(&p->work);
 	pthread_mutex_destroy(&p->lock);
+	npu__pipeline_free(&p->pl);
+	free(p->hbufs);
+	free(p->hhost);
+	free(p->hview);
+	free(p->hfree);
 	free(p->devs);
 	free(p->io_ids);
 	free(p->reqs);
@@ -324,6 +492,130 @@ static int dev_setup(struct npu_group *p, struct group_dev *d, struct npu_graph 
 	return ret;
 }
 
+/*
+ * Stage @s's handoff buffer for slot @h, and every later stage's view of
+ * it: allocated on @s's device and imported into each later stage's
+ * context (a dma-buf, so both devices map the same pages), or host
+ * memory where either side is a CPU copy.
+ */
+static int handoff_setup(struct npu_group *p, uint32_t h, size_t s)
+{
+	struct group_dev *d = &p->devs[s];
+	uint64_t bytes = p->pl.st[s].handoff_bytes;
+	struct npu_buffer *buf;
+	size_t n = p->num_devs, t;
+	int fd = -1, ret;
+	void *ptr;
+
+	if (!bytes)
+		return 0;
+	if (!d->ctx) {
+		ptr = calloc(1, bytes);
+		if (!ptr)
+			return -ENOMEM;
+		p->hhost[p->num_hhost++] = ptr;
+		for (t = s; t < n; t++)
+			p->hview[((size_t)h * n + s) * n + t] = ptr;
+		return 0;
+	}
+	ret = npu_buffer_alloc(d->ctx, bytes, 0, &buf);
+	if (ret)
+		return ret;
+	p->hbufs[p->num_hbufs++] = buf;
+	ret = npu_buffer_map(buf, &ptr);
+	if (ret)
+		return ret;
+	for (t = s; t < n; t++) {
+		struct npu_context *ct = p->devs[t].ctx;
+		struct npu_buffer *imp;
+		void *view;
+
+		/* the producer's own mapping serves a CPU copy and its own context */
+		if (!ct || ct == d->ctx || !p->pl.st[t].handoffs_in) {
+			p->hview[((size_t)h * n + s) * n + t] = ptr;
+			continue;
+		}
+		if (fd < 0) {
+			ret = npu_buffer_export(buf, &fd);
+			if (ret)
+				return ret;
+		}
+		ret = npu_buffer_import(ct, fd, &imp);
+		if (ret)
+			break;
+		p->hbufs[p->num_hbufs++] = imp;
+		ret = npu_buffer_map(imp, &view);
+		if (ret)
+			break;
+		p->hview[((size_t)h * n + s) * n + t] = view;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* Split @g into one stage per device, compile each, make the handoff slots. */
+static int pipeline_setup(struct npu_group *p, struct npu_graph *g,
+			  struct npu_context *const *ctxs, size_t count,
+			  const struct npu_group_options *o)
+{
+	size_t n = count, s, i;
+	uint32_t h;
+	int ret;
+
+	if (o->num_cuts && (o->num_cuts != count - 1 || !o->cuts))
+		return npu__graph_fail(g, "a pipeline over %zu devices takes %zu cuts, not %u",
+				       count, count - 1, o->num_cuts), -EINVAL;
+	ret = npu__pipeline_split(g, count, o->num_cuts ? o->cuts : NULL, &p->pl);
+	if (ret)
+		return ret;
+	p->pipeline = true;
+	for (s = 0; s < n; s++) {
+		struct group_dev *d = &p->devs[s];
+		struct gpipe_stage *st = &p->pl.st[s];
+
+		d->index = (uint32_t)s;
+		d->inq.head = d->inq.tail = REQ_NONE;
+		p->num_devs = s + 1;
+		ret = dev_setup(p, d, st->graph, ctxs[s], o);
+		if (ret) {
+			/* the stage's graph names the node; say it on the caller's */
+			npu__graph_fail(g, "pipeline stage %zu: %s", s, npu_graph_error(st->graph));
+			return ret;
+		}
+		d->bind_ids = malloc((st->num_io ? st->num_io : 1) * sizeof(*d->bind_ids));
+		d->bind_data = malloc((st->num_io ? st->num_io : 1) * sizeof(*d->bind_data));
+		if (!d->bind_ids || !d->bind_data)
+			return -ENOMEM;
+	}
+	p->num_hslots = (uint32_t)(PIPE_SLOTS_PER_STAGE * n);
+	p->hfree = malloc(p->num_hslots * sizeof(*p->hfree));
+	p->hview = calloc((size_t)p->num_hslots * n * n, sizeof(*p->hview));
+	p->hbufs = calloc((size_t)p->num_hslots * n * n, sizeof(*p->hbufs));
+	p->hhost = calloc((size_t)p->num_hslots * n, sizeof(*p->hhost));
+	if (!p->hfree || !p->hview || !p->hbufs || !p->hhost)
+		return -ENOMEM;
+	for (h = 0; h < p->num_hslots; h++) {
+		for (s = 0; s < n; s++) {
+			ret = handoff_setup(p, h, s);
+			if (ret)
+				return npu__graph_fail(g, "pipeline stage %zu: no shared buffer for its"
+						       " %llu bytes handed on: %s", s,
+						       (unsigned long long)p->pl.st[s].handoff_bytes,
+						       npu_strerror(ret)), ret;
+		}
+		p->hfree[p->num_hfree++] = h;
+	}
+	/* The caller binds the graph's own inputs and outputs. */
+	p->io_ids = malloc((g->nv ? g->nv : 1) * sizeof(*p->io_ids));
+	if (!p->io_ids)
+		return -ENOMEM;
+	for (i = 0; i < g->nv; i++)
+		if (g->v[i].flags & (NPU_VALUE_INPUT | NPU_VALUE_OUTPUT))
+			p->io_ids[p->num_io++] = (uint32_t)i;
+	return 0;
+}
+
 NPU_EXPORT int npu_group_create(struct npu_graph *g, struct npu_context *const *ctxs,
 			       size_t count, const struct npu_group_options *opts,
 			       struct npu_group **out)
@@ -342,7 +634,9 @@ NPU_EXPORT int npu_group_create(struct npu_graph *g, struct npu_context *const *
 		if (ret)
 			return ret;
 	}
-	if ((o.flags & ~NPU_GROUP_NO_FAILOVER) || o.max_requests > GROUP_MAX_REQUESTS)
+	if ((o.flags & ~(NPU_GROUP_NO_FAILOVER | NPU_GROUP_PIPELINE)) ||
+	    o.max_requests > GROUP_MAX_REQUESTS ||
+	    (!(o.flags & NPU_GROUP_PIPELINE) && (o.num_cuts || o.cuts)))
 		return -EINVAL;
 	if (!ctxs) {
 		ret = open_all(&own, &count);
@@ -361,7 +655,7 @@ NPU_EXPORT int npu_group_create(struct npu_graph *g, struct npu_context *const *
 		goto out_own;
 	}
 	p->flags = o.flags;
-	p->head = p->tail = REQ_NONE;
+	p->queue.head = p->queue.tail = REQ_NONE;
 	p->max_reqs = o.max_requests ? o.max_requests : GROUP_DEFAULT_REQUESTS;
 	p->devs = calloc(count, sizeof(*p->devs));
 	p->reqs = calloc(p->max_reqs, sizeof(*p->reqs));
@@ -369,6 +663,14 @@ NPU_EXPORT int npu_group_create(struct npu_graph *g, struct npu_context *const *
 	if (!p->devs || !p->reqs || !p->gen) {
 		ret = -ENOMEM;
 		goto fail;
+	}
+	if (o.flags & NPU_GROUP_PIPELINE) {
+		ret = count < 2 ? (npu__graph_fail(g, "a pipeline needs two devices or more, not %zu",
+						   count), -EINVAL) :
+		      pipeline_setup(p, g, ctxs, count, &o);
+		if (ret)
+			goto fail;
+		goto start;
 	}
 	for (i = 0; i < count; i++) {
 		p->devs[i].index = (uint32_t)i;
@@ -388,9 +690,11 @@ NPU_EXPORT int npu_group_create(struct npu_graph *g, struct npu_context *const *
 	for (i = 0; i < p->num_io; i++)
 		p->io_ids[i] = rt0->io[i].id;
 	qsort(p->io_ids, p->num_io, sizeof(*p->io_ids), cmp_u32);
+start:
 	p->active = count;
 	for (i = 0; i < count; i++) {
-		ret = -pthread_create(&p->devs[i].thread, NULL, worker, &p->devs[i]);
+		ret = -pthread_create(&p->devs[i].thread, NULL, p->pipeline ? pipe_worker : worker,
+				      &p->devs[i]);
 		if (ret)
 			goto fail;
 		p->devs[i].thread_live = true;
@@ -470,7 +774,7 @@ NPU_EXPORT int npu_group_submit(struct npu_group *p, size_t count, const uint32_
 		memcpy(data_copy, data, count * sizeof(*data_copy));
 	}
 	pthread_mutex_lock(&p->lock);
-	if (!p->active)
+	if (!p->active || (p->pipeline && p->active < p->num_devs))
 		ret = -ENODEV;
 	else if (p->outstanding == p->max_reqs)
 		ret = -EAGAIN;
@@ -485,6 +789,7 @@ NPU_EXPORT int npu_group_submit(struct npu_group *p, size_t count, const uint32_
 	slot = p->cursor;
 	r = &p->reqs[slot];
 	memset(r, 0, sizeof(*r));
+	r->hslot = REQ_NONE;
 	/* A ticket is never 0, and a slot's next ticket differs from its last. */
 	r->ticket = ((uint64_t)++p->gen[slot] << 32) | slot;
 	if (!p->gen[slot])
@@ -493,7 +798,7 @@ NPU_EXPORT int npu_group_submit(struct npu_group *p, size_t count, const uint32_
 	r->ids = ids_copy;
 	r->data = data_copy;
 	r->submit_ns = npu_time_ns();
-	fifo_push(p, slot, false);
+	fifo_push(p, &p->queue, slot, false);
 	p->outstanding++;
 	p->submitted++;
 	*ticket = r->ticket;
@@ -589,6 +894,36 @@ NPU_EXPORT int npu_group_get_stats(const struct npu_group *p, struct npu_group_s
 	s.completed = p->completed;
 	s.failed = p->failed;
 	s.failovers = p->failovers;
+	pthread_mutex_unlock(&mp->lock);
+	npu__struct_out(st, st->size, &s, sizeof(s));
+	return 0;
+}
+
+NPU_EXPORT size_t npu_group_num_stages(const struct npu_group *p)
+{
+	return p && p->pipeline ? p->pl.num_stages : 0;
+}
+
+NPU_EXPORT int npu_group_get_stage(const struct npu_group *p, size_t index,
+				  struct npu_group_stage *st)
+{
+	struct npu_group_stage s = { .size = sizeof(s) };
+	struct npu_group *mp = (struct npu_group *)p;
+	const struct gpipe_stage *ps;
+
+	if (!p || !st || !st->size || !p->pipeline || index >= p->pl.num_stages)
+		return -EINVAL;
+	ps = &p->pl.st[index];
+	s.first_node = ps->first_node;
+	s.num_nodes = ps->num_nodes;
+	s.inputs_handed_in = ps->handoffs_in;
+	s.outputs_handed_on = ps->handoffs_out;
+	s.handoff_bytes = ps->handoff_bytes;
+	s.macs = ps->macs;
+	s.cost = ps->cost;
+	pthread_mutex_lock(&mp->lock);
+	s.runs = p->devs[index].completed + p->devs[index].failed;
+	s.busy_ns = p->devs[index].busy_ns;
 	pthread_mutex_unlock(&mp->lock);
 	npu__struct_out(st, st->size, &s, sizeof(s));
 	return 0;

@@ -478,6 +478,8 @@ struct npu_group;
 
 /* A device's failure fails the request instead of re-running it. */
 #define NPU_GROUP_NO_FAILOVER		(1u << 0)
+/* Since 1.8: split the graph into one stage per device (see below). */
+#define NPU_GROUP_PIPELINE		(1u << 1)
 
 /*
  * Options of npu_group_create().  Extensible (npu.h "ABI rules"):
@@ -493,6 +495,13 @@ struct npu_group_options {
 	 * at most 65536).  npu_group_submit() returns -EAGAIN beyond it.
 	 */
 	uint32_t max_requests;
+	/*
+	 * Since 1.8, NPU_GROUP_PIPELINE only: @num_cuts (0: chosen by cost;
+	 * else the number of devices less one) node ids, each the first
+	 * node of the next stage, in the graph's order.
+	 */
+	uint32_t num_cuts;
+	const uint32_t *cuts;
 };
 
 #define NPU_GROUP_OPTIONS_INIT	{ .size = sizeof(struct npu_group_options) }
@@ -596,6 +605,60 @@ struct npu_group_stats {
 
 /* Fill min(@st->size, sizeof) bytes of the group's counters. */
 int npu_group_get_stats(const struct npu_group *group, struct npu_group_stats *st);
+
+/* ---- One graph split over several devices (since 1.8, NPU_1.8) ------ */
+
+/*
+ * Pipeline.  With NPU_GROUP_PIPELINE, npu_group_create() splits the graph
+ * into as many stages as it has devices: runs of consecutive nodes (in an
+ * order where each node follows what it reads), stage k compiled for
+ * device k alone.  The cuts go where the stages' cost (multiply-
+ * accumulates plus elements written) is even, and among near-even cuts
+ * where the fewest bytes cross; npu_group_options.cuts forces them.
+ *
+ * Every value that crosses a cut (several may: a skip connection adds
+ * one) is handed on through a buffer allocated on the producing device,
+ * exported as a dma-buf and imported into each later stage's context, so
+ * both devices map the same pages.  A request flows through the stages in
+ * order; each stage runs the next request as soon as it has handed one
+ * on, so with two devices stage 0 runs request i+1 while stage 1 runs
+ * request i.  A stage starts a request once the stage before has
+ * finished it (its fences have signalled and its outputs are in the
+ * shared buffer).  Requests are answered in the order they were
+ * submitted, with the bytes one runtime of the whole graph gives (every
+ * vnpu device computes the same bits, and a stage's graph is the
+ * original's nodes on the original's values).
+ *
+ * Requests run on every stage's device, so there is no failover: a
+ * device's failure fails the request, the device leaves
+ * (npu_group_get_device_stats()) and every request not yet answered, and
+ * every later npu_group_submit(), fails with -ENODEV.
+ */
+
+/* Extensible (npu.h "ABI rules"): NPU_GROUP_STAGE_INIT. */
+struct npu_group_stage {
+	uint32_t size;			/* sizeof(struct npu_group_stage) */
+	uint32_t first_node;		/* node id of the stage's first node */
+	uint32_t num_nodes;
+	uint32_t inputs_handed_in;	/* values from earlier stages */
+	uint32_t outputs_handed_on;	/* values for later stages */
+	uint64_t handoff_bytes;		/* of its shared buffer, per request */
+	uint64_t macs;			/* multiply-accumulates */
+	uint64_t cost;			/* what the automatic cuts balance */
+	uint64_t runs;			/* requests it has run */
+	uint64_t busy_ns;		/* time spent running them */
+};
+
+#define NPU_GROUP_STAGE_INIT	{ .size = sizeof(struct npu_group_stage) }
+
+/* Stages of a pipeline group: its devices; 0 for a data-parallel group. */
+size_t npu_group_num_stages(const struct npu_group *group);
+
+/*
+ * Fill min(@st->size, sizeof) bytes of stage @index's description and
+ * counters.  -EINVAL for a bad index or a data-parallel group.
+ */
+int npu_group_get_stage(const struct npu_group *group, size_t index, struct npu_group_stage *st);
 
 #ifdef __cplusplus
 }
