@@ -379,4 +379,7 @@ int npu__pipeline_split(struct npu_graph *g, size_t stages, const uint32_t *cuts
 			struct gpipe *pl);
 void npu__pipeline_free(struct gpipe *pl);
 
+/* A copy of @g owning everything, for a group that compiles it again later. */
+int npu__graph_clone(const struct npu_graph *g, struct npu_graph **out);
+
 #endif /* NPU_GRAPH_INTERNAL_H */

@@ -77,6 +77,10 @@ struct group_dev {
 
 struct npu_group {
 	pthread_mutex_t lock;
+	pthread_mutex_t add_lock;	/* npu_group_add_device(), one at a time */
+	/* data parallel: the graph kept (owned copy) and options, to compile again */
+	struct npu_graph *graph;
+	struct npu_group_options opts;
 	pthread_cond_t work;		/* a request queued, or stop */
 	pthread_cond_t done;		/* a request ended */
 	uint32_t flags;
@@ -431,8 +435,10 @@ NPU_EXPORT void npu_group_free(struct npu_group *p)
 		free(p->reqs[i].ids);
 		free(p->reqs[i].data);
 	}
+	npu_graph_free(p->graph);
 	pthread_cond_destroy(&p->done);
 	pthread_cond_destroy(&p->work);
+	pthread_mutex_destroy(&p->add_lock);
 	pthread_mutex_destroy(&p->lock);
 	npu__pipeline_free(&p->pl);
 	free(p->hbufs);
@@ -467,6 +473,11 @@ static int group_init_sync(struct npu_group *p)
 		return ret;
 	}
 	ret = -pthread_mutex_init(&p->lock, NULL);
+	if (!ret) {
+		ret = -pthread_mutex_init(&p->add_lock, NULL);
+		if (ret)
+			pthread_mutex_destroy(&p->lock);
+	}
 	if (ret) {
 		pthread_cond_destroy(&p->work);
 		pthread_cond_destroy(&p->done);
@@ -657,7 +668,11 @@ NPU_EXPORT int npu_group_create(struct npu_graph *g, struct npu_context *const *
 	p->flags = o.flags;
 	p->queue.head = p->queue.tail = REQ_NONE;
 	p->max_reqs = o.max_requests ? o.max_requests : GROUP_DEFAULT_REQUESTS;
-	p->devs = calloc(count, sizeof(*p->devs));
+	/* room for npu_group_add_device(): workers hold pointers into it */
+	p->devs = calloc(o.flags & NPU_GROUP_PIPELINE ? count : GROUP_MAX_DEVICES,
+			 sizeof(*p->devs));
+	p->opts = o;
+	p->opts.cuts = NULL;
 	p->reqs = calloc(p->max_reqs, sizeof(*p->reqs));
 	p->gen = calloc(p->max_reqs, sizeof(*p->gen));
 	if (!p->devs || !p->reqs || !p->gen) {
@@ -679,6 +694,9 @@ NPU_EXPORT int npu_group_create(struct npu_graph *g, struct npu_context *const *
 		if (ret)
 			goto fail;
 	}
+	ret = npu__graph_clone(g, &p->graph);
+	if (ret)
+		goto fail;
 	/* Every copy comes from one graph: the same inputs and outputs. */
 	rt0 = p->devs[0].rt;
 	p->num_io = rt0->num_io;
@@ -714,15 +732,27 @@ out_own:
 	return ret;
 }
 
+/* npu_group_add_device() may grow num_devs meanwhile. */
+static size_t num_devs(const struct npu_group *p)
+{
+	struct npu_group *mp = (struct npu_group *)p;
+	size_t n;
+
+	pthread_mutex_lock(&mp->lock);
+	n = p->num_devs;
+	pthread_mutex_unlock(&mp->lock);
+	return n;
+}
+
 NPU_EXPORT size_t npu_group_num_devices(const struct npu_group *p)
 {
-	return p ? p->num_devs : 0;
+	return p ? num_devs(p) : 0;
 }
 
 NPU_EXPORT const struct npu_runtime *npu_group_runtime(const struct npu_group *p,
 						      size_t index)
 {
-	return p && index < p->num_devs ? p->devs[index].rt : NULL;
+	return p && index < num_devs(p) ? p->devs[index].rt : NULL;
 }
 
 /* Do @ids name every input and output exactly once? */
@@ -866,10 +896,14 @@ NPU_EXPORT int npu_group_get_device_stats(const struct npu_group *p, size_t inde
 	struct npu_group *mp = (struct npu_group *)p;
 	const struct group_dev *d;
 
-	if (!p || !st || !st->size || index >= p->num_devs)
+	if (!p || !st || !st->size)
 		return -EINVAL;
-	d = &p->devs[index];
 	pthread_mutex_lock(&mp->lock);
+	if (index >= p->num_devs) {
+		pthread_mutex_unlock(&mp->lock);
+		return -EINVAL;
+	}
+	d = &p->devs[index];
 	s.state = d->state;
 	s.error = d->error;
 	s.minor = d->ctx ? d->ctx->info.minor : UINT32_MAX;
@@ -927,4 +961,55 @@ NPU_EXPORT int npu_group_get_stage(const struct npu_group *p, size_t index,
 	pthread_mutex_unlock(&mp->lock);
 	npu__struct_out(st, st->size, &s, sizeof(s));
 	return 0;
+}
+
+NPU_EXPORT int npu_group_add_device(struct npu_group *p, struct npu_context *ctx,
+				   size_t *index)
+{
+	struct group_dev *d;
+	int ret;
+
+	if (!p || p->pipeline)
+		return -EINVAL;
+	pthread_mutex_lock(&p->add_lock);
+	if (p->num_devs == GROUP_MAX_DEVICES) {
+		pthread_mutex_unlock(&p->add_lock);
+		return -ENOSPC;
+	}
+	/* Only this call writes past num_devs, and only under add_lock. */
+	d = &p->devs[p->num_devs];
+	memset(d, 0, sizeof(*d));
+	d->index = (uint32_t)p->num_devs;
+	ret = dev_setup(p, d, p->graph, ctx, &p->opts);
+	if (ret) {
+		npu_runtime_free(d->rt);
+		npu_queue_destroy(d->q);
+		if (d->ctx)
+			npu__context_put(d->ctx);
+		memset(d, 0, sizeof(*d));
+		pthread_mutex_unlock(&p->add_lock);
+		return ret;
+	}
+	pthread_mutex_lock(&p->lock);
+	p->num_devs++;
+	p->active++;
+	pthread_mutex_unlock(&p->lock);
+	ret = -pthread_create(&d->thread, NULL, worker, d);
+	pthread_mutex_lock(&p->lock);
+	if (ret) {
+		d->state = NPU_GROUP_DEVICE_LEFT;
+		d->error = ret;
+		p->active--;
+		if (!p->active)
+			fail_queued(p);
+	} else {
+		d->thread_live = true;
+		/* requests may be waiting for a device */
+		pthread_cond_broadcast(&p->work);
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (!ret && index)
+		*index = d->index;
+	pthread_mutex_unlock(&p->add_lock);
+	return ret;
 }

@@ -323,6 +323,46 @@ static int stage_graph(const struct npu_graph *g, struct npu_graph **out)
 	return 0;
 }
 
+int npu__graph_clone(const struct npu_graph *g, struct npu_graph **out)
+{
+	struct npu_graph *w;
+	size_t i;
+	int ret = stage_graph(g, &w);
+
+	if (ret)
+		return ret;
+	/* the group's copy outlives @g: own every name and static value */
+	for (i = 0; i < g->nv && !ret; i++) {
+		struct gvalue *v = &w->v[i];
+
+		v->flags = g->v[i].flags;
+		v->name = strdup(g->v[i].name);
+		v->name_borrowed = false;
+		v->data_borrowed = false;
+		if (!v->name) {
+			v->data = NULL;
+			ret = -ENOMEM;
+		} else if (g->v[i].data) {
+			v->data = malloc(v->bytes ? v->bytes : 1);
+			if (v->data)
+				memcpy(v->data, g->v[i].data, v->bytes);
+			else
+				ret = -ENOMEM;
+		}
+	}
+	/* values past a failure still borrow: npu_graph_free() must not free them */
+	for (; i < g->nv; i++)
+		w->v[i].name_borrowed = w->v[i].data_borrowed = true;
+	for (i = 0; i < g->nn && !ret; i++)
+		ret = copy_node(w, &g->n[i]);
+	if (ret) {
+		npu_graph_free(w);
+		return ret;
+	}
+	*out = w;
+	return 0;
+}
+
 static int io_push(struct gpipe_stage *st, size_t *cap, const struct gpipe_io *io)
 {
 	if (st->num_io == *cap) {

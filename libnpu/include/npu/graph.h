@@ -606,7 +606,7 @@ struct npu_group_stats {
 /* Fill min(@st->size, sizeof) bytes of the group's counters. */
 int npu_group_get_stats(const struct npu_group *group, struct npu_group_stats *st);
 
-/* ---- One graph split over several devices (since 1.8, NPU_1.8) ------ */
+/* ---- Pipelines, and devices joining a group (since 1.8, NPU_1.8) ---- */
 
 /*
  * Pipeline.  With NPU_GROUP_PIPELINE, npu_group_create() splits the graph
@@ -650,6 +650,18 @@ struct npu_group_stage {
 };
 
 #define NPU_GROUP_STAGE_INIT	{ .size = sizeof(struct npu_group_stage) }
+
+/*
+ * Add a device to a data-parallel group (since 1.8): compile the graph
+ * (the group keeps a copy of it for this) for @ctx (NULL: a CPU copy),
+ * make its queue and start its worker, which takes queued requests at
+ * once.  This is how a device that left comes back, as a new index
+ * (*@index, may be NULL), once it works again (reset, or unbound and
+ * bound again: a context on the new binding); it also revives a group
+ * every device had left.  -EINVAL for a pipeline group, -ENOSPC beyond
+ * 256 devices, else compile's or the queue's error.
+ */
+int npu_group_add_device(struct npu_group *group, struct npu_context *ctx, size_t *index);
 
 /* Stages of a pipeline group: its devices; 0 for a data-parallel group. */
 size_t npu_group_num_stages(const struct npu_group *group);
