@@ -14,7 +14,10 @@
  * on NHWC rows.  Columns whose window crosses the left or right border
  * go one at a time with their own in-bounds kx range, rows get their
  * in-bounds ky range, so the inner loops never test a border.  Bias and
- * ReLU/ReLU6/leaky ReLU are applied in registers before the store.
+ * ReLU/ReLU6/leaky ReLU (on AVX2 also hard sigmoid and hard swish, which
+ * MobileNetV3 and PP-OCR put after most of their convs) are applied in
+ * registers before the store; other activations take a pass over each
+ * finished pixel.
  *
  * On AVX2 hosts the im2col + sgemm path of vnpu_engine.c spent most of
  * a first layer's or a small 1x1 conv's time packing and in the
@@ -58,7 +61,7 @@ struct cv_job {
 	bool fused;		/* bias and activation in registers */
 	bool fold;		/* a row's kx taps are one run of X (see cv2_block) */
 	unsigned int act;
-	float alpha;
+	float alpha, beta;	/* beta: HARD_SIGMOID's */
 	/* Columns [ox0, ox1) of one row: the AVX-512 or the AVX2 kernel. */
 	void (*row)(const struct cv_job *j, const struct cv_row *r, uint32_t ox0,
 		    uint32_t ox1);
@@ -210,6 +213,16 @@ static void cv_row(const struct cv_job *j, const struct cv_row *r, uint32_t ox0,
 #define MR2_OF(nv)	((nv) == 1 ? 12 : (nv) == 2 ? 6 : 4)
 #define MR2_MAX	12
 
+/*
+ * t < 0 ? 0 : t > 1 ? 1 : t, as vnpu_act_ab() clamps: vmaxps/vminps
+ * return their second operand for NaN, so t is second and NaN stays NaN.
+ */
+AVX2_TARGET
+static inline __m256 cv2_unit_clamp(__m256 t)
+{
+	return _mm256_min_ps(_mm256_set1_ps(1.0f), _mm256_max_ps(_mm256_setzero_ps(), t));
+}
+
 AVX2_TARGET
 static inline __m256 cv2_epi(const struct cv_job *j, __m256 v, uint32_t n)
 {
@@ -229,6 +242,12 @@ static inline __m256 cv2_epi(const struct cv_job *j, __m256 v, uint32_t n)
 	case VNPU_ACT_LEAKY_RELU:
 		return _mm256_blendv_ps(_mm256_mul_ps(v, _mm256_set1_ps(j->alpha)), v,
 					_mm256_cmp_ps(v, zero, _CMP_GE_OQ));
+	case VNPU_ACT_HARD_SIGMOID:
+		return cv2_unit_clamp(_mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(j->alpha)),
+						    _mm256_set1_ps(j->beta)));
+	case VNPU_ACT_HARD_SWISH:
+		return _mm256_mul_ps(v, cv2_unit_clamp(_mm256_add_ps(
+			_mm256_mul_ps(v, _mm256_set1_ps(1.0f / 6.0f)), _mm256_set1_ps(0.5f))));
 	default:
 		return v;
 	}
@@ -352,19 +371,42 @@ static void cv2_row(const struct cv_job *j, const struct cv_row *r, uint32_t ox0
 	}
 }
 
-/* Bias and activation not fused: vnpu_act()'s order, per element. */
+/*
+ * Bias and activation not fused: vnpu_act()'s order, one pass per step
+ * over the pixel so the bias and the clamps vectorize; the activations
+ * of a libm call go through vnpu_act_ab().
+ */
 static void cv_epi_pass(const struct cv_job *j, float *y)
 {
-	uint32_t n;
+	uint32_t n, co = j->co;
 
-	for (n = 0; n < j->co; n++) {
-		float v = y[n];
+	if (j->sv)
+		for (n = 0; n < co; n++)
+			y[n] = y[n] * j->sv[n] + j->bv[n];
+	else if (j->bv)
+		for (n = 0; n < co; n++)
+			y[n] += j->bv[n];
+	switch (j->act) {
+	case VNPU_ACT_NONE:
+		break;
+	case VNPU_ACT_HARD_SIGMOID:
+		for (n = 0; n < co; n++) {
+			float t = j->alpha * y[n] + j->beta;
 
-		if (j->sv)
-			v = v * j->sv[n] + j->bv[n];
-		else if (j->bv)
-			v += j->bv[n];
-		y[n] = vnpu_act_ab(j->act, j->alpha, vnpu_act_beta(j->c), v);
+			y[n] = t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t;
+		}
+		break;
+	case VNPU_ACT_HARD_SWISH:
+		for (n = 0; n < co; n++) {
+			float t = y[n] * (1.0f / 6.0f) + 0.5f;
+
+			y[n] = y[n] * (t < 0.0f ? 0.0f : t > 1.0f ? 1.0f : t);
+		}
+		break;
+	default:
+		for (n = 0; n < co; n++)
+			y[n] = vnpu_act_ab(j->act, j->alpha, j->beta, y[n]);
+		break;
 	}
 }
 
@@ -516,6 +558,26 @@ static unsigned int cv_lanes(const struct vnpu_run_ctx *rc)
 	}
 }
 
+/*
+ * Whether the @lanes-wide kernel applies @act in registers before its
+ * store; any other activation takes a pass over each finished pixel.
+ */
+static bool cv_act_fused(unsigned int act, unsigned int lanes)
+{
+	switch (act) {
+	case VNPU_ACT_NONE:
+	case VNPU_ACT_RELU:
+	case VNPU_ACT_RELU6:
+	case VNPU_ACT_LEAKY_RELU:
+		return true;
+	case VNPU_ACT_HARD_SIGMOID:
+	case VNPU_ACT_HARD_SWISH:
+		return lanes == 8;
+	default:
+		return false;
+	}
+}
+
 bool vnpu_eng_conv_f32_ok(const struct vnpu_cmd_compute *c,
 			  const struct vnpu_op_info *info, const struct vnpu_tv *t,
 			  const struct vnpu_run_ctx *rc)
@@ -611,8 +673,8 @@ int vnpu_eng_conv_f32(const struct vnpu_cmd_compute *c,
 		.fold = at->dilation_w == 1 && x->st[2] == ci,
 		.row = lanes == 8 ? cv2_row : cv_row };
 	memcpy(&j.alpha, &c->act_alpha, 4);
-	j.fused = c->act == VNPU_ACT_NONE || c->act == VNPU_ACT_RELU ||
-		  c->act == VNPU_ACT_RELU6 || c->act == VNPU_ACT_LEAKY_RELU;
+	j.beta = vnpu_act_beta(c);
+	j.fused = cv_act_fused(c->act, lanes);
 	/* The columns with every kx tap in bounds are one interval. */
 	for (ox = 0; ox < ow; ox++)
 		if (kxr[ox] == 0 && kxr[ow + ox] == kw) {

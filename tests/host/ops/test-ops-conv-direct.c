@@ -105,6 +105,7 @@ static float *error_bound(const struct vnpu_cmd_compute *c, uint64_t n)
 	}
 	ac.act = VNPU_ACT_NONE;
 	ac.act_alpha = 0;
+	ac.attr.raw[VNPU_ACT_BETA_WORD] = 0;
 	assert_int_equal(flat_ref(&f, &ac), 0);
 	for (i = 0; i < n; i++) {
 		float m = (float)(k + 1) * FLT_EPSILON * y[i] * 1.5f;
@@ -122,11 +123,41 @@ static float *error_bound(const struct vnpu_cmd_compute *c, uint64_t n)
 
 static const uint8_t acts[] = {
 	VNPU_ACT_NONE, VNPU_ACT_RELU, VNPU_ACT_RELU6, VNPU_ACT_LEAKY_RELU,
-	VNPU_ACT_SIGMOID, VNPU_ACT_TANH, VNPU_ACT_HARD_SWISH,
+	VNPU_ACT_SIGMOID, VNPU_ACT_TANH, VNPU_ACT_HARD_SIGMOID, VNPU_ACT_HARD_SWISH,
 };
 
-/* One random conv; @co and @ci of -1 pick them at random. */
-static void one_case(int co_pick, int ci_pick)
+/*
+ * The epilogue, fused or not, against vnpu_act_ab() of the same
+ * kernel's output without the activation: the sums are the same bits,
+ * so every output must be, NaN, infinities and clamp ends included.
+ */
+static void check_epilogue(struct vnpu_cmd_compute *c, const float *got, uint64_t yn)
+{
+	struct vnpu_cmd_compute none = *c;
+	float alpha, beta = vnpu_act_beta(c), *y = flat_host(&f, c->t[3].va);
+	uint64_t i;
+
+	memcpy(&alpha, &c->act_alpha, 4);
+	none.act = VNPU_ACT_NONE;
+	none.act_alpha = 0;
+	none.attr.raw[VNPU_ACT_BETA_WORD] = 0;
+	assert_int_equal(flat_exec(&f, &none, sizeof(none), NULL), 0);
+	assert_int_equal(flat_engine.res.path, VNPU_ENG_CONV_F32);
+	for (i = 0; i < yn; i++) {
+		float e = vnpu_act_ab(c->act, alpha, beta, y[i]);
+
+		if (memcmp(&e, &got[i], 4))
+			fail_msg("act %u at %llu: engine %.9g, activation of its sum %.9g (sum %.9g)",
+				 c->act, (unsigned long long)i, got[i], e, y[i]);
+	}
+}
+
+/*
+ * One random conv; @co and @ci of -1 pick them at random.  @odd: X holds
+ * NaN, infinities and values at the activations' bends, and only the
+ * epilogue is checked (the reference's NaN has no bound).
+ */
+static void one_case(int co_pick, int ci_pick, bool odd)
 {
 	static const uint32_t cos[] = { 1, 3, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32,
 					33, 40, 47, 48, 56, 64, 65, 72, 88 };
@@ -183,8 +214,19 @@ static void one_case(int co_pick, int ci_pick)
 		place_f32(&c.t[2], 0, true);
 	}
 	c.act = acts[rnd(sizeof(acts))];
-	if (c.act == VNPU_ACT_LEAKY_RELU)
+	if (c.act == VNPU_ACT_LEAKY_RELU || c.act == VNPU_ACT_HARD_SIGMOID)
 		c.act_alpha = f2u(alpha);
+	if (c.act == VNPU_ACT_HARD_SIGMOID)
+		c.attr.raw[VNPU_ACT_BETA_WORD] = f2u(rndf());
+	if (odd) {
+		static const float odd_x[] = { NAN, INFINITY, -INFINITY, 3.0f, -3.0f,
+					       0.0f, -0.0f, 1e30f, -1e30f };
+		float *xp = flat_host(&f, c.t[0].va);
+		uint64_t xn = (uint64_t)nb * h * w * ci;
+
+		for (i = 0; i < 1 + xn / 16; i++)
+			xp[rnd((uint32_t)xn)] = odd_x[rnd(sizeof(odd_x) / sizeof(odd_x[0]))];
+	}
 	yn = (uint64_t)nb * oh * ow * co;
 	y = flat_host(&f, c.t[3].va);
 	want = malloc(4 * yn);
@@ -195,6 +237,11 @@ static void one_case(int co_pick, int ci_pick)
 		fail_msg("co %u ci %u k %ux%u: ran on engine path %d, not the direct kernel",
 			 co, ci, kh, kw, flat_engine.res.path);
 	memcpy(want, y, 4 * yn);
+	check_epilogue(&c, want, yn);
+	if (odd) {
+		free(want);
+		return;
+	}
 	assert_int_equal(flat_ref(&f, &c), 0);
 	bound = error_bound(&c, yn);
 	/* Plus the activation's own rounding: a few units in the last place. */
@@ -226,7 +273,7 @@ static void test_random(void **state)
 
 	(void)state;
 	for (i = 0; i < 600; i++)
-		one_case(-1, -1);
+		one_case(-1, -1, false);
 }
 
 /* Every output channel count from 1 to 72: each vector tail and block mix. */
@@ -236,7 +283,7 @@ static void test_every_co(void **state)
 
 	(void)state;
 	for (co = 1; co <= 72; co++)
-		one_case(co, -1);
+		one_case(co, -1, false);
 }
 
 /* First layers: 1 to 4 input channels, the folded taps. */
@@ -246,7 +293,17 @@ static void test_few_ci(void **state)
 
 	(void)state;
 	for (i = 0; i < 200; i++)
-		one_case(-1, 1 + (i & 3));
+		one_case(-1, 1 + (i & 3), false);
+}
+
+/* NaN, infinities, signed zeros and the clamps' ends through every epilogue. */
+static void test_odd_values(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < 300; i++)
+		one_case(-1, -1, true);
 }
 
 int main(void)
@@ -255,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_random),
 		cmocka_unit_test(test_every_co),
 		cmocka_unit_test(test_few_ci),
+		cmocka_unit_test(test_odd_values),
 	};
 
 	flat_init(&f, 64ull << 20);
