@@ -10,12 +10,21 @@ never pass silently.  Directives keep TAP's meaning: "ok ... # SKIP" and a
 is an expected failure, and "ok ... # TODO" an unexpected pass, which
 fails (its expected-failure list is out of date).  A layer given no
 executables fails unless --empty names why it is empty by configuration.
+
+With --jobs N the executables run N at a time (the host's cores would
+otherwise sit idle behind one single-threaded test), longest first as
+--durations remembers them from the last run; the merged stream, the
+results and what is printed keep the order the executables were given, so
+a run's report does not depend on the scheduling.
 """
 import argparse
+import concurrent.futures
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 
 TAP = re.compile(r"^(not ok|ok)\b\s*\d*\s*-?\s*(.*)$")
 SKIP_ALL = re.compile(r"^1\.\.0\s*#\s*SKIP\S*\s*(.*)$", re.IGNORECASE)
@@ -31,11 +40,52 @@ def status(ok, desc):
     return "xfail" if kind == "TODO" else "failed"
 
 
+def run_one(test, extra, timeout):
+    """(output, exit status, timed out, seconds) of one executable."""
+    start = time.monotonic()
+    try:
+        p = subprocess.run([test] + extra, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout, text=True, errors="replace")
+        out, rc, timed_out = p.stdout, p.returncode, False
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        rc, timed_out = -1, True
+    return out, rc, timed_out, time.monotonic() - start
+
+
+def load_durations(path):
+    """Seconds per executable from the last run; only a scheduling hint."""
+    if not path:
+        return {}
+    try:
+        with open(path) as f:
+            d = json.load(f)
+        return {k: float(v) for k, v in d.items() if isinstance(v, (int, float))}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def save_durations(path, durations):
+    if not path:
+        return
+    try:
+        tmp = "%s.%d" % (path, os.getpid())
+        with open(tmp, "w") as f:
+            json.dump(durations, f, indent=1, sort_keys=True)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--results", required=True)
     ap.add_argument("--layer", required=True)
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--jobs", type=int, default=1, help="executables run at a time")
+    ap.add_argument("--durations", metavar="FILE",
+                    help="JSON of each executable's last run time, read to start the longest first "
+                         "and rewritten")
     ap.add_argument("--arg", action="append", default=[], help="argument for every test")
     ap.add_argument("--quiet", action="store_true", help="print only failures")
     ap.add_argument("--empty", metavar="REASON",
@@ -43,16 +93,19 @@ def main():
     ap.add_argument("tests", nargs="*")
     args = ap.parse_args()
 
+    durations = load_durations(args.durations)
+    order = sorted(range(len(args.tests)),
+                   key=lambda i: -durations.get(os.path.basename(args.tests[i]), 0.0))
+    runs = [None] * len(args.tests)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = {pool.submit(run_one, args.tests[i], args.arg, args.timeout): i for i in order}
+        for f in concurrent.futures.as_completed(futures):
+            runs[futures[f]] = f.result()
+
     entries = []
-    for t in args.tests:
+    for t, (out, rc, timed_out, secs) in zip(args.tests, runs):
         name = os.path.basename(t)
-        try:
-            p = subprocess.run([t] + args.arg, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               timeout=args.timeout, text=True, errors="replace")
-            out, rc, timed_out = p.stdout, p.returncode, False
-        except subprocess.TimeoutExpired as e:
-            out = (e.stdout or b"").decode("utf-8", "replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            rc, timed_out = -1, True
+        durations[name] = secs
         seen, failed = 0, False
         for line in out.splitlines():
             m = SKIP_ALL.match(line)
@@ -80,6 +133,7 @@ def main():
             entries.append(("failed", "%s: printed no TAP results" % name))
         if failed or rc != 0 or seen == 0 or not args.quiet:
             sys.stdout.write(out)
+    save_durations(args.durations, durations)
     if not args.tests and args.empty:
         entries.append(("skipped", "%s: empty # SKIP %s" % (args.layer, args.empty)))
     elif not args.tests:
