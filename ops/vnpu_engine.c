@@ -1420,6 +1420,10 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		took(rc, VNPU_ENG_REDUCE);
 		return vnpu_eng_reduce(c, t, rc);
 	}
+	if (c->hdr.opcode == VNPU_OP_SOFTMAX && c->round == VNPU_ROUND_ORT_QLINEAR) {
+		took(rc, VNPU_ENG_SOFTMAX);
+		return vnpu_eng_softmax_qlinear(c, t, rc);
+	}
 	if (c->hdr.opcode == VNPU_OP_SOFTMAX && t[0].dtype == VNPU_DT_FP32 &&
 	    t[3].dtype == VNPU_DT_FP32) {
 		took(rc, VNPU_ENG_SOFTMAX);

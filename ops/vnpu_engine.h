@@ -52,6 +52,9 @@ int vnpu_eng_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 /* SOFTMAX with fp32 X and Y; bit for bit too.  0, -ENOMEM or -ECANCELED. */
 int vnpu_eng_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		     struct vnpu_run_ctx *rc);
+/* SOFTMAX with VNPU_ROUND_ORT_QLINEAR (QLinearSoftmax); likewise. */
+int vnpu_eng_softmax_qlinear(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+			     struct vnpu_run_ctx *rc);
 
 /* ---- Per-tensor 8-bit rows to and from reals (vnpu_engine_q8.c) ------ */
 

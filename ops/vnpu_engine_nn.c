@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "vnpu_engine.h"
+#include "vnpu_ref_qlinear.h"
 #include "vnpu_taps.h"
 
 /* Advance @idx over @dims (row-major); false after the last one. */
@@ -834,4 +835,306 @@ int vnpu_eng_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	} while (next_index(oi, od, no));
 	vnpu_run_free(rc, e);
 	return 0;
+}
+
+/* ---- SOFTMAX with VNPU_ROUND_ORT_QLINEAR --------------------------------- */
+
+/*
+ * The reference's arithmetic on the codes (vnpu_ref_qlinear.h): the same
+ * table, the same entries summed in binary32 in index order, the same
+ * quotient per output.  A code is handled as its key, the byte with the
+ * sign bit flipped for int8, so that keys order as the codes do and one
+ * unsigned byte loop serves both dtypes: entry 255 - (max - q) of the
+ * reference is entry 255 - max_key + key.
+ *
+ * Each row's sum is a chain of dependent additions whose order is the
+ * result, so one row at a time waits on the adder's latency; the sums of
+ * SMQ_ROWS rows run interleaved, each still in its own order.  A row
+ * whose keys span fewer values than it has elements gets its outputs
+ * from a table of one quotient per key, filled by the reference's own
+ * function.
+ */
+#define SMQ_ROWS	4
+
+struct smq_row {
+	const uint8_t *x;
+	uint8_t *y;
+	const float *e;		/* entry of key k: e[k] */
+	float sum;
+	uint8_t lo, hi;		/* smallest and largest key */
+};
+
+/* Rows are dense here (smq_move() makes them so). */
+__attribute__((target_clones("avx2", "default")))
+static void smq_range(const uint8_t *x, uint32_t n, uint8_t flip, uint8_t *lo, uint8_t *hi)
+{
+	uint8_t mn = *lo, mx = *hi;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		uint8_t k = x[i] ^ flip;
+
+		mn = k < mn ? k : mn;
+		mx = k > mx ? k : mx;
+	}
+	*lo = mn;
+	*hi = mx;
+}
+
+/* Elements [i, end) of @g rows added to their sums, each in index order. */
+static void smq_sums(struct smq_row *r, int g, uint32_t i, uint32_t end, uint8_t flip)
+{
+	int k;
+
+	if (g == SMQ_ROWS) {
+		const uint8_t *x0 = r[0].x, *x1 = r[1].x, *x2 = r[2].x, *x3 = r[3].x;
+		const float *e0 = r[0].e, *e1 = r[1].e, *e2 = r[2].e, *e3 = r[3].e;
+		float s0 = r[0].sum, s1 = r[1].sum, s2 = r[2].sum, s3 = r[3].sum;
+
+		for (; i < end; i++) {
+			s0 += e0[x0[i] ^ flip];
+			s1 += e1[x1[i] ^ flip];
+			s2 += e2[x2[i] ^ flip];
+			s3 += e3[x3[i] ^ flip];
+		}
+		r[0].sum = s0;
+		r[1].sum = s1;
+		r[2].sum = s2;
+		r[3].sum = s3;
+		return;
+	}
+	for (k = 0; k < g; k++) {
+		const uint8_t *x = r[k].x;
+		const float *e = r[k].e;
+		float s = r[k].sum;
+		uint32_t j;
+
+		for (j = i; j < end; j++)
+			s += e[x[j] ^ flip];
+		r[k].sum = s;
+	}
+}
+
+/*
+ * Outputs [i, end) of row @r: through @lut (indexed by byte) if non-NULL.
+ * Y may be X itself (in place), never the table or the row's fields:
+ * locals, so that a byte store does not reload them.
+ */
+static void smq_out(const struct vnpu_qlinear_softmax *f, const struct smq_row *r,
+		    const uint8_t *lut, uint32_t i, uint32_t end, uint8_t flip)
+{
+	const uint8_t *x = r->x;
+	uint8_t *y = r->y;
+
+	if (lut) {
+		uint8_t t[256];
+
+		memcpy(t, lut, sizeof(t));
+		for (; i < end; i++)
+			y[i] = t[x[i]];
+	} else {
+		const float *e = r->e;
+		float sum = r->sum;
+
+		for (; i < end; i++)
+			y[i] = vnpu_qlinear_softmax_q(f, e[x[i] ^ flip], sum);
+	}
+}
+
+/*
+ * The end of the pass's chunk from @i: the row's end when the rows were
+ * ticked whole, 0 if the command was stopped.
+ */
+static uint32_t smq_chunk(struct vnpu_run_ctx *rc, uint32_t i, uint32_t n, bool whole)
+{
+	return whole ? n : row_chunk(rc, i, n);
+}
+
+/*
+ * The three passes over @g rows of @n; false if stopped.  Short rows are
+ * ticked once for all three passes, as the reference does, so that a
+ * command of many short rows pays no poll per pass.
+ */
+static bool smq_rows(const struct vnpu_qlinear_softmax *f, struct smq_row *r, int g,
+		     uint32_t n, uint8_t flip, struct vnpu_run_ctx *rc)
+{
+	bool whole = 3ull * (uint64_t)g * n <= VNPU_ROW_CHUNK;
+	uint8_t lut[256];
+	uint32_t i, end;
+	int k;
+
+	if (whole && vnpu_run_tick(rc, 3ull * (uint64_t)g * n))
+		return false;
+	for (k = 0; k < g; k++) {
+		r[k].lo = 255;
+		r[k].hi = 0;
+		for (i = 0; i < n; i = end) {
+			end = smq_chunk(rc, i, n, whole);
+			if (!end)
+				return false;
+			smq_range(r[k].x + i, end - i, flip, &r[k].lo, &r[k].hi);
+		}
+		r[k].e = f->table + 255 - r[k].hi;
+		r[k].sum = 0.0f;
+	}
+	for (i = 0; i < n; i = end) {
+		uint32_t step = n - i > VNPU_ROW_CHUNK / SMQ_ROWS ? VNPU_ROW_CHUNK / SMQ_ROWS : n - i;
+
+		end = whole ? n : i + step;
+		if (!whole && vnpu_run_tick(rc, (uint64_t)g * step))
+			return false;
+		smq_sums(r, g, i, end, flip);
+	}
+	for (k = 0; k < g; k++) {
+		bool table = (uint32_t)(r[k].hi - r[k].lo) + 1 < n;
+		uint32_t key;
+
+		if (table)
+			for (key = r[k].lo; key <= r[k].hi; key++)
+				lut[key ^ flip] = vnpu_qlinear_softmax_q(f, r[k].e[key],
+									 r[k].sum);
+		for (i = 0; i < n; i = end) {
+			end = smq_chunk(rc, i, n, whole);
+			if (!end)
+				return false;
+			smq_out(f, &r[k], table ? lut : NULL, i, end, flip);
+		}
+	}
+	return true;
+}
+
+/*
+ * Rows along a strided axis are copied SMQ_BLOCK_ROWS at a time into
+ * dense rows and back, reading every X element and writing every Y
+ * element once, in memory order where the rows are neighbours (the
+ * softmax axis outermost: row k + 1 starts one byte after row k), not
+ * once per pass with a cache miss each.
+ */
+#define SMQ_BLOCK_BYTES	(64u << 10)
+#define SMQ_BLOCK_ROWS	64
+
+/*
+ * Elements [0, n) of @g rows at offsets @off (stride @st) of @strided into
+ * the dense rows of @dense, or back when @back; false if stopped.
+ */
+static bool smq_move(uint8_t *strided, const int64_t *off, int64_t st, uint8_t *dense,
+		     int g, uint32_t n, bool back, struct vnpu_run_ctx *rc)
+{
+	uint32_t i, end, step = VNPU_ROW_CHUNK / (uint32_t)g;
+	int k;
+
+	for (i = 0; i < n; i = end) {
+		end = n - i > step ? i + step : n;
+		if (vnpu_run_tick(rc, (uint64_t)g * (end - i)))
+			return false;
+		for (; i < end; i++) {
+			uint8_t *p = strided + (int64_t)i * st;
+
+			if (back)
+				for (k = 0; k < g; k++)
+					p[off[k]] = dense[(size_t)k * n + i];
+			else
+				for (k = 0; k < g; k++)
+					dense[(size_t)k * n + i] = p[off[k]];
+		}
+	}
+	return true;
+}
+
+/*
+ * Runs of one code: each is its own maximum, its entry is table[255] and
+ * its sum 0 + table[255], so every output is the one byte those give.
+ */
+static bool smq_ones(const struct vnpu_qlinear_softmax *f, struct vnpu_tv *y,
+		     const uint32_t *od, const int64_t *yo, int no, struct vnpu_run_ctx *rc)
+{
+	uint8_t b = vnpu_qlinear_softmax_q(f, f->table[255], 0.0f + f->table[255]);
+	uint32_t oi[VNPU_MAX_RANK] = { 0 }, k = 0;
+	int i;
+
+	do {
+		int64_t yb = 0;
+
+		if (++k == VNPU_ROW_CHUNK) {
+			k = 0;
+			if (vnpu_run_tick(rc, 3 * VNPU_ROW_CHUNK))
+				return false;
+		}
+		for (i = 0; i < no; i++)
+			yb += (int64_t)oi[i] * yo[i];
+		y->p[yb] = b;
+	} while (next_index(oi, od, no));
+	return !vnpu_run_tick(rc, 3ull * k);
+}
+
+int vnpu_eng_softmax_qlinear(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+			     struct vnpu_run_ctx *rc)
+{
+	struct vnpu_tv *x = &t[0], *y = &t[3];
+	uint32_t ax = c->attr.softmax.axis, n = x->dims[ax];
+	uint32_t od[VNPU_MAX_RANK], oi[VNPU_MAX_RANK] = { 0 };
+	int64_t xo[VNPU_MAX_RANK], yo[VNPU_MAX_RANK];
+	int64_t xr[SMQ_BLOCK_ROWS], yr[SMQ_BLOCK_ROWS], xs = x->st[ax], ys = y->st[ax];
+	bool dense = xs == 1 && ys == 1, more, ok = true;
+	int rows = dense ? SMQ_ROWS : SMQ_BLOCK_ROWS, no = 0, g, k, i;
+	uint8_t flip = x->dtype == VNPU_DT_INT8 ? 0x80 : 0, *buf = NULL;
+	struct vnpu_qlinear_softmax *f = vnpu_run_alloc(rc, sizeof(*f));
+	struct smq_row r[SMQ_ROWS];
+
+	if (!f)
+		return -ENOMEM;
+	if (!dense) {
+		if (SMQ_BLOCK_BYTES / n < (uint32_t)rows)
+			rows = SMQ_BLOCK_BYTES / n > 1 ? (int)(SMQ_BLOCK_BYTES / n) : 1;
+		buf = vnpu_run_alloc(rc, 2 * (size_t)rows * n);
+		if (!buf) {
+			vnpu_run_free(rc, f);
+			return -ENOMEM;
+		}
+	}
+	vnpu_qlinear_softmax_init(f, x->scale, y->scale, y->zp, n, flip != 0);
+	for (i = 0; i < x->rank; i++) {
+		if (i == (int)ax)
+			continue;
+		od[no] = x->dims[i];
+		xo[no] = x->st[i];
+		yo[no++] = y->st[i];
+	}
+	if (n == 1) {
+		ok = smq_ones(f, y, od, yo, no, rc);
+		vnpu_run_free(rc, buf);
+		vnpu_run_free(rc, f);
+		return ok ? 0 : -ECANCELED;
+	}
+	do {
+		for (g = 0, more = true; g < rows && more; g++) {
+			xr[g] = yr[g] = 0;
+			for (i = 0; i < no; i++) {
+				xr[g] += (int64_t)oi[i] * xo[i];
+				yr[g] += (int64_t)oi[i] * yo[i];
+			}
+			more = next_index(oi, od, no);
+		}
+		/*
+		 * In place (Y over X): each row is read whole before it is
+		 * written, and the block before any of it is written back.
+		 */
+		if (!dense)
+			ok = smq_move(x->p, xr, xs, buf, g, n, false, rc);
+		for (k = 0; k < g && ok; k += SMQ_ROWS) {
+			int m = g - k < SMQ_ROWS ? g - k : SMQ_ROWS, j;
+
+			for (j = 0; j < m; j++) {
+				r[j].x = dense ? x->p + xr[k + j] : buf + (size_t)(k + j) * n;
+				r[j].y = dense ? y->p + yr[k + j] :
+					 buf + (size_t)(rows + k + j) * n;
+			}
+			ok = smq_rows(f, r, m, n, flip, rc);
+		}
+		if (ok && !dense)
+			ok = smq_move(y->p, yr, ys, buf + (size_t)rows * n, g, n, true, rc);
+	} while (ok && more);
+	vnpu_run_free(rc, buf);
+	vnpu_run_free(rc, f);
+	return ok ? 0 : -ECANCELED;
 }

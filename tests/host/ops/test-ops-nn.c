@@ -12,6 +12,8 @@
  *   order; quantized and fp16 cases compare engine with reference;
  * - fp32 CONV_TRANSPOSE and SOFTMAX with full-mantissa values (where the
  *   order of summation shows): engine and reference bit for bit;
+ * - QLinear SOFTMAX on 8-bit codes: the engine's path byte for byte with
+ *   the reference, ties, saturation and overflowing quotients included;
  * - malformed commands, each refused at the byte offset of its field.
  */
 #include <math.h>
@@ -23,6 +25,7 @@
 #include <cmocka.h>
 
 #include "ops-test-util.h"
+#include "vnpu_ref_qlinear.h"
 
 #define MEM_SIZE	(16u << 20)
 
@@ -819,6 +822,227 @@ static void test_softmax_float(void **state)
 	}
 }
 
+/*
+ * A scale for the QLinear softmax tests: mostly model-like, now and then
+ * extreme enough that table entries underflow to 0 (large sx) or the
+ * quotient overflows (sy so small that floor(1 / sy) is huge or
+ * infinite, 0 * inf then NaN): the conversions of infinities and NaN.
+ */
+static float qsm_scale(bool is_y)
+{
+	static const float x_odd[] = { 40.0f, 1e3f, 1e-30f, 1e-45f };
+	static const float y_odd[] = { 1.0f / 200.0f, 1e-10f, 1e-40f, 1e-45f, 3.0f };
+
+	switch (rnd(8)) {
+	case 0:
+		return is_y ? y_odd[rnd(5)] : x_odd[rnd(4)];
+	case 1:
+		return is_y ? 1.0f / 256.0f : 0.125f;
+	default:
+		return (float)(1 + rnd(1000)) / (is_y ? 250000.0f : 2000.0f);
+	}
+}
+
+/*
+ * SOFTMAX with VNPU_ROUND_ORT_QLINEAR (QLinearSoftmax on the codes): the
+ * engine's own path (not the reference) must give the reference's bytes
+ * along any axis, int8 and uint8, over strided and in-place operands,
+ * rows of one element to about 7,000 (PP-OCR rec's 6625 classes), rows
+ * of one repeated code (every entry a tie at the maximum), codes only at
+ * the dtype's ends, and the extreme scales of qsm_scale().
+ */
+static void test_softmax_qlinear(void **state)
+{
+	int it;
+
+	(void)state;
+	for (it = 0; it < 1500; it++) {
+		struct vnpu_cmd_compute c;
+		uint32_t d[VNPU_MAX_RANK];
+		int r = 1 + (int)rnd(5), k, fill = (int)rnd(6);
+		uint8_t dt = rnd(2) ? VNPU_DT_INT8 : VNPU_DT_UINT8;
+		int32_t lo = dt == VNPU_DT_INT8 ? -128 : 0;
+		uint64_t nx = 1, ny, i;
+		bool in_place = rnd(6) == 0;
+		uint8_t *ref, *eng, *x0;
+		uint64_t cycles = 0;
+
+		for (k = 0; k < r; k++) {
+			d[k] = 1 + rnd(6);
+			nx *= d[k];
+		}
+		cmd_init(&c, VNPU_OP_SOFTMAX);
+		c.round = VNPU_ROUND_ORT_QLINEAR;
+		c.attr.softmax.axis = rnd((uint32_t)r);
+		if (rnd(3) == 0) {
+			nx = 1;
+			for (k = 0; k < r; k++) {
+				d[k] = k == (int)c.attr.softmax.axis ?
+				       1 + rnd(it % 2 ? 300 : 7000) : 1 + rnd(4);
+				nx *= d[k];
+			}
+		}
+		flat_reset(&f);
+		c.t[0] = tdesc(dt, r, d);
+		c.t[3] = tdesc(dt, r, d);
+		tquant(&c.t[0], qsm_scale(false), lo + (int32_t)rnd(256));
+		tquant(&c.t[3], qsm_scale(true), rnd(2) ? lo : lo + (int32_t)rnd(256));
+		if (rnd(3) == 0)
+			nx = rnd_layout(&c.t[0], r);
+		c.t[0].va = flat_alloc(&f, nx);
+		assert_true(c.t[0].va != 0);
+		for (i = 0; i < nx; i++) {
+			uint8_t *b = (uint8_t *)flat_host(&f, c.t[0].va) + i;
+
+			switch (fill) {
+			case 0:		/* one code everywhere: all ties */
+				*b = 0x5a;
+				break;
+			case 1:		/* the dtype's two ends */
+				*b = rnd(2) ? 0x7f : 0x80;
+				break;
+			case 2:		/* a narrow band: few keys, the table path */
+				*b = (uint8_t)(100 + rnd(5));
+				break;
+			default:
+				*b = (uint8_t)rnd(256);
+			}
+		}
+		if (in_place) {
+			c.t[3] = c.t[0];
+			c.t[3].scale = f2u(qsm_scale(true));
+			c.t[3].zero_point = lo + (int32_t)rnd(256);
+			ny = nx;
+		} else {
+			ny = 1;
+			for (k = 0; k < r; k++)
+				ny *= d[k];
+			if (rnd(3) == 0)
+				ny = rnd_layout(&c.t[3], r);
+			c.t[3].va = flat_alloc(&f, ny);
+			assert_true(c.t[3].va != 0);
+			memset(flat_host(&f, c.t[3].va), 0xa5, ny);
+		}
+		ref = malloc(ny);
+		eng = malloc(ny);
+		x0 = malloc(nx);
+		assert_non_null(ref);
+		assert_non_null(eng);
+		assert_non_null(x0);
+		memcpy(x0, flat_host(&f, c.t[0].va), nx);
+		assert_int_equal(flat_ref(&f, &c), 0);
+		memcpy(ref, flat_host(&f, c.t[3].va), ny);
+		memcpy(flat_host(&f, c.t[0].va), x0, nx);
+		if (!in_place)
+			memset(flat_host(&f, c.t[3].va), 0xa5, ny);
+		assert_int_equal(flat_exec(&f, &c, sizeof(c), &cycles), 0);
+		assert_int_equal(flat_engine.res.path, VNPU_ENG_SOFTMAX);
+		memcpy(eng, flat_host(&f, c.t[3].va), ny);
+		for (i = 0; i < ny; i++) {
+			if (ref[i] != eng[i]) {
+				fprintf(stderr, "qlinear softmax (it %d, axis %u of %u): engine "
+					"0x%02x != ref 0x%02x at %llu\n", it,
+					c.attr.softmax.axis, d[c.attr.softmax.axis], eng[i],
+					ref[i], (unsigned long long)i);
+				fail();
+			}
+		}
+		free(ref);
+		free(eng);
+		free(x0);
+	}
+}
+
+/* A row's binary32 sum of QLinearSoftmax entries, in index order or reversed. */
+static float qsm_sum(const struct vnpu_qlinear_softmax *q, const uint8_t *x, uint32_t n,
+		     bool reverse)
+{
+	float sum = 0.0f;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		sum += vnpu_qlinear_softmax_e(q, 255, x[reverse ? n - 1 - i : i]);
+	return sum;
+}
+
+/*
+ * The random bytes above rarely show the order of a row's sum: a
+ * last-bit change in the sum seldom moves a quotient across a rounding
+ * boundary.  These rows are built so that it does.  Keys 255 down to
+ * 255 - QSM_MIDS + 1 come first, then thousands of one key whose entry
+ * is under half an ulp of the running sum: summing in index order
+ * absorbs them one by one, while any other order (reversed, a chunk
+ * reversed, interleaved parts as a vector sum keeps) adds some of them
+ * up first, and 70 of them already make 32 ulps.  The x scale is searched
+ * until one output byte differs between the in-order sum and that sum
+ * 32 ulps higher (outputs only fall as the sum grows, so every larger
+ * sum differs too).  Five such rows in one command, so that both the
+ * grouped and the left-over rows are checked: the engine must give the
+ * reference's bytes.
+ */
+#define QSM_MIDS	48
+
+static void test_softmax_qlinear_order(void **state)
+{
+	const uint32_t n = 6625, rows = 5;
+	const float sy = 1.0f / 255.5f;
+	struct vnpu_qlinear_softmax *q = malloc(sizeof(*q));
+	uint8_t *row = malloc(n), *ref = malloc((size_t)n * rows), *eng = malloc((size_t)n * rows);
+	uint32_t d[2] = { rows, n }, j, i, k;
+	float sx = 0.0f, in_order = 0.0f, higher;
+	bool found = false;
+	struct vnpu_cmd_compute c;
+	uint64_t cycles = 0;
+
+	(void)state;
+	assert_non_null(q);
+	assert_non_null(row);
+	assert_non_null(ref);
+	assert_non_null(eng);
+	for (j = 0; j < 4000 && !found; j++) {
+		sx = 0.1f + 0.00005f * (float)j;
+		for (k = 0; k < QSM_MIDS; k++)
+			row[k] = (uint8_t)(255 - k);
+		/* entries of this key are below 2^-25 of the largest */
+		memset(row + QSM_MIDS, 255 - (int)ceilf(17.5f / sx), n - QSM_MIDS);
+		vnpu_qlinear_softmax_init(q, sx, sy, 0, n, false);
+		in_order = qsm_sum(q, row, n, false);
+		higher = in_order;
+		for (k = 0; k < 32; k++)
+			higher = nextafterf(higher, INFINITY);
+		for (k = 0; k < QSM_MIDS; k++)
+			if (vnpu_qlinear_softmax_q(q, q->table[255 - k], in_order) !=
+			    vnpu_qlinear_softmax_q(q, q->table[255 - k], higher))
+				found = true;
+	}
+	assert_true(found);
+	assert_true(qsm_sum(q, row, n, true) > higher);
+	flat_reset(&f);
+	cmd_init(&c, VNPU_OP_SOFTMAX);
+	c.round = VNPU_ROUND_ORT_QLINEAR;
+	c.attr.softmax.axis = 1;
+	c.t[0] = tdesc(VNPU_DT_UINT8, 2, d);
+	c.t[3] = tdesc(VNPU_DT_UINT8, 2, d);
+	tquant(&c.t[0], sx, 0);
+	tquant(&c.t[3], sy, 0);
+	c.t[0].va = flat_alloc(&f, (uint64_t)n * rows);
+	c.t[3].va = flat_alloc(&f, (uint64_t)n * rows);
+	assert_true(c.t[0].va && c.t[3].va);
+	for (i = 0; i < rows; i++)
+		memcpy((uint8_t *)flat_host(&f, c.t[0].va) + (size_t)i * n, row, n);
+	assert_int_equal(flat_ref(&f, &c), 0);
+	memcpy(ref, flat_host(&f, c.t[3].va), (size_t)n * rows);
+	memset(flat_host(&f, c.t[3].va), 0xa5, (size_t)n * rows);
+	assert_int_equal(flat_exec(&f, &c, sizeof(c), &cycles), 0);
+	assert_int_equal(flat_engine.res.path, VNPU_ENG_SOFTMAX);
+	memcpy(eng, flat_host(&f, c.t[3].va), (size_t)n * rows);
+	assert_memory_equal(eng, ref, (size_t)n * rows);
+	free(q);
+	free(row);
+	free(ref);
+	free(eng);
+}
+
 /* ---- Malformed commands ------------------------------------------------------- */
 
 static void good_convt(struct vnpu_cmd_compute *c)
@@ -1013,6 +1237,8 @@ int main(void)
 		cmocka_unit_test(test_reduce_random),
 		cmocka_unit_test(test_convt_float),
 		cmocka_unit_test(test_softmax_float),
+		cmocka_unit_test(test_softmax_qlinear),
+		cmocka_unit_test(test_softmax_qlinear_order),
 		cmocka_unit_test(test_malformed),
 	};
 
