@@ -53,7 +53,7 @@ struct cv_job {
 	const float *w;		/* [kh][kw][ci][cop] */
 	uint32_t kh, kw, ci, co, cop, ow, oh;
 	uint32_t seg;		/* columns per unit of work */
-	int64_t xs1, xs2;	/* element strides of X's H and W */
+	int64_t xs1, xs2, xs3;	/* element strides of X's H, W and C */
 	int64_t sw, pl, dw;
 	const uint32_t *kx0s, *kx1s;	/* [ow] in-bounds kx per column */
 	uint32_t full0, full1;	/* columns with every kx tap */
@@ -267,7 +267,8 @@ static inline __m256 cv2_epi(const struct cv_job *j, __m256 v, uint32_t n)
 AVX2_TARGET
 static inline __attribute__((always_inline))
 void cv2_block(const struct cv_job *j, const struct cv_row *r, uint32_t ox,
-	       const int np, const int nv, uint32_t n0, uint32_t kx0, uint32_t kx1)
+	       const int np, const int nv, const bool cs, uint32_t n0, uint32_t kx0,
+	       uint32_t kx1)
 {
 	int64_t step = j->sw * j->xs2, ix0 = (int64_t)ox * j->sw - j->pl;
 	uint32_t ci = j->ci, cop = j->cop, ky, kx, nk, k;
@@ -300,7 +301,8 @@ void cv2_block(const struct cv_job *j, const struct cv_row *r, uint32_t ox,
 					wv[v] = _mm256_loadu_ps(wp + (size_t)k * cop + 8 * v);
 #pragma GCC unroll 12
 				for (p = 0; p < np; p++) {
-					__m256 xv = _mm256_broadcast_ss(xp + p * step + k);
+					__m256 xv = _mm256_broadcast_ss(xp + p * step +
+									(cs ? k * j->xs3 : k));
 
 #pragma GCC unroll 3
 					for (v = 0; v < nv; v++)
@@ -334,22 +336,29 @@ void cv2_block(const struct cv_job *j, const struct cv_row *r, uint32_t ox,
 									\
 	while (ox < ox1) {						\
 		if (ox >= j->full0 && ox + mr <= j->full1 && ox + mr <= ox1) { \
-			cv2_block(j, r, ox, mr, NVC, n0, 0, j->kw);	\
+			cv2_block(j, r, ox, mr, NVC, cs, n0, 0, j->kw);	\
 			ox += mr;					\
 		} else if (ox >= j->full0 && ox + mr2 <= j->full1 && ox + mr2 <= ox1) { \
-			cv2_block(j, r, ox, mr2, NVC, n0, 0, j->kw);	\
+			cv2_block(j, r, ox, mr2, NVC, cs, n0, 0, j->kw); \
 			ox += mr2;					\
 		} else {						\
-			cv2_block(j, r, ox, 1, NVC, n0, j->kx0s[ox],	\
+			cv2_block(j, r, ox, 1, NVC, cs, n0, j->kx0s[ox], \
 				  j->kx1s[ox]);				\
 			ox++;						\
 		}							\
 	}								\
 } while (0)
 
+/*
+ * @cs: X's channels are not adjacent (an NCHW input seen as NHWC, as the
+ * CPU path hands a model's first conv its input): each tap's channel k
+ * is read at k * xs3.  A constant after inlining, so the NHWC kernel
+ * keeps its addressing.
+ */
 AVX2_TARGET
-static void cv2_row(const struct cv_job *j, const struct cv_row *r, uint32_t ox0,
-		    uint32_t ox1)
+static inline __attribute__((always_inline))
+void cv2_row_body(const struct cv_job *j, const struct cv_row *r, uint32_t ox0,
+		  uint32_t ox1, const bool cs)
 {
 	uint32_t n0, nv;
 
@@ -369,6 +378,20 @@ static void cv2_row(const struct cv_job *j, const struct cv_row *r, uint32_t ox0
 			break;
 		}
 	}
+}
+
+AVX2_TARGET
+static void cv2_row(const struct cv_job *j, const struct cv_row *r, uint32_t ox0,
+		    uint32_t ox1)
+{
+	cv2_row_body(j, r, ox0, ox1, false);
+}
+
+AVX2_TARGET
+static void cv2_row_cs(const struct cv_job *j, const struct cv_row *r, uint32_t ox0,
+		       uint32_t ox1)
+{
+	cv2_row_body(j, r, ox0, ox1, true);
 }
 
 /*
@@ -585,11 +608,17 @@ bool vnpu_eng_conv_f32_ok(const struct vnpu_cmd_compute *c,
 	const struct vnpu_tv *x = &t[0], *w = &t[1], *y = &t[3];
 	uint64_t k = (uint64_t)w->dims[1] * w->dims[2] * w->dims[3];
 
+	unsigned int lanes;
+
 	if (c->hdr.opcode != VNPU_OP_CONV2D || info->quantized || c->attr.conv.groups != 1 ||
 	    x->dtype != VNPU_DT_FP32 || w->dtype != VNPU_DT_FP32 ||
-	    y->dtype != VNPU_DT_FP32 || x->st[3] != 1 || y->st[3] != 1)
+	    y->dtype != VNPU_DT_FP32 || y->st[3] != 1)
 		return false;
-	switch (cv_lanes(rc)) {
+	lanes = cv_lanes(rc);
+	/* Only the AVX2 kernel reads channels apart (cv2_row_body()). */
+	if (x->st[3] != 1 && lanes != 8)
+		return false;
+	switch (lanes) {
 	case 0:
 		return false;
 	case 8:
@@ -667,11 +696,12 @@ int vnpu_eng_conv_f32(const struct vnpu_cmd_compute *c,
 			     x->dims[2], &kxr[ox], &kxr[ow + ox]);
 	j = (struct cv_job){ .c = c, .x = x, .y = y, .w = wp, .kh = kh, .kw = kw,
 		.ci = ci, .co = co, .cop = cop, .ow = ow, .xs1 = x->st[1], .xs2 = x->st[2],
+		.xs3 = x->st[3],
 		.sw = at->stride_w, .pl = at->pad_left, .dw = at->dilation_w,
 		.kx0s = kxr, .kx1s = kxr + ow, .bv = bf,
 		.sv = bf && bias->rank == 2 ? bf + cop : NULL, .act = c->act,
-		.fold = at->dilation_w == 1 && x->st[2] == ci,
-		.row = lanes == 8 ? cv2_row : cv_row };
+		.fold = at->dilation_w == 1 && x->st[2] == ci && x->st[3] == 1,
+		.row = lanes == 16 ? cv_row : x->st[3] == 1 ? cv2_row : cv2_row_cs };
 	memcpy(&j.alpha, &c->act_alpha, 4);
 	j.beta = vnpu_act_beta(c);
 	j.fused = cv_act_fused(c->act, lanes);

@@ -6,8 +6,9 @@
  * 8- and 16-lane vectors and the 16/24-channel register blocks, few input
  * channels with wide kernels (kx folded into the channel loop), columns
  * whose window crosses a border, strides, dilation (no folding), X with
- * gaps between pixels (no folding), every fused and unfused activation,
- * bias of one row or of scale and shift, batches.  Each case also runs
+ * gaps between pixels (no folding), X in planes (NCHW, AVX2 only), every
+ * fused and unfused activation, bias of one row or of scale and shift,
+ * batches.  Each case also runs
  * cut into row bands as the device cuts commands for its engines: the
  * bands' bytes must be the whole command's.  A host with no direct kernel
  * fails here rather than passing without checking anything.
@@ -40,14 +41,25 @@ static float rndf(void)
 	return (float)rnd(2001) / 1000.0f - 1.0f;
 }
 
-/* Dense or, with @gap, every pixel followed by @gap unused floats. */
-static void place_f32(struct vnpu_tensor_desc *d, uint32_t gap, bool fill)
+/*
+ * Dense or, with @gap, every pixel followed by @gap unused floats; with
+ * @planar, NCHW seen as NHWC (each channel a plane of its own, as the CPU
+ * path hands a model's input to its first conv).
+ */
+static void place_f32(struct vnpu_tensor_desc *d, uint32_t gap, bool planar, bool fill)
 {
 	uint64_t n = 1, i;
 	int k;
 	float *p;
 
-	if (gap) {
+	if (planar) {
+		d->flags = VNPU_TENSOR_STRIDED;
+		d->strides[2] = 1;
+		d->strides[1] = d->dims[2];
+		d->strides[3] = (uint64_t)d->dims[1] * d->dims[2];
+		d->strides[0] = d->strides[3] * d->dims[3];
+		n = d->strides[0] * d->dims[0];
+	} else if (gap) {
 		uint64_t st = 1;
 
 		d->flags = VNPU_TENSOR_STRIDED;
@@ -204,14 +216,18 @@ static void one_case(int co_pick, int ci_pick, bool odd)
 	c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
 	c.t[1] = tdesc(VNPU_DT_FP32, 4, dw);
 	c.t[3] = tdesc(VNPU_DT_FP32, 4, dy);
-	place_f32(&c.t[0], rnd(4) ? 0 : 1 + rnd(3), true);
-	place_f32(&c.t[1], 0, true);
-	place_f32(&c.t[3], 0, false);
+	/* The AVX-512 kernel reads adjacent channels only. */
+	if (rnd(5) || vnpu_i8_kernel_resolve(VNPU_I8_AUTO) != VNPU_I8_AVX2)
+		place_f32(&c.t[0], rnd(4) ? 0 : 1 + rnd(3), false, true);
+	else
+		place_f32(&c.t[0], 0, true, true);
+	place_f32(&c.t[1], 0, false, true);
+	place_f32(&c.t[3], 0, false, false);
 	if (rnd(3)) {
 		uint32_t db[2] = { 2, co };
 
 		c.t[2] = rnd(2) ? tdesc(VNPU_DT_FP32, 1, &co) : tdesc(VNPU_DT_FP32, 2, db);
-		place_f32(&c.t[2], 0, true);
+		place_f32(&c.t[2], 0, false, true);
 	}
 	c.act = acts[rnd(sizeof(acts))];
 	if (c.act == VNPU_ACT_LEAKY_RELU || c.act == VNPU_ACT_HARD_SIGMOID)
