@@ -151,11 +151,13 @@ int npu__graph_push_value(struct npu_graph *g, const struct npu_value_desc *d,
 	if (!es || d->rank > NPU_TENSOR_MAX_RANK ||
 	    (d->flags & ~(NPU_VALUE_INPUT | NPU_VALUE_OUTPUT)))
 		return -EINVAL;
-	for (i = 0; i < d->rank; i++) {
-		if (!d->dims[i] ||
-		    __builtin_mul_overflow(elems, d->dims[i], &elems))
+	/*
+	 * A dimension may be 0 (ONNX's empty tensors): such a value holds no
+	 * bytes, and compile drops the nodes that would only write it.
+	 */
+	for (i = 0; i < d->rank; i++)
+		if (__builtin_mul_overflow(elems, d->dims[i], &elems))
 			return -EOVERFLOW;
-	}
 	/* Element offsets are signed 64-bit in the device's descriptors. */
 	if (__builtin_mul_overflow(elems, es, &bytes) || bytes > INT64_MAX / 2)
 		return -EOVERFLOW;

@@ -70,6 +70,31 @@ nomem:
 	work_free(w);
 	return -ENOMEM;
 }
+/* ---- Empty values -------------------------------------------------------- */
+
+/*
+ * A node whose every output is empty (a dimension of 0, as ONNX allows)
+ * has nothing to compute: it issues no op and no kernel call, and runs
+ * as an elided node.
+ */
+static void drop_empty(struct cstate *c)
+{
+	struct npu_graph *w = c->w;
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; i < w->nn; i++) {
+		const struct gnode *n = &w->n[i];
+		const uint32_t *outs = npu__node_outputs(n);
+		bool empty = true;
+
+		for (k = 0; k < npu__node_num_outputs(n) && empty; k++)
+			empty = outs[k] == NPU_VALUE_NONE || !w->v[outs[k]].elems;
+		if (empty && c->state[i] == N_ALIVE)
+			c->state[i] = N_DEAD;
+	}
+}
+
 /* ---- Order -------------------------------------------------------------- */
 
 static int topo_sort(struct cstate *c)
@@ -419,6 +444,7 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 		c.origin[i] = (uint32_t)i;
 	}
 	ret = topo_sort(&c);
+	drop_empty(&c);
 	/*
 	 * Before folding, so that a DEQUANTIZE of a constant (a QDQ model's
 	 * padding zeros) is still one that an 8-bit CONCAT can read
@@ -602,6 +628,10 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 		goto out;
 	for (i = 0; i < nlt; i++)
 		soff[lt[i].root] = lt[i].offset;
+	/* an empty value nothing writes (its producer dropped) still has a place */
+	for (i = 0; i < w->nv; i++)
+		if (root[i] == i && !w->v[i].data && !w->v[i].bytes && soff[i] == UINT64_MAX)
+			soff[i] = 0;
 	rt->static_bytes = static_end;
 
 	ret = mem_alloc(rt, rt->arena_bytes, false, &rt->arena_buf, &rt->arena_host);

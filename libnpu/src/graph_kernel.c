@@ -265,8 +265,9 @@ static int check_tensor(const struct npu_kernel_tensor *t, const char *what,
 
 	if (!npu_dtype_size(t->dtype) || t->rank > NPU_TENSOR_MAX_RANK)
 		return run_fail(run, -EINVAL, "%s %zu: bad dtype or rank", what, i);
+	/* a dimension may be 0: an empty input beside outputs that are not */
 	for (k = 0; k < t->rank; k++)
-		if (!t->dims[k] || __builtin_mul_overflow(elems, t->dims[k], &elems))
+		if (__builtin_mul_overflow(elems, t->dims[k], &elems))
 			return run_fail(run, -EINVAL, "%s %zu: bad dims", what, i);
 	if (elems != t->elems)
 		return run_fail(run, -EINVAL, "%s %zu: elems is %llu, its dims make %llu",
