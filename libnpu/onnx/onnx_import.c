@@ -724,6 +724,37 @@ int oi_fix_inputs(struct nctx *c, size_t from, size_t to)
 	return fixed;
 }
 
+uint64_t oi_elems(uint32_t rank, const uint32_t *dims)
+{
+	uint64_t n = 1;
+	uint32_t i;
+
+	for (i = 0; i < rank; i++)
+		n *= dims[i];
+	return n;
+}
+
+int oi_set_empty(struct imp *im, struct sym *s, enum npu_dtype dt, uint32_t rank,
+		 const uint32_t *dims)
+{
+	uint32_t i;
+
+	s->c.dt = oi_onnx_of_dtype(dt);
+	s->c.rank = rank;
+	for (i = 0; i < rank; i++)
+		s->c.dims[i] = dims[i];
+	s->c.n = 0;
+	/* never NULL: readers pass it to memcpy() with 0 bytes */
+	if (ok_is_float(dt))
+		s->c.f = malloc(1);
+	else
+		s->c.i = malloc(1);
+	if (ok_is_float(dt) ? !s->c.f : !s->c.i)
+		return oi_nomem(im);
+	s->is_const = true;
+	return 0;
+}
+
 static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 {
 	const Onnx__TypeProto__Tensor *tt;
@@ -782,7 +813,7 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 				    dm && dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
 				    dm->dim_param ? dm->dim_param : "?");
 		}
-		if (v < 1 || v > UINT32_MAX)
+		if (v < 0 || v > UINT32_MAX)
 			return oi_fail(im, "input '%s': bad dimension %" PRId64, vi->name, v);
 		d.dims[i] = (uint32_t)v;
 	}
@@ -801,6 +832,14 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 	s->rank = d.rank;
 	memcpy(s->dims, d.dims, sizeof(s->dims));
 	s->graph_input = true;
+	if (d.rank && !oi_elems(d.rank, d.dims)) {
+		/*
+		 * Whatever is bound holds nothing: the nodes that read it see
+		 * a constant of no elements, the graph keeps the input.
+		 */
+		s->fixed = s->empty = true;
+		return oi_set_empty(im, s, d.dtype, d.rank, d.dims);
+	}
 	if (im->fix_all && known_value(im, s->name)) {
 		ret = set_constant(im, s, s->name, known_value(im, s->name));
 		s->fixed = !ret;
@@ -872,7 +911,7 @@ static int add_io(struct imp *im, const struct sym *s, bool input, const Onnx__V
 	int ret;
 
 	/* an input fixed by its value takes no other shape */
-	if (!(input && s->fixed)) {
+	if (!(input && s->fixed && !s->empty)) {
 		ret = note_dynamic(im, vi, s->rank, input || m->any_dynamic_in,
 				   input ? &m->in_dyn[*n] : &m->out_dyn[*n]);
 		if (ret)
@@ -1598,7 +1637,7 @@ static int import_once(const struct npu_onnx_source *src, const struct npu_onnx_
 			ret = add_io(&im, s, true, im.gp->input[i]);
 			if (ret)
 				goto out;
-			im.m->in_fixed[im.m->num_in - 1] = s->fixed;
+			im.m->in_fixed[im.m->num_in - 1] = s->fixed && !s->empty;
 		}
 	}
 	if (!im.gp->n_output) {

@@ -53,6 +53,11 @@ struct sym {
 	bool poisoned;
 	/* a graph input; fixed: its known value became its constant */
 	bool graph_input, fixed;
+	/*
+	 * An empty graph input (a dimension of 0): it holds no data, so it is
+	 * fixed to its constant of no elements whatever the caller binds.
+	 */
+	bool empty;
 	/* a fixed input's static value for device ops (@value stays the input) */
 	bool has_svalue;
 	uint32_t svalue;
@@ -154,6 +159,12 @@ struct imp {
 	bool fix_all;
 	/* oi_kernel_node() refused a constant input, before its kernel ran */
 	bool kernel_input_refused;
+	/*
+	 * The node's lowering folded its constants and refused them (a
+	 * Gather's index out of range): the kernel must not accept an empty
+	 * result it would not run (onnx_kernel.c).
+	 */
+	bool fold_refused;
 	/* each tensor's reader: node index, or UINT32_MAX for several (onnx_quant.c) */
 	struct oi_names readers;
 	bool readers_built, readers_unsure;
@@ -216,6 +227,20 @@ int oi_fold_fail(struct imp *im, int ret);
 /* -E2BIG unless a value of @dt and shape fits max_value_bytes. */
 int oi_check_value_size(struct imp *im, const char *name, enum npu_dtype dt,
 			uint32_t rank, const uint32_t *dims);
+/* Elements of a shape; 0 when a dimension is (ONNX's empty tensors). */
+uint64_t oi_elems(uint32_t rank, const uint32_t *dims);
+/*
+ * Make @s a constant of no elements of @dt and shape @dims (one of which
+ * is 0).  A node's empty output is one: it is known without running the
+ * node, and the nodes that read it fold or skip it.
+ */
+int oi_set_empty(struct imp *im, struct sym *s, enum npu_dtype dt, uint32_t rank,
+		 const uint32_t *dims);
+/* A constant of no elements (a dimension of 0). */
+static inline bool oi_is_empty_const(const struct sym *s)
+{
+	return s && s->is_const && !s->c.n && s->c.rank;
+}
 struct sym *oi_lookup(struct imp *im, const char *name);
 int oi_add_sym(struct imp *im, const char *name, struct sym **out);
 int oi_new_value(struct imp *im, struct sym *s, enum npu_dtype dt,
@@ -244,6 +269,7 @@ enum oi_fp16_mode {
 };
 
 int oi_fp16_begin(struct nctx *c, struct sym *subs, enum oi_fp16_mode *mode);
+
 int oi_fp16_end(struct nctx *c, enum oi_fp16_mode mode);
 /* npu_onnx_options.rounding: every op node the importer adds rounds so. */
 enum npu_rounding oi_rounding(const struct imp *im);

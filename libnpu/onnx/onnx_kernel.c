@@ -48,9 +48,6 @@ static int const_shape(struct imp *im, const struct sym *s, struct npu_kernel_te
 			       NPU_TENSOR_MAX_RANK);
 	t->rank = s->c.rank;
 	for (i = 0; i < s->c.rank; i++) {
-		if (s->c.dims[i] < 1)
-			return oi_fail(im, "constant '%s' is empty (dimension %u is 0), which is not supported",
-				       s->name, i);
 		if (s->c.dims[i] > UINT32_MAX)
 			return oi_fail(im, "constant '%s' has a huge dimension", s->name);
 		t->dims[i] = (uint32_t)s->c.dims[i];
@@ -306,6 +303,44 @@ static int add_node(struct nctx *c, const struct npu_onnx_op *op, void *state,
 	return ret;
 }
 
+/* Every output the node has is empty: it has nothing to compute. */
+static bool all_empty(const struct kcall *k, size_t nout)
+{
+	size_t i;
+
+	for (i = 0; i < nout; i++)
+		if (k->out[i] && k->out[i]->elems)
+			return false;
+	return true;
+}
+
+/*
+ * The node's empty outputs as constants of no elements, so that the
+ * nodes reading them fold or skip them; a kernel node that also has
+ * outputs that are not empty keeps writing (nothing) to their values.
+ */
+static int empty_outputs(struct nctx *c, const struct kcall *k, size_t nout)
+{
+	struct imp *im = c->im;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < nout; i++) {
+		const struct npu_kernel_tensor *t = k->out[i];
+		struct sym *s;
+
+		if (!t || t->elems)
+			continue;
+		s = oi_lookup(im, c->n->output[i]);
+		ret = s ? 0 : oi_add_sym(im, c->n->output[i], &s);
+		if (!ret)
+			ret = oi_set_empty(im, s, t->dtype, t->rank, t->dims);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int oi_kernel_node(struct nctx *c, const struct npu_onnx_op *op)
 {
 	struct imp *im = c->im;
@@ -385,11 +420,27 @@ int oi_kernel_node(struct nctx *c, const struct npu_onnx_op *op)
 		if (ret)
 			goto release;
 	}
+	/*
+	 * Nothing to compute, so the kernel does not run (kernels assume
+	 * outputs that are not empty); the checks of its run are not made,
+	 * but a fold of the same constants that refused them stands.
+	 */
+	if (all_empty(k, nout)) {
+		if (all_const && im->fold_refused) {
+			im->kernel_input_refused = true;
+			ret = -EINVAL;
+		} else {
+			ret = empty_outputs(c, k, nout);
+		}
+		goto release;
+	}
 	if (all_const) {
 		ret = fold(c, op, state, k, nout);
 		goto release;
 	}
 	ret = add_node(c, op, state, k, nout);
+	if (!ret)
+		ret = empty_outputs(c, k, nout);
 	goto out;
 release:
 	if (op->kernel->release)

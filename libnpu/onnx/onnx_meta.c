@@ -28,8 +28,8 @@ static int reshape_out(struct nctx *c, struct sym *x, uint32_t r, const int64_t 
 	if (r > CT_MAX_RANK)
 		return oi_fail(c->im, "rank %u too large", r);
 	for (i = 0; i < r; i++) {
-		if (dims[i] < 1 || dims[i] > UINT32_MAX)
-			return oi_fail(c->im, "empty or huge dimension %" PRId64, dims[i]);
+		if (dims[i] < 0 || dims[i] > UINT32_MAX)
+			return oi_fail(c->im, "negative or huge dimension %" PRId64, dims[i]);
 		if (__builtin_mul_overflow(n, (uint64_t)dims[i], &n) || n > (1ull << 48))
 			return oi_fail(c->im, "too many elements");
 		if (i < 8)
@@ -153,7 +153,7 @@ int oi_op_meta(struct nctx *c)
 				inferred = i;
 				nd[i] = 1;
 				continue;
-			} else if (v < 1) {
+			} else if (v < 0) {
 				return oi_fail(c->im, "bad dimension %" PRId64, v);
 			}
 			if (v > UINT32_MAX)
@@ -163,6 +163,9 @@ int oi_op_meta(struct nctx *c)
 				return oi_fail(c->im, "the new shape's element count overflows");
 		}
 		if (inferred >= 0) {
+			/* ONNX: a -1 cannot be inferred beside an allowzero 0 */
+			if (!known && allowzero)
+				return oi_fail(c->im, "a -1 beside a 0 that allowzero keeps cannot be inferred");
 			if (!known || total % known)
 				return oi_fail(c->im, "-1 cannot be inferred");
 			nd[inferred] = total / known;

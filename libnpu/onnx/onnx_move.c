@@ -161,10 +161,16 @@ int oi_op_concat(struct nctx *c)
 	if (!c->nin)
 		return oi_fail(c->im, "no inputs");
 	for (k = 0; k < c->nin; k++) {
+		/*
+		 * An empty part adds nothing; its rank and other dimensions
+		 * are not checked, as onnxruntime does not.
+		 */
+		if (oi_is_empty_const(c->in[k]))
+			continue;
 		ret = input_x(c, k, &in[nin], &ri, xd, &dti);
 		if (ret)
 			return ret;
-		if (!k) {
+		if (!nin) {
 			r = ri;
 			dt = dti;
 			memcpy(yd, xd, sizeof(yd));
@@ -183,6 +189,8 @@ int oi_op_concat(struct nctx *c)
 		sum += xd[axis];
 		len[nin++] = xd[axis];
 	}
+	if (!nin)	/* every part empty: the kernel makes the empty result */
+		return oi_fail(c->im, "every input is empty");
 	if (sum > INT32_MAX)
 		return oi_fail(c->im, "the output's dim %u would be %" PRIu64, axis, sum);
 	d.name = c->name;

@@ -424,12 +424,16 @@ static int import_with(struct nctx *c, const struct lowering *low,
 	 * On constants the kernel folds the node at import, so shapes that
 	 * depend on it are known; lowerings of metadata ops fold by themselves.
 	 */
+	im->fold_refused = false;
 	if (low && low->fold && all_const(c)) {
 		ret = low->fold(c);
 		if (ret != -EINVAL || !kop || im->nsyms != syms ||
 		    npu_graph_num_nodes(im->m->g) != nodes)
 			return ret;
 		im->node = c->n;
+		if (im->err && im->err_size)
+			snprintf(lowering_err, sizeof(lowering_err), "%s", im->err);
+		im->fold_refused = true;
 		low = NULL;
 	}
 	if (low && kop && !(low->flags & (L_ANY_DTYPE | L_CONST_ONLY)) && all_const(c))
@@ -442,6 +446,8 @@ static int import_with(struct nctx *c, const struct lowering *low,
 		im->node = c->n;
 		if (im->err && im->err_size)
 			snprintf(lowering_err, sizeof(lowering_err), "%s", im->err);
+		/* on constants a lowering is a fold (Gather's, L_CONST_ONLY) */
+		im->fold_refused = all_const(c);
 		/*
 		 * Parameters the caller gave (QLinearConv's scales, Clip's
 		 * bounds, Resize's scales) are constants to the device: the
@@ -501,6 +507,30 @@ static int import_with(struct nctx *c, const struct lowering *low,
 
 static int import_node_as(struct nctx *c, const char *t, int64_t opset);
 
+/*
+ * An output a lowering made empty (a dimension of 0) becomes a constant of
+ * no elements, as a kernel's does (onnx_kernel.c): its readers fold or
+ * skip it and never put an empty operand on the device; compile drops the
+ * node that writes it.
+ */
+static int outputs_empty_const(struct nctx *c)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < c->n->n_output; i++) {
+		struct sym *s = c->n->output[i] && *c->n->output[i] ?
+				oi_lookup(c->im, c->n->output[i]) : NULL;
+
+		if (!s || s->is_const || !s->rank || oi_elems(s->rank, s->dims))
+			continue;
+		ret = oi_set_empty(c->im, s, s->dtype, s->rank, s->dims);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 {
 	struct nctx c = { .im = im, .n = n, .opset = opset };
@@ -546,7 +576,9 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	if (ret)
 		return ret;
 	ret = import_node_as(&c, t, opset);
-	return ret ? ret : oi_fp16_end(&c, fp16);
+	if (!ret)
+		ret = oi_fp16_end(&c, fp16);
+	return ret ? ret : outputs_empty_const(&c);
 }
 
 static int import_node_as(struct nctx *c, const char *t, int64_t opset)

@@ -167,10 +167,6 @@ static int split_sizes(const struct ok_split_state *st, size_t ni,
 		chunk = (dim + no - 1) / no;
 		for (k = 0; k < no; k++) {
 			size[k] = dim - sum < chunk ? dim - sum : chunk;
-			if (!size[k])
-				return ok_fail(err, err_size,
-					       "%zu outputs of %llu leave output %zu empty, which is not supported",
-					       no, (unsigned long long)dim, k);
 			sum += size[k];
 		}
 		return 0;
@@ -187,10 +183,9 @@ static int split_sizes(const struct ok_split_state *st, size_t ni,
 		return ok_fail(err, err_size, "split has %zu values but the node has %zu outputs",
 			       n, no);
 	for (k = 0; k < n; k++) {
-		if (v[k] < 1 || (uint64_t)v[k] > dim)
-			return ok_fail(err, err_size, "split[%zu] (%lld) is not within [1, %llu]%s",
-				       k, (long long)v[k], (unsigned long long)dim,
-				       v[k] == 0 ? " (an empty output is not supported)" : "");
+		if (v[k] < 0 || (uint64_t)v[k] > dim)
+			return ok_fail(err, err_size, "split[%zu] (%lld) is not within [0, %llu]",
+				       k, (long long)v[k], (unsigned long long)dim);
 		size[k] = (uint64_t)v[k];
 		sum += size[k];
 	}

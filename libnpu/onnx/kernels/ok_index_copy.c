@@ -147,10 +147,6 @@ int ok_set_shape64(struct npu_kernel_tensor *t, uint32_t rank, const uint64_t *d
 		return ok_fail(err, err_size, "%s would have rank %u, above the limit of %d",
 			       what, rank, NPU_TENSOR_MAX_RANK);
 	for (i = 0; i < rank; i++) {
-		if (!dims[i])
-			return ok_fail(err, err_size,
-				       "%s would be empty (dimension %u is 0), which is not supported",
-				       what, i);
 		if (dims[i] > UINT32_MAX)
 			return ok_fail(err, err_size,
 				       "%s's dimension %u (%llu) is above %u", what, i,

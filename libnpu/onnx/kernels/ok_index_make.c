@@ -344,8 +344,6 @@ static int range_count(const struct npu_kernel_tensor *const *in, uint64_t *coun
 			*count = start > limit ? ((uint64_t)start - (uint64_t)limit - 1) /
 						 ((uint64_t)0 - (uint64_t)delta) + 1 : 0;
 	}
-	if (!*count)
-		return ok_fail(err, err_size, "the output would be empty, which is not supported");
 	return 0;
 }
 
@@ -656,11 +654,7 @@ static int shape_infer(const void *state, size_t ni, const struct npu_kernel_ten
 
 	OK_NEED_IO(ni, in, 1, no, out, true);
 	shape_range(state, in[0]->rank, &first, &last);
-	if (last <= first)
-		return ok_fail(err, err_size,
-			       "the output would be empty (rank %u, start %lld, end %lld), which is not supported",
-			       in[0]->rank, (long long)first, (long long)last);
-	n = (uint64_t)(last - first);
+	n = last > first ? (uint64_t)(last - first) : 0;
 	out[0]->dtype = NPU_DTYPE_INT64;
 	return ok_set_shape64(out[0], 1, &n, "the output", err, err_size);
 }

@@ -108,12 +108,7 @@ static int slice_plan(const struct ok_slice_state *st, size_t ni,
 		clamp_axis(x->dims[axis], starts[k], ends[k], step, &p->start[axis],
 			   &p->count[axis]);
 		/* One element needs no step: a huge one would overflow its byte stride. */
-		p->step[axis] = p->count[axis] == 1 ? 1 : step;
-		if (!p->count[axis])
-			return ok_fail(err, err_size,
-				       "axis %u would be empty (start %lld, end %lld, step %lld), which is not supported",
-				       axis, (long long)starts[k], (long long)ends[k],
-				       (long long)step);
+		p->step[axis] = p->count[axis] <= 1 ? 1 : step;
 	}
 	return 0;
 }

@@ -219,7 +219,7 @@ static void test_data_movement(void **state)
 		{ "Slice", "x,a,b,k", "y", NULL, "1", "100", 4, { 2, 3, 3, 4 }, NULL },
 		{ "Slice", "x,a,b,k,s", "y", NULL, "0", "4", 4, { 2, 3, 2, 4 }, NULL },
 		{ "Slice", "x,a,b,k,z", "y", NULL, "0", "4", 0, { 0 }, "steps[0] is 0" },
-		{ "Slice", "x,a,b,k", "y", NULL, "9", "100", 0, { 0 }, "empty" },
+		{ "Slice", "x,a,b,k", "y", NULL, "9", "100", 4, { 2, 3, 0, 4 }, NULL },
 		{ "Pad", "x,a", "y", NULL, "0,0,1,-1,0,0,2,0", NULL, 4, { 2, 3, 7, 3 }, NULL },
 		{ "Pad", "x,a", "y", NULL, "0,0,-4,0,0,0,2,0", NULL, 4, { 2, 3, 2, 4 }, NULL },
 		{ "Pad", "x,a", "y", NULL, "0,0,0x10000000000,0,0,0,0,0", NULL, 0, { 0 },
