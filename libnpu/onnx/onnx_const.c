@@ -1020,13 +1020,17 @@ NPU_EXPORT_ONNX int npu_onnx_tensor_load(const void *data, size_t size,
 		return -EBADMSG;
 	}
 	ret = tp_check(tp, &n, err, err_size);
-	if (!ret && tp->n_dims > NPU_TENSOR_MAX_RANK)
-		ret = cfail(err, err_size, "rank %zu is above libnpu's limit of %d",
-			    tp->n_dims, NPU_TENSOR_MAX_RANK);
+	if (!ret && tp->n_dims > CT_MAX_RANK)
+		ret = cfail(err, err_size, "rank %zu is above the limit of %d", tp->n_dims,
+			    CT_MAX_RANK);
 	for (k = 0; !ret && k < tp->n_dims; k++)
 		if (tp->dims[k] > UINT32_MAX)
 			ret = cfail(err, err_size, "dimension %" PRIu64 " (%" PRId64 ") is above %u",
 				    k, tp->dims[k], UINT32_MAX);
+	/* above libnpu's rank, folded as the importer holds such an input */
+	if (!ret && oi_fold_dims((uint32_t)tp->n_dims, tp->dims, &t->rank, t->dims))
+		ret = cfail(err, err_size, "its dimensions from the sixth on hold more than %u elements",
+			    UINT32_MAX);
 	if (ret) {
 		onnx__tensor_proto__free_unpacked(tp, NULL);
 		return not_a_tensor(data, size, ret, err, err_size);
@@ -1034,9 +1038,6 @@ NPU_EXPORT_ONNX int npu_onnx_tensor_load(const void *data, size_t size,
 	if (tp->name)
 		snprintf(t->name, sizeof(t->name), "%s", tp->name);
 	t->dtype = onnx_npu_dtype(tp->data_type);
-	t->rank = (uint32_t)tp->n_dims;
-	for (k = 0; k < tp->n_dims; k++)
-		t->dims[k] = (uint32_t)tp->dims[k];
 	es = npu_dtype_size((enum npu_dtype)t->dtype);
 	t->bytes = n * es;
 	t->data = malloc(t->bytes ? t->bytes : 1);

@@ -755,6 +755,66 @@ int oi_set_empty(struct imp *im, struct sym *s, enum npu_dtype dt, uint32_t rank
 	return 0;
 }
 
+/*
+ * Input @vi of a rank above libnpu's limit, held folded (onnx_rank.c):
+ * its dimensions must be fixed, and a given shape (which cannot have that
+ * rank) must be the folded one, as npu_onnx_tensor_load() reads a file.
+ */
+static int bind_high_rank_input(struct imp *im, const Onnx__ValueInfoProto *vi,
+				const struct npu_onnx_shape *given, struct npu_value_desc *d)
+{
+	const Onnx__TensorShapeProto *sh = vi->type->tensor_type->shape;
+	int64_t ld[CT_MAX_RANK];
+	struct sym *s;
+	uint32_t r = (uint32_t)sh->n_dim, i;
+	int ret;
+
+	if (r > CT_MAX_RANK)
+		return oi_fail(im, "input '%s' has rank %u, above the limit of %d", vi->name, r,
+			       CT_MAX_RANK);
+	for (i = 0; i < r; i++) {
+		const Onnx__TensorShapeProto__Dimension *dm = sh->dim[i];
+
+		if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+			ld[i] = dm->dim_value;
+		else if (im->opts && im->opts->unbound_dims_are_one)
+			ld[i] = 1;
+		else
+			return oi_fail(im, "input '%s': dimension %u is dynamic, which is not supported above rank %d",
+				       vi->name, i, NPU_TENSOR_MAX_RANK);
+		if (ld[i] < 1 || ld[i] > UINT32_MAX)
+			return oi_fail(im, "input '%s': bad dimension %" PRId64 " (empty tensors are not supported above rank %d)",
+				       vi->name, ld[i], NPU_TENSOR_MAX_RANK);
+	}
+	if (oi_fold_dims(r, ld, &d->rank, d->dims))
+		return oi_fail(im, "input '%s': its dimensions from the sixth on hold more than %u elements",
+			       vi->name, UINT32_MAX);
+	/* a given shape cannot have this rank: it is the folded one, as a file's */
+	for (i = 0; given && i < d->rank; i++)
+		if (given->rank != d->rank || given->dims[i] != d->dims[i])
+			return oi_fail(im, "input '%s' has rank %u: the given shape must be its folded one, of rank %d",
+				       vi->name, r, NPU_TENSOR_MAX_RANK);
+	ret = oi_check_value_size(im, vi->name, d->dtype, d->rank, d->dims);
+	if (!ret)
+		ret = oi_add_sym(im, vi->name, &s);
+	if (ret)
+		return ret;
+	d->name = vi->name;
+	d->flags = NPU_VALUE_INPUT;
+	ret = npu_graph_add_value(im->m->g, d, &s->value);
+	if (ret)
+		return ret == -ENOMEM ? oi_nomem(im) :
+			oi_fail(im, "input '%s': %s", vi->name, npu_graph_error(im->m->g));
+	s->dtype = d->dtype;
+	s->rank = d->rank;
+	memcpy(s->dims, d->dims, sizeof(s->dims));
+	s->graph_input = true;
+	s->lrank = r;
+	for (i = 0; i < r; i++)
+		s->ldims[i] = (uint32_t)ld[i];
+	return 0;
+}
+
 static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 {
 	const Onnx__TypeProto__Tensor *tt;
@@ -786,6 +846,8 @@ static int bind_input(struct imp *im, const Onnx__ValueInfoProto *vi)
 	}
 	if (!tt->shape && !given)
 		return oi_fail(im, "input '%s' has no shape; give one", vi->name);
+	if (tt->shape && tt->shape->n_dim > NPU_TENSOR_MAX_RANK)
+		return bind_high_rank_input(im, vi, given, &d);
 	d.rank = given ? given->rank : (uint32_t)tt->shape->n_dim;
 	if (d.rank > NPU_TENSOR_MAX_RANK)
 		return oi_fail(im, "input '%s' has rank %u, above %d", vi->name, d.rank,
@@ -910,8 +972,11 @@ static int add_io(struct imp *im, const struct sym *s, bool input, const Onnx__V
 	char **nn = m->names;
 	int ret;
 
-	/* an input fixed by its value takes no other shape */
-	if (!(input && s->fixed && !s->empty)) {
+	/*
+	 * An input fixed by its value takes no other shape; one above the
+	 * rank limit has its dimensions fixed (bind_high_rank_input()).
+	 */
+	if (!(input && s->fixed && !s->empty) && !(input && s->lrank)) {
 		ret = note_dynamic(im, vi, s->rank, input || m->any_dynamic_in,
 				   input ? &m->in_dyn[*n] : &m->out_dyn[*n]);
 		if (ret)

@@ -88,6 +88,12 @@ struct sym {
 	uint32_t rounded_value;
 	uint32_t rank;
 	uint32_t dims[NPU_TENSOR_MAX_RANK];
+	/*
+	 * A value above libnpu's rank limit (onnx_rank.c): the model's rank
+	 * and shape; @rank and @dims hold it folded.  0 for any other value.
+	 */
+	uint32_t lrank;
+	uint32_t ldims[CT_MAX_RANK];
 };
 
 /* Which dimensions of an input or output the model file leaves dynamic. */
@@ -270,6 +276,30 @@ enum oi_fp16_mode {
 
 int oi_fp16_begin(struct nctx *c, struct sym *subs, enum oi_fp16_mode *mode);
 
+/*
+ * Values above the rank limit (onnx_rank.c; oi_fold_dims() is in
+ * onnx_internal.h).  oi_rank_begin(): before a node is imported, refuse it if it cannot take
+ * its inputs of a higher rank (naming the input and why), or fold what
+ * it reads alike; oi_rank_end(): after (@status: the import's result,
+ * returned when not 0), give its outputs the model's shapes.
+ */
+struct oi_rank {
+	bool active, loss;
+	uint32_t rank;
+	int64_t dims[CT_MAX_RANK];
+	/*
+	 * A loss node imported as @node, which writes its loss to @folded
+	 * (the physical shape) rather than to the model's output @out, which
+	 * oi_rank_end() then reshapes it into.
+	 */
+	Onnx__NodeProto node;
+	char *outputs[NPU_KERNEL_MAX_OUTPUTS];
+	const Onnx__NodeProto *orig;
+	char folded[280];
+};
+
+int oi_rank_begin(struct nctx *c, struct oi_rank *rk);
+int oi_rank_end(struct nctx *c, struct oi_rank *rk, int status);
 int oi_fp16_end(struct nctx *c, enum oi_fp16_mode mode);
 /* npu_onnx_options.rounding: every op node the importer adds rounds so. */
 enum npu_rounding oi_rounding(const struct imp *im);

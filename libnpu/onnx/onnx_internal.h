@@ -85,6 +85,13 @@ int const_op(const char *op, const struct ctensor *const *in, size_t nin,
 	     const int64_t *iattr, struct cbudget *b, struct ctensor *y, char *err,
 	     size_t err_size);
 
+/*
+ * @dims of @rank (at most CT_MAX_RANK) as libnpu holds them: above its
+ * rank limit, the dimensions from the sixth on merged into the sixth
+ * (onnx_rank.c); -EOVERFLOW when that one would exceed UINT32_MAX.
+ */
+int oi_fold_dims(uint32_t rank, const int64_t *dims, uint32_t *frank, uint32_t *fdims);
+
 /* Read a whole file (at most 2 GiB). */
 int onnx_read_file(const char *path, void **buf, size_t *len);
 

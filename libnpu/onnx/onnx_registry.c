@@ -537,6 +537,7 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	const char *t = n->op_type ? n->op_type : "";
 	struct sym fp16_inputs[NPU_KERNEL_MAX_INPUTS];
 	enum oi_fp16_mode fp16;
+	struct oi_rank rk;
 	size_t i;
 	int ret;
 
@@ -572,12 +573,16 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 		opset = oi_domain_opset(im, n->domain);
 		c.opset = opset;
 	}
-	ret = oi_fp16_begin(&c, fp16_inputs, &fp16);
+	ret = oi_rank_begin(&c, &rk);
 	if (ret)
 		return ret;
+	ret = oi_fp16_begin(&c, fp16_inputs, &fp16);
+	if (ret)
+		return oi_rank_end(&c, &rk, ret);
 	ret = import_node_as(&c, t, opset);
 	if (!ret)
 		ret = oi_fp16_end(&c, fp16);
+	ret = oi_rank_end(&c, &rk, ret);
 	return ret ? ret : outputs_empty_const(&c);
 }
 

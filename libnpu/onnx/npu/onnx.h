@@ -140,7 +140,11 @@ void npu_onnx_free(struct npu_onnx_model *m);
 /* The graph; owned by the model. */
 struct npu_graph *npu_onnx_graph(struct npu_onnx_model *m);
 
-/* An input or output of the model.  A dimension may be 0 (no bytes). */
+/*
+ * An input or output of the model.  A dimension may be 0 (an empty
+ * tensor: no bytes); above rank 6 the shape is the folded one
+ * (npu_onnx_tensor_load()).
+ */
 struct npu_onnx_io {
 	const char *name;
 	uint32_t value;		/* graph value id */
@@ -362,7 +366,9 @@ int npu_onnx_builtin(size_t i, struct npu_onnx_op_info *info);
  * A serialized TensorProto (ONNX's test_data_set_N/input_K.pb) read into
  * dense native data of its npu_dtype (int64 as NPU_DTYPE_INT64 since 1.5;
  * NPU_ONNX_INT64 is kept as its old name).  A dimension may be 0 (no
- * data, @bytes 0, @data still allocated).
+ * data, @bytes 0, @data still allocated); a tensor of rank 7 or 8 comes
+ * folded, its dimensions from the sixth on merged into the sixth, as the
+ * importer holds an input or output of that rank (Documentation/onnx.rst).
  */
 #define NPU_ONNX_INT64	NPU_DTYPE_INT64
 struct npu_onnx_tensor {

@@ -442,12 +442,35 @@ static void test_hostile(void **state)
 	RESET(OT_FLOAT);
 	tp.n_dims = 9;
 	refused(&tp, -EINVAL, "rank 9 is above 8");
-	/* rank 7: a constant of the importer, not a tensor of libnpu */
+	/*
+	 * rank 7 [3, 1, 1, 1, 1, 2, 4]: read folded, as the importer holds a
+	 * value of that rank, [3, 1, 1, 1, 1, 8]
+	 */
 	RESET(OT_FLOAT);
-	tp.n_dims = 7;
-	tp.n_float_data = 3;
-	tp.float_data = f32;
-	refused_as(&tp, -EINVAL, "rank 7 is above libnpu's limit of 6", true);
+	{
+		int64_t d7[7] = { 3, 1, 1, 1, 1, 2, 4 };
+		float f24[24] = { 0 };
+		struct npu_onnx_tensor t;
+		char err[256];
+		uint8_t *buf;
+		size_t len;
+
+		f24[23] = 5.0f;
+		tp.n_dims = 7;
+		tp.dims = d7;
+		tp.n_float_data = 24;
+		tp.float_data = f24;
+		buf = pack_tensor(&tp, &len);
+		assert_int_equal(npu_onnx_tensor_load(buf, len, &t, err, sizeof(err)), 0);
+		assert_int_equal(t.rank, 6);
+		assert_int_equal(t.dims[0], 3);
+		assert_int_equal(t.dims[4], 1);
+		assert_int_equal(t.dims[5], 8);
+		assert_int_equal(t.bytes, sizeof(f24));
+		assert_memory_equal(t.data, f24, sizeof(f24));
+		npu_onnx_tensor_free(&t);
+		free(buf);
+	}
 #undef RESET
 }
 
