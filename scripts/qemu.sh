@@ -32,12 +32,16 @@ add_line() {
 	grep -qE "$anchor" "$file" || die "integration anchor '$anchor' not found in $file"
 	awk -v a="$anchor" -v l="$line" '{ print } !done && $0 ~ a { print l; done = 1 }' \
 		"$file" > "$file.tmp" && mv "$file.tmp" "$file"
+	changed=1
 }
 
 # sync_file SRC DST: copy only when the content differs, keeping mtimes of
 # unchanged files so ninja does not rebuild them.
+changed=0
 sync_file() {
-	cmp -s "$1" "$2" 2>/dev/null || install -D -m 0644 "$1" "$2"
+	cmp -s "$1" "$2" 2>/dev/null && return 0
+	install -D -m 0644 "$1" "$2"
+	changed=1
 }
 
 integrate() {
@@ -73,15 +77,29 @@ configure() {
 }
 
 # Ninja's "[N/M]" status becomes the progress line (scripts/progress.py).
+# QEMU regenerates qemu-version.h on every run and so relinks the binary
+# even when nothing changed; the stamp, written after a build that
+# succeeded and dropped when one of our files changes, skips that, so a
+# run starting a guest never finds the binary being relinked under it.
 build() {
-	local jobs
+	local jobs stamp=$VNPU_QEMU_BUILD/.vnpu-built
+	[ "$changed" = 0 ] && [ -f "$stamp" ] && [ -x "$VNPU_QEMU" ] &&
+		[ -x "$VNPU_QEMU_BUILD/tests/qtest/vnpu-test" ] &&
+		[ -x "$VNPU_QEMU_BUILD/tests/qtest/vnpu-fuzz-test" ] && return 0
+	rm -f "$stamp"
 	jobs=$(nproc)
 	PATH=/usr/lib/ccache:$PATH "$VNPU_TOP/scripts/progress.py" --label "building QEMU" --ninja \
 		--log "$VNPU_QEMU_BUILD/ninja.log" -- ninja -C "$VNPU_QEMU_BUILD" -j"$jobs" \
 		qemu-system-x86_64 tests/qtest/vnpu-test tests/qtest/vnpu-fuzz-test ||
 		{ grep -E 'error|Error' -A3 "$VNPU_QEMU_BUILD/ninja.log" | head -60; die "QEMU build failed"; }
+	touch "$stamp"
 }
 
+# Two runs at once (CI runs the debug kernel layer beside make check) take
+# turns; the second finds the build done.
+mkdir -p "$VNPU_CACHE/qemu"
+exec 9>"$VNPU_CACHE/qemu/.build.lock"
+flock 9
 fetch
 integrate
 configure
