@@ -456,55 +456,73 @@ static void bench_gemm(struct flat *f, uint32_t s, bool int8)
 struct conv_case {
 	const char *tag;
 	uint32_t h, w, ci, co, kh, kw, sh, sw, pt, pl, pb, pr, groups;
+	uint32_t planar;	/* the engine's X NCHW (channel planes), not NHWC */
 };
 
 static const struct conv_case conv_cases[] = {
 	/* classic */
-	{ "classic", 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
-	{ "classic", 28, 28, 128, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
-	{ "classic", 14, 14, 256, 256, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "classic", 56, 56, 128, 128, 3, 3, 1, 1, 1, 1, 1, 1, 128 },
-	{ "classic", 56, 56, 128, 128, 3, 3, 2, 2, 0, 0, 1, 1, 128 },
+	{ "classic", 56, 56, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0 },
+	{ "classic", 28, 28, 128, 128, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0 },
+	{ "classic", 14, 14, 256, 256, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "classic", 56, 56, 128, 128, 3, 3, 1, 1, 1, 1, 1, 1, 128, 0 },
+	{ "classic", 56, 56, 128, 128, 3, 3, 2, 2, 0, 0, 1, 1, 128, 0 },
 	/* BlazeFace front 128x128 */
-	{ "bf-front", 128, 128, 3, 24, 5, 5, 2, 2, 1, 1, 2, 2, 1 },
-	{ "bf-front", 64, 64, 24, 28, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "bf-front", 16, 16, 80, 88, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "bf-front", 8, 8, 96, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "bf-front", 64, 64, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1, 24 },
-	{ "bf-front", 64, 64, 28, 28, 3, 3, 2, 2, 0, 0, 1, 1, 28 },
-	{ "bf-front", 16, 16, 88, 88, 3, 3, 2, 2, 0, 0, 1, 1, 88 },
-	{ "bf-front", 8, 8, 96, 96, 3, 3, 1, 1, 1, 1, 1, 1, 96 },
+	{ "bf-front", 128, 128, 3, 24, 5, 5, 2, 2, 1, 1, 2, 2, 1, 0 },
+	{ "bf-front", 64, 64, 24, 28, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "bf-front", 16, 16, 80, 88, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "bf-front", 8, 8, 96, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "bf-front", 64, 64, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1, 24, 0 },
+	{ "bf-front", 64, 64, 28, 28, 3, 3, 2, 2, 0, 0, 1, 1, 28, 0 },
+	{ "bf-front", 16, 16, 88, 88, 3, 3, 2, 2, 0, 0, 1, 1, 88, 0 },
+	{ "bf-front", 8, 8, 96, 96, 3, 3, 1, 1, 1, 1, 1, 1, 96, 0 },
 	/* BlazeFace back 256x256 */
-	{ "bf-back", 256, 256, 3, 24, 5, 5, 2, 2, 1, 1, 2, 2, 1 },
-	{ "bf-back", 128, 128, 24, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "bf-back", 32, 32, 48, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "bf-back", 16, 16, 96, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "bf-back", 128, 128, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1, 24 },
-	{ "bf-back", 128, 128, 24, 24, 3, 3, 2, 2, 0, 0, 1, 1, 24 },
-	{ "bf-back", 32, 32, 48, 48, 3, 3, 1, 1, 1, 1, 1, 1, 48 },
-	{ "bf-back", 16, 16, 96, 96, 3, 3, 1, 1, 1, 1, 1, 1, 96 },
+	{ "bf-back", 256, 256, 3, 24, 5, 5, 2, 2, 1, 1, 2, 2, 1, 0 },
+	{ "bf-back", 128, 128, 24, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "bf-back", 32, 32, 48, 48, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "bf-back", 16, 16, 96, 96, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "bf-back", 128, 128, 24, 24, 3, 3, 1, 1, 1, 1, 1, 1, 24, 0 },
+	{ "bf-back", 128, 128, 24, 24, 3, 3, 2, 2, 0, 0, 1, 1, 24, 0 },
+	{ "bf-back", 32, 32, 48, 48, 3, 3, 1, 1, 1, 1, 1, 1, 48, 0 },
+	{ "bf-back", 16, 16, 96, 96, 3, 3, 1, 1, 1, 1, 1, 1, 96, 0 },
 	/* PP-OCRv4 det at 192x384 */
-	{ "ocr-det", 192, 384, 3, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1 },
-	{ "ocr-det", 96, 192, 16, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "ocr-det", 12, 24, 192, 192, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "ocr-det", 6, 12, 384, 384, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "ocr-det", 48, 96, 96, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1 },
-	{ "ocr-det", 96, 192, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16 },
-	{ "ocr-det", 96, 192, 32, 32, 3, 3, 2, 2, 1, 1, 1, 1, 32 },
-	{ "ocr-det", 12, 24, 192, 192, 5, 5, 1, 1, 2, 2, 2, 2, 192 },
-	{ "ocr-det", 12, 24, 192, 192, 5, 5, 2, 2, 2, 2, 2, 2, 192 },
-	{ "ocr-det", 6, 12, 384, 384, 5, 5, 1, 1, 2, 2, 2, 2, 384 },
+	{ "ocr-det", 192, 384, 3, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0 },
+	{ "ocr-det", 96, 192, 16, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-det", 12, 24, 192, 192, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-det", 6, 12, 384, 384, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-det", 48, 96, 96, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 0 },
+	{ "ocr-det", 96, 192, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16, 0 },
+	{ "ocr-det", 96, 192, 32, 32, 3, 3, 2, 2, 1, 1, 1, 1, 32, 0 },
+	{ "ocr-det", 12, 24, 192, 192, 5, 5, 1, 1, 2, 2, 2, 2, 192, 0 },
+	{ "ocr-det", 12, 24, 192, 192, 5, 5, 2, 2, 2, 2, 2, 2, 192, 0 },
+	{ "ocr-det", 6, 12, 384, 384, 5, 5, 1, 1, 2, 2, 2, 2, 384, 0 },
 	/* PP-OCRv4 rec at 48x320 */
-	{ "ocr-rec", 48, 320, 3, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1 },
-	{ "ocr-rec", 24, 160, 64, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "ocr-rec", 12, 80, 240, 240, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "ocr-rec", 6, 80, 480, 480, 1, 1, 1, 1, 0, 0, 0, 0, 1 },
-	{ "ocr-rec", 1, 40, 480, 60, 1, 3, 1, 1, 0, 1, 0, 1, 1 },
-	{ "ocr-rec", 24, 160, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64 },
-	{ "ocr-rec", 24, 160, 64, 64, 3, 3, 2, 1, 1, 1, 1, 1, 64 },
-	{ "ocr-rec", 12, 160, 128, 128, 3, 3, 1, 2, 1, 1, 1, 1, 128 },
-	{ "ocr-rec", 12, 80, 240, 240, 5, 5, 1, 1, 2, 2, 2, 2, 240 },
-	{ "ocr-rec", 6, 80, 480, 480, 5, 5, 2, 1, 2, 2, 2, 2, 480 },
+	{ "ocr-rec", 48, 320, 3, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0 },
+	{ "ocr-rec", 24, 160, 64, 64, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-rec", 12, 80, 240, 240, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-rec", 6, 80, 480, 480, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-rec", 1, 40, 480, 60, 1, 3, 1, 1, 0, 1, 0, 1, 1, 0 },
+	{ "ocr-rec", 24, 160, 64, 64, 3, 3, 1, 1, 1, 1, 1, 1, 64, 0 },
+	{ "ocr-rec", 24, 160, 64, 64, 3, 3, 2, 1, 1, 1, 1, 1, 64, 0 },
+	{ "ocr-rec", 12, 160, 128, 128, 3, 3, 1, 2, 1, 1, 1, 1, 128, 0 },
+	{ "ocr-rec", 12, 80, 240, 240, 5, 5, 1, 1, 2, 2, 2, 2, 240, 0 },
+	{ "ocr-rec", 6, 80, 480, 480, 5, 5, 2, 1, 2, 2, 2, 2, 480, 0 },
+	/*
+	 * PP-OCR's direction classifier (ch_ppocr_mobile_v2.0_cls) as
+	 * npu-run --cpu runs it on its 7-image input: each conv's batch of 7
+	 * as one image 7 times as tall (NHWC dense: the same rows), and its
+	 * first conv's X the model's NCHW input (planar), as the CPU path
+	 * hands it.  Hard swish follows most of them (see the paths line).
+	 */
+	{ "ocr-cls", 48 * 7, 192, 3, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+	{ "ocr-cls", 24 * 7, 96, 8, 8, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-cls", 12 * 7, 96, 8, 24, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-cls", 6 * 7, 96, 8, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-cls", 6 * 7, 96, 32, 8, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-cls", 3 * 7, 96, 16, 88, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-cls", 3 * 7, 96, 88, 16, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-cls", 2 * 7, 96, 32, 200, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-cls", 2 * 7, 96, 200, 32, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
+	{ "ocr-cls", 7, 1, 200, 50, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0 },
 };
 
 struct eng_call {
@@ -565,6 +583,50 @@ static bool check_peer(int cls, const char *name, const char *peer, bool int8,
 	return !bad;
 }
 
+/*
+ * An fp32 conv's time on the kernel the engine picks for it and on
+ * im2col + sgemm (what it runs with the int8 kernel forced to the
+ * generic one, which leaves no direct kernel), with ReLU and with hard
+ * swish: the rule vnpu_eng_conv_f32_ok() applies is held to these.  The
+ * im2col side's sgemm is OpenBLAS here; libnpu's CPU path links
+ * vnpu_sgemm() instead.
+ */
+static void bench_conv_paths(struct flat *f, struct vnpu_cmd_compute *c,
+			     const char *name)
+{
+	static const struct {
+		uint8_t act;
+		const char *name;
+	} acts[] = { { VNPU_ACT_RELU, "relu" }, { VNPU_ACT_HARD_SWISH, "hard_swish" } };
+	struct eng_call ec = { f, c };
+	struct vnpu_compute_result res;
+	enum vnpu_i8_kernel keep = engine_cfg.i8_kernel;
+	unsigned int a;
+
+	printf("%-46s paths:", name);
+	for (a = 0; a < sizeof(acts) / sizeof(acts[0]); a++) {
+		double td, ti;
+		enum vnpu_eng_path path;
+
+		c->act = acts[a].act;
+		engine_cfg.i8_kernel = keep;
+		if (vnpu_compute_exec(c, sizeof(*c), &flat_ops, f, &engine_cfg, &res))
+			exit(1);
+		path = res.path;
+		td = peer_time(eng_run_fn, &ec);
+		engine_cfg.i8_kernel = VNPU_I8_GENERIC;
+		if (vnpu_compute_exec(c, sizeof(*c), &flat_ops, f, &engine_cfg, &res))
+			exit(1);
+		ti = peer_time(eng_run_fn, &ec);
+		printf(" %s %s %.3f ms, im2col %.3f ms, x%.2f%s", acts[a].name,
+		       path == VNPU_ENG_CONV_F32 ? "direct" :
+		       path == VNPU_ENG_IM2COL_F32 ? "im2col" : "other", td * 1e3,
+		       ti * 1e3, ti / td, a + 1 < sizeof(acts) / sizeof(acts[0]) ? ";" : "\n");
+	}
+	engine_cfg.i8_kernel = keep;
+	c->act = VNPU_ACT_RELU;
+}
+
 static void bench_conv_case(struct flat *f, const struct conv_case *cc, bool int8)
 {
 	uint32_t oh = (cc->h + cc->pt + cc->pb - cc->kh) / cc->sh + 1;
@@ -586,9 +648,10 @@ static void bench_conv_case(struct flat *f, const struct conv_case *cc, bool int
 	void *ypeer;
 	uint8_t *ye;
 
-	snprintf(name, sizeof(name), "%s %s %s %ux%ux%u->%u k%ux%u s%ux%u%s", int8 ? "int8" : "fp32",
+	snprintf(name, sizeof(name), "%s %s %s %ux%ux%u->%u k%ux%u s%ux%u%s%s", int8 ? "int8" : "fp32",
 		 dw_ ? "dw" : "conv", cc->tag, cc->h, cc->w, cc->ci, cc->co, cc->kh, cc->kw,
-		 cc->sh, cc->sw, cc->pt + cc->pl + cc->pb + cc->pr ? "" : " p0");
+		 cc->sh, cc->sw, cc->pt + cc->pl + cc->pb + cc->pr ? "" : " p0",
+		 cc->planar && !int8 ? " nchw" : "");
 	if (!wanted(name))
 		return;
 	f->next = 0;
@@ -634,6 +697,20 @@ static void bench_conv_case(struct flat *f, const struct conv_case *cc, bool int
 
 		for (i = 0; i < xn; i++)
 			x[i] = (float)(lcg(&seed) % 2001) / 1000.0f - 1.0f;
+		if (cc->planar) {
+			/* The peers keep NHWC x; the engine reads a planar copy. */
+			float *xp = (float *)(f->mem + (f_alloc(f, xn * es) - BASE));
+			size_t hw = (size_t)cc->h * cc->w;
+
+			c.t[0].va = (uint64_t)((uint8_t *)xp - f->mem) + BASE;
+			c.t[0].flags = VNPU_TENSOR_STRIDED;
+			c.t[0].strides[0] = xn;
+			c.t[0].strides[1] = cc->w;
+			c.t[0].strides[2] = 1;
+			c.t[0].strides[3] = hw;
+			for (i = 0; i < xn; i++)
+				xp[(i % cc->ci) * hw + i / cc->ci] = x[i];
+		}
 		for (i = 0; i < wn; i++)
 			w[i] = (float)(lcg(&seed) % 2001) / 1000.0f - 1.0f;
 		for (i = 0; i < cc->co; i++)
@@ -664,6 +741,8 @@ static void bench_conv_case(struct flat *f, const struct conv_case *cc, bool int
 		/* For profiling the engine alone: no peer, so no ratio. */
 		printf("%-46s eng %8.3f ms %6.1f GF/s\n", name, te * 1e3, flops / te * 1e-9);
 		note_error(cls, "not measured: VNPU_BENCH_NO_PEERS set, the peers did not run");
+		if (!int8 && !dw_)
+			bench_conv_paths(f, &c, name);
 		return;
 	}
 	ypeer = malloc(yn * es);
@@ -692,6 +771,8 @@ static void bench_conv_case(struct flat *f, const struct conv_case *cc, bool int
 		printf(" qu8 %8.3f ms", tx2 * 1e3);
 	printf(" | dnnl %8.3f ms | best peer %6.1f GF/s  x%.2f\n", tdn * 1e3,
 	       flops / best * 1e-9, ratio);
+	if (!int8 && !dw_)
+		bench_conv_paths(f, &c, name);
 }
 
 /* Bytes per second of plain memcpy over @bytes, the baseline of COPY. */
