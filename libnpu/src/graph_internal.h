@@ -372,11 +372,12 @@ struct gpipe {
 
 /*
  * Split @g into @stages stages, cut before nodes @cuts[0..stages-2] (in
- * the graph's order) or, with @cuts NULL, where the cost says.  -EINVAL
+ * the graph's order) or, with @cuts NULL, where the cost says and the
+ * bits stay those of @g compiled whole with @compile_flags.  -EINVAL
  * with npu_graph_error(@g) saying why.
  */
 int npu__pipeline_split(struct npu_graph *g, size_t stages, const uint32_t *cuts,
-			struct gpipe *pl);
+			uint32_t compile_flags, struct gpipe *pl);
 void npu__pipeline_free(struct gpipe *pl);
 
 /* A copy of @g owning everything, for a group that compiles it again later. */

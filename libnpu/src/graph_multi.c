@@ -306,6 +306,7 @@ static void *pipe_worker(void *arg)
 		struct group_req *r;
 		uint32_t slot;
 		int64_t t0, now;
+		bool group_over = false;
 		int ret;
 
 		while (!p->stopping && (in->head == REQ_NONE || (!d->index && !p->num_hfree)))
@@ -334,7 +335,9 @@ static void *pipe_worker(void *arg)
 			d->failed++;
 		} else {
 			d->completed++;
-			if (p->active < p->num_devs)
+			/* another stage's device left meanwhile */
+			group_over = p->active < p->num_devs;
+			if (group_over)
 				ret = -ENODEV;
 		}
 		if (!ret && !last) {
@@ -345,7 +348,7 @@ static void *pipe_worker(void *arg)
 		if (!ret)
 			r->run_ns = (uint64_t)(now - r->start_ns);
 		req_end(p, r, ret);
-		if (!device_failure(ret) || ret == -ENODEV)
+		if (group_over || !device_failure(ret))
 			continue;
 		d->state = NPU_GROUP_DEVICE_LEFT;
 		d->error = ret;
@@ -577,7 +580,8 @@ static int pipeline_setup(struct npu_group *p, struct npu_graph *g,
 	if (o->num_cuts && (o->num_cuts != count - 1 || !o->cuts))
 		return npu__graph_fail(g, "a pipeline over %zu devices takes %zu cuts, not %u",
 				       count, count - 1, o->num_cuts), -EINVAL;
-	ret = npu__pipeline_split(g, count, o->num_cuts ? o->cuts : NULL, &p->pl);
+	ret = npu__pipeline_split(g, count, o->num_cuts ? o->cuts : NULL, o->compile_flags,
+				  &p->pl);
 	if (ret)
 		return ret;
 	p->pipeline = true;

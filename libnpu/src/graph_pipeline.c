@@ -19,6 +19,20 @@
  * running cost crosses its share of the total; within a few percent of
  * that point the cut with the fewest bytes crossing it wins, since every
  * crossing byte is copied through a shared buffer once per request.
+ *
+ * An automatic cut also keeps the bits: a stage must compute what the
+ * whole graph computes.  Compile merges some nodes into others (an
+ * activation or a bias add into a convolution, a spelled-out LayerNorm
+ * or HardSwish into one op), and a cut between them would leave each
+ * half to run on its own, rounding differently; and it stores 4-D values
+ * between convolutions NHWC, which a value handed on (in the graph's
+ * layout) is not, so the convolution reading it would run another
+ * kernel over another layout.  So a cut never splits what compile
+ * merged, nor hands on a 4-D value, where any position within the
+ * range allows that; what merged is learnt from compiling the whole
+ * graph for the CPU once.  A forced cut is the caller's choice: it may
+ * split either, and the outputs then differ from one device's by
+ * rounding.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -168,18 +182,66 @@ static int crossing_bytes(const struct npu_graph *g, const uint32_t *pos, uint64
 	return 0;
 }
 
+/*
+ * @unsafe[p]: a cut before position p would split nodes compile merges,
+ * or hand on a 4-D value (see the top of the file).
+ */
+static int unsafe_cuts(struct npu_graph *g, const uint32_t *pos, uint32_t compile_flags,
+		       uint8_t *unsafe)
+{
+	int32_t *span = calloc(g->nn + 2, sizeof(*span));
+	struct npu_runtime *rt = NULL;
+	size_t i;
+	int ret;
+
+	if (!span)
+		return -ENOMEM;
+	ret = npu_graph_compile(g, NULL, compile_flags | NPU_COMPILE_CPU_ONLY, &rt);
+	if (ret) {
+		free(span);
+		return ret;
+	}
+	/* +1 at the first position a span forbids, -1 past its last */
+	for (i = 0; i < g->nn; i++) {
+		uint32_t root = (uint32_t)i, a, b, hops = 0;
+
+		while (rt->nodes[root].where == NPU_WHERE_FUSED && rt->nodes[root].fused_into < g->nn &&
+		       hops++ < g->nn)
+			root = rt->nodes[root].fused_into;
+		a = pos[i] < pos[root] ? pos[i] : pos[root];
+		b = pos[i] < pos[root] ? pos[root] : pos[i];
+		if (a != b) {
+			span[a + 1]++;
+			span[b + 1]--;
+		}
+	}
+	npu_runtime_free(rt);
+	for (i = 0; i <= g->nn; i++) {
+		if (i)
+			span[i] += span[i - 1];
+		unsafe[i] = span[i] > 0;
+	}
+	free(span);
+	return 0;
+}
+
 /* The cut before which stage @k (k >= 1) of @stages starts, by cost. */
 static uint32_t auto_cut(size_t nn, const uint64_t *prefix, const uint64_t *cross,
-			 size_t k, size_t stages, uint32_t lo, uint32_t hi)
+			 const uint8_t *unsafe, size_t k, size_t stages, uint32_t lo, uint32_t hi)
 {
 	uint64_t total = prefix[nn], target = total / stages * k + total % stages * k / stages;
 	uint64_t slack = total / CUT_SLACK_DIV, best_cross = UINT64_MAX, best_dist = UINT64_MAX;
 	uint32_t p, best = lo, near = lo;
+	bool any_safe = false;
 
+	for (p = lo; p <= hi; p++)
+		any_safe |= !unsafe[p];
 	/* The position whose prefix is nearest the target. */
 	for (p = lo; p <= hi; p++) {
 		uint64_t d = prefix[p] > target ? prefix[p] - target : target - prefix[p];
 
+		if (any_safe && unsafe[p])
+			continue;
 		if (d < best_dist) {
 			best_dist = d;
 			near = p;
@@ -189,7 +251,7 @@ static uint32_t auto_cut(size_t nn, const uint64_t *prefix, const uint64_t *cros
 	for (p = lo; p <= hi; p++) {
 		uint64_t d = prefix[p] > target ? prefix[p] - target : target - prefix[p];
 
-		if (d > best_dist + slack)
+		if (d > best_dist + slack || (any_safe && unsafe[p]))
 			continue;
 		if (cross[p] < best_cross) {
 			best_cross = cross[p];
@@ -201,9 +263,11 @@ static uint32_t auto_cut(size_t nn, const uint64_t *prefix, const uint64_t *cros
 
 /* Positions (in @order) at which stages 1.. start: @start[0] = 0, @start[stages] = nn. */
 static int place_cuts(struct npu_graph *g, size_t stages, const uint32_t *cuts,
-		      const uint32_t *pos, const uint32_t *order, uint32_t *start)
+		      uint32_t compile_flags, const uint32_t *pos, const uint32_t *order,
+		      uint32_t *start)
 {
 	uint64_t *prefix = NULL, *cross = NULL;
+	uint8_t *unsafe = NULL;
 	size_t k;
 	int ret = 0;
 
@@ -224,7 +288,8 @@ static int place_cuts(struct npu_graph *g, size_t stages, const uint32_t *cuts,
 	}
 	prefix = malloc((g->nn + 1) * sizeof(*prefix));
 	cross = malloc((g->nn + 1) * sizeof(*cross));
-	if (!prefix || !cross) {
+	unsafe = malloc(g->nn + 1);
+	if (!prefix || !cross || !unsafe) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -232,11 +297,14 @@ static int place_cuts(struct npu_graph *g, size_t stages, const uint32_t *cuts,
 	for (k = 0; k < g->nn; k++)
 		prefix[k + 1] = prefix[k] + node_cost(g, &g->n[order[k]]);
 	ret = crossing_bytes(g, pos, cross);
+	if (!ret)
+		ret = unsafe_cuts(g, pos, compile_flags, unsafe);
 	for (k = 1; k < stages && !ret; k++)
 		/* leave at least one node to each later stage */
-		start[k] = auto_cut(g->nn, prefix, cross, k, stages, start[k - 1] + 1,
+		start[k] = auto_cut(g->nn, prefix, cross, unsafe, k, stages, start[k - 1] + 1,
 				    (uint32_t)(g->nn - (stages - k)));
 out:
+	free(unsafe);
 	free(prefix);
 	free(cross);
 	return ret;
@@ -382,6 +450,54 @@ static int io_push(struct gpipe_stage *st, size_t *cap, const struct gpipe_io *i
 #define HANDOFF_ALIGN	64u
 
 /*
+ * A 4-D value handed on crosses as its NHWC twin, [N,H,W,C]: the stage
+ * writing it adds a TRANSPOSE into the twin, the stage reading it one out
+ * of it.  Compile then stores the value NHWC on both sides, as it does in
+ * the whole graph, and those TRANSPOSEs are plain copies; handed on in
+ * the graph's layout, the convolutions after it would read it through
+ * strided views, another kernel with other rounding.  *@twin receives
+ * its id; @out: the twin is written from @v, else @v from the twin.
+ */
+static int nhwc_twin(struct npu_graph *w, uint32_t v, bool out, uint32_t *twin)
+{
+	static const uint32_t to_nhwc[4] = { 0, 2, 3, 1 }, to_nchw[4] = { 0, 3, 1, 2 };
+	struct npu_value_desc d = NPU_VALUE_DESC_INIT;
+	const struct gvalue *src = &w->v[v];
+	struct gnode *n;
+	uint32_t i;
+	int ret;
+
+	d.name = src->name;
+	d.dtype = src->dtype;
+	d.rank = 4;
+	for (i = 0; i < 4; i++)
+		d.dims[i] = src->dims[to_nhwc[i]];
+	d.flags = out ? NPU_VALUE_OUTPUT : NPU_VALUE_INPUT;
+	d.scale = src->scale;
+	d.zero_point = src->zero_point;
+	ret = npu__graph_push_value(w, &d, NULL, twin);
+	if (!ret)
+		ret = npu__graph_reserve_node(w);
+	if (ret)
+		return ret;
+	n = &w->n[w->nn];
+	memset(n, 0, sizeof(*n));
+	n->name = strdup(out ? "pipeline handoff out" : "pipeline handoff in");
+	if (!n->name)
+		return -ENOMEM;
+	n->kind = NPU_NODE_TRANSPOSE;
+	memcpy(n->perm, out ? to_nhwc : to_nchw, sizeof(to_nhwc));
+	n->num_inputs = 1;
+	for (i = 0; i < GNODE_MAX_INPUTS; i++)
+		n->in[i] = NPU_VALUE_NONE;
+	n->in[0] = out ? v : *twin;
+	n->out = out ? *twin : v;
+	w->v[n->out].producer = (uint32_t)w->nn;
+	w->nn++;
+	return 0;
+}
+
+/*
  * Fill stage @s's graph and bindings.  @stage_of[v]: the stage writing
  * value v (UINT32_MAX: none); @read_after[v]: the last stage reading it;
  * @offset[v]: its place in its producer's handoff buffer.
@@ -414,8 +530,21 @@ static int build_stage(const struct npu_graph *g, struct gpipe *pl, size_t s,
 			if (!value_ok(g, in[k]))
 				continue;
 			v = &w->v[in[k]];
-			if (v->data || stage_of[in[k]] == s || (v->flags & NPU_VALUE_INPUT))
+			if (v->data || stage_of[in[k]] == s || (v->flags & NPU_VALUE_INPUT) ||
+			    v->producer != NPU_VALUE_NONE)
 				continue;
+			if (stage_of[in[k]] != GPIPE_CALLER && v->rank == 4) {
+				uint64_t bytes = v->bytes;
+				uint32_t twin;
+
+				ret = nhwc_twin(w, in[k], false, &twin);
+				if (!ret)
+					ret = io_push(st, &cap, &(struct gpipe_io){
+						.id = twin, .input = true, .bytes = bytes,
+						.stage = stage_of[in[k]], .offset = offset[in[k]] });
+				st->handoffs_in++;
+				continue;
+			}
 			v->flags |= NPU_VALUE_INPUT;
 			ret = io_push(st, &cap, &(struct gpipe_io){
 				.id = in[k], .input = true, .bytes = v->bytes,
@@ -432,6 +561,20 @@ static int build_stage(const struct npu_graph *g, struct gpipe *pl, size_t s,
 
 		if (stage_of[i] != s || (!handed && !(v->flags & NPU_VALUE_OUTPUT)))
 			continue;
+		if (handed && v->rank == 4) {
+			uint32_t twin;
+
+			ret = nhwc_twin(w, (uint32_t)i, true, &twin);
+			if (!ret)
+				ret = io_push(st, &cap, &(struct gpipe_io){
+					.id = twin, .bytes = v->bytes, .stage = (uint32_t)s,
+					.offset = offset[i] });
+			st->handoffs_out++;
+			if (ret || !(v->flags & NPU_VALUE_OUTPUT))
+				continue;
+			/* a graph output too: the caller's binding as well */
+			handed = false;
+		}
 		w->v[i].flags |= NPU_VALUE_OUTPUT;
 		ret = io_push(st, &cap, &(struct gpipe_io){
 			.id = (uint32_t)i, .bytes = v->bytes,
@@ -444,7 +587,7 @@ static int build_stage(const struct npu_graph *g, struct gpipe *pl, size_t s,
 }
 
 int npu__pipeline_split(struct npu_graph *g, size_t stages, const uint32_t *cuts,
-			struct gpipe *pl)
+			uint32_t compile_flags, struct gpipe *pl)
 {
 	uint32_t *order = NULL, *pos = NULL, *start = NULL, *stage_of = NULL, *read_after = NULL;
 	uint64_t *offset = NULL, *end = NULL;
@@ -473,7 +616,7 @@ int npu__pipeline_split(struct npu_graph *g, size_t stages, const uint32_t *cuts
 	pl->num_stages = stages;
 	for (i = 0; i < g->nn; i++)
 		pos[order[i]] = (uint32_t)i;
-	ret = place_cuts(g, stages, cuts, pos, order, start);
+	ret = place_cuts(g, stages, cuts, compile_flags, pos, order, start);
 	if (ret)
 		goto out;
 	for (i = 0; i < g->nv; i++)

@@ -9,7 +9,9 @@
  * runtime of the whole graph gives, answered in submission order; stage
  * 0 must run the next request while the last stage still holds one; a
  * request's own error fails that request alone, a device's failure ends
- * the group; bad cuts and options are refused with a message.
+ * the group; bad cuts and options are refused with a message.  A chain
+ * of NCHW convolutions cut in the middle hands a 4-D value on (as its
+ * NHWC twin) and must give the whole graph's bytes too.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -400,6 +402,94 @@ static void test_failures(void **state)
 	npu_group_free(grp);
 }
 
+#define CH	8
+#define HW	12
+
+/* y = conv(conv(conv(x))) over NCHW [1,CH,HW,HW], 3x3 kernels, pad 1; cut before @cut_at. */
+static void test_nchw_convolutions(void **state)
+{
+	static float cw[3][CH * CH * 9], x[4][CH * HW * HW], y[4][CH * HW * HW],
+		want[4][CH * HW * HW];
+	struct npu_op_params conv = { .size = sizeof(conv), .kind = NPU_OP_CONV2D };
+	struct npu_group_stage s0 = NPU_GROUP_STAGE_INIT;
+	struct npu_value_desc d = NPU_VALUE_DESC_INIT;
+	struct npu_node_desc n = NPU_NODE_DESC_INIT;
+	uint32_t vx, vy, w[3], h[2], node[3];
+	struct npu_runtime *rt;
+	struct npu_group *grp;
+	struct npu_graph *g;
+	unsigned int i, l, seed = 5;
+	uint64_t t[4];
+
+	(void)state;
+	conv.act = NPU_ACT_RELU;
+	conv.conv.stride[0] = conv.conv.stride[1] = 1;
+	conv.conv.dilation[0] = conv.conv.dilation[1] = 1;
+	conv.conv.groups = 1;
+	for (i = 0; i < 4; i++)
+		conv.conv.pad[i] = 1;
+	assert_int_equal(npu_graph_create(&g), 0);
+	d.dtype = NPU_DTYPE_FP32;
+	d.rank = 4;
+	memcpy(d.dims, (uint32_t[]){ 1, CH, HW, HW }, 4 * sizeof(uint32_t));
+	d.name = "x";
+	d.flags = NPU_VALUE_INPUT;
+	assert_int_equal(npu_graph_add_value(g, &d, &vx), 0);
+	d.flags = 0;
+	d.name = "h";
+	assert_int_equal(npu_graph_add_value(g, &d, &h[0]), 0);
+	assert_int_equal(npu_graph_add_value(g, &d, &h[1]), 0);
+	d.name = "y";
+	d.flags = NPU_VALUE_OUTPUT;
+	assert_int_equal(npu_graph_add_value(g, &d, &vy), 0);
+	for (l = 0; l < 3; l++) {
+		struct npu_value_desc wd = NPU_VALUE_DESC_INIT;
+
+		for (i = 0; i < CH * CH * 9; i++) {
+			seed = seed * 1103515245u + 12345u;
+			cw[l][i] = (float)(seed >> 16 & 0xff) / 512.0f - 0.25f;
+		}
+		wd.name = "w";
+		wd.dtype = NPU_DTYPE_FP32;
+		wd.rank = 4;
+		memcpy(wd.dims, (uint32_t[]){ CH, CH, 3, 3 }, 4 * sizeof(uint32_t));
+		wd.data = cw[l];
+		assert_int_equal(npu_graph_add_value(g, &wd, &w[l]), 0);
+	}
+	n.kind = NPU_NODE_OP;
+	n.flags = NPU_NODE_NCHW;
+	n.op = &conv;
+	n.num_inputs = 2;
+	for (l = 0; l < 3; l++) {
+		n.name = "conv";
+		n.inputs = (uint32_t[]){ l ? h[l - 1] : vx, w[l] };
+		n.output = l < 2 ? h[l] : vy;
+		assert_int_equal(npu_graph_add_node(g, &n, &node[l]), 0);
+	}
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	for (i = 0; i < 4; i++) {
+		for (l = 0; l < CH * HW * HW; l++)
+			x[i][l] = (float)((l * 7 + i * 3) % 19) / 8.0f - 1.0f;
+		assert_int_equal(npu_runtime_setup(rt, 2, (uint32_t[]){ vx, vy },
+						   (void *[]){ x[i], want[i] }), 0);
+		assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	}
+	npu_runtime_free(rt);
+	assert_int_equal(pipeline(g, 2, &node[1], 0, &grp), 0);
+	npu_graph_free(g);
+	assert_int_equal(npu_group_get_stage(grp, 0, &s0), 0);
+	assert_int_equal(s0.outputs_handed_on, 1);
+	assert_int_equal(s0.handoff_bytes, CH * HW * HW * sizeof(float));
+	for (i = 0; i < 4; i++)
+		assert_int_equal(npu_group_submit(grp, 2, (uint32_t[]){ vx, vy },
+						  (void *[]){ x[i], y[i] }, &t[i]), 0);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(npu_group_wait(grp, t[i], NPU_TIMEOUT_INFINITE, NULL), 0);
+		assert_memory_equal(y[i], want[i], sizeof(y[i]));
+	}
+	npu_group_free(grp);
+}
+
 static void expect_refused(struct npu_graph *g, size_t stages, const uint32_t *cuts,
 			   uint32_t num_cuts, const char *words)
 {
@@ -462,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_automatic_cuts),
 		cmocka_unit_test(test_stages_overlap),
 		cmocka_unit_test(test_failures),
+		cmocka_unit_test(test_nchw_convolutions),
 		cmocka_unit_test(test_arguments),
 	};
 
