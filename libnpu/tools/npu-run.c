@@ -7,7 +7,7 @@
  *           [--cpu] [--profile] [--iterations N] [--output-dir DIR]
  *           [--rounding onnx|tflite]
  *           [--expect [NAME=]FILE]... [--rtol R] [--atol A] [--device N]
- *           [--timeout SECONDS] [--devices LIST|all] [--batch N]
+ *           [--timeout SECONDS] [--devices LIST|all] [--batch N] [--pipeline]
  *
  * FILE is a .npy array or an ONNX TensorProto (.pb).  Without NAME= an
  * input goes to the graph input the .pb names, else to the next graph
@@ -70,6 +70,7 @@ static void usage(FILE *f)
 		"  --device N             device index (default 0)\n"
 		"  --devices LIST|all     spread --batch requests over devices, e.g. 0,1\n"
 		"  --batch N              run N requests (the same inputs); print throughput\n"
+		"  --pipeline             split the model into a stage per --devices device\n"
 		"  --profile              per-node table and the device/CPU split\n"
 		"  --iterations N         run N times; print latency median/min/max (p99 from 100)\n"
 		"  --output-dir DIR       write each output as DIR/NAME.npy (DIR created)\n"
@@ -651,7 +652,32 @@ struct batch {
 	/* results */
 	uint64_t differing, failed;
 	int64_t elapsed_ns;
+	/* modelled device cycles each device's context spent on the batch, -1: none */
+	int64_t cycles[MAX_DEVICES];
 };
+
+/*
+ * The modelled device cycles of @ctx's jobs so far (its file's fdinfo,
+ * drm-cycles-npu), or -1 when there is no device or no such line.
+ */
+static int64_t ctx_cycles(const struct npu_context *ctx)
+{
+	char path[64], line[128];
+	long long v = -1;
+	FILE *f;
+
+	if (!ctx || npu_context_fd(ctx) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", npu_context_fd(ctx));
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "drm-cycles-npu: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
 
 static int batch_wait(struct batch *b, uint64_t ticket, void **out, bool *have_first)
 {
@@ -765,15 +791,38 @@ static void print_batch(const struct batch *b, long requests)
 		npu_group_get_device_stats(b->grp, i, &ds);
 		if (ds.minor != UINT32_MAX)
 			snprintf(name, sizeof(name), "accel%u", ds.minor);
-		printf("device %zu (%s): %llu requests, busy %.3f s%s%s\n", i, name,
-		       (unsigned long long)ds.completed, ds.busy_ns / 1e9,
+		char cyc[48] = "";
+
+		if (i < MAX_DEVICES && b->cycles[i] >= 0)
+			snprintf(cyc, sizeof(cyc), ", %lld device cycles", (long long)b->cycles[i]);
+		printf("device %zu (%s): %llu requests, busy %.3f s%s%s%s\n", i, name,
+		       (unsigned long long)ds.completed, ds.busy_ns / 1e9, cyc,
 		       ds.state == NPU_GROUP_DEVICE_LEFT ? ", left: " : "",
 		       ds.state == NPU_GROUP_DEVICE_LEFT ? npu_strerror(ds.error) : "");
 	}
-	printf("failovers: %llu (requests run again on another device after theirs failed)\n",
-	       (unsigned long long)st.failovers);
+	if (!npu_group_num_stages(b->grp))
+		printf("failovers: %llu (requests run again on another device after theirs failed)\n",
+		       (unsigned long long)st.failovers);
 	printf("outputs: %llu of %ld requests answered, %llu differ from the first's bytes\n",
 	       (unsigned long long)st.completed, requests, (unsigned long long)b->differing);
+}
+
+/* --pipeline: where the cuts went and how busy each stage kept its device. */
+static void print_stages(const struct batch *b)
+{
+	size_t n = npu_group_num_stages(b->grp), i;
+
+	for (i = 0; i < n; i++) {
+		struct npu_group_stage st = NPU_GROUP_STAGE_INIT;
+
+		npu_group_get_stage(b->grp, i, &st);
+		printf("stage %zu: %u nodes from node %u, %.1f MMACs, hands on %u values"
+		       " (%llu bytes), %llu runs, busy %.3f s (%.0f%% of the batch)\n",
+		       i, st.num_nodes, st.first_node, st.macs / 1e6, st.outputs_handed_on,
+		       (unsigned long long)st.handoff_bytes, (unsigned long long)st.runs,
+		       st.busy_ns / 1e9,
+		       b->elapsed_ns ? 100.0 * (double)st.busy_ns / (double)b->elapsed_ns : 0.0);
+	}
 }
 
 int main(int argc, char **argv)
@@ -798,6 +847,7 @@ int main(int argc, char **argv)
 		{ "rounding", required_argument, NULL, 'r' },
 		{ "devices", required_argument, NULL, 'D' },
 		{ "batch", required_argument, NULL, 'B' },
+		{ "pipeline", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -825,7 +875,7 @@ int main(int argc, char **argv)
 	struct npu_context *gctx[MAX_DEVICES] = { NULL };
 	uint32_t dev_list[MAX_DEVICES];
 	size_t ndev_list = 0, ngctx = 0;
-	bool use_group = false, devices_all = false;
+	bool use_group = false, devices_all = false, pipeline = false;
 	long batch = 0;
 	struct npu_group *grp = NULL;
 	const struct npu_runtime *info_rt;
@@ -916,6 +966,10 @@ int main(int argc, char **argv)
 			}
 			use_group = true;
 			break;
+		case 'S':
+			pipeline = true;
+			use_group = true;
+			break;
 		case 'p': profile = true; break;
 		case 'n':
 			iterations = strtol(optarg, NULL, 10);
@@ -961,6 +1015,10 @@ int main(int argc, char **argv)
 	}
 	if (use_group && cpu && ndev_list) {
 		fprintf(stderr, "npu-run: --cpu and --devices: one or the other\n");
+		return 2;
+	}
+	if (pipeline && (cpu || (ndev_list < 2 && !devices_all))) {
+		fprintf(stderr, "npu-run: --pipeline needs --devices with two devices or more\n");
 		return 2;
 	}
 	if (use_group && !batch)
@@ -1104,8 +1162,15 @@ int main(int argc, char **argv)
 			cpu = true;
 			ngctx = 1;	/* one CPU copy */
 		}
+		if (pipeline && ngctx < 2) {
+			fprintf(stderr, "npu-run: --pipeline: %zu device found, it needs two or more\n",
+				ngctx);
+			goto out;
+		}
 		/* in flight: BATCH_PER_DEVICE per device, all waited for in turn */
 		gopt.max_requests = (uint32_t)(ngctx * BATCH_PER_DEVICE);
+		if (pipeline)
+			gopt.flags |= NPU_GROUP_PIPELINE;
 		r = npu_group_create(g, gctx, ngctx, &gopt, &grp);
 		if (r) {
 			fprintf(stderr, "npu-run: %s: %s (%s)\n", model_path, npu_graph_error(g),
@@ -1218,8 +1283,16 @@ int main(int argc, char **argv)
 			.first = outbuf, .timeout_ns = timeout_ns,
 		};
 
+		for (i = 0; i < MAX_DEVICES; i++)
+			b.cycles[i] = i < ngctx ? ctx_cycles(gctx[i]) : -1;
 		r = run_batch(&b);
+		for (i = 0; i < ngctx && i < MAX_DEVICES; i++) {
+			int64_t now = ctx_cycles(gctx[i]);
+
+			b.cycles[i] = now >= 0 && b.cycles[i] >= 0 ? now - b.cycles[i] : -1;
+		}
 		print_batch(&b, batch);
+		print_stages(&b);
 		if (r) {
 			ret = r;
 			goto out;
