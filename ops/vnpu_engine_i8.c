@@ -193,12 +193,12 @@ static void mk_vnni_8x16(const uint8_t *a, size_t lda, const int8_t *b,
  * many as the multiplies.  It is done once per block instead, into stack
  * buffers: a K block of one B panel as [k/2][16 columns][2] int16 (each
  * k pair of a row is two vectors of 8 columns, no horizontal adds at the
- * end), and A rows as [k/2][4 rows][2] per 4-row panel, so each row's k
- * pair is one 32-bit broadcast.
+ * end), and A rows as [k/2][rows][2] per panel of 6 or 4 rows, so each
+ * row's k pair is one 32-bit broadcast.
  */
 #define W_KC	256	/* k of a block: an 8 KiB widened B panel strip */
-#define W_MB	32	/* rows widened at once: 16 KiB of A */
-#define W_MR	4	/* rows of the register block: 8 accumulators */
+#define W_MB	48	/* rows widened at once: 24 KiB of A */
+#define W_MR	6	/* rows of the register block: 12 accumulators */
 
 /* 4 columns x 4 k as s8 -> k pair 0 of the 4 columns, then k pair 1. */
 #define W_B_SHUF 0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15
@@ -224,7 +224,7 @@ static void widen_b(const int8_t *b, uint32_t kc, int16_t *w)
 
 /* Four A rows at @a (stride @lda), @kc k, into [kc/2][4][2] int16. */
 AVX2_TARGET
-static void widen_a(const uint8_t *a, size_t lda, uint32_t kc, int16_t *w)
+static void widen_a4(const uint8_t *a, size_t lda, uint32_t kc, int16_t *w)
 {
 	uint32_t k = 0, r;
 
@@ -247,56 +247,125 @@ static void widen_a(const uint8_t *a, size_t lda, uint32_t kc, int16_t *w)
 			_mm256_cvtepu8_epi16(_mm_unpackhi_epi32(h01, h23)));
 	}
 	for (; k < kc; k += 2, w += 8)
-		for (r = 0; r < W_MR; r++) {
+		for (r = 0; r < 4; r++) {
 			w[2 * r] = a[r * lda + k];
 			w[2 * r + 1] = a[r * lda + k + 1];
 		}
 }
 
-/* C[4][16] (+)= widened A panel x widened B strip over @kc k. */
+/*
+ * Six A rows likewise, [kc/2][6][2]: rows 0-3 as widen_a4() makes them,
+ * then rows 4 and 5, merged per k pair.
+ */
+AVX2_TARGET
+static void widen_a6(const uint8_t *a, size_t lda, uint32_t kc, int16_t *w)
+{
+	int16_t w4[4 * W_KC] __attribute__((aligned(32)));
+	uint32_t k2;
+
+	widen_a4(a, lda, kc, w4);
+	for (k2 = 0; k2 < kc / 2; k2++, w += 12) {
+		memcpy(w, w4 + 8 * k2, 16);
+		w[8] = a[4 * lda + 2 * k2];
+		w[9] = a[4 * lda + 2 * k2 + 1];
+		w[10] = a[5 * lda + 2 * k2];
+		w[11] = a[5 * lda + 2 * k2 + 1];
+	}
+}
+
+/*
+ * @acc + vpmaddwd(@a, @b), in asm with a temporary of its own: with the
+ * intrinsics GCC 12 runs out of the 16 ymm registers for a 6 x 16 block
+ * and keeps an accumulator on the stack, whose store and reload each k
+ * pair then set the loop's pace.
+ */
+AVX2_TARGET
+static inline __m256i madd_acc(__m256i acc, __m256i a, __m256i b)
+{
+	__m256i t;
+
+	__asm__("vpmaddwd %[b], %[a], %[t]\n\tvpaddd %[t], %[acc], %[acc]"
+		: [acc] "+x"(acc), [t] "=&x"(t) : [a] "x"(a), [b] "x"(b));
+	return acc;
+}
+
+/*
+ * C[@mr][16] (+)= widened A panel ([kc/2][mr][2]) x widened B strip over
+ * @kc k; @mr is 4 or 6, a constant after inlining.  Six rows keep 12
+ * accumulators, the two B vectors and a broadcast in the 16 registers.
+ */
+AVX2_TARGET
+static inline __attribute__((always_inline))
+void mk_avx2_rx16(const int mr, const int16_t *a, const int16_t *b, uint32_t kc,
+		  int32_t *c, size_t ldc, bool acc)
+{
+	__m256i x[W_MR][2];
+	uint32_t kk;
+	int r;
+
+#pragma GCC unroll 6
+	for (r = 0; r < mr; r++)
+		x[r][0] = x[r][1] = _mm256_setzero_si256();
+	for (kk = 0; kk < kc / 2; kk++, a += 2 * mr, b += 32) {
+		__m256i vb0 = _mm256_loadu_si256((const __m256i *)b);
+		__m256i vb1 = _mm256_loadu_si256((const __m256i *)(b + 16));
+
+#pragma GCC unroll 6
+		for (r = 0; r < mr; r++) {
+			__m256i va = _mm256_set1_epi32(ld_i32((const uint8_t *)(a + 2 * r)));
+
+			x[r][0] = madd_acc(x[r][0], va, vb0);
+			x[r][1] = madd_acc(x[r][1], va, vb1);
+		}
+	}
+#pragma GCC unroll 6
+	for (r = 0; r < mr; r++) {
+		__m256i *pc = (__m256i *)(c + r * ldc);
+
+		if (acc) {
+			x[r][0] = _mm256_add_epi32(x[r][0], _mm256_loadu_si256(pc));
+			x[r][1] = _mm256_add_epi32(x[r][1], _mm256_loadu_si256(pc + 1));
+		}
+		_mm256_storeu_si256(pc, x[r][0]);
+		_mm256_storeu_si256(pc + 1, x[r][1]);
+	}
+}
+
+AVX2_TARGET
+static void mk_avx2_6x16(const int16_t *a, const int16_t *b, uint32_t kc,
+			 int32_t *c, size_t ldc, bool acc)
+{
+	mk_avx2_rx16(6, a, b, kc, c, ldc, acc);
+}
+
 AVX2_TARGET
 static void mk_avx2_4x16(const int16_t *a, const int16_t *b, uint32_t kc,
 			 int32_t *c, size_t ldc, bool acc)
 {
-	__m256i x0a, x0b, x1a, x1b, x2a, x2b, x3a, x3b;
-	uint32_t kk;
+	mk_avx2_rx16(4, a, b, kc, c, ldc, acc);
+}
 
-	x0a = x0b = x1a = x1b = x2a = x2b = x3a = x3b = _mm256_setzero_si256();
-	for (kk = 0; kk < kc / 2; kk++, a += 8, b += 32) {
-		__m256i vb0 = _mm256_loadu_si256((const __m256i *)b);
-		__m256i vb1 = _mm256_loadu_si256((const __m256i *)(b + 16));
-		__m256i va;
-
-#define ROW(r, xa, xb) \
-		va = _mm256_set1_epi32(ld_i32((const uint8_t *)(a + 2 * (r)))); \
-		xa = _mm256_add_epi32(xa, _mm256_madd_epi16(va, vb0)); \
-		xb = _mm256_add_epi32(xb, _mm256_madd_epi16(va, vb1))
-		ROW(0, x0a, x0b);
-		ROW(1, x1a, x1b);
-		ROW(2, x2a, x2b);
-		ROW(3, x3a, x3b);
-#undef ROW
+/*
+ * Rows of a block (a multiple of 8, as mp is) as panels of 6 and then of
+ * 4: 8 = 4 + 4, 16 = 6 + 6 + 4, 24 = 4 x 6, ...  The first row of the
+ * 4-row panels.
+ */
+static uint32_t rows_in_6s(uint32_t rows)
+{
+	switch (rows % 6) {
+	case 0:
+		return rows;
+	case 2:
+		return rows - 8;
+	default:
+		return rows - 4;
 	}
-#define STORE(r, xa, xb) do { \
-		__m256i *pc = (__m256i *)(c + (r) * ldc); \
-		if (acc) { \
-			xa = _mm256_add_epi32(xa, _mm256_loadu_si256(pc)); \
-			xb = _mm256_add_epi32(xb, _mm256_loadu_si256(pc + 1)); \
-		} \
-		_mm256_storeu_si256(pc, xa); \
-		_mm256_storeu_si256(pc + 1, xb); \
-	} while (0)
-	STORE(0, x0a, x0b);
-	STORE(1, x1a, x1b);
-	STORE(2, x2a, x2b);
-	STORE(3, x3a, x3b);
-#undef STORE
 }
 
 /*
  * vnpu_i8_gemm() on AVX2: per K block and W_MB rows, A widened once and
- * each B panel strip widened once, then every 4-row panel against it.
- * Widening B once per W_MB rows costs about 1/W_MB of the multiplies.
+ * each B panel strip widened once, then every 6- and 4-row panel against
+ * it.  Widening B once per W_MB rows costs about 1/W_MB of the multiplies.
  */
 AVX2_TARGET
 static int gemm_avx2(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
@@ -313,18 +382,26 @@ static int gemm_avx2(const uint8_t *a, uint32_t mp, const struct vnpu_i8_b *b,
 
 		for (m0 = 0; m0 < mp; m0 += W_MB) {
 			uint32_t rows = mp - m0 < W_MB ? mp - m0 : W_MB;
+			uint32_t r6 = rows_in_6s(rows);
 
-			for (m = 0; m < rows; m += W_MR)
-				widen_a(a + (size_t)(m0 + m) * b->kp + k0, b->kp, kc,
-					aw + (size_t)m * kc);
+			for (m = 0; m < r6; m += 6)
+				widen_a6(a + (size_t)(m0 + m) * b->kp + k0, b->kp, kc,
+					 aw + (size_t)m * kc);
+			for (; m < rows; m += 4)
+				widen_a4(a + (size_t)(m0 + m) * b->kp + k0, b->kp, kc,
+					 aw + (size_t)m * kc);
 			for (j = 0; j < npan; j++) {
+				int32_t *cp = c + (size_t)m0 * b->np + j * VNPU_I8_NR;
+
 				if (vnpu_run_tick(x, (uint64_t)rows * kc * VNPU_I8_NR))
 					return -ECANCELED;
 				widen_b(b->p + j * pstride + (size_t)k0 / 4 * 64, kc, bw);
-				for (m = 0; m < rows; m += W_MR)
+				for (m = 0; m < r6; m += 6)
+					mk_avx2_6x16(aw + (size_t)m * kc, bw, kc,
+						     cp + (size_t)m * b->np, b->np, acc);
+				for (; m < rows; m += 4)
 					mk_avx2_4x16(aw + (size_t)m * kc, bw, kc,
-						     c + (size_t)(m0 + m) * b->np + j * VNPU_I8_NR,
-						     b->np, acc);
+						     cp + (size_t)m * b->np, b->np, acc);
 			}
 		}
 	}
