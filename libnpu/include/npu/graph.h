@@ -614,7 +614,10 @@ int npu_group_get_stats(const struct npu_group *group, struct npu_group_stats *s
  * order where each node follows what it reads), stage k compiled for
  * device k alone.  The cuts go where the stages' cost (multiply-
  * accumulates plus elements written) is even, and among near-even cuts
- * where the fewest bytes cross; npu_group_options.cuts forces them.
+ * where the fewest bytes cross, never between nodes compile merges into
+ * one (an activation into its convolution, a spelled-out LayerNorm);
+ * npu_group_options.cuts forces them (a forced cut that splits merged
+ * nodes gives outputs that differ from one device's by rounding).
  *
  * Every value that crosses a cut (several may: a skip connection adds
  * one) is handed on through a buffer allocated on the producing device,
@@ -626,8 +629,9 @@ int npu_group_get_stats(const struct npu_group *group, struct npu_group_stats *s
  * finished it (its fences have signalled and its outputs are in the
  * shared buffer).  Requests are answered in the order they were
  * submitted, with the bytes one runtime of the whole graph gives (every
- * vnpu device computes the same bits, and a stage's graph is the
- * original's nodes on the original's values).
+ * vnpu device computes the same bits, a stage's graph is the original's
+ * nodes on the original's values, and a 4-D value crosses in the NHWC
+ * layout compile gives it in the whole graph).
  *
  * Requests run on every stage's device, so there is no failover: a
  * device's failure fails the request, the device leaves
