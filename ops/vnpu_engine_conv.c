@@ -1072,7 +1072,7 @@ void a2_block(const struct a2_job *q, const struct a2_row *r, uint32_t ox,
 {
 	const struct cv_job *j = q->g;
 	int64_t step = j->sw * q->xs2, ix0 = (int64_t)ox * j->sw - j->pl;
-	uint32_t k2n = q->cip / 2, cop = j->cop, ky, kx, k2;
+	uint32_t k2n = q->cip / 2, cop = j->cop, ky, kx, k2, nk, kn;
 	__m256i acc[A2_MR_MAX][2];
 	int p, v;
 
@@ -1082,11 +1082,18 @@ void a2_block(const struct a2_job *q, const struct a2_row *r, uint32_t ox,
 	for (ky = r->ky0; ky < r->ky1; ky++) {
 		const int16_t *xr = r->xb + (r->iy0 + (int64_t)ky * r->dh) * q->xs1 + ix0 * q->xs2;
 
-		for (kx = kx0; kx < kx1; kx++) {
+		for (kx = kx0; kx < kx1; kx += nk) {
 			const int16_t *xp = xr + (int64_t)kx * j->dw * q->xs2;
 			const int16_t *wp = q->w + ((size_t)(ky * j->kw + kx) * k2n * cop + n0) * 2;
 
-			for (k2 = 0; k2 < k2n; k2++, xp += 2, wp += 2 * (size_t)cop) {
+			/*
+			 * Undilated, taps kx0..kx1 are one run of the widened X
+			 * and of W: one loop, not a short one per tap (a first
+			 * layer's 3 channels are 2 pairs a tap).
+			 */
+			nk = j->dw == 1 ? kx1 - kx : 1;
+			kn = nk * k2n;
+			for (k2 = 0; k2 < kn; k2++, xp += 2, wp += 2 * (size_t)cop) {
 				__m256i wv[2];
 
 				for (v = 0; v < nv; v++)
@@ -1220,6 +1227,38 @@ static void a2_pack_w8(const struct vnpu_tv *w, uint32_t n, uint32_t taps,
 		}
 }
 
+/* 16 X bytes, int8 (@s8) or uint8, widened to int16 minus @zx. */
+A2_TARGET
+static inline __m256i a2_widen16(__m128i v, bool s8, __m256i zx)
+{
+	return _mm256_sub_epi16(s8 ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v), zx);
+}
+
+/*
+ * One row of @w dense pixels of odd @ci = cip - 1, cip 2, 4, 8 or 16:
+ * 16 / cip pixels per vector, each pixel's ci bytes shuffled into cip
+ * slots.  The extra slot holds -zx, not 0: its weights are 0.  Returns
+ * the pixels done; the last ones, whose 16-byte load would read past
+ * the row, are left to the caller.
+ */
+A2_TARGET
+static uint32_t a2_widen_row_odd(const uint8_t *src, uint32_t w, uint32_t ci,
+				 uint32_t cip, bool s8, __m256i zx, int16_t *d)
+{
+	uint32_t per = 16 / cip, ix, o;
+	uint8_t m[16];
+	__m128i shuf;
+
+	for (o = 0; o < 16; o++)
+		m[o] = o % cip < ci ? (uint8_t)(o / cip * ci + o % cip) : 0x80;
+	shuf = _mm_loadu_si128((const __m128i *)m);
+	for (ix = 0; ix + per <= w && (size_t)ix * ci + 16 <= (size_t)w * ci;
+	     ix += per, src += per * ci, d += 16)
+		_mm256_storeu_si256((__m256i *)d, a2_widen16(_mm_shuffle_epi8(
+			_mm_loadu_si128((const __m128i *)src), shuf), s8, zx));
+	return ix;
+}
+
 /* X - zx as dense int16 [n][h][w][cip], channels past ci zero. */
 A2_TARGET
 static int a2_widen_x(const struct vnpu_tv *x, uint32_t cip, int16_t *dst,
@@ -1227,14 +1266,33 @@ static int a2_widen_x(const struct vnpu_tv *x, uint32_t cip, int16_t *dst,
 {
 	uint32_t n = x->dims[0], h = x->dims[1], w = x->dims[2], ci = x->dims[3];
 	bool s8 = x->dtype == VNPU_DT_INT8;
+	/* Pixels one run of bytes: rows convert as runs, not pixel by pixel. */
+	bool dense = x->st[2] == ci;
 	__m256i zx = _mm256_set1_epi16((short)x->zp);
 	uint32_t b, iy, ix, k;
 
 	for (b = 0; b < n; b++)
 		for (iy = 0; iy < h; iy++) {
+			const uint8_t *row = x->p + (int64_t)b * x->st[0] + (int64_t)iy * x->st[1];
+			int16_t *drow = dst + ((size_t)b * h + iy) * w * cip;
+
 			if (vnpu_run_tick(rc, (uint64_t)w * cip))
 				return -ECANCELED;
-			for (ix = 0; ix < w; ix++) {
+			ix = 0;
+			if (dense && cip == ci) {
+				size_t e = (size_t)w * ci, i;
+
+				for (i = 0; i + 16 <= e; i += 16)
+					_mm256_storeu_si256((__m256i *)(drow + i), a2_widen16(
+						_mm_loadu_si128((const __m128i *)(row + i)), s8, zx));
+				for (; i < e; i++)
+					drow[i] = (int16_t)((s8 ? (int32_t)(int8_t)row[i] :
+							     (int32_t)row[i]) - x->zp);
+				continue;
+			}
+			if (dense && 16 % cip == 0)
+				ix = a2_widen_row_odd(row, w, ci, cip, s8, zx, drow);
+			for (; ix < w; ix++) {
 				const uint8_t *src = x->p + (int64_t)b * x->st[0] +
 						     (int64_t)iy * x->st[1] + (int64_t)ix * x->st[2];
 				int16_t *d = dst + (((size_t)b * h + iy) * w + ix) * cip;
