@@ -204,6 +204,147 @@ out:
 	return ret;
 }
 
+/* ---- Shared statics --------------------------------------------------------- */
+
+/*
+ * One read-only copy of a runtime's statics, shared by every runtime of
+ * the same bytes on the same context (or on the host), freed with the
+ * last: a model specialised for several input shapes (npu_onnx_specialize())
+ * compiles to runtimes whose weights are laid out alike.
+ */
+struct gstatics {
+	struct gstatics *next;
+	struct npu_context *ctx;	/* NULL: host memory */
+	uint64_t bytes, hash;
+	struct npu_buffer *buf;
+	void *host;
+	unsigned int refs;
+};
+
+static pthread_mutex_t statics_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gstatics *statics_list;
+static uint64_t statics_count;
+
+uint64_t npu__statics_alive(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&statics_lock);
+	n = statics_count;
+	pthread_mutex_unlock(&statics_lock);
+	return n;
+}
+
+static uint64_t fnv1a(const uint8_t *p, uint64_t n)
+{
+	uint64_t h = 1469598103934665603ull, i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
+}
+
+static void statics_put(struct npu_runtime *rt)
+{
+	struct gstatics *s = rt->statics, **pp;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&statics_lock);
+	if (--s->refs) {
+		s = NULL;
+	} else {
+		for (pp = &statics_list; *pp != s; pp = &(*pp)->next)
+			;
+		*pp = s->next;
+		statics_count--;
+	}
+	pthread_mutex_unlock(&statics_lock);
+	if (s) {
+		npu_buffer_free(s->buf);
+		free(s->host);
+		free(s);
+	}
+	rt->statics = NULL;
+	rt->static_buf = NULL;
+	rt->static_host = NULL;
+}
+
+static int mem_alloc(struct npu_runtime *rt, uint64_t bytes, bool ro,
+		     struct npu_buffer **buf, void **host);
+
+/* Where @s's bytes are, to compare them with another runtime's. */
+static const uint8_t *statics_bytes(const struct gstatics *s)
+{
+	void *m = NULL;
+
+	if (!s->buf)
+		return s->host;
+	return npu_buffer_map(s->buf, &m) ? NULL : m;
+}
+
+/*
+ * @rt's statics, @img (@bytes): an alive copy of the same bytes on the
+ * same context, else a new one that later runtimes may share.
+ */
+static int statics_get(struct npu_runtime *rt, const uint8_t *img, uint64_t bytes)
+{
+	struct npu_context *ctx = rt->device ? rt->ctx : NULL;
+	uint64_t hash = fnv1a(img, bytes);
+	struct gstatics *s;
+	uint8_t *dst;
+	int ret;
+
+	pthread_mutex_lock(&statics_lock);
+	for (s = statics_list; s; s = s->next) {
+		const uint8_t *have;
+
+		if (s->ctx != ctx || s->bytes != bytes || s->hash != hash)
+			continue;
+		have = statics_bytes(s);
+		if (have && !memcmp(have, img, bytes))
+			break;
+	}
+	if (s) {
+		s->refs++;
+		pthread_mutex_unlock(&statics_lock);
+		rt->statics = s;
+		rt->static_buf = s->buf;
+		rt->static_host = s->host;
+		return 0;
+	}
+	pthread_mutex_unlock(&statics_lock);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	ret = mem_alloc(rt, bytes, true, &s->buf, &s->host);
+	if (ret) {
+		free(s);
+		return ret;
+	}
+	dst = s->buf ? (uint8_t *)statics_bytes(s) : s->host;
+	if (!dst) {
+		npu_buffer_free(s->buf);
+		free(s);
+		return -ENOMEM;
+	}
+	memcpy(dst, img, bytes);
+	s->ctx = ctx;
+	s->bytes = bytes;
+	s->hash = hash;
+	s->refs = 1;
+	rt->statics = s;
+	rt->static_buf = s->buf;
+	rt->static_host = s->host;
+	/* another compile of the same bytes may have added one meanwhile: both live */
+	pthread_mutex_lock(&statics_lock);
+	s->next = statics_list;
+	statics_list = s;
+	statics_count++;
+	pthread_mutex_unlock(&statics_lock);
+	return 0;
+}
+
 /* ---- Runtime ---------------------------------------------------------------- */
 
 NPU_EXPORT void npu_runtime_free(struct npu_runtime *rt)
@@ -230,11 +371,10 @@ NPU_EXPORT void npu_runtime_free(struct npu_runtime *rt)
 	for (i = 0; i < rt->num_io; i++)
 		free((void *)rt->io[i].konst);
 	npu_buffer_free(rt->arena_buf);
-	npu_buffer_free(rt->static_buf);
+	statics_put(rt);
 	if (rt->q)
 		npu__queue_put(rt->q);
 	free(rt->arena_host);
-	free(rt->static_host);
 	free(rt->segs);
 	free(rt->steps);
 	free(rt->nodes);
@@ -636,23 +776,22 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 
 	ret = mem_alloc(rt, rt->arena_bytes, false, &rt->arena_buf, &rt->arena_host);
 	if (!ret)
-		ret = mem_alloc(rt, static_end, true, &rt->static_buf, &rt->static_host);
-	if (!ret)
 		ret = npu__runtime_arena(rt, &amap);
-	if (!ret && rt->static_buf) {
-		void *m;
-
-		ret = npu_buffer_map(rt->static_buf, &m);
-		smap = m;
-	} else if (!ret) {
-		smap = rt->static_host;
-	}
+	/* the statics laid out, then shared with a runtime of the same bytes */
+	smap = ret ? NULL : calloc(1, static_end ? static_end : 1);
+	if (!ret && !smap)
+		ret = -ENOMEM;
 	if (ret)
 		goto out;
 	(void)amap;
 	for (i = 0; i < w->nv; i++)
 		if (w->v[i].data && soff[i] != UINT64_MAX)
 			memcpy(smap + soff[i], w->v[i].data, w->v[i].bytes);
+	ret = statics_get(rt, smap, static_end);
+	free(smap);
+	smap = NULL;
+	if (ret)
+		goto out;
 
 	/* Ops, in order. */
 	rt->steps = calloc(nsteps ? nsteps : 1, sizeof(*rt->steps));

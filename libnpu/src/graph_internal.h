@@ -296,6 +296,8 @@ struct npu_runtime {
 	struct npu_buffer *arena_buf, *static_buf;
 	void *arena_host, *static_host;	/* host-only mode */
 	uint64_t arena_bytes, static_bytes;
+	/* static_buf/static_host belong to this blob, shared (graph_compile.c) */
+	struct gstatics *statics;
 	struct rio *io;
 	size_t num_io;
 	uint64_t *value_bytes;
@@ -326,6 +328,14 @@ int npu__runtime_arena(struct npu_runtime *rt, uint8_t **p);
 
 /* Where the statics are mapped (device or host). */
 int npu__runtime_statics(struct npu_runtime *rt, uint8_t **p);
+
+/*
+ * Runtimes whose statics (weights) are the same bytes, on the host or on
+ * one context, share one read-only copy (the runtimes of one ONNX model
+ * imported for several shapes, above all): how many such copies are
+ * alive, for tests.
+ */
+uint64_t npu__statics_alive(void);
 
 /* Run kernel step @rk of @rt within @run (message in @run->err). */
 int npu__rkernel_run(struct npu_runtime *rt, struct rkernel *rk,
