@@ -1016,32 +1016,52 @@ struct a2_row {
 	int64_t ys2;		/* bytes between output pixels */
 };
 
-/* Channels [n, n + 8) of one pixel: vnpu_round_sat() in registers. */
+/*
+ * The requantization of 8 output channels, loaded once per register
+ * block: the byte stores of a2_store() may alias anything, so read
+ * through @q per pixel these were reloaded for every pixel, and with a
+ * small K (1x1 convs over 8 to 32 channels) the epilogue was most of the
+ * kernel's time.
+ */
+struct a2_epi {
+	__m256i bq, zp;
+	__m256 fm, lo, hi;
+	uint32_t left;		/* channels from n to co */
+};
+
 A2_TARGET
-static inline void a2_store(const struct a2_job *q, __m256i acc, uint32_t n, uint8_t *yp)
+static inline struct a2_epi a2_epi_at(const struct a2_job *q, uint32_t n)
 {
-	uint32_t co = q->g->co;
-	__m256i a = _mm256_add_epi32(acc, _mm256_loadu_si256((const __m256i *)(q->bq + n)));
-	__m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(a), _mm256_loadu_ps(q->fm + n));
+	return (struct a2_epi){
+		_mm256_loadu_si256((const __m256i *)(q->bq + n)),
+		_mm256_loadu_si256((const __m256i *)(q->zp + n)),
+		_mm256_loadu_ps(q->fm + n), _mm256_loadu_ps(q->flo + n),
+		_mm256_loadu_ps(q->fhi + n), q->g->co - n };
+}
+
+/* Channels [n, n + 8) of one pixel at @yp: vnpu_round_sat() in registers. */
+A2_TARGET
+static inline void a2_store(const struct a2_epi *e, bool s8out, __m256i acc, uint8_t *yp)
+{
+	__m256i a = _mm256_add_epi32(acc, e->bq);
+	__m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(a), e->fm);
 	__m128i h;
 	__m256i v;
 
 	f = _mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 	f = _mm256_and_ps(f, _mm256_cmp_ps(f, f, _CMP_ORD_Q));
-	f = _mm256_min_ps(_mm256_max_ps(f, _mm256_loadu_ps(q->flo + n)),
-			  _mm256_loadu_ps(q->fhi + n));
-	v = _mm256_add_epi32(_mm256_cvttps_epi32(f),
-			     _mm256_loadu_si256((const __m256i *)(q->zp + n)));
+	f = _mm256_min_ps(_mm256_max_ps(f, e->lo), e->hi);
+	v = _mm256_add_epi32(_mm256_cvttps_epi32(f), e->zp);
 	/* In [lo, hi], within the 8-bit type: the packs never saturate. */
 	h = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-	h = q->s8out ? _mm_packs_epi16(h, h) : _mm_packus_epi16(h, h);
-	if (co - n >= 8) {
-		_mm_storel_epi64((__m128i *)(yp + n), h);
+	h = s8out ? _mm_packs_epi16(h, h) : _mm_packus_epi16(h, h);
+	if (e->left >= 8) {
+		_mm_storel_epi64((__m128i *)yp, h);
 	} else {
 		uint8_t t[16];
 
 		_mm_storeu_si128((__m128i *)t, h);
-		memcpy(yp + n, t, co - n);
+		memcpy(yp, t, e->left);
 	}
 }
 
@@ -1110,9 +1130,18 @@ void a2_block(const struct a2_job *q, const struct a2_row *r, uint32_t ox,
 			}
 		}
 	}
-	for (p = 0; p < np; p++)
+	{
+		const bool s8out = q->s8out;
+		uint8_t *yb = r->yrow + (int64_t)ox * r->ys2 + n0;
+		int64_t ys2 = r->ys2;
+		struct a2_epi e[2];
+
 		for (v = 0; v < nv; v++)
-			a2_store(q, acc[p][v], n0 + 8 * v, r->yrow + (int64_t)(ox + p) * r->ys2);
+			e[v] = a2_epi_at(q, n0 + 8 * v);
+		for (p = 0; p < np; p++)
+			for (v = 0; v < nv; v++)
+				a2_store(&e[v], s8out, acc[p][v], yb + p * ys2 + 8 * v);
+	}
 }
 
 #define A2_COLUMNS(NVC) do {						\
