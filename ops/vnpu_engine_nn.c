@@ -18,6 +18,10 @@
 #include "vnpu_ref_qlinear.h"
 #include "vnpu_taps.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 /* Advance @idx over @dims (row-major); false after the last one. */
 static bool next_index(uint32_t *idx, const uint32_t *dims, int n)
 {
@@ -864,6 +868,67 @@ struct smq_row {
 	uint8_t lo, hi;		/* smallest and largest key */
 };
 
+#if defined(__x86_64__) && defined(__GNUC__)
+/*
+ * vnpu_qlinear_softmax_q() eight outputs at a time, with the same
+ * binary32 operations: the product, the quotient (both IEEE, as the
+ * scalar ones), ROUNDPS to nearest as nearbyintf() in the default
+ * rounding mode; a quotient not below 2^31 (NaN included: the ordered
+ * compare fails) takes the scalar's out-of-range value, then the zero
+ * point added modulo 2^32, the signed cap at 255 and the low byte.
+ * Returns how many outputs it wrote (a multiple of 8).
+ */
+__attribute__((target("avx2")))
+static uint32_t smq_q_avx2(const struct vnpu_qlinear_softmax *f, const float *e,
+			   const uint8_t *x, uint8_t *y, uint32_t m, uint8_t flip, float sum)
+{
+	const __m256 ym = _mm256_set1_ps(f->y_mul), s = _mm256_set1_ps(sum);
+	const __m256 big = _mm256_set1_ps(2147483648.0f);
+	const __m256i zy = _mm256_set1_epi32(f->zy), cap = _mm256_set1_epi32(255);
+	const __m256i over = _mm256_set1_epi32(f->is_signed ? INT32_MIN : 0);
+	const __m256i low = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1,
+					     -1, -1, -1, -1, 0, 4, 8, 12, -1, -1, -1, -1,
+					     -1, -1, -1, -1, -1, -1, -1, -1);
+	const __m128i fl = _mm_set1_epi8((char)flip);
+	uint32_t j;
+
+	for (j = 0; j + 8 <= m; j += 8) {
+		__m128i b = _mm_xor_si128(_mm_loadl_epi64((const __m128i *)(const void *)(x + j)),
+					  fl);
+		__m256 ev = _mm256_i32gather_ps(e, _mm256_cvtepu8_epi32(b), 4);
+		__m256 r = _mm256_round_ps(_mm256_div_ps(_mm256_mul_ps(ev, ym), s),
+					   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		__m256 in = _mm256_cmp_ps(r, big, _CMP_LT_OQ);
+		__m256i q = _mm256_blendv_epi8(over, _mm256_cvttps_epi32(r),
+					       _mm256_castps_si256(in));
+
+		q = _mm256_min_epi32(_mm256_add_epi32(q, zy), cap);
+		q = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(q, low),
+						_mm256_setr_epi32(0, 4, 1, 1, 1, 1, 1, 1));
+		_mm_storel_epi64((__m128i *)(void *)(y + j), _mm256_castsi256_si128(q));
+	}
+	return j;
+}
+
+static bool smq_have_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+}
+#else
+static uint32_t smq_q_avx2(const struct vnpu_qlinear_softmax *f, const float *e,
+			   const uint8_t *x, uint8_t *y, uint32_t m, uint8_t flip, float sum)
+{
+	(void)f, (void)e, (void)x, (void)y, (void)m, (void)flip, (void)sum;
+	return 0;
+}
+
+static bool smq_have_avx2(void)
+{
+	return false;
+}
+#endif
+
 /* Rows are dense here (smq_move() makes them so). */
 __attribute__((target_clones("avx2", "default")))
 static void smq_range(const uint8_t *x, uint32_t n, uint8_t flip, uint8_t *lo, uint8_t *hi)
@@ -921,7 +986,7 @@ static void smq_sums(struct smq_row *r, int g, uint32_t i, uint32_t end, uint8_t
  * locals, so that a byte store does not reload them.
  */
 static void smq_out(const struct vnpu_qlinear_softmax *f, const struct smq_row *r,
-		    const uint8_t *lut, uint32_t i, uint32_t end, uint8_t flip)
+		    const uint8_t *lut, uint32_t i, uint32_t end, uint8_t flip, bool simd)
 {
 	const uint8_t *x = r->x;
 	uint8_t *y = r->y;
@@ -936,6 +1001,8 @@ static void smq_out(const struct vnpu_qlinear_softmax *f, const struct smq_row *
 		const float *e = r->e;
 		float sum = r->sum;
 
+		if (simd)
+			i += smq_q_avx2(f, e, x + i, y + i, end - i, flip, sum);
 		for (; i < end; i++)
 			y[i] = vnpu_qlinear_softmax_q(f, e[x[i] ^ flip], sum);
 	}
@@ -956,7 +1023,7 @@ static uint32_t smq_chunk(struct vnpu_run_ctx *rc, uint32_t i, uint32_t n, bool 
  * command of many short rows pays no poll per pass.
  */
 static bool smq_rows(const struct vnpu_qlinear_softmax *f, struct smq_row *r, int g,
-		     uint32_t n, uint8_t flip, struct vnpu_run_ctx *rc)
+		     uint32_t n, uint8_t flip, bool simd, struct vnpu_run_ctx *rc)
 {
 	bool whole = 3ull * (uint64_t)g * n <= VNPU_ROW_CHUNK;
 	uint8_t lut[256];
@@ -997,7 +1064,7 @@ static bool smq_rows(const struct vnpu_qlinear_softmax *f, struct smq_row *r, in
 			end = smq_chunk(rc, i, n, whole);
 			if (!end)
 				return false;
-			smq_out(f, &r[k], table ? lut : NULL, i, end, flip);
+			smq_out(f, &r[k], table ? lut : NULL, i, end, flip, simd);
 		}
 	}
 	return true;
@@ -1075,7 +1142,7 @@ int vnpu_eng_softmax_qlinear(const struct vnpu_cmd_compute *c, struct vnpu_tv *t
 	uint32_t od[VNPU_MAX_RANK], oi[VNPU_MAX_RANK] = { 0 };
 	int64_t xo[VNPU_MAX_RANK], yo[VNPU_MAX_RANK];
 	int64_t xr[SMQ_BLOCK_ROWS], yr[SMQ_BLOCK_ROWS], xs = x->st[ax], ys = y->st[ax];
-	bool dense = xs == 1 && ys == 1, more, ok = true;
+	bool dense = xs == 1 && ys == 1, simd = smq_have_avx2(), more, ok = true;
 	int rows = dense ? SMQ_ROWS : SMQ_BLOCK_ROWS, no = 0, g, k, i;
 	uint8_t flip = x->dtype == VNPU_DT_INT8 ? 0x80 : 0, *buf = NULL;
 	struct vnpu_qlinear_softmax *f = vnpu_run_alloc(rc, sizeof(*f));
@@ -1129,7 +1196,7 @@ int vnpu_eng_softmax_qlinear(const struct vnpu_cmd_compute *c, struct vnpu_tv *t
 				r[j].y = dense ? y->p + yr[k + j] :
 					 buf + (size_t)(rows + k + j) * n;
 			}
-			ok = smq_rows(f, r, m, n, flip, rc);
+			ok = smq_rows(f, r, m, n, flip, simd, rc);
 		}
 		if (ok && !dense)
 			ok = smq_move(y->p, yr, ys, buf + (size_t)rows * n, g, n, true, rc);
