@@ -42,6 +42,11 @@ ONNX_NODE_DATA ?= /usr/share/libonnx-testdata/data/node
 # onnx-report-guest: every test the host passes, in one guest test.
 ONNX_GUEST_TIMEOUT ?= 3600
 
+# Sub-makes that compile run this many jobs at once (the layers themselves
+# still run one after another; see run-host-tests.sh for the host tests).
+BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+J := -j$(BUILD_JOBS)
+
 Q := @
 
 .PHONY: all deps qemu kernel module libnpu guest-bin initramfs \
@@ -69,15 +74,15 @@ module: kernel
 	$(Q)$(S)/kmod.sh $(KBUILD_ARGS) >$(VNPU_BUILD)/kmod.log 2>&1 || { cat $(VNPU_BUILD)/kmod.log; exit 1; }
 
 libnpu: deps
-	$(Q)if [ -f libnpu/Makefile ]; then $(MAKE) -s -C libnpu O=$(VNPU_BUILD)/libnpu; fi
+	$(Q)if [ -f libnpu/Makefile ]; then $(MAKE) $(J) -s -C libnpu O=$(VNPU_BUILD)/libnpu; fi
 
 guest-bin: deps libnpu
 	$(Q)rm -rf $(GUEST_BIN) && mkdir -p $(GUEST_BIN)
 	$(Q)set -e; for d in $(GUEST_DIRS); do \
-		$(MAKE) -s -C $$d guest O=$(VNPU_BUILD)/$$d GUEST_BIN=$(GUEST_BIN) \
+		$(MAKE) $(J) -s -C $$d guest O=$(VNPU_BUILD)/$$d GUEST_BIN=$(GUEST_BIN) \
 			LIBNPU_O=$(VNPU_BUILD)/libnpu; \
 	done
-	$(Q)if [ -f libnpu/Makefile ]; then $(MAKE) -s -C libnpu guest O=$(VNPU_BUILD)/libnpu GUEST_BIN=$(GUEST_BIN); fi
+	$(Q)if [ -f libnpu/Makefile ]; then $(MAKE) $(J) -s -C libnpu guest O=$(VNPU_BUILD)/libnpu GUEST_BIN=$(GUEST_BIN); fi
 
 initramfs: module guest-bin
 	$(Q)krel=$$($(S)/kernel.sh) && $(S)/mkinitramfs.py \
@@ -164,7 +169,7 @@ models: deps
 check-host: deps models
 	$(Q)mkdir -p $(RESULTS)
 	$(Q)set -e; for d in $(HOST_DIRS); do \
-		$(MAKE) -s -C $$d host-tests O=$(VNPU_BUILD)/$$d; \
+		$(MAKE) $(J) -s -C $$d host-tests O=$(VNPU_BUILD)/$$d; \
 	done
 	$(Q)$(S)/run-host-tests.sh $(RESULTS)/host.tap $(foreach d,$(HOST_DIRS),$(VNPU_BUILD)/$(d)/host-tests) \
 		$(TOP)/tests/harness $(TOP)/bench
@@ -176,7 +181,7 @@ check-host: deps models
 ## models and the real models' graphs)
 check-fuzz: deps
 	$(Q)mkdir -p $(RESULTS)
-	$(Q)$(MAKE) -s -C tests/fuzz host-tests O=$(FUZZ_O)
+	$(Q)$(MAKE) $(J) -s -C tests/fuzz host-tests O=$(FUZZ_O)
 	$(Q)rc=0; $(S)/run-fuzz.sh $(RESULTS)/fuzz.tap $(FUZZ_O) $(FUZZ_ENGINE_SECONDS) \
 		$(FUZZ_ENGINE_RUNS) $(FUZZ_SEED) || rc=1; \
 	FUZZ_EXTRA_SEEDS=$(ONNX_NODE_DATA) $(S)/run-fuzz.sh $(RESULTS)/fuzz-onnx.tap $(FUZZ_O) \
@@ -379,7 +384,7 @@ onnx-report-guest: qemu initramfs
 ## finds in $(FUZZ_O)/corpus across runs
 FUZZ_LONG = $(if $(filter command line,$(origin FUZZ_SECONDS)),$(FUZZ_SECONDS),600)
 fuzz: qemu
-	$(Q)$(MAKE) -s -C tests/fuzz host-tests O=$(FUZZ_O)
+	$(Q)$(MAKE) $(J) -s -C tests/fuzz host-tests O=$(FUZZ_O)
 	$(Q)rc=0; mkdir -p $(FUZZ_O)/corpus; \
 	FUZZ_CORPUS_DIR=$(FUZZ_O)/corpus $(S)/run-fuzz.sh $(VNPU_BUILD)/fuzz-engine.tap \
 		$(FUZZ_O) $(FUZZ_LONG) $(FUZZ_ENGINE_RUNS) $(FUZZ_SEED) || rc=1; \
