@@ -127,19 +127,38 @@ GUEST_RUN_MODELS = $(GUEST_BOOT) --initrd $(MODELS_INITRD)
 ## line, after the skips and expected failures listed by reason
 # One line per layer says where a long run is (step counter, elapsed
 # time); a failing layer does not stop the others (like make -k).
-# CHECK_SKIP leaves layers out (.ci/run runs debug as a step of its own).
-# Each layer writes $(RESULTS)/LAYER.tap and may add LAYER-*.tap; the
-# summary sums them all.  A layer whose make fails while its TAP shows no
-# failure gets LAYER-make.tap saying so, so the summary and the exit
-# status always agree.
+# CHECK_SKIP leaves layers out.  Each layer writes $(RESULTS)/LAYER.tap
+# and may add LAYER-*.tap; the summary sums them all.  A layer whose make
+# fails while its TAP shows no failure gets LAYER-make.tap saying so, so
+# the summary and the exit status always agree.
+#
+# The debug kernel layer takes about a third of the time, and its guest is
+# one TCG thread, so on a host with two or more cores it runs alongside the
+# others (CHECK_DEBUG_ALONGSIDE=0: after them), in a build directory of its
+# own ($(DEBUG_BUILD): its guest binaries, module and initramfs are its
+# own), its output in a log printed when it ends.  What both would build
+# (packages, QEMU, the debug kernel) is built first.
 CHECK_LAYERS := host fuzz qtest kunit guest debug static dkms deb debian-guest
 CHECK_SKIP ?=
 CHECK_RUN := $(filter-out $(CHECK_SKIP),$(CHECK_LAYERS))
+CHECK_DEBUG_ALONGSIDE ?= $(if $(filter 1,$(BUILD_JOBS)),0,1)
+DEBUG_ALONGSIDE := $(if $(filter 1,$(CHECK_DEBUG_ALONGSIDE)),$(filter debug,$(CHECK_RUN)))
+CHECK_IN_TURN := $(if $(DEBUG_ALONGSIDE),$(filter-out debug,$(CHECK_RUN)),$(CHECK_RUN))
+DEBUG_BUILD := $(VNPU_BUILD)-debug
 check: clean-results
 	$(Q)rc=0; i=0; start=$$(date +%s); \
-	for l in $(CHECK_RUN); do \
+	if [ -n "$(DEBUG_ALONGSIDE)" ]; then \
+		echo "[vnpu] check: first what the debug layer shares (packages, QEMU, the debug kernel)"; \
+		$(MAKE) --no-print-directory deps qemu debug-kernel || rc=1; \
+		rm -rf $(DEBUG_BUILD)/results && mkdir -p $(DEBUG_BUILD); \
+		echo "[vnpu] check: debug runs alongside the others (log: $(DEBUG_BUILD)/check-debug.log)"; \
+		{ $(MAKE) --no-print-directory check-debug VNPU_BUILD=$(DEBUG_BUILD) \
+			>$(DEBUG_BUILD)/check-debug.log 2>&1; echo $$? >$(DEBUG_BUILD)/check-debug.rc; } & \
+		debug_pid=$$!; \
+	fi; \
+	for l in $(CHECK_IN_TURN); do \
 		i=$$((i + 1)); t=$$(( $$(date +%s) - start )); \
-		printf '[vnpu] check %d/%d: %s (%dm%02ds elapsed)\n' $$i $(words $(CHECK_RUN)) \
+		printf '[vnpu] check %d/%d: %s (%dm%02ds elapsed)\n' $$i $(words $(CHECK_IN_TURN)) \
 			$$l $$((t / 60)) $$((t % 60)); \
 		if ! $(MAKE) --no-print-directory check-$$l; then \
 			rc=1; \
@@ -148,6 +167,19 @@ check: clean-results
 				$$l >$(RESULTS)/$$l-make.tap; \
 		fi; \
 	done; \
+	if [ -n "$(DEBUG_ALONGSIDE)" ]; then \
+		t=$$(( $$(date +%s) - start )); \
+		printf '[vnpu] check: waiting for debug (%dm%02ds elapsed)\n' $$((t / 60)) $$((t % 60)); \
+		wait $$debug_pid; \
+		echo "[vnpu] check: debug's output:"; cat $(DEBUG_BUILD)/check-debug.log; \
+		cp $(DEBUG_BUILD)/results/debug.tap $(RESULTS)/ 2>/dev/null; \
+		if [ "$$(cat $(DEBUG_BUILD)/check-debug.rc 2>/dev/null)" != 0 ]; then \
+			rc=1; \
+			$(S)/tap-summary.py $(RESULTS) debug >/dev/null && \
+			printf 'TAP version 13\n1..1\nnot ok 1 - make check-debug failed with no failing TAP line (see its output)\n' \
+				>$(RESULTS)/debug-make.tap; \
+		fi; \
+	fi; \
 	t=$$(( $$(date +%s) - start )); \
 	printf '[vnpu] check: all layers ran in %dm%02ds\n' $$((t / 60)) $$((t % 60)); \
 	$(S)/tap-summary.py $(RESULTS) $(CHECK_RUN) || rc=1; exit $$rc
