@@ -35,6 +35,10 @@ TOP_NODES=5
 # Issue 24's data-parallel models, and its goal for two devices over one.
 MULTI_MODELS="blazeface-back ppocr-det"
 MULTI_GOAL=1.6
+# Issue 24's pipeline model (one stage per device), and the goal of its
+# modelled throughput (device cycles from the timing model) over one device.
+PIPELINE_MODELS="ppocr-rec"
+PIPELINE_MODELLED_GOAL=1.9
 
 if [ ! -d "$MODELS/ref" ]; then
 	echo "1..0 # SKIP no model data in this initramfs (make bench appends it)"
@@ -116,6 +120,7 @@ bench() {
 
 # batch_rate MODEL DEVICES OUTDIR: BATCH_RATE, the requests per second of
 # npu-run --batch on DEVICES (its outputs in OUTDIR), or "" and BATCH_WHY.
+# BATCH_EXTRA: more npu-run options (--pipeline).
 batch_rate() {
 	if [ -d "$(model_ref_input "$1")" ]; then
 		set -- "$1" "$2" "$3" "$(model_ref_input "$1")"
@@ -129,7 +134,7 @@ batch_rate() {
 	fi
 	# shellcheck disable=SC2086
 	BATCH_LOG=$("$NPU_RUN" "$(model_file "$1")" $batch_in --devices "$2" \
-		--batch "$MULTI_REQUESTS" --output-dir "$3" 2>&1)
+		--batch "$MULTI_REQUESTS" --output-dir "$3" $BATCH_EXTRA 2>&1)
 	rc=$?
 	echo "$BATCH_LOG" | sed "s/^/# $1 --devices $2: /"
 	BATCH_WHY=
@@ -172,7 +177,69 @@ multi() {
 	tap 1 "$1 on two devices, output matches onnxruntime's: $r1 -> $r2 inputs/s"
 }
 
+# cycles_per_request LOG DEVICE: the modelled device cycles per request
+# (or per stage run) of DEVICE in an npu-run --batch log.
+cycles_per_request() {
+	echo "$1" | sed -n "s/^device $2 (accel[0-9]*): \([0-9]*\) requests, .*, \([0-9]*\) device cycles.*/\1 \2/p" |
+		awk '$1 > 0 { printf "%.0f", $2 / $1 }'
+}
+
+# pipeline MODEL: one device's throughput against the model split in two
+# stages over two devices (npu-run --pipeline), measured here and modelled
+# from the devices' cycle counts: a pipeline's rate is its slower stage's.
+pipeline() {
+	MULTI_REQUESTS=${VNPU_BENCH_PIPELINE_REQUESTS:-8}
+	ratio="ratio two-devices-pipeline-vs-one-$1"
+	batch_rate "$1" 0 "/tmp/b-pipe-1-$1"
+	r1=$BATCH_RATE why1=$BATCH_WHY log1=$BATCH_LOG
+	BATCH_EXTRA=--pipeline
+	batch_rate "$1" 0,1 "/tmp/b-pipe-2-$1"
+	BATCH_EXTRA=
+	r2=$BATCH_RATE why2=$BATCH_WHY log2=$BATCH_LOG
+	if [ -z "$r1" ] || [ -z "$r2" ]; then
+		echo "$ratio: ERROR ${why1:-$why2}"
+		echo "$ratio-modelled: ERROR ${why1:-$why2}"
+		tap 0 "$1 in a two-device pipeline: ${why1:-$why2}"
+		rm -rf "/tmp/b-pipe-1-$1" "/tmp/b-pipe-2-$1"
+		return
+	fi
+	check=$(check_outputs "$1" "/tmp/b-pipe-2-$1")
+	matched=$?
+	rm -rf "/tmp/b-pipe-1-$1" "/tmp/b-pipe-2-$1"
+	echo "$log2" | sed -n "s/^\(stage [0-9]*: .*\)/bench-pipeline $1: \1/p"
+	echo "bench-pipeline $1: 1 device $r1 inputs/s, 2-stage pipeline $r2 inputs/s over $MULTI_REQUESTS requests"
+	if [ "$matched" != 0 ]; then
+		echo "$ratio: ERROR the pipeline's output does not match onnxruntime's: $check"
+		tap 0 "$1 in a two-device pipeline: $check"
+		return
+	fi
+	# measured: inputs per second in this guest, both devices QEMU threads on the host's cores
+	awk -v a="$r2" -v b="$r1" -v r="$ratio" -v g="$MULTI_GOAL" \
+		'BEGIN { printf "%s: %.2fx (goal >= %sx)\n", r, a / b, g }'
+	c=$(cycles_per_request "$log1" 0)
+	c0=$(cycles_per_request "$log2" 0)
+	c1=$(cycles_per_request "$log2" 1)
+	if [ -n "$c" ] && [ -n "$c0" ] && [ -n "$c1" ] && [ "$c0$c1" != 00 ]; then
+		echo "bench-pipeline $1: modelled device throughput from the timing model: $c cycles per input on one device, stages $c0 + $c1 on two; the slower stage sets the rate"
+		awk -v c="$c" -v a="$c0" -v b="$c1" -v r="$ratio-modelled" -v g="$PIPELINE_MODELLED_GOAL" \
+			'BEGIN { m = a > b ? a : b; printf "%s: %.2fx (goal >= %sx)\n", r, c / m, g }'
+	else
+		echo "$ratio-modelled: ERROR npu-run printed no device cycles (one device: '${c}', stages: '${c0}' '${c1}')"
+	fi
+	tap 1 "$1 in a two-device pipeline, output matches onnxruntime's: $r1 -> $r2 inputs/s"
+}
+
 bench "$name"
+case " $PIPELINE_MODELS " in
+*" $name "*)
+	if [ -e /dev/accel/accel1 ]; then
+		pipeline "$name"
+	else
+		echo "ratio two-devices-pipeline-vs-one-$name: ERROR the guest has one device (make bench boots with two)"
+		tap 0 "$name in a two-device pipeline: the guest has one device"
+	fi
+	;;
+esac
 case " $MULTI_MODELS " in
 *" $name "*)
 	if [ -e /dev/accel/accel1 ]; then
