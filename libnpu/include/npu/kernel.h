@@ -82,7 +82,12 @@ extern "C" {
 struct npu_kernel_tensor {
 	enum npu_dtype dtype;
 	uint32_t rank;				/* 0: a scalar */
-	uint32_t dims[NPU_TENSOR_MAX_RANK];	/* each >= 1 */
+	/*
+	 * 0 in an empty tensor (elems 0): a kernel may get an empty input
+	 * beside outputs that are not; a node whose outputs are all empty
+	 * is never run.
+	 */
+	uint32_t dims[NPU_TENSOR_MAX_RANK];
 	uint64_t elems;				/* product of dims */
 	/*
 	 * Dense, row-major, native endianness; NULL in @infer for an input
