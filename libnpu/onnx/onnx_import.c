@@ -1151,12 +1151,13 @@ static int order_nodes(struct imp *im, size_t **order_out)
 		for (j = 0; j < nd->n_output; j++) {
 			if (!nd->output[j] || !*nd->output[j])
 				continue;
-			if (oi_lookup(im, nd->output[j]) ||
-			    *oi_names_put(&producer, nd->output[j], (uint32_t)i) != i) {
+			/* also twice by one node: one of its outputs would be lost */
+			if (oi_lookup(im, nd->output[j]) || oi_names_get(&producer, nd->output[j])) {
 				im->node = nd;
 				ret = oi_fail(im, "output '%s' is defined twice", nd->output[j]);
 				goto out;
 			}
+			oi_names_put(&producer, nd->output[j], (uint32_t)i);
 		}
 	}
 	/* count each producer's readers, then place them */
