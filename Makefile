@@ -103,8 +103,9 @@ MODELS_DIR := $(VNPU_CACHE)/models
 MODELS_DATA := $(GUEST)/models-data.cpio
 MODELS_INITRD := $(GUEST)/initramfs-models.img
 MODELS_DATA_DIRS := blazeface ppocr vad yolo images audio ref qdq int8
-# check-guest needs the models unless VNPU_TESTS picks no t-model-* test.
-GUEST_WANTS_MODELS := $(if $(VNPU_TESTS),$(filter t-model-%,$(VNPU_TESTS)),yes)
+# check-guest needs the models unless VNPU_TESTS picks no test that reads
+# them (t-model-*, t-multi-pipeline*).
+GUEST_WANTS_MODELS := $(if $(VNPU_TESTS),$(filter t-model-% t-multi-pipeline%,$(VNPU_TESTS)),yes)
 
 models-initramfs: models initramfs
 	$(Q)if [ ! -f $(MODELS_DATA) ] || [ $(S)/mkinitramfs.py -nt $(MODELS_DATA) ] || \
