@@ -204,7 +204,7 @@ static int reduce_run_int(const struct ok_reduce_state *s, const struct npu_kern
 	for (i = 0; i < y->elems; i++) {
 		int64_t v = (int64_t)acc[i];
 
-		/* count >= 1 and fits: the quotient never overflows */
+		/* count >= 1 (reduce_run) and fits: no overflow */
 		if (s->kind == OK_REDUCE_MEAN)
 			v /= (int64_t)count;
 		ok_set_i(y, i, v);
@@ -340,8 +340,13 @@ static int reduce_run(const void *state, size_t num_inputs,
 	for (d = 0; d < x->rank; d++)
 		if (mask[d])
 			count *= x->dims[d];
-	if (reduce_in_integers(s, x->dtype))
+	if (reduce_in_integers(s, x->dtype)) {
+		/* A float mean of nothing is NaN; an integer one has no value. */
+		if (s->kind == OK_REDUCE_MEAN && !count && out[0]->elems)
+			return npu_kernel_fail(call, -EDOM,
+					       "the mean of integers over an empty axis has no value");
 		return reduce_run_int(s, x, ostride, count, out[0], call);
+	}
 	return reduce_run_float(s, x, ostride, count, out[0], call);
 }
 
