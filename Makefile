@@ -47,6 +47,22 @@ ONNX_GUEST_TIMEOUT ?= 3600
 BUILD_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 J := -j$(BUILD_JOBS)
 
+# Every compiler the sub-makes run (cc, gcc, clang, kbuild's) goes through
+# Debian's ccache (deps.sh installs it) with its cache under VNPU_CACHE, as
+# QEMU's and the debug kernel's builds already do.  A clean clone's sources
+# are all newer than the objects VNPU_BUILD keeps from the last run, so
+# make recompiles everything; ccache, keyed on content, makes that a hit.
+# The very first make on a fresh machine runs before deps.sh installed it
+# and compiles without: nothing to reuse then anyway.  VNPU_CCACHE=0 turns
+# it off.
+VNPU_CCACHE ?= 1
+export CCACHE_DIR ?= $(VNPU_CACHE)/ccache
+ifeq ($(VNPU_CCACHE)$(wildcard /usr/lib/ccache/cc),1/usr/lib/ccache/cc)
+ifeq ($(filter /usr/lib/ccache,$(subst :, ,$(PATH))),)
+export PATH := /usr/lib/ccache:$(PATH)
+endif
+endif
+
 Q := @
 
 .PHONY: all deps qemu kernel module libnpu guest-bin initramfs \
