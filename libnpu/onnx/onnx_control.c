@@ -54,6 +54,8 @@ static int alias_output(struct nctx *c, const char *to, const char *from)
 		return ret;
 	/* oi_add_sym may move the table: look the source up again */
 	src = oi_lookup(im, from);
+	if (src->seq)
+		return oi_seq_copy(im, dst, src->seq);
 	if (src->is_const) {
 		ret = ctensor_copy(&src->c, &dst->c, &im->consts);
 		if (ret)
@@ -167,25 +169,6 @@ static int import_branch(struct nctx *c, const Onnx__GraphProto *b, const char *
 	return ret;
 }
 
-/* Import a node made here: @op reading @ins (@nin), writing @out. */
-static int synth(struct nctx *c, const char *op, const char *const *ins, size_t nin,
-		 const char *out)
-{
-	Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;
-	char *outs[1] = { (char *)out };
-	int ret;
-
-	n.op_type = (char *)op;
-	n.name = (char *)out;
-	n.input = (char **)ins;
-	n.n_input = nin;
-	n.output = outs;
-	n.n_output = 1;
-	ret = oi_import_node(c->im, &n, c->opset);
-	c->im->node = c->n;
-	return ret;
-}
-
 static char *derived_name(const char *base, const char *what)
 {
 	size_t len = strlen(base) + strlen(what) + 2;
@@ -280,7 +263,7 @@ static int predicate(struct nctx *c, struct sym *cond)
 		s->is_const = true;
 		ins[0] = cond_name;
 		ins[1] = shape;
-		ret = synth(c, "Reshape", ins, 2, scalar);
+		ret = oi_synth(c, "Reshape", ins, 2, scalar, NULL, 0);
 		if (ret)
 			goto out;
 		cond_name = scalar;
@@ -292,7 +275,7 @@ static int predicate(struct nctx *c, struct sym *cond)
 			continue;
 		ret = same_output_type(c, i, ins[1], ins[2]);
 		if (!ret)
-			ret = synth(c, "Where", ins, 3, node->output[i]);
+			ret = oi_synth(c, "Where", ins, 3, node->output[i], NULL, 0);
 	}
 out:
 	free(scalar);

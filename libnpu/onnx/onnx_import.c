@@ -1008,6 +1008,9 @@ static int bind_output(struct imp *im, const Onnx__ValueInfoProto *vi)
 
 	if (!s)
 		return oi_fail(im, "output '%s' is not computed by any node", name ? name : "");
+	if (s->seq)
+		return oi_fail(im, "output '%s' is an ONNX sequence, not a tensor: only tensors are supported as a model's outputs",
+			       name);
 	if (!s->is_const) {
 		struct npu_value_desc cur = NPU_VALUE_DESC_INIT;
 
@@ -1480,6 +1483,7 @@ static void imp_free(struct imp *im)
 
 	for (i = 0; i < im->nsyms; i++) {
 		free(sym_at(im, i)->name);
+		oi_seq_free(sym_at(im, i)->seq);
 		if (!sym_at(im, i)->borrowed)
 			ctensor_free(&sym_at(im, i)->c);
 	}

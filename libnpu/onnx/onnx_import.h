@@ -44,6 +44,8 @@ uint32_t *oi_names_get(const struct oi_names *t, const char *name);
 /* Its value, added as @val if new; NULL when the table is full. */
 uint32_t *oi_names_put(struct oi_names *t, const char *name, uint32_t val);
 
+struct oi_seq;
+
 struct sym {
 	char *name;
 	bool is_const;
@@ -94,6 +96,8 @@ struct sym {
 	 */
 	uint32_t lrank;
 	uint32_t ldims[CT_MAX_RANK];
+	/* an ONNX sequence (onnx_seq.c), owned; NULL for a tensor */
+	struct oi_seq *seq;
 };
 
 /* Which dimensions of an input or output the model file leaves dynamic. */
@@ -426,6 +430,42 @@ void oi_options_release(struct npu_onnx_options *o);
  */
 int oi_source_import(const struct npu_onnx_source *src, const struct npu_onnx_shape *shapes,
 		     size_t num_shapes, struct npu_onnx_model **out, char *err, size_t err_size);
+
+/*
+ * Nodes the importer makes (onnx_synth.c).  oi_name_fmt(): "@tag#@k/@name",
+ * a name of the importer's own (malloc'd); oi_name_fmt_i() appends @i to
+ * @what.  oi_const_sym(): a new constant symbol, int64 (or @dt) scalar
+ * @v[0] or vector @v[@n].  oi_synth(): import op @op reading @ins, writing
+ * @out (also the node's name), with one int attribute unless @attr is
+ * NULL, at @c's opset; messages name the made node.  oi_stack(): @out
+ * the @count tensors @names concatenated along @axis, or stacked along a
+ * new axis @axis with @new_axis, by Reshapes and Concats of at most 64
+ * inputs.
+ */
+char *oi_name_fmt(const char *tag, size_t k, const char *name);
+char *oi_name_fmt_i(const char *tag, size_t k, const char *what, size_t i);
+int oi_const_sym(struct imp *im, const char *name, const int64_t *v, size_t n, bool scalar,
+		 int dt);
+int oi_synth(struct nctx *c, const char *op, const char *const *ins, size_t nin,
+	     const char *out, const char *attr, int64_t attr_v);
+/* The shape the model sees of tensor @name (up to CT_MAX_RANK dims). */
+int oi_shape_of(struct imp *im, const char *name, uint32_t *rank, int64_t *dims);
+int oi_stack(struct nctx *c, char *const *names, size_t count, int64_t axis, bool new_axis,
+	     const char *out);
+
+/* The shape the model sees of tensor @s: its own above the rank limit (onnx_rank.c). */
+void oi_model_shape(const struct sym *s, uint32_t *rank, int64_t *dims);
+
+/*
+ * ONNX sequences (onnx_seq.c), resolved at import into the tensors they
+ * hold.  oi_op_sequence() imports a sequence op (SequenceConstruct,
+ * SequenceInsert, SequenceAt, SplitToSequence, ConcatFromSequence, ...);
+ * oi_seq_copy() makes @dst the same sequence as @src (an If's or Loop's
+ * output); oi_seq_free() frees a symbol's.
+ */
+int oi_op_sequence(struct nctx *c);
+int oi_seq_copy(struct imp *im, struct sym *dst, const struct oi_seq *src);
+void oi_seq_free(struct oi_seq *q);
 
 /* Run @op's kernel for the node: a kernel node, or folded (onnx_kernel.c). */
 int oi_kernel_node(struct nctx *c, const struct npu_onnx_op *op);

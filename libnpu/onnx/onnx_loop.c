@@ -33,8 +33,6 @@
  * 250 nodes took 17 s and 2 GB to import and run); below max_nodes too.
  */
 #define MAX_UNROLLED_NODES	65536u
-/* Inputs per Concat a stack is built of (the importer's node limit). */
-#define STACK_FANIN	64u
 
 struct body {
 	struct nctx *c;
@@ -43,31 +41,12 @@ struct body {
 	const char *tag;		/* the node's name or first output */
 };
 
-static char *fmt_name(const char *tag, size_t trip, const char *name)
-{
-	size_t len = strlen(tag) + strlen(name) + 32;
-	char *s = malloc(len);
-
-	if (s)
-		snprintf(s, len, "%s#%zu/%s", tag, trip, name);
-	return s;
-}
-
-/* "<tag>#<trip>/<what><i>": a name of the unrolling's own. */
-static char *fmt_name_i(const char *tag, size_t trip, const char *what, size_t i)
-{
-	char w[48];
-
-	snprintf(w, sizeof(w), "%s%zu", what, i);
-	return fmt_name(tag, trip, w);
-}
-
 /* @name in iteration @trip: renamed if the body defines it, else as is. */
 static char *iter_name(const struct body *b, size_t trip, const char *name)
 {
 	if (!name || !*name || !oi_names_get(&b->local, name))
 		return strdup(name ? name : "");
-	return fmt_name(b->tag, trip, name);
+	return oi_name_fmt(b->tag, trip, name);
 }
 
 /* MAX_UNROLLED_NODES, or npu_onnx_options.max_nodes when that is lower */
@@ -142,6 +121,8 @@ static int alias(struct nctx *c, const char *to, const char *from)
 	ret = oi_add_sym(im, to, &dst);
 	if (ret)
 		return ret;
+	if (copy.seq)
+		return oi_seq_copy(im, dst, copy.seq);
 	if (copy.is_const) {
 		ret = ctensor_copy(&copy.c, &dst->c, &im->consts);
 		if (ret)
@@ -158,135 +139,6 @@ static int alias(struct nctx *c, const char *to, const char *from)
 	dst->fp16_by_node = copy.fp16_by_node;
 	dst->fp16_needs_cast = copy.fp16_needs_cast;
 	return 0;
-}
-
-/* A new constant symbol @name: int64 (or bool) scalar @v, or the vector @v[@n]. */
-static int constant(struct imp *im, const char *name, const int64_t *v, size_t n, bool scalar,
-		    int dt)
-{
-	struct sym *s;
-	int ret = oi_add_sym(im, name, &s);
-
-	if (ret)
-		return ret;
-	ret = scalar ? ctensor_scalar_i(v[0], &s->c) : ctensor_vec_i(v, n, &s->c);
-	if (ret)
-		return oi_nomem(im);
-	s->c.dt = dt;
-	s->is_const = true;
-	return 0;
-}
-
-/* The rank and dims of symbol @name. */
-static int shape_of(struct imp *im, const char *name, uint32_t *rank, int64_t *dims)
-{
-	const struct sym *s = oi_lookup(im, name);
-	uint32_t i;
-
-	if (!s)
-		return oi_fail(im, "'%s' is not computed by any node", name);
-	*rank = s->is_const ? s->c.rank : s->rank;
-	for (i = 0; i < *rank; i++)
-		dims[i] = s->is_const ? s->c.dims[i] : s->dims[i];
-	return 0;
-}
-
-/* Import a node made here: op @op reading @ins, writing @out, one int attribute. */
-static int synth(struct nctx *c, const char *op, const char *const *ins, size_t nin,
-		 const char *out, const char *attr, int64_t attr_v)
-{
-	Onnx__NodeProto n = ONNX__NODE_PROTO__INIT;
-	Onnx__AttributeProto a = ONNX__ATTRIBUTE_PROTO__INIT, *attrs[1] = { &a };
-	char *outs[1] = { (char *)out };
-	int ret;
-
-	n.op_type = (char *)op;
-	n.name = (char *)out;
-	n.input = (char **)ins;
-	n.n_input = nin;
-	n.output = outs;
-	n.n_output = 1;
-	if (attr) {
-		a.name = (char *)attr;
-		a.has_type = true;
-		a.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
-		a.has_i = true;
-		a.i = attr_v;
-		n.attribute = attrs;
-		n.n_attribute = 1;
-	}
-	ret = oi_import_node(c->im, &n, c->opset);
-	c->im->node = c->n;
-	return ret;
-}
-
-/*
- * @out: the @count values @names stacked along a new axis @axis
- * (negative counts from the back), in order.
- */
-static int stack(struct nctx *c, char **names, size_t count, int64_t axis, const char *out)
-{
-	struct imp *im = c->im;
-	char **level = calloc(count, sizeof(*level));
-	size_t i, j, n = count, round = 0;
-	int ret = 0;
-
-	if (!level)
-		return oi_nomem(im);
-	/* each value reshaped with its new axis of 1 */
-	for (i = 0; i < count && !ret; i++) {
-		int64_t dims[NPU_TENSOR_MAX_RANK], shape[NPU_TENSOR_MAX_RANK + 1];
-		int64_t at = axis;
-		const char *ins[2];
-		uint32_t rank, k;
-		char *shape_name;
-
-		ret = shape_of(im, names[i], &rank, dims);
-		if (ret)
-			break;
-		if (at < 0)
-			at += rank + 1;
-		if (at < 0 || at > rank || rank >= NPU_TENSOR_MAX_RANK) {
-			ret = oi_fail(im, "stacking rank-%u values along axis %" PRId64 " is not supported",
-				      rank, axis);
-			break;
-		}
-		for (k = 0, j = 0; k <= rank; k++)
-			shape[k] = k == at ? 1 : dims[j++];
-		axis = at;
-		shape_name = fmt_name(out, i, "stack_shape");
-		level[i] = count == 1 ? strdup(out) : fmt_name(out, i, "stack_in");
-		ret = shape_name && level[i] ? constant(im, shape_name, shape, rank + 1, false, OT_INT64) :
-		      oi_nomem(im);
-		ins[0] = names[i];
-		ins[1] = shape_name;
-		if (!ret)
-			ret = synth(c, "Reshape", ins, 2, level[i], NULL, 0);
-		free(shape_name);
-	}
-	/* then Concats of at most STACK_FANIN inputs, level by level */
-	while (!ret && n > 1) {
-		size_t groups = (n + STACK_FANIN - 1) / STACK_FANIN;
-
-		round++;
-		for (i = 0; i < groups && !ret; i++) {
-			size_t first = i * STACK_FANIN, m = n - first < STACK_FANIN ? n - first : STACK_FANIN;
-			char *name = groups == 1 ? strdup(out) : fmt_name_i(out, round, "stack", i);
-
-			ret = name ? synth(c, "Concat", (const char *const *)&level[first], m, name,
-					   "axis", axis) : oi_nomem(im);
-			for (j = first; j < first + m; j++) {
-				free(level[j]);
-				level[j] = NULL;
-			}
-			level[i] = name;
-		}
-		n = groups;
-	}
-	for (i = 0; i < count; i++)
-		free(level[i]);
-	free(level);
-	return ret;
 }
 
 /* Import the body's nodes for iteration @trip (its inputs already bound). */
@@ -326,7 +178,7 @@ static int run_body(struct body *b, size_t trip)
 		ptrs[i] = &copies[i];
 		copies[i].input = calloc(n->n_input ? n->n_input : 1, sizeof(char *));
 		copies[i].output = calloc(n->n_output ? n->n_output : 1, sizeof(char *));
-		copies[i].name = fmt_name(b->tag, trip, n->name && *n->name ? n->name : n->op_type ?
+		copies[i].name = oi_name_fmt(b->tag, trip, n->name && *n->name ? n->name : n->op_type ?
 					  n->op_type : "");
 		if (!copies[i].input || !copies[i].output || !copies[i].name) {
 			ret = oi_nomem(im);
@@ -378,7 +230,7 @@ static int bind(struct body *b, size_t trip, size_t k, const char *from)
 static int bind_scalar(struct body *b, size_t trip, size_t k, int64_t v, int dt)
 {
 	char *name = iter_name(b, trip, b->g->input[k]->name);
-	int ret = name ? constant(b->c->im, name, &v, 1, true, dt) : oi_nomem(b->c->im);
+	int ret = name ? oi_const_sym(b->c->im, name, &v, 1, true, dt) : oi_nomem(b->c->im);
 
 	free(name);
 	return ret;
@@ -509,7 +361,7 @@ int oi_op_loop(struct nctx *c)
 				      n->output[nc + i]);
 			break;
 		}
-		ret = stack(c, &scans[i * trips], t, 0, n->output[nc + i]);
+		ret = oi_stack(c, &scans[i * trips], t, 0, true, n->output[nc + i]);
 	}
 out:
 	free_names(cur, nc);
@@ -543,13 +395,13 @@ static int scan_run(struct nctx *c, struct body *b, size_t trip0, char **state, 
 			ret = bind(b, trip, i, state[i]);
 		for (i = 0; i < nx && !ret; i++) {
 			int64_t at = in_dirs[i] ? (int64_t)(len - 1 - t) : (int64_t)t;
-			char *idx = fmt_name_i(b->tag, trip, "scan_index", i);
+			char *idx = oi_name_fmt_i(b->tag, trip, "scan_index", i);
 			char *in = iter_name(b, trip, b->g->input[ns + i]->name);
 			const char *ins[2] = { xs[i], idx };
 
-			ret = idx && in ? constant(im, idx, &at, 1, true, OT_INT64) : oi_nomem(im);
+			ret = idx && in ? oi_const_sym(im, idx, &at, 1, true, OT_INT64) : oi_nomem(im);
 			if (!ret)
-				ret = synth(c, "Gather", ins, 2, in, "axis", in_axes[i]);
+				ret = oi_synth(c, "Gather", ins, 2, in, "axis", in_axes[i]);
 			free(idx);
 			free(in);
 		}
@@ -569,7 +421,7 @@ static int scan_run(struct nctx *c, struct body *b, size_t trip0, char **state, 
 	}
 	for (i = 0; i < nk && !ret; i++)
 		if (out_names[i] && *out_names[i])
-			ret = stack(c, &scans[i * len], len, out_axes[i], out_names[i]);
+			ret = oi_stack(c, &scans[i * len], len, out_axes[i], true, out_names[i]);
 	free_names(scans, nk * len);
 	return ret;
 }
@@ -600,7 +452,7 @@ int oi_op_scan(struct nctx *c)
 	int64_t out_axes[NPU_KERNEL_MAX_OUTPUTS], out_dirs[NPU_KERNEL_MAX_OUTPUTS];
 	const char *row_out[NPU_KERNEL_MAX_OUTPUTS];
 	char **state = NULL, **xs = NULL, **rows = NULL;
-	int64_t dims[NPU_TENSOR_MAX_RANK];
+	int64_t dims[CT_MAX_RANK];
 	struct body b = { 0 };
 	uint32_t rank;
 	int ret;
@@ -629,7 +481,7 @@ int oi_op_scan(struct nctx *c)
 
 		if (v8)
 			in_axes[i] = 0;
-		ret = shape_of(im, n->input[first + ns + i], &rank, dims);
+		ret = oi_shape_of(im, n->input[first + ns + i], &rank, dims);
 		if (ret)
 			return ret;
 		/* opset 8: dimension 0 is the batch, the scan runs along 1 */
@@ -660,25 +512,25 @@ int oi_op_scan(struct nctx *c)
 	/* opset 8: each batch row a scan of its own, the rows stacked again */
 	for (bi = 0; bi < batch && !ret; bi++) {
 		int64_t row = (int64_t)bi;
-		char *idx = v8 ? fmt_name(b.tag, bi, "batch_index") : NULL;
+		char *idx = v8 ? oi_name_fmt(b.tag, bi, "batch_index") : NULL;
 
 		if (v8)
-			ret = idx ? constant(im, idx, &row, 1, true, OT_INT64) : oi_nomem(im);
+			ret = idx ? oi_const_sym(im, idx, &row, 1, true, OT_INT64) : oi_nomem(im);
 		for (i = 0; i < ns + (size_t)nx && !ret; i++) {
 			const char *src = n->input[first + i];
 			char **slot = i < ns ? &state[i] : &xs[i - ns];
 			const char *ins[2] = { src, idx };
 
-			*slot = v8 ? fmt_name_i(b.tag, bi, "batch_row", i) : strdup(src);
+			*slot = v8 ? oi_name_fmt_i(b.tag, bi, "batch_row", i) : strdup(src);
 			if (!*slot)
 				ret = oi_nomem(im);
 			else if (v8)
-				ret = synth(c, "Gather", ins, 2, *slot, "axis", 0);
+				ret = oi_synth(c, "Gather", ins, 2, *slot, "axis", 0);
 		}
 		for (i = 0; i < nk && !ret; i++) {
 			char **slot = &rows[ns * batch + i * batch + bi];
 
-			*slot = v8 ? fmt_name_i(b.tag, bi, "batch_out", i) : NULL;
+			*slot = v8 ? oi_name_fmt_i(b.tag, bi, "batch_out", i) : NULL;
 			if (v8 && !*slot)
 				ret = oi_nomem(im);
 			row_out[i] = v8 ? *slot : n->output[ns + i];
@@ -698,11 +550,11 @@ int oi_op_scan(struct nctx *c)
 	}
 	for (i = 0; i < ns && !ret; i++)
 		if (n->output[i] && *n->output[i])
-			ret = v8 ? stack(c, &rows[i * batch], batch, 0, n->output[i]) :
+			ret = v8 ? oi_stack(c, &rows[i * batch], batch, 0, true, n->output[i]) :
 			      alias(c, n->output[i], rows[i]);
 	for (i = 0; v8 && i < nk && !ret; i++)
 		if (n->output[ns + i] && *n->output[ns + i])
-			ret = stack(c, &rows[ns * batch + i * batch], batch, 0, n->output[ns + i]);
+			ret = oi_stack(c, &rows[ns * batch + i * batch], batch, 0, true, n->output[ns + i]);
 out:
 	free_names(state, ns + 1);
 	free_names(xs, xs ? (size_t)nx : 0);

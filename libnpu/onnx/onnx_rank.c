@@ -68,8 +68,7 @@ static bool is_loss(const char *t)
 	return !strcmp(t, "NegativeLogLikelihoodLoss") || !strcmp(t, "SoftmaxCrossEntropyLoss");
 }
 
-/* The shape the model sees of @s: its logical one above the limit. */
-static void model_shape(const struct sym *s, uint32_t *rank, int64_t *dims)
+void oi_model_shape(const struct sym *s, uint32_t *rank, int64_t *dims)
 {
 	uint32_t i;
 
@@ -94,7 +93,7 @@ static uint64_t sym_elems(const struct sym *s)
 	int64_t d[CT_MAX_RANK];
 	uint64_t n = 1;
 
-	model_shape(s, &r, d);
+	oi_model_shape(s, &r, d);
 	for (i = 0; i < r; i++)
 		n *= (uint64_t)d[i];
 	return n;
@@ -216,7 +215,7 @@ int oi_rank_begin(struct nctx *c, struct oi_rank *rk)
 		}
 	if (!x)
 		return 0;
-	model_shape(x, &xr, xd);
+	oi_model_shape(x, &xr, xd);
 	if (is_elementwise(t)) {
 		/* broadcasting would mix merged dims: same shape, or one element */
 		for (k = 0; k < c->nin; k++) {
@@ -226,7 +225,7 @@ int oi_rank_begin(struct nctx *c, struct oi_rank *rk)
 
 			if (!s || s == x || sym_elems(s) == 1)
 				continue;
-			model_shape(s, &r, d);
+			oi_model_shape(s, &r, d);
 			if (r != xr || memcmp(d, xd, 8ull * r))
 				return oi_fail(c->im, "input %zu broadcasts against input '%s' of rank %u, above libnpu's limit of %d: only operands of the same shape or of one element are supported there",
 					       k, x->name, xr, NPU_TENSOR_MAX_RANK);
@@ -242,7 +241,7 @@ int oi_rank_begin(struct nctx *c, struct oi_rank *rk)
 		int64_t td[CT_MAX_RANK];
 		int ret;
 
-		model_shape(c->in[1], &tr, td);
+		oi_model_shape(c->in[1], &tr, td);
 		if (tr + 1 != xr)
 			return oi_fail(c->im, "the target has rank %u, not the scores' rank %u minus one",
 				       tr, xr);

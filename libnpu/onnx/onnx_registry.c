@@ -39,6 +39,11 @@
 #define L_CONST_ONLY	(1u << 1)
 /* The lowering writes every output (Split), not only the first. */
 #define L_ALL_OUTPUTS	(1u << 2)
+/*
+ * A sequence op (onnx_seq.c): it reads or writes sequences, which only
+ * the importer holds, and nothing else may read one.
+ */
+#define L_SEQUENCE	(1u << 3)
 
 struct lowering {
 	const char *op_type;
@@ -142,6 +147,7 @@ static const struct lowering lowerings[] = {
 	{ "Cast", oi_op_cast, 0, oi_op_const, LOWERING_DEFAULT_SINCE },
 	{ "Clip", l_clip, 0, NULL, LOWERING_DEFAULT_SINCE },
 	{ "Concat", oi_op_concat, 0, oi_op_const, LOWERING_DEFAULT_SINCE },
+	{ "ConcatFromSequence", oi_op_sequence, L_SEQUENCE, NULL, 11 },
 	{ "Constant", oi_op_const, L_ANY_DTYPE, NULL, 1 },
 	{ "ConstantOfShape", oi_op_const, L_ANY_DTYPE, NULL, LOWERING_DEFAULT_SINCE },
 	{ "Conv", oi_op_conv, 0, NULL, 1 },
@@ -189,12 +195,19 @@ static const struct lowering lowerings[] = {
 	{ "Reshape", oi_op_meta, L_ANY_DTYPE, NULL, 5 },
 	{ "Resize", oi_op_resize, 0, NULL, LOWERING_DEFAULT_SINCE },
 	{ "Scan", oi_op_scan, L_ANY_DTYPE, NULL, 8 },
+	{ "SequenceAt", oi_op_sequence, L_SEQUENCE, NULL, 11 },
+	{ "SequenceConstruct", oi_op_sequence, L_SEQUENCE, NULL, 11 },
+	{ "SequenceEmpty", oi_op_sequence, L_SEQUENCE, NULL, 11 },
+	{ "SequenceErase", oi_op_sequence, L_SEQUENCE, NULL, 11 },
+	{ "SequenceInsert", oi_op_sequence, L_SEQUENCE, NULL, 11 },
+	{ "SequenceLength", oi_op_sequence, L_SEQUENCE, NULL, 11 },
 	{ "Shape", oi_op_const, L_ANY_DTYPE, NULL, 1 },
 	{ "Sigmoid", l_sigmoid, 0, NULL, 6 },
 	{ "Slice", oi_op_slice, 0, oi_op_const, LOWERING_DEFAULT_SINCE },
 	{ "Softmax", oi_op_softmax, 0, NULL, 1 },
 	{ "SpaceToDepth", l_space_to_depth, 0, NULL, 1 },
 	{ "Split", oi_op_split, L_ALL_OUTPUTS, NULL, LOWERING_DEFAULT_SINCE },
+	{ "SplitToSequence", oi_op_sequence, L_SEQUENCE, NULL, 11 },
 	{ "Sqrt", l_sqrt, 0, NULL, 6 },
 	{ "Squeeze", oi_op_meta, L_ANY_DTYPE, NULL, 1 },
 	{ "Sub", oi_op_binary, 0, NULL, LOWERING_DEFAULT_SINCE },
@@ -536,6 +549,7 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 	struct nctx c = { .im = im, .n = n, .opset = opset };
 	const char *t = n->op_type ? n->op_type : "";
 	struct sym fp16_inputs[NPU_KERNEL_MAX_INPUTS];
+	const struct lowering *seq;
 	enum oi_fp16_mode fp16;
 	struct oi_rank rk;
 	size_t i;
@@ -573,6 +587,17 @@ int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 		opset = oi_domain_opset(im, n->domain);
 		c.opset = opset;
 	}
+	seq = find_lowering(n->domain, t);
+	if (seq && (seq->flags & L_SEQUENCE)) {
+		if (opset < seq->since)
+			return oi_fail(im, "op not supported by libnpu at opset %" PRId64 " (it starts at opset %" PRId64 ")",
+				       opset, seq->since);
+		return seq->fn(&c);
+	}
+	for (i = 0; i < c.nin; i++)
+		if (c.in[i] && c.in[i]->seq)
+			return oi_fail(im, "input '%s' is an ONNX sequence, which only the sequence ops take",
+				       c.in[i]->name);
 	ret = oi_rank_begin(&c, &rk);
 	if (ret)
 		return ret;
