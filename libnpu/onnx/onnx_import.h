@@ -300,6 +300,21 @@ struct oi_rank {
 	char *outputs[NPU_KERNEL_MAX_OUTPUTS];
 	const Onnx__NodeProto *orig;
 	char folded[280];
+	/*
+	 * An op along some axes imported as @node on its inputs with the
+	 * dimensions it treats alike merged: group g is dimensions
+	 * @group[g] to @group[g + 1] - 1, @touched when the op acts on it;
+	 * each output k is written to @outputs[k] (malloc'd) and reshaped
+	 * into the model's.  @inputs, @attrs: @node's, malloc'd; @attr the
+	 * axis attribute rewritten, with @axes.
+	 */
+	bool grouped;
+	uint32_t ngroups;
+	uint32_t group[CT_MAX_RANK + 1];
+	bool touched[CT_MAX_RANK];
+	char **inputs;
+	Onnx__AttributeProto attr, **attrs;
+	int64_t axes[CT_MAX_RANK];
 };
 
 int oi_rank_begin(struct nctx *c, struct oi_rank *rk);

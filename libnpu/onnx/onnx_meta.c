@@ -19,12 +19,11 @@
 static int reshape_out(struct nctx *c, struct sym *x, uint32_t r, const int64_t *dims)
 {
 	struct oi_node d = { .kind = NPU_NODE_RESHAPE };
-	uint32_t ud[8], i, in;
-	uint64_t n = 1, xn = 1;
+	uint32_t ud[8], i, in, fr;
+	uint64_t n = 1, xn;
+	struct sym *o;
 	int ret;
 
-	if (r > NPU_TENSOR_MAX_RANK && !x->is_const)
-		return oi_fail(c->im, "rank %u above %d", r, NPU_TENSOR_MAX_RANK);
 	if (r > CT_MAX_RANK)
 		return oi_fail(c->im, "rank %u too large", r);
 	for (i = 0; i < r; i++) {
@@ -36,8 +35,6 @@ static int reshape_out(struct nctx *c, struct sym *x, uint32_t r, const int64_t 
 			ud[i] = (uint32_t)dims[i];
 	}
 	if (x->is_const) {
-		struct sym *o;
-
 		if (n != x->c.n)
 			return oi_fail(c->im, "%" PRIu64 " elements reshaped to %" PRIu64, x->c.n, n);
 		ret = oi_out_sym(c, &o);
@@ -51,29 +48,30 @@ static int reshape_out(struct nctx *c, struct sym *x, uint32_t r, const int64_t 
 		memcpy(o->c.dims, dims, 8ull * r);
 		return 0;
 	}
-	for (i = 0; i < x->rank; i++)
-		if (__builtin_mul_overflow(xn, x->dims[i], &xn))
-			return oi_fail(c->im, "the input's element count overflows");
+	xn = oi_elems(x->rank, x->dims);
 	if (n != xn)
 		return oi_fail(c->im, "%" PRIu64 " elements reshaped to %" PRIu64, xn, n);
 	in = x->value;
-	return oi_emit(c, &d, &in, 1, x->dtype, r, ud);
+	if (r <= NPU_TENSOR_MAX_RANK)
+		return oi_emit(c, &d, &in, 1, x->dtype, r, ud);
+	/* above the rank limit: held folded, the model's shape remembered (onnx_rank.c) */
+	if (oi_fold_dims(r, dims, &fr, ud))
+		return oi_fail(c->im, "dimensions 6 to %u hold more than %u elements", r, UINT32_MAX);
+	ret = oi_emit(c, &d, &in, 1, x->dtype, fr, ud);
+	o = ret ? NULL : oi_lookup(c->im, c->n->output[0]);
+	if (o) {
+		o->lrank = r;
+		for (i = 0; i < r; i++)
+			o->ldims[i] = (uint32_t)dims[i];
+	}
+	return ret;
 }
 
+/* The shape the model sees, above the rank limit too. */
 static int cur_dims(struct nctx *c, struct sym *x, uint32_t *r, int64_t *dims)
 {
-	uint32_t i;
-
-	if (x->is_const) {
-		*r = x->c.rank;
-		for (i = 0; i < x->c.rank; i++)
-			dims[i] = x->c.dims[i];
-		return 0;
-	}
 	(void)c;
-	*r = x->rank;
-	for (i = 0; i < x->rank; i++)
-		dims[i] = x->dims[i];
+	oi_model_shape(x, r, dims);
 	return 0;
 }
 
