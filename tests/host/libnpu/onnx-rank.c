@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * Tensors above libnpu's rank limit of 6, which ONNX allows: a rank-8
- * elementwise chain and rank-7 loss ops, held with their last dimensions
- * merged, against plain loops; ops that cannot take such a tensor refuse
- * it naming the node, the op and the input.
+ * elementwise chain, rank-7 loss ops, metadata ops and ops along axes
+ * (the dimensions they treat alike merged), held with their last
+ * dimensions merged, against plain loops; ops that cannot take such a
+ * tensor refuse it naming the node, the op and the input.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -177,6 +179,168 @@ static void test_rank7_loss(void **state)
 	mb_free(&b);
 }
 
+/* X [2, 3, 2, 1, 2, 1, 2]: 48 elements, 7 dimensions. */
+static const int64_t ax_d[7] = { 2, 3, 2, 1, 2, 1, 2 };
+
+/* The offset of index @i (7 values) in a row-major tensor of dims @d. */
+static size_t off7(const int64_t *d, const int *i)
+{
+	size_t o = 0;
+	int k;
+
+	for (k = 0; k < 7; k++)
+		o = o * (size_t)d[k] + (size_t)i[k];
+	return o;
+}
+
+/* Step index @i through dims @d; false after the last. */
+static bool next7(const int64_t *d, int *i)
+{
+	int k;
+
+	for (k = 6; k >= 0; k--) {
+		if (++i[k] < d[k])
+			return true;
+		i[k] = 0;
+	}
+	return false;
+}
+
+/*
+ * On X of rank 7: Softmax along axis 1, ReduceSum over axes 1 and 2
+ * (kept), ArgMax along the last axis (dropped), and Shape, each against
+ * loops over the model's shape.
+ */
+static void test_rank7_along_axes(void **state)
+{
+	static const int64_t axes12[2] = { 1, 2 };
+	static const uint32_t held_sm[6] = { 2, 3, 2, 1, 2, 2 }, held_am[6] = { 2, 3, 2, 1, 2, 1 };
+	static const int64_t rd[7] = { 2, 1, 1, 1, 2, 1, 2 };
+	float x[48], sm[48], rs[8];
+	int64_t am[24], shp[7];
+	struct npu_onnx_model *m;
+	struct npu_onnx_io io;
+	int i[7] = { 0 };
+	struct mb b;
+	int k;
+
+	(void)state;
+	for (k = 0; k < 48; k++)
+		x[k] = (float)((k * 11) % 13) * 0.25f - 1.5f;
+	mb_init(&b, 13);
+	input(&b, "x", 7, ax_d);
+	init_i64(&b, "axes", axes12, 2);
+	nodef(&b, "Softmax", "sm", "x", "sm", "axis=i:1", (const char *)NULL);
+	nodef(&b, "ReduceSum", "rs", "x,axes", "rs", (const char *)NULL);
+	nodef(&b, "ArgMax", "am", "x", "am", "axis=i:-1", "keepdims=i:0", (const char *)NULL);
+	nodef(&b, "Shape", "shp", "x", "shp", (const char *)NULL);
+	output(&b, "sm");
+	output(&b, "rs");
+	b.outs[b.g.n_output++] = vinfo(&b, "am", 7, 0, NULL);
+	b.outs[b.g.n_output++] = vinfo(&b, "shp", 7, 0, NULL);
+	m = load(&b, NULL, 0, NULL);
+	assert_int_equal(npu_onnx_output(m, 0, &io), 0);
+	expect_io(&io, 6, held_sm);
+	assert_int_equal(npu_onnx_output(m, 2, &io), 0);
+	expect_io(&io, 6, held_am);
+	run(m, (void *[]){ x }, (void *[]){ sm, rs, am, shp });
+	for (k = 0; k < 7; k++)
+		assert_int_equal(shp[k], ax_d[k]);
+	do {
+		int j[7];
+		double se = 0, sum = 0;
+		int c, best = 0;
+
+		memcpy(j, i, sizeof(j));
+		for (c = 0; c < 3; c++) {
+			j[1] = c;
+			se += exp(x[off7(ax_d, j)]);
+		}
+		assert_true(fabs(sm[off7(ax_d, i)] - exp(x[off7(ax_d, i)]) / se) < 1e-6);
+		if (!i[1] && !i[2]) {
+			int r[7];
+
+			for (c = 0; c < 6; c++) {
+				j[1] = c / 2;
+				j[2] = c % 2;
+				sum += x[off7(ax_d, j)];
+			}
+			memcpy(r, i, sizeof(r));
+			assert_true(fabs(rs[off7(rd, r)] - sum) < 1e-5);
+		}
+		if (!i[6]) {
+			memcpy(j, i, sizeof(j));
+			j[6] = 1;
+			best = x[off7(ax_d, j)] > x[off7(ax_d, i)];
+			assert_int_equal(am[off7(ax_d, i) / 2], best);
+		}
+	} while (next7(ax_d, i));
+	npu_onnx_free(m);
+	mb_free(&b);
+}
+
+/*
+ * GatherElements along axis 1 with rank-7 indices (made by Unsqueeze
+ * from rank 6), Slice of axis 1, and a Reshape to rank 3 then Unsqueeze
+ * back to rank 7, against loops.
+ */
+static void test_rank7_gather_slice_reshape(void **state)
+{
+	static const int64_t td[6] = { 2, 2, 1, 2, 1, 2 }, one[1] = { 1 }, three[1] = { 3 };
+	static const int64_t gd[7] = { 2, 1, 2, 1, 2, 1, 2 }, sd[7] = { 2, 2, 2, 1, 2, 1, 2 };
+	static const int64_t to3[3] = { 2, 3, 8 };
+	static const uint32_t held_u[6] = { 1, 1, 2, 1, 3, 8 };
+	static const int64_t uaxes[4] = { 0, 1, 3, 5 };
+	float x[48], g[16], sl[32], u[48];
+	int64_t t[16];
+	struct npu_onnx_model *m;
+	struct npu_onnx_io io;
+	int i[7] = { 0 };
+	struct mb b;
+	int k;
+
+	(void)state;
+	for (k = 0; k < 48; k++)
+		x[k] = (float)k * 0.5f - 3.0f;
+	for (k = 0; k < 16; k++)
+		t[k] = (k * 5) % 3;
+	mb_init(&b, 13);
+	input(&b, "x", 7, ax_d);
+	b.ins[b.g.n_input++] = vinfo(&b, "t", 7, 6, td);
+	init_i64(&b, "one", one, 1);
+	init_i64(&b, "three", three, 1);
+	init_i64(&b, "to3", to3, 3);
+	init_i64(&b, "uaxes", uaxes, 4);
+	nodef(&b, "Unsqueeze", "ut", "t,one", "idx", (const char *)NULL);
+	nodef(&b, "GatherElements", "ge", "x,idx", "g", "axis=i:1", (const char *)NULL);
+	nodef(&b, "Slice", "sl", "x,one,three,one", "sl", (const char *)NULL);
+	nodef(&b, "Reshape", "r3", "x,to3", "x3", (const char *)NULL);
+	nodef(&b, "Unsqueeze", "u7", "x3,uaxes", "u", (const char *)NULL);
+	output(&b, "g");
+	output(&b, "sl");
+	output(&b, "u");
+	m = load(&b, NULL, 0, NULL);
+	assert_int_equal(npu_onnx_output(m, 2, &io), 0);
+	expect_io(&io, 6, held_u);
+	run(m, (void *[]){ x, t }, (void *[]){ g, sl, u });
+	assert_memory_equal(u, x, sizeof(x));
+	do {
+		int j[7];
+
+		memcpy(j, i, sizeof(j));
+		if (!i[1]) {
+			j[1] = (int)t[off7(gd, i)];
+			assert_true(g[off7(gd, i)] == x[off7(ax_d, j)]);
+		}
+		if (i[1] >= 1) {
+			j[1] = i[1] - 1;
+			assert_true(sl[off7(sd, j)] == x[off7(ax_d, i)]);
+		}
+	} while (next7(ax_d, i));
+	npu_onnx_free(m);
+	mb_free(&b);
+}
+
 /* Ops that would mix the merged dimensions refuse, saying which and why. */
 static void test_rank7_refused(void **state)
 {
@@ -190,7 +354,7 @@ static void test_rank7_refused(void **state)
 	nodef(&b, "Transpose", NULL, "x", "y", "perm=ints:1,0,2,3,4,5,6", (const char *)NULL);
 	output(&b, "y");
 	load(&b, NULL, -EINVAL,
-	     "node 'y' (Transpose): input 'x' has rank 7, above libnpu's limit of 6, which only elementwise ops and the loss ops take");
+	     "node 'y' (Transpose): input 'x' has rank 7, above libnpu's limit of 6, which only elementwise, metadata,");
 	mb_free(&b);
 
 	mb_init(&b, 13);
@@ -207,6 +371,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rank8_elementwise),
 		cmocka_unit_test(test_rank7_loss),
+		cmocka_unit_test(test_rank7_along_axes),
+		cmocka_unit_test(test_rank7_gather_slice_reshape),
 		cmocka_unit_test(test_rank7_refused),
 	};
 
