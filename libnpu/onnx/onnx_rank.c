@@ -46,7 +46,7 @@ int oi_fold_dims(uint32_t rank, const int64_t *dims, uint32_t *frank, uint32_t *
 static const char *const elementwise[] = {
 	"Abs", "Acos", "Acosh", "Add", "And", "Asin", "Asinh", "Atan", "Atanh",
 	"BitwiseAnd", "BitwiseNot", "BitwiseOr", "BitwiseXor", "Cast", "Ceil",
-	"Celu", "Clip", "Cos", "Cosh", "Div", "Elu", "Equal", "Erf", "Exp",
+	"Celu", "Clip", "Cos", "Cosh", "Div", "Dropout", "Elu", "Equal", "Erf", "Exp",
 	"Floor", "Gelu", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish",
 	"Identity", "IsInf", "IsNaN", "LeakyRelu", "Less", "LessOrEqual", "Log",
 	"Max", "Mean", "Min", "Mish", "Mod", "Mul", "Neg", "Not", "Or", "Pow",
@@ -220,7 +220,7 @@ static int loss_output(struct nctx *c, const struct oi_rank *rk, struct sym *f)
 static bool is_metadata(const char *t)
 {
 	static const char *const ops[] = {
-		"Dropout", "Flatten", "Reshape", "Shape", "Size", "Squeeze", "Unsqueeze",
+		"Flatten", "Reshape", "Shape", "Size", "Squeeze", "Unsqueeze",
 	};
 	size_t i;
 

@@ -8,7 +8,7 @@
  * SequenceEmpty edit the list, SequenceLength is a constant, SequenceAt
  * is the tensor at its position, SplitToSequence a list of slices of its
  * input and ConcatFromSequence a Concat (or a stack) of the list.  The
- * tensors are made by Slice, Squeeze, Identity, Reshape and Concat nodes
+ * tensors are made by Slice, Identity, Reshape and Concat nodes
  * imported like the model's own (onnx_synth.c), so the runtime only ever
  * sees tensors and their ops land on the device where they can.
  *
@@ -33,8 +33,8 @@
 
 /*
  * A tensor of a sequence: symbol @s, or while @s is NULL, the slice
- * [@start, @start + @len) along @axis of @src (a dimension of 1 dropped
- * with @squeeze); @len < 0 when the size is runtime data.
+ * [@start, @start + @len) along @axis of @src (that dimension, of 1,
+ * dropped with @squeeze); @len < 0 when the size is runtime data.
  */
 struct oi_seq_elem {
 	struct sym *s;
@@ -233,14 +233,17 @@ static int materialize(struct nctx *c, struct oi_seq *q, size_t k, const char *n
 	char *ends = oi_name_fmt(c->name, k, "seq_ends");
 	char *axes = oi_name_fmt(c->name, k, "seq_axes");
 	char *cut = oi_name_fmt(c->name, k, "seq_cut");
+	char *shape = oi_name_fmt(c->name, k, "seq_shape");
+	int64_t dims[CT_MAX_RANK];
 	const char *ins[4];
+	uint32_t rank, i;
 	int ret = 0;
 
 	if (e->s) {
 		*out = e->s;
 		goto done;
 	}
-	if (!nm || !starts || !ends || !axes || !cut) {
+	if (!nm || !starts || !ends || !axes || !cut || !shape) {
 		ret = oi_nomem(im);
 		goto done;
 	}
@@ -261,9 +264,15 @@ static int materialize(struct nctx *c, struct oi_seq *q, size_t k, const char *n
 	if (!ret)
 		ret = made(c, "Slice", oi_synth(c, "Slice", ins, 4, e->squeeze ? cut : nm, NULL, 0));
 	if (!ret && e->squeeze) {
+		/* a Reshape: Squeeze's axes are an attribute before opset 13, an input after */
+		oi_model_shape(e->src, &rank, dims);
+		for (i = e->axis; i + 1 < rank; i++)
+			dims[i] = dims[i + 1];
+		ret = oi_const_sym(im, shape, dims, rank - 1, false, OT_INT64);
 		ins[0] = cut;
-		ins[1] = axes;
-		ret = made(c, "Squeeze", oi_synth(c, "Squeeze", ins, 2, nm, NULL, 0));
+		ins[1] = shape;
+		if (!ret)
+			ret = made(c, "Reshape", oi_synth(c, "Reshape", ins, 2, nm, NULL, 0));
 	}
 	if (!ret) {
 		e->s = oi_lookup(im, nm);
@@ -277,6 +286,7 @@ done:
 	free(ends);
 	free(axes);
 	free(cut);
+	free(shape);
 	return ret;
 }
 

@@ -181,6 +181,33 @@ static void test_split_concat(void **state)
 }
 
 /*
+ * keepdims=0 drops the split axis only, at opset 12 too (where Squeeze
+ * takes its axes as an attribute): x [2, 1, 3] gives two [1, 3].
+ */
+static void test_split_keepdims_opset12(void **state)
+{
+	static const int64_t d213[3] = { 2, 1, 3 };
+	static const uint32_t d13[2] = { 1, 3 };
+	float x[6] = { 1, 2, 3, 4, 5, 6 }, a[3];
+	struct npu_onnx_model *m;
+	struct mb b;
+
+	(void)state;
+	mb_init(&b, 12);
+	input(&b, "x", 3, d213);
+	init_scalar(&b, "one", 7, 1);
+	nodef(&b, "SplitToSequence", "rows", "x", "s", "keepdims=i:0", (const char *)NULL);
+	nodef(&b, "SequenceAt", "at", "s,one", "a", (const char *)NULL);
+	output(&b, "a");
+	m = load(&b, NULL, 0, NULL);
+	expect_shape(m, 0, 2, d13);
+	run(m, (void *[]){ x }, (void *[]){ a });
+	assert_memory_equal(a, x + 3, sizeof(a));
+	npu_onnx_free(m);
+	mb_free(&b);
+}
+
+/*
  * Split sizes that only a run tells: the length is known (the sizes'
  * shape), a tensor is not, and a runtime scalar split leaves the length
  * unknown too.
@@ -403,6 +430,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_construct_insert_erase),
 		cmocka_unit_test(test_split_concat),
+		cmocka_unit_test(test_split_keepdims_opset12),
 		cmocka_unit_test(test_runtime_split),
 		cmocka_unit_test(test_refused_positions),
 		cmocka_unit_test(test_refused_types),
