@@ -341,6 +341,44 @@ static void test_rank7_gather_slice_reshape(void **state)
 	mb_free(&b);
 }
 
+/*
+ * Split of axis 1 into [1, 2] and Concat of the pieces the other way
+ * round, on X of rank 7: the first piece and the rotated X against loops.
+ */
+static void test_rank7_split_concat(void **state)
+{
+	static const int64_t sizes[2] = { 1, 2 }, ad[7] = { 2, 1, 2, 1, 2, 1, 2 };
+	float x[48], a[16], r[48];
+	struct npu_onnx_model *m;
+	int i[7] = { 0 };
+	struct mb b;
+	int k;
+
+	(void)state;
+	for (k = 0; k < 48; k++)
+		x[k] = (float)k;
+	mb_init(&b, 13);
+	input(&b, "x", 7, ax_d);
+	init_i64(&b, "sizes", sizes, 2);
+	nodef(&b, "Split", "split", "x,sizes", "a,bb", "axis=i:1", (const char *)NULL);
+	nodef(&b, "Concat", "cat", "bb,a", "r", "axis=i:1", (const char *)NULL);
+	output(&b, "a");
+	output(&b, "r");
+	m = load(&b, NULL, 0, NULL);
+	run(m, (void *[]){ x }, (void *[]){ a, r });
+	do {
+		int j[7];
+
+		memcpy(j, i, sizeof(j));
+		if (!i[1])
+			assert_true(a[off7(ad, i)] == x[off7(ax_d, i)]);
+		j[1] = (i[1] + 2) % 3;
+		assert_true(r[off7(ax_d, j)] == x[off7(ax_d, i)]);
+	} while (next7(ax_d, i));
+	npu_onnx_free(m);
+	mb_free(&b);
+}
+
 /* Ops that would mix the merged dimensions refuse, saying which and why. */
 static void test_rank7_refused(void **state)
 {
@@ -364,6 +402,18 @@ static void test_rank7_refused(void **state)
 	output(&b, "y");
 	load(&b, NULL, -EINVAL, "node 'add' (Add): input 1 broadcasts against input 'x' of rank 7");
 	mb_free(&b);
+
+	/* a Slice of every other axis leaves nothing to merge */
+	mb_init(&b, 13);
+	input(&b, "x", 7, nll_dx);
+	init_i64(&b, "z4", (const int64_t[]){ 0, 0, 0, 0 }, 4);
+	init_i64(&b, "e4", (const int64_t[]){ 1, 1, 1, 1 }, 4);
+	init_i64(&b, "a4", (const int64_t[]){ 0, 2, 4, 6 }, 4);
+	nodef(&b, "Slice", "sl", "x,z4,e4,a4", "y", (const char *)NULL);
+	output(&b, "y");
+	load(&b, NULL, -EINVAL,
+	     "node 'sl' (Slice): input 'x' has rank 7, above libnpu's limit of 6, and keeps 7 dimensions even with those it treats alike merged");
+	mb_free(&b);
 }
 
 int main(int argc, char **argv)
@@ -373,6 +423,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_rank7_loss),
 		cmocka_unit_test(test_rank7_along_axes),
 		cmocka_unit_test(test_rank7_gather_slice_reshape),
+		cmocka_unit_test(test_rank7_split_concat),
 		cmocka_unit_test(test_rank7_refused),
 	};
 
