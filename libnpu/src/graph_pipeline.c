@@ -13,12 +13,16 @@
  * the graph's own inputs and outputs that the stage does not touch lose
  * their flags (compile ignores a value nothing reads or writes).
  *
- * Cost is multiply-accumulates plus the elements a node writes (the
- * latter so data movement and element-wise work weigh something where a
- * graph has little GEMM or convolution).  An automatic cut goes where the
- * running cost crosses its share of the total; within a few percent of
- * that point the cut with the fewest bytes crossing it wins, since every
- * crossing byte is copied through a shared buffer once per request.
+ * A node costs the cycles the device's timing model (vnpu_engine_cycles(),
+ * ops.rst "Timing model") charges for the commands compile makes of it:
+ * the same figure the device adds to a job's cycles, so balanced costs
+ * are stages that keep their devices equally busy.  A node merged into
+ * another costs nothing (its root carries the merged command), and so
+ * does a node the CPU runs (a kernel node, an op the device refuses).
+ * An automatic cut goes where the running cost crosses its share of the
+ * total; within 1/32 of the total of that point the cut with the fewest
+ * bytes crossing it wins, since every crossing byte is written to a
+ * shared buffer once per request.
  *
  * An automatic cut also keeps the bits: a stage must compute what the
  * whole graph computes.  Compile merges some nodes into others (an
@@ -28,9 +32,10 @@
  * between convolutions NHWC, which a value handed on (in the graph's
  * layout) is not, so the convolution reading it would run another
  * kernel over another layout.  So a cut never splits what compile
- * merged, nor hands on a 4-D value, where any position within the
- * range allows that; what merged is learnt from compiling the whole
- * graph for the CPU once.  A forced cut is the caller's choice: it may
+ * merged, where any position within the range allows that, and a 4-D
+ * value crosses as its NHWC twin (nhwc_twin()).  What merged, and each
+ * node's commands, are learnt from compiling the whole graph for the CPU
+ * once: the CPU path splits an op into the tiles the device would run.  A forced cut is the caller's choice: it may
  * split either, and the outputs then differ from one device's by
  * rounding.
  */
@@ -54,20 +59,6 @@ static uint64_t node_macs(const struct npu_graph *g, const struct gnode *n)
 	    (n->op.kind != NPU_OP_GEMM && !value_ok(g, n->in[1])))
 		return 0;
 	return npu__node_macs(g, n);
-}
-
-static uint64_t node_cost(const struct npu_graph *g, const struct gnode *n)
-{
-	const uint32_t *outs = npu__node_outputs(n);
-	uint64_t cost = node_macs(g, n);
-	uint32_t i;
-
-	if (n->kind == NPU_NODE_RESHAPE)
-		return 0;
-	for (i = 0; i < npu__node_num_outputs(n); i++)
-		if (value_ok(g, outs[i]))
-			cost += g->v[outs[i]].elems;
-	return cost;
 }
 
 /*
@@ -183,11 +174,12 @@ static int crossing_bytes(const struct npu_graph *g, const uint32_t *pos, uint64
 }
 
 /*
- * @unsafe[p]: a cut before position p would split nodes compile merges,
- * or hand on a 4-D value (see the top of the file).
+ * Compile @g whole for the CPU once and learn from it @cost[node] (the
+ * timing model's cycles of its commands) and @unsafe[p] (a cut before
+ * position p would split nodes compile merges).
  */
-static int unsafe_cuts(struct npu_graph *g, const uint32_t *pos, uint32_t compile_flags,
-		       uint8_t *unsafe)
+static int whole_graph(struct npu_graph *g, const uint32_t *pos, uint32_t compile_flags,
+		       uint64_t *cost, uint8_t *unsafe)
 {
 	int32_t *span = calloc(g->nn + 2, sizeof(*span));
 	struct npu_runtime *rt = NULL;
@@ -201,6 +193,10 @@ static int unsafe_cuts(struct npu_graph *g, const uint32_t *pos, uint32_t compil
 		free(span);
 		return ret;
 	}
+	memset(cost, 0, g->nn * sizeof(*cost));
+	for (i = 0; i < rt->num_steps; i++)
+		if (rt->steps[i].op && rt->steps[i].node < g->nn)
+			cost[rt->steps[i].node] += npu__op_cycles(rt->steps[i].op);
 	/* +1 at the first position a span forbids, -1 past its last */
 	for (i = 0; i < g->nn; i++) {
 		uint32_t root = (uint32_t)i, a, b, hops = 0;
@@ -261,13 +257,15 @@ static uint32_t auto_cut(size_t nn, const uint64_t *prefix, const uint64_t *cros
 	return best;
 }
 
-/* Positions (in @order) at which stages 1.. start: @start[0] = 0, @start[stages] = nn. */
+/*
+ * Positions (in @order) at which stages 1.. start: @start[0] = 0,
+ * @start[stages] = nn.  @cost: per node.
+ */
 static int place_cuts(struct npu_graph *g, size_t stages, const uint32_t *cuts,
-		      uint32_t compile_flags, const uint32_t *pos, const uint32_t *order,
-		      uint32_t *start)
+		      const uint64_t *cost, const uint8_t *unsafe, const uint32_t *pos,
+		      const uint32_t *order, uint32_t *start)
 {
 	uint64_t *prefix = NULL, *cross = NULL;
-	uint8_t *unsafe = NULL;
 	size_t k;
 	int ret = 0;
 
@@ -288,23 +286,19 @@ static int place_cuts(struct npu_graph *g, size_t stages, const uint32_t *cuts,
 	}
 	prefix = malloc((g->nn + 1) * sizeof(*prefix));
 	cross = malloc((g->nn + 1) * sizeof(*cross));
-	unsafe = malloc(g->nn + 1);
-	if (!prefix || !cross || !unsafe) {
+	if (!prefix || !cross) {
 		ret = -ENOMEM;
 		goto out;
 	}
 	prefix[0] = 0;
 	for (k = 0; k < g->nn; k++)
-		prefix[k + 1] = prefix[k] + node_cost(g, &g->n[order[k]]);
+		prefix[k + 1] = prefix[k] + cost[order[k]];
 	ret = crossing_bytes(g, pos, cross);
-	if (!ret)
-		ret = unsafe_cuts(g, pos, compile_flags, unsafe);
 	for (k = 1; k < stages && !ret; k++)
 		/* leave at least one node to each later stage */
 		start[k] = auto_cut(g->nn, prefix, cross, unsafe, k, stages, start[k - 1] + 1,
 				    (uint32_t)(g->nn - (stages - k)));
 out:
-	free(unsafe);
 	free(prefix);
 	free(cross);
 	return ret;
@@ -498,12 +492,13 @@ static int nhwc_twin(struct npu_graph *w, uint32_t v, bool out, uint32_t *twin)
 }
 
 /*
- * Fill stage @s's graph and bindings.  @stage_of[v]: the stage writing
+ * Fill stage @s's graph and bindings.  @cost[node]: its cycles;
+ * @stage_of[v]: the stage writing
  * value v (UINT32_MAX: none); @read_after[v]: the last stage reading it;
  * @offset[v]: its place in its producer's handoff buffer.
  */
 static int build_stage(const struct npu_graph *g, struct gpipe *pl, size_t s,
-		       const uint32_t *order, const uint32_t *start,
+		       const uint32_t *order, const uint32_t *start, const uint64_t *cost,
 		       const uint32_t *stage_of, const uint32_t *read_after,
 		       const uint64_t *offset)
 {
@@ -522,7 +517,7 @@ static int build_stage(const struct npu_graph *g, struct gpipe *pl, size_t s,
 		const struct gnode *n = &g->n[order[i]];
 		const uint32_t *in = npu__node_inputs(n);
 
-		st->cost += node_cost(g, n);
+		st->cost += cost[order[i]];
 		st->macs += node_macs(g, n);
 		for (k = 0; k < npu__node_num_inputs(n); k++) {
 			struct gvalue *v;
@@ -590,7 +585,8 @@ int npu__pipeline_split(struct npu_graph *g, size_t stages, const uint32_t *cuts
 			uint32_t compile_flags, struct gpipe *pl)
 {
 	uint32_t *order = NULL, *pos = NULL, *start = NULL, *stage_of = NULL, *read_after = NULL;
-	uint64_t *offset = NULL, *end = NULL;
+	uint64_t *offset = NULL, *end = NULL, *cost = NULL;
+	uint8_t *unsafe = NULL;
 	size_t i, s;
 	uint32_t k;
 	int ret;
@@ -606,9 +602,11 @@ int npu__pipeline_split(struct npu_graph *g, size_t stages, const uint32_t *cuts
 	read_after = malloc(g->nv * sizeof(*read_after));
 	offset = calloc(g->nv, sizeof(*offset));
 	end = calloc(stages, sizeof(*end));
+	cost = malloc(g->nn * sizeof(*cost));
+	unsafe = malloc(g->nn + 1);
 	pl->st = calloc(stages, sizeof(*pl->st));
-	ret = order && pos && start && stage_of && read_after && offset && end && pl->st ?
-	      0 : -ENOMEM;
+	ret = order && pos && start && stage_of && read_after && offset && end && cost &&
+	      unsafe && pl->st ? 0 : -ENOMEM;
 	if (!ret)
 		ret = order_nodes(g, order);
 	if (ret)
@@ -616,7 +614,10 @@ int npu__pipeline_split(struct npu_graph *g, size_t stages, const uint32_t *cuts
 	pl->num_stages = stages;
 	for (i = 0; i < g->nn; i++)
 		pos[order[i]] = (uint32_t)i;
-	ret = place_cuts(g, stages, cuts, compile_flags, pos, order, start);
+	/* forced cuts too: the stages report their cost */
+	ret = whole_graph(g, pos, compile_flags, cost, unsafe);
+	if (!ret)
+		ret = place_cuts(g, stages, cuts, cost, unsafe, pos, order, start);
 	if (ret)
 		goto out;
 	for (i = 0; i < g->nv; i++)
@@ -644,7 +645,7 @@ int npu__pipeline_split(struct npu_graph *g, size_t stages, const uint32_t *cuts
 	}
 	for (s = 0; s < stages && !ret; s++) {
 		pl->st[s].handoff_bytes = end[s];
-		ret = build_stage(g, pl, s, order, start, stage_of, read_after, offset);
+		ret = build_stage(g, pl, s, order, start, cost, stage_of, read_after, offset);
 	}
 out:
 	if (ret)
@@ -656,5 +657,7 @@ out:
 	free(read_after);
 	free(offset);
 	free(end);
+	free(cost);
+	free(unsafe);
 	return ret;
 }

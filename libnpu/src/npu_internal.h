@@ -163,6 +163,13 @@ int npu__cmdbuf_track_prepare(struct npu_cmdbuf *cb);
 
 /* npu_ops.c: work units of an op (ops.rst "Work units"), all its commands */
 uint64_t npu__op_work(const struct npu_op *op);
+/*
+ * npu_ops.c: the device's timing model (vnpu_engine_cycles()) summed over
+ * the commands @op runs as: its device commands, else the tiles the CPU
+ * path splits it into (the device's split at interface 1.1's limits),
+ * else its one command; 0 for an op the device does not take.
+ */
+uint64_t npu__op_cycles(const struct npu_op *op);
 /* npu_op_create() for the library's own full-size, trusted params. */
 int npu__op_create(const struct npu_op_params *params,
 		   const struct npu_tensor *const *inputs, size_t num_inputs,

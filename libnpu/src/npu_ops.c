@@ -19,6 +19,7 @@
 #include "npu_ops_cpu.h"
 #include "npu_tile.h"
 #include "npu/ops.h"
+#include "vnpu_engine.h"
 #include "vnpu_ref.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -837,6 +838,34 @@ fail:
 uint64_t npu__op_work(const struct npu_op *op)
 {
 	return op->work;
+}
+
+/* A command the device would refuse costs nothing: it never runs there. */
+static uint64_t cmd_cycles(const struct vnpu_cmd_compute *c)
+{
+	struct vnpu_cmd_compute cc;
+	struct vnpu_op_info info;
+
+	if (vnpu_op_check_limits(c, sizeof(*c), &cc, &info, &vnpu_op_limits_host))
+		return 0;
+	return vnpu_engine_cycles(&cc, &info);
+}
+
+uint64_t npu__op_cycles(const struct npu_op *op)
+{
+	uint64_t cycles = 0;
+	size_t i;
+
+	if (op->num_cmds) {
+		for (i = 0; i < op->num_cmds; i++)
+			cycles += cmd_cycles(&op->cmds[i]);
+		return cycles;
+	}
+	if (!op->host.plan.n)
+		return cmd_cycles(&op->full);
+	for (i = 0; i < op->host.plan.n; i++)
+		cycles += cmd_cycles(&op->host.plan.t[i].c);
+	return cycles;
 }
 
 NPU_EXPORT void npu_op_free(struct npu_op *op)

@@ -816,9 +816,10 @@ static void print_stages(const struct batch *b)
 		struct npu_group_stage st = NPU_GROUP_STAGE_INIT;
 
 		npu_group_get_stage(b->grp, i, &st);
-		printf("stage %zu: %u nodes from node %u, %.1f MMACs, hands on %u values"
-		       " (%llu bytes), %llu runs, busy %.3f s (%.0f%% of the batch)\n",
-		       i, st.num_nodes, st.first_node, st.macs / 1e6, st.outputs_handed_on,
+		printf("stage %zu: %u nodes from node %u, %.1f MMACs, %.1f M modelled cycles,"
+		       " hands on %u values (%llu bytes), %llu runs, busy %.3f s (%.0f%% of the batch)\n",
+		       i, st.num_nodes, st.first_node, st.macs / 1e6, st.cost / 1e6,
+		       st.outputs_handed_on,
 		       (unsigned long long)st.handoff_bytes, (unsigned long long)st.runs,
 		       st.busy_ns / 1e9,
 		       b->elapsed_ns ? 100.0 * (double)st.busy_ns / (double)b->elapsed_ns : 0.0);

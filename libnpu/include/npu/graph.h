@@ -612,8 +612,9 @@ int npu_group_get_stats(const struct npu_group *group, struct npu_group_stats *s
  * Pipeline.  With NPU_GROUP_PIPELINE, npu_group_create() splits the graph
  * into as many stages as it has devices: runs of consecutive nodes (in an
  * order where each node follows what it reads), stage k compiled for
- * device k alone.  The cuts go where the stages' cost (multiply-
- * accumulates plus elements written) is even, and among near-even cuts
+ * device k alone.  The cuts go where the stages' cost (the cycles the
+ * device's timing model charges for the commands their nodes compile
+ * to) is even, and among near-even cuts (within 1/32 of the total)
  * where the fewest bytes cross, never between nodes compile merges into
  * one (an activation into its convolution, a spelled-out LayerNorm);
  * npu_group_options.cuts forces them (a forced cut that splits merged
@@ -648,7 +649,7 @@ struct npu_group_stage {
 	uint32_t outputs_handed_on;	/* values for later stages */
 	uint64_t handoff_bytes;		/* of its shared buffer, per request */
 	uint64_t macs;			/* multiply-accumulates */
-	uint64_t cost;			/* what the automatic cuts balance */
+	uint64_t cost;			/* modelled device cycles per request */
 	uint64_t runs;			/* requests it has run */
 	uint64_t busy_ns;		/* time spent running them */
 };
