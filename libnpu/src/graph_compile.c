@@ -552,10 +552,69 @@ static int partition(struct npu_runtime *rt)
 NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 				 uint32_t flags, struct npu_runtime **out)
 {
+	return npu__graph_compile_bound(g, ctx, flags, NULL, 0, out);
+}
+
+/*
+ * @bsel[root]: the index in @bound of the value placed at that storage
+ * root, or UINT32_MAX.  Every external value sharing a bound root must be
+ * bound itself (else a run would copy it through an arena slot it does
+ * not have), and no kernel node may touch one (its operands are arena
+ * offsets): -ENOTSUP, so the caller falls back to copies.
+ */
+static int bound_roots(struct npu_graph *g, const struct cstate *c, const uint32_t *root,
+		       const struct gbound *bound, size_t num_bound, uint32_t *bsel)
+{
+	const struct npu_graph *w = c->w;
+	size_t i, j;
+
+	for (i = 0; i < w->nv; i++)
+		bsel[i] = UINT32_MAX;
+	for (j = 0; j < num_bound; j++) {
+		const struct gvalue *v;
+
+		if (bound[j].id >= g->nv)
+			return npu__graph_fail(g, "bound value %u is not in the graph", bound[j].id),
+			       -EINVAL;
+		v = &w->v[bound[j].id];
+		if (v->data || !(v->flags & (NPU_VALUE_INPUT | NPU_VALUE_OUTPUT)) ||
+		    bsel[root[bound[j].id]] != UINT32_MAX)
+			return -ENOTSUP;
+		bsel[root[bound[j].id]] = (uint32_t)j;
+	}
+	for (i = 0; i < g->nv; i++) {
+		const struct gvalue *v = &w->v[i];
+
+		if (v->data || !(v->flags & (NPU_VALUE_INPUT | NPU_VALUE_OUTPUT)) ||
+		    bsel[root[i]] == UINT32_MAX || bound[bsel[root[i]]].id == i)
+			continue;
+		for (j = 0; j < num_bound && bound[j].id != i; j++)
+			;
+		if (j == num_bound)
+			return -ENOTSUP;
+	}
+	for (i = 0; i < c->norder; i++) {
+		const struct gnode *n = &w->n[c->order[i]];
+		uint32_t k;
+
+		if (c->state[c->order[i]] != N_ALIVE || n->kind != NPU_NODE_KERNEL)
+			continue;
+		for (k = 0; k < n->kin + n->kout; k++)
+			if (n->kv[k] != NPU_VALUE_NONE && !w->v[n->kv[k]].data &&
+			    bsel[root[n->kv[k]]] != UINT32_MAX)
+				return -ENOTSUP;
+	}
+	return 0;
+}
+
+int npu__graph_compile_bound(struct npu_graph *g, struct npu_context *ctx, uint32_t flags,
+			     const struct gbound *bound, size_t num_bound,
+			     struct npu_runtime **out)
+{
 	struct cstate c = { 0 };
 	struct npu_runtime *rt = NULL;
 	struct lifetime *lt = NULL;
-	uint32_t *root = NULL;
+	uint32_t *root = NULL, *bsel = NULL;
 	int64_t *vfirst = NULL, *vlast = NULL;
 	uint64_t *soff = NULL, static_end = 0;
 	size_t i, nlt = 0, nsteps = 0, nio = 0;
@@ -633,7 +692,9 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 	vlast = malloc((w->nv ? w->nv : 1) * 8);
 	soff = malloc((w->nv ? w->nv : 1) * 8);
 	lt = calloc(w->nv ? w->nv : 1, sizeof(*lt));
-	if (!rt->nodes || !rt->value_bytes || !root || !vfirst || !vlast || !soff || !lt) {
+	bsel = malloc((w->nv ? w->nv : 1) * 4);
+	if (!rt->nodes || !rt->value_bytes || !root || !vfirst || !vlast || !soff || !lt ||
+	    !bsel) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -752,9 +813,13 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 					vfirst[root[i]] = -1;
 			}
 		}
+		ret = bound_roots(g, &c, root, bound, num_bound, bsel);
+		if (ret)
+			goto out;
 		for (i = 0; i < w->nv; i++) {
+			/* a bound value lives in the caller's memory, not the arena */
 			if (root[i] != i || w->v[i].data || vlast[i] < 0 ||
-			    vfirst[i] == INT64_MAX)
+			    vfirst[i] == INT64_MAX || bsel[i] != UINT32_MAX)
 				continue;
 			lt[nlt].root = (uint32_t)i;
 			lt[nlt].first = vfirst[i];
@@ -831,6 +896,12 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 				b->buf = rt->static_buf;
 				b->offset = soff[v];
 				b->host = rt->static_host ? (uint8_t *)rt->static_host + soff[v] : NULL;
+			} else if (bsel[root[v]] != UINT32_MAX) {
+				const struct gbound *e = &bound[bsel[root[v]]];
+
+				b->buf = e->buf;
+				b->offset = e->offset;
+				b->host = e->buf ? NULL : e->host;
 			} else {
 				b->buf = rt->arena_buf;
 				b->offset = soff[root[v]];
@@ -889,6 +960,10 @@ NPU_EXPORT int npu_graph_compile(struct npu_graph *g, struct npu_context *ctx,
 			}
 			memcpy(k, v->data, v->bytes);
 			io->konst = k;
+		} else if (bsel[root[i]] != UINT32_MAX) {
+			/* in the caller's memory: nothing to copy in or out */
+			io->offset = 0;
+			io->bytes = 0;
 		} else {
 			io->offset = soff[root[i]];
 			if (io->offset == UINT64_MAX) {	/* an input nothing reads */
@@ -910,6 +985,7 @@ out:
 		*out = rt;
 	}
 	free(root);
+	free(bsel);
 	free(vfirst);
 	free(vlast);
 	free(soff);

@@ -303,6 +303,8 @@ struct npu_runtime {
 	uint64_t *value_bytes;
 	size_t num_values;
 	bool profiling;
+	/* bytes runs copied between the callers' memory and the arena */
+	atomic_uint_fast64_t copied_bytes;
 
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -322,6 +324,31 @@ struct npu_runtime {
 	char err[384];			/* the last run's failure, under @lock */
 	char err_out[384];		/* npu_runtime_error()'s copy */
 };
+
+/*
+ * An external input or output that npu__graph_compile_bound() places in
+ * the caller's memory instead of the arena: @offset into @buf (a buffer
+ * of the compiling context), or @host for a host-only compile.  A run
+ * copies it neither in nor out (its npu_runtime_setup() binding is
+ * ignored): whoever shares that memory writes or reads it directly, and a
+ * device job that uses it lists @buf, so the driver orders it after
+ * every other job writing the buffer (implicit fences).
+ */
+struct gbound {
+	uint32_t id;
+	struct npu_buffer *buf;
+	uint64_t offset;
+	void *host;
+};
+
+/*
+ * npu_graph_compile() with @bound values.  -ENOTSUP (no message) where
+ * one cannot be bound: a kernel node touches it, or it shares its
+ * storage (a RESHAPE) with an external value not bound.
+ */
+int npu__graph_compile_bound(struct npu_graph *g, struct npu_context *ctx, uint32_t flags,
+			     const struct gbound *bound, size_t num_bound,
+			     struct npu_runtime **out);
 
 /* Where the arena is mapped (device or host). */
 int npu__runtime_arena(struct npu_runtime *rt, uint8_t **p);

@@ -17,7 +17,12 @@
  * before feeds, so the stages overlap on successive requests.  A request
  * holds one handoff slot (a shared buffer per stage that hands values on)
  * from stage 0 to the last stage; the slots are few, which bounds how far
- * stage 0 runs ahead.
+ * stage 0 runs ahead.  Each stage is compiled once per slot with the
+ * values it hands in and on placed in that slot's shared buffers
+ * (npu__graph_compile_bound()), so the devices' jobs write and read them
+ * there and nothing is copied between a stage's arena and the buffer;
+ * the weights are one copy per device (runtimes of the same statics
+ * share them).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,8 +37,11 @@
 #define GROUP_MAX_DEVICES	256u
 #define REQ_NONE		UINT32_MAX
 
-/* Handoff slots per stage: one running and one queued for the next. */
-#define PIPE_SLOTS_PER_STAGE	2u
+/*
+ * Handoff slots: one per stage, so that every stage can hold a request
+ * (each slot costs every stage a compiled runtime and its arena).
+ */
+#define PIPE_MIN_SLOTS		2u
 
 enum req_state { REQ_FREE, REQ_QUEUED, REQ_RUNNING, REQ_DONE };
 
@@ -73,6 +81,10 @@ struct group_dev {
 	struct req_fifo inq;
 	uint32_t *bind_ids;
 	void **bind_data;
+	/* pipeline: a runtime per handoff slot (srt[0] is @rt), or copies through it */
+	struct npu_runtime **srt;
+	bool zero_copy;
+	uint64_t copied_bytes;		/* handed-on values that are outputs too */
 };
 
 struct npu_group {
@@ -106,6 +118,7 @@ struct npu_group {
 	uint32_t num_hslots, num_hfree;
 	uint32_t *hfree;
 	uint8_t **hview;
+	struct npu_buffer **hbuf;	/* like hview: the buffer in stage t's context */
 	struct npu_buffer **hbufs;
 	size_t num_hbufs;
 	void **hhost;			/* CPU copies' handoff memory */
@@ -256,6 +269,13 @@ static uint8_t *hview(const struct npu_group *p, uint32_t h, size_t s, size_t t)
 	return p->hview[((size_t)h * n + s) * n + t];
 }
 
+static struct npu_buffer *hbuf(const struct npu_group *p, uint32_t h, size_t s, size_t t)
+{
+	size_t n = p->num_devs;
+
+	return p->hbuf[((size_t)h * n + s) * n + t];
+}
+
 static void *caller_ptr(const struct group_req *r, uint32_t id)
 {
 	size_t i;
@@ -266,10 +286,15 @@ static void *caller_ptr(const struct group_req *r, uint32_t id)
 	return NULL;
 }
 
-/* Run stage @d on request @r: bind its values, run, copy out what the caller wants too. */
+/*
+ * Run stage @d on request @r: bind its values, run, copy out what the
+ * caller wants too.  With zero copy the slot's runtime ignores the
+ * handoff bindings: its jobs use the shared buffers themselves.
+ */
 static int stage_run(struct npu_group *p, struct group_dev *d, const struct group_req *r)
 {
 	const struct gpipe_stage *st = &p->pl.st[d->index];
+	struct npu_runtime *rt = d->zero_copy ? d->srt[r->hslot] : d->rt;
 	size_t i;
 	int ret;
 
@@ -280,12 +305,14 @@ static int stage_run(struct npu_group *p, struct group_dev *d, const struct grou
 		d->bind_data[i] = io->stage == GPIPE_CALLER ? caller_ptr(r, io->id) :
 				  hview(p, r->hslot, io->stage, d->index) + io->offset;
 	}
-	ret = npu_runtime_setup(d->rt, st->num_io, d->bind_ids, d->bind_data);
+	ret = npu_runtime_setup(rt, st->num_io, d->bind_ids, d->bind_data);
 	if (!ret)
-		ret = npu_runtime_run(d->rt, d->q, NPU_TIMEOUT_INFINITE);
+		ret = npu_runtime_run(rt, d->q, NPU_TIMEOUT_INFINITE);
 	for (i = 0; !ret && i < st->num_io; i++)
-		if (st->io[i].to_caller)
+		if (st->io[i].to_caller) {
 			memcpy(caller_ptr(r, st->io[i].id), d->bind_data[i], st->io[i].bytes);
+			d->copied_bytes += st->io[i].bytes;
+		}
 	return ret;
 }
 
@@ -409,7 +436,7 @@ static int open_all(struct npu_context ***out, size_t *count)
 
 NPU_EXPORT void npu_group_free(struct npu_group *p)
 {
-	size_t i;
+	size_t i, k;
 
 	if (!p)
 		return;
@@ -429,6 +456,10 @@ NPU_EXPORT void npu_group_free(struct npu_group *p)
 
 		free(d->bind_ids);
 		free(d->bind_data);
+		for (k = 0; d->srt && k < p->num_hslots; k++)
+			if (d->srt[k] != d->rt)
+				npu_runtime_free(d->srt[k]);
+		free(d->srt);
 		npu_runtime_free(d->rt);
 		npu_queue_destroy(d->q);
 		if (d->ctx)
@@ -447,6 +478,7 @@ NPU_EXPORT void npu_group_free(struct npu_group *p)
 	free(p->hbufs);
 	free(p->hhost);
 	free(p->hview);
+	free(p->hbuf);
 	free(p->hfree);
 	free(p->devs);
 	free(p->io_ids);
@@ -547,6 +579,7 @@ static int handoff_setup(struct npu_group *p, uint32_t h, size_t s)
 		/* the producer's own mapping serves a CPU copy and its own context */
 		if (!ct || ct == d->ctx || !p->pl.st[t].handoffs_in) {
 			p->hview[((size_t)h * n + s) * n + t] = ptr;
+			p->hbuf[((size_t)h * n + s) * n + t] = ct == d->ctx ? buf : NULL;
 			continue;
 		}
 		if (fd < 0) {
@@ -562,13 +595,71 @@ static int handoff_setup(struct npu_group *p, uint32_t h, size_t s)
 		if (ret)
 			break;
 		p->hview[((size_t)h * n + s) * n + t] = view;
+		p->hbuf[((size_t)h * n + s) * n + t] = imp;
 	}
 	if (fd >= 0)
 		close(fd);
 	return ret;
 }
 
-/* Split @g into one stage per device, compile each, make the handoff slots. */
+/*
+ * Compile stage @d once per handoff slot, each runtime's handoff values
+ * in that slot's shared buffers.  A stage whose values cannot be placed
+ * so (compile says -ENOTSUP: a CPU kernel node reads or writes one) has
+ * one runtime that copies them through its arena instead.
+ */
+static int stage_compile(struct npu_group *p, struct group_dev *d, const struct npu_group_options *o)
+{
+	const struct gpipe_stage *st = &p->pl.st[d->index];
+	struct gbound *b = calloc(st->num_io ? st->num_io : 1, sizeof(*b));
+	size_t i, nb;
+	uint32_t h;
+	int ret = 0;
+
+	d->srt = calloc(p->num_hslots, sizeof(*d->srt));
+	if (!b || !d->srt) {
+		free(b);
+		return -ENOMEM;
+	}
+	d->zero_copy = true;
+	for (h = 0; h < p->num_hslots && d->zero_copy && !ret; h++) {
+		for (i = 0, nb = 0; i < st->num_io; i++) {
+			const struct gpipe_io *io = &st->io[i];
+
+			if (io->stage == GPIPE_CALLER)
+				continue;
+			b[nb].id = io->id;
+			b[nb].buf = hbuf(p, h, io->stage, d->index);
+			b[nb].offset = io->offset;
+			b[nb].host = hview(p, h, io->stage, d->index) + io->offset;
+			/* a device runtime needs the buffer itself */
+			if (d->ctx && !b[nb].buf)
+				d->zero_copy = false;
+			nb++;
+		}
+		if (!d->zero_copy)
+			break;
+		ret = npu__graph_compile_bound(st->graph, d->ctx, o->compile_flags, b, nb,
+					       &d->srt[h]);
+		if (ret == -ENOTSUP) {
+			d->zero_copy = false;
+			ret = 0;
+		}
+	}
+	free(b);
+	if (!ret && !d->zero_copy) {
+		for (h = 0; h < p->num_hslots; h++) {
+			npu_runtime_free(d->srt[h]);
+			d->srt[h] = NULL;
+		}
+		ret = npu_graph_compile(st->graph, d->ctx, o->compile_flags, &d->rt);
+	} else if (!ret) {
+		d->rt = d->srt[0];
+	}
+	return ret;
+}
+
+/* Split @g into one stage per device, make the handoff slots, compile each stage. */
 static int pipeline_setup(struct npu_group *p, struct npu_graph *g,
 			  struct npu_context *const *ctxs, size_t count,
 			  const struct npu_group_options *o)
@@ -589,26 +680,27 @@ static int pipeline_setup(struct npu_group *p, struct npu_graph *g,
 		struct group_dev *d = &p->devs[s];
 		struct gpipe_stage *st = &p->pl.st[s];
 
+		d->group = p;
+		d->state = NPU_GROUP_DEVICE_ACTIVE;
 		d->index = (uint32_t)s;
 		d->inq.head = d->inq.tail = REQ_NONE;
-		p->num_devs = s + 1;
-		ret = dev_setup(p, d, st->graph, ctxs[s], o);
-		if (ret) {
-			/* the stage's graph names the node; say it on the caller's */
-			npu__graph_fail(g, "pipeline stage %zu: %s", s, npu_graph_error(st->graph));
-			return ret;
+		if (ctxs[s]) {
+			npu__context_get(ctxs[s]);
+			d->ctx = ctxs[s];
 		}
+		p->num_devs = s + 1;
 		d->bind_ids = malloc((st->num_io ? st->num_io : 1) * sizeof(*d->bind_ids));
 		d->bind_data = malloc((st->num_io ? st->num_io : 1) * sizeof(*d->bind_data));
 		if (!d->bind_ids || !d->bind_data)
 			return -ENOMEM;
 	}
-	p->num_hslots = (uint32_t)(PIPE_SLOTS_PER_STAGE * n);
+	p->num_hslots = (uint32_t)(n > PIPE_MIN_SLOTS ? n : PIPE_MIN_SLOTS);
 	p->hfree = malloc(p->num_hslots * sizeof(*p->hfree));
 	p->hview = calloc((size_t)p->num_hslots * n * n, sizeof(*p->hview));
+	p->hbuf = calloc((size_t)p->num_hslots * n * n, sizeof(*p->hbuf));
 	p->hbufs = calloc((size_t)p->num_hslots * n * n, sizeof(*p->hbufs));
 	p->hhost = calloc((size_t)p->num_hslots * n, sizeof(*p->hhost));
-	if (!p->hfree || !p->hview || !p->hbufs || !p->hhost)
+	if (!p->hfree || !p->hview || !p->hbuf || !p->hbufs || !p->hhost)
 		return -ENOMEM;
 	for (h = 0; h < p->num_hslots; h++) {
 		for (s = 0; s < n; s++) {
@@ -620,6 +712,19 @@ static int pipeline_setup(struct npu_group *p, struct npu_graph *g,
 						       npu_strerror(ret)), ret;
 		}
 		p->hfree[p->num_hfree++] = h;
+	}
+	for (s = 0; s < n; s++) {
+		struct group_dev *d = &p->devs[s];
+
+		ret = stage_compile(p, d, o);
+		if (!ret && d->ctx && !(o->compile_flags & NPU_COMPILE_CPU_ONLY))
+			ret = npu_queue_create(d->ctx, o->hw_queue, NPU_PRIORITY_NORMAL, &d->q);
+		if (ret) {
+			/* the stage's graph names the node; say it on the caller's */
+			npu__graph_fail(g, "pipeline stage %zu: %s", s,
+					npu_graph_error(p->pl.st[s].graph));
+			return ret;
+		}
 	}
 	/* The caller binds the graph's own inputs and outputs. */
 	p->io_ids = malloc((g->nv ? g->nv : 1) * sizeof(*p->io_ids));
@@ -948,6 +1053,7 @@ NPU_EXPORT int npu_group_get_stage(const struct npu_group *p, size_t index,
 	struct npu_group_stage s = { .size = sizeof(s) };
 	struct npu_group *mp = (struct npu_group *)p;
 	const struct gpipe_stage *ps;
+	uint32_t h;
 
 	if (!p || !st || !st->size || !p->pipeline || index >= p->pl.num_stages)
 		return -EINVAL;
@@ -962,6 +1068,16 @@ NPU_EXPORT int npu_group_get_stage(const struct npu_group *p, size_t index,
 	pthread_mutex_lock(&mp->lock);
 	s.runs = p->devs[index].completed + p->devs[index].failed;
 	s.busy_ns = p->devs[index].busy_ns;
+	s.copied_bytes = p->devs[index].copied_bytes;
+	for (h = 0; h < p->num_hslots; h++) {
+		const struct npu_runtime *rt = p->devs[index].srt[h];
+
+		if (rt)
+			s.copied_bytes += atomic_load(&rt->copied_bytes);
+	}
+	if (!p->devs[index].zero_copy)
+		s.copied_bytes += atomic_load(&p->devs[index].rt->copied_bytes);
+	s.zero_copy = p->devs[index].zero_copy;
 	pthread_mutex_unlock(&mp->lock);
 	npu__struct_out(st, st->size, &s, sizeof(s));
 	return 0;

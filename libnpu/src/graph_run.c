@@ -93,6 +93,7 @@ static int copy_outputs(struct npu_runtime *rt)
 			continue;
 		memcpy(io->user, io->konst ? io->konst : arena + io->offset,
 		       io->bytes);
+		atomic_fetch_add(&rt->copied_bytes, io->bytes);
 	}
 	return 0;
 }
@@ -336,8 +337,10 @@ NPU_EXPORT int npu_runtime_run_async(struct npu_runtime *rt,
 	 * and writing the inputs into it is safe.
 	 */
 	for (i = 0; i < rt->num_io; i++)
-		if (rt->io[i].input && rt->io[i].bytes)
+		if (rt->io[i].input && rt->io[i].bytes) {
 			memcpy(arena + rt->io[i].offset, rt->io[i].user, rt->io[i].bytes);
+			atomic_fetch_add(&rt->copied_bytes, rt->io[i].bytes);
+		}
 	for (i = 0; i < rt->num_nodes; i++) {
 		rt->nodes[i].cycles = 0;
 		rt->nodes[i].time_ns = 0;

@@ -817,12 +817,14 @@ static void print_stages(const struct batch *b)
 
 		npu_group_get_stage(b->grp, i, &st);
 		printf("stage %zu: %u nodes from node %u, %.1f MMACs, %.1f M modelled cycles,"
-		       " hands on %u values (%llu bytes), %llu runs, busy %.3f s (%.0f%% of the batch)\n",
+		       " hands on %u values (%llu bytes), %llu runs, busy %.3f s (%.0f%% of the batch),"
+		       " %s, CPU copied %llu bytes\n",
 		       i, st.num_nodes, st.first_node, st.macs / 1e6, st.cost / 1e6,
 		       st.outputs_handed_on,
 		       (unsigned long long)st.handoff_bytes, (unsigned long long)st.runs,
 		       st.busy_ns / 1e9,
-		       b->elapsed_ns ? 100.0 * (double)st.busy_ns / (double)b->elapsed_ns : 0.0);
+		       b->elapsed_ns ? 100.0 * (double)st.busy_ns / (double)b->elapsed_ns : 0.0,
+		       st.zero_copy ? "zero copy" : "handoffs copied", (unsigned long long)st.copied_bytes);
 	}
 }
 

@@ -623,7 +623,10 @@ int npu_group_get_stats(const struct npu_group *group, struct npu_group_stats *s
  * Every value that crosses a cut (several may: a skip connection adds
  * one) is handed on through a buffer allocated on the producing device,
  * exported as a dma-buf and imported into each later stage's context, so
- * both devices map the same pages.  A request flows through the stages in
+ * both devices map the same pages; the producing stage's jobs write it
+ * there and the next stage's jobs read it there (zero copy, ordered by
+ * the buffer's implicit fences), except where a CPU kernel node reads or
+ * writes it (npu_group_stage.zero_copy).  A request flows through the stages in
  * order; each stage runs the next request as soon as it has handed one
  * on, so with two devices stage 0 runs request i+1 while stage 1 runs
  * request i.  A stage starts a request once the stage before has
@@ -652,6 +655,14 @@ struct npu_group_stage {
 	uint64_t cost;			/* modelled device cycles per request */
 	uint64_t runs;			/* requests it has run */
 	uint64_t busy_ns;		/* time spent running them */
+	/*
+	 * Bytes the CPU copied for its runs: the caller's inputs into its
+	 * arena and its outputs out, plus, unless @zero_copy, the values
+	 * handed in and on, between its arena and the shared buffers.
+	 */
+	uint64_t copied_bytes;
+	/* its jobs write and read the values handed on in the shared buffers */
+	bool zero_copy;
 };
 
 #define NPU_GROUP_STAGE_INIT	{ .size = sizeof(struct npu_group_stage) }

@@ -11,7 +11,9 @@
  * request's own error fails that request alone, a device's failure ends
  * the group; bad cuts and options are refused with a message.  A chain
  * of NCHW convolutions cut in the middle hands a 4-D value on (as its
- * NHWC twin) and must give the whole graph's bytes too.
+ * NHWC twin) and must give the whole graph's bytes too.  Values handed
+ * on live in the shared buffers (no CPU copy, counted), except where a
+ * CPU kernel node reads one.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -274,6 +276,43 @@ static void test_two_stages_residual(void **state)
 	assert_int_equal(npu_group_get_stage(grp, 1, &s1), 0);
 	assert_int_equal(s0.runs, REQUESTS);
 	assert_int_equal(s1.runs, REQUESTS);
+	/*
+	 * Zero copy: h1 and h2 are written and read in the shared buffer; the
+	 * CPU copies only x in, h1 out to the caller (an output too) and y out.
+	 */
+	assert_int_equal(s0.copied_bytes, 2ull * REQUESTS * ROWS * K * sizeof(float));
+	assert_int_equal(s1.copied_bytes, 1ull * REQUESTS * ROWS * K * sizeof(float));
+	assert_true(s0.zero_copy && s1.zero_copy);
+	npu_group_free(grp);
+}
+
+/*
+ * A handoff that a CPU kernel node reads (Probe, alone in stage 1) cannot
+ * live in the shared buffer (a kernel's operands are arena offsets): that
+ * stage copies it in, and the bytes are still the single runtime's.
+ */
+static void test_kernel_reads_handoff(void **state)
+{
+	struct npu_group_stage s0 = NPU_GROUP_STAGE_INIT, s1 = NPU_GROUP_STAGE_INIT;
+	struct npu_group *grp;
+	struct model m;
+	uint32_t cut;
+
+	(void)state;
+	reset_probe();
+	make_model(&m);
+	reference(&m);
+	cut = m.node_mm3 + 1;
+	assert_int_equal(pipeline(m.g, 2, &cut, 0, &grp), 0);
+	npu_graph_free(m.g);
+	stream_and_check(grp, &m);
+	assert_int_equal(npu_group_get_stage(grp, 0, &s0), 0);
+	assert_int_equal(npu_group_get_stage(grp, 1, &s1), 0);
+	assert_true(s0.zero_copy);
+	assert_false(s1.zero_copy);
+	/* stage 0: x in, h1 out; stage 1: h3 in from the shared buffer, y out */
+	assert_int_equal(s0.copied_bytes, 2ull * REQUESTS * ROWS * K * sizeof(float));
+	assert_int_equal(s1.copied_bytes, 2ull * REQUESTS * ROWS * K * sizeof(float));
 	npu_group_free(grp);
 }
 
@@ -487,6 +526,13 @@ static void test_nchw_convolutions(void **state)
 		assert_int_equal(npu_group_wait(grp, t[i], NPU_TIMEOUT_INFINITE, NULL), 0);
 		assert_memory_equal(y[i], want[i], sizeof(y[i]));
 	}
+	/* the NHWC twin is written and read in the shared buffer: only x in, y out */
+	assert_int_equal(npu_group_get_stage(grp, 0, &s0), 0);
+	assert_true(s0.zero_copy);
+	assert_int_equal(s0.copied_bytes, 4ull * CH * HW * HW * sizeof(float));
+	assert_int_equal(npu_group_get_stage(grp, 1, &s0), 0);
+	assert_true(s0.zero_copy);
+	assert_int_equal(s0.copied_bytes, 4ull * CH * HW * HW * sizeof(float));
 	npu_group_free(grp);
 }
 
@@ -549,6 +595,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_stages_residual),
 		cmocka_unit_test(test_three_stages_skip),
+		cmocka_unit_test(test_kernel_reads_handoff),
 		cmocka_unit_test(test_automatic_cuts),
 		cmocka_unit_test(test_stages_overlap),
 		cmocka_unit_test(test_failures),
