@@ -64,6 +64,7 @@ struct group_req {
 	uint64_t run_ns;
 	uint32_t hslot;			/* pipeline: its handoff slot, or REQ_NONE */
 	int64_t start_ns;		/* pipeline: when stage 0 took it */
+	uint64_t seq;			/* submission order */
 };
 
 struct group_dev {
@@ -85,6 +86,8 @@ struct group_dev {
 	struct npu_runtime **srt;
 	bool zero_copy;
 	uint64_t copied_bytes;		/* handed-on values that are outputs too */
+	/* pipeline failover: the whole graph compiled for this device */
+	struct npu_runtime *whole;
 };
 
 struct npu_group {
@@ -114,6 +117,7 @@ struct npu_group {
 	 * it; every buffer allocated or imported, to free.
 	 */
 	bool pipeline;
+	bool fallback;			/* a stage's device left: whole graphs now */
 	struct gpipe pl;
 	uint32_t num_hslots, num_hfree;
 	uint32_t *hfree;
@@ -197,12 +201,15 @@ static void fail_queued(struct npu_group *p)
 			req_end(p, &p->reqs[slot], -ENODEV);
 }
 
-static void *worker(void *arg)
+/*
+ * A data-parallel worker's loop, and a pipeline's after failover (the
+ * whole graph on @d->whole): under @p->lock, returned with it held.
+ */
+static void serve(struct group_dev *d)
 {
-	struct group_dev *d = arg;
 	struct npu_group *p = d->group;
+	struct npu_runtime *rt = d->whole ? d->whole : d->rt;
 
-	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		struct group_req *r;
 		uint32_t slot;
@@ -223,9 +230,9 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&p->lock);
 
 		/* Binding every input and output replaces the last request's. */
-		ret = npu_runtime_setup(d->rt, r->count, r->ids, r->data);
+		ret = npu_runtime_setup(rt, r->count, r->ids, r->data);
 		if (!ret)
-			ret = npu_runtime_run(d->rt, d->q, NPU_TIMEOUT_INFINITE);
+			ret = npu_runtime_run(rt, d->q, NPU_TIMEOUT_INFINITE);
 		now = npu_time_ns();
 
 		pthread_mutex_lock(&p->lock);
@@ -257,6 +264,15 @@ static void *worker(void *arg)
 			fail_queued(p);
 		break;
 	}
+}
+
+static void *worker(void *arg)
+{
+	struct group_dev *d = arg;
+	struct npu_group *p = d->group;
+
+	pthread_mutex_lock(&p->lock);
+	serve(d);
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
 }
@@ -317,9 +333,89 @@ static int stage_run(struct npu_group *p, struct group_dev *d, const struct grou
 }
 
 /*
+ * Under @p->lock: @r leaves the pipeline to run again whole, ahead of
+ * every request not yet started, in submission order among those sent
+ * back (push_front() of each in turn keeps that when they come newest
+ * first, which sendback_all() arranges).
+ */
+static void sendback(struct npu_group *p, struct group_req *r)
+{
+	if (r->hslot != REQ_NONE) {
+		p->hfree[p->num_hfree++] = r->hslot;
+		r->hslot = REQ_NONE;
+	}
+	fifo_push(p, &p->queue, (uint32_t)(r - p->reqs), true);
+	p->failovers++;
+}
+
+static int by_seq_desc(const void *a, const void *b, void *arg)
+{
+	const struct group_req *reqs = arg;
+	uint64_t x = reqs[*(const uint32_t *)a].seq, y = reqs[*(const uint32_t *)b].seq;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * Under @p->lock: a stage's device left and another remains, so every
+ * request waiting between stages goes back to the group's queue to run
+ * whole (@failed, the one whose run failed, among them); the requests
+ * other stages are running follow when their runs end (pipe_worker()).
+ */
+static void begin_fallback(struct npu_group *p, struct group_req *failed)
+{
+	uint32_t *back = malloc((p->max_reqs + 1) * sizeof(*back)), slot, k = 0;
+	size_t i;
+
+	p->fallback = true;
+	for (i = 1; i < p->num_devs; i++)
+		while ((slot = fifo_pop(p, &p->devs[i].inq)) != REQ_NONE) {
+			if (back)
+				back[k++] = slot;
+			else
+				sendback(p, &p->reqs[slot]);
+		}
+	if (back) {
+		back[k++] = (uint32_t)(failed - p->reqs);
+		qsort_r(back, k, sizeof(*back), by_seq_desc, p->reqs);
+		for (i = 0; i < k; i++)
+			sendback(p, &p->reqs[back[i]]);
+		free(back);
+	} else {
+		sendback(p, failed);
+	}
+	pthread_cond_broadcast(&p->work);
+}
+
+/*
+ * After failover, a surviving stage's device runs whole graphs: compiled
+ * here, outside the lock (requests wait in the queue meanwhile), then
+ * served as a data-parallel group serves them.  Under @p->lock.
+ */
+static void serve_whole(struct group_dev *d)
+{
+	struct npu_group *p = d->group;
+	int ret;
+
+	pthread_mutex_unlock(&p->lock);
+	ret = npu_graph_compile(p->graph, d->ctx, p->opts.compile_flags, &d->whole);
+	pthread_mutex_lock(&p->lock);
+	if (!ret) {
+		serve(d);
+		return;
+	}
+	d->state = NPU_GROUP_DEVICE_LEFT;
+	d->error = ret;
+	if (!--p->active)
+		fail_queued(p);
+}
+
+/*
  * A pipeline stage's worker.  Every stage is needed for every request, so
- * when one device fails the group is over: what is queued fails, what
- * another stage is running fails when it comes back.
+ * when one device fails the pipeline is over: with NPU_GROUP_NO_FAILOVER
+ * what is queued fails, and what another stage is running fails when it
+ * comes back; else every request not yet answered runs again, the whole
+ * graph on each device left (begin_fallback(), serve_whole()).
  */
 static void *pipe_worker(void *arg)
 {
@@ -336,10 +432,15 @@ static void *pipe_worker(void *arg)
 		bool group_over = false;
 		int ret;
 
-		while (!p->stopping && (in->head == REQ_NONE || (!d->index && !p->num_hfree)))
+		while (!p->stopping && !p->fallback &&
+		       (in->head == REQ_NONE || (!d->index && !p->num_hfree)))
 			pthread_cond_wait(&p->work, &p->lock);
 		if (p->stopping)
 			break;
+		if (p->fallback) {
+			serve_whole(d);
+			break;
+		}
 		slot = fifo_pop(p, in);
 		r = &p->reqs[slot];
 		r->state = REQ_RUNNING;
@@ -358,11 +459,33 @@ static void *pipe_worker(void *arg)
 
 		pthread_mutex_lock(&p->lock);
 		d->busy_ns += (uint64_t)(now - t0);
-		if (ret) {
+		if (ret)
 			d->failed++;
-		} else {
+		else
 			d->completed++;
-			/* another stage's device left meanwhile */
+		if (p->fallback) {
+			/* another stage's device left meanwhile: run it again whole */
+			if (!ret && last) {
+				r->run_ns = (uint64_t)(now - r->start_ns);
+				req_end(p, r, 0);
+			} else if (ret && !device_failure(ret)) {
+				req_end(p, r, ret);	/* the request's own error */
+			} else {
+				sendback(p, r);
+				pthread_cond_broadcast(&p->work);
+			}
+			if (ret && device_failure(ret)) {
+				d->state = NPU_GROUP_DEVICE_LEFT;
+				d->error = ret;
+				if (!--p->active)
+					fail_queued(p);
+				break;
+			}
+			serve_whole(d);
+			break;
+		}
+		if (!ret) {
+			/* another stage's device left meanwhile (NPU_GROUP_NO_FAILOVER) */
 			group_over = p->active < p->num_devs;
 			if (group_over)
 				ret = -ENODEV;
@@ -374,6 +497,14 @@ static void *pipe_worker(void *arg)
 		}
 		if (!ret)
 			r->run_ns = (uint64_t)(now - r->start_ns);
+		if (ret && device_failure(ret) && !group_over &&
+		    !(p->flags & NPU_GROUP_NO_FAILOVER) && p->active > 1) {
+			d->state = NPU_GROUP_DEVICE_LEFT;
+			d->error = ret;
+			p->active--;
+			begin_fallback(p, r);
+			break;
+		}
 		req_end(p, r, ret);
 		if (group_over || !device_failure(ret))
 			continue;
@@ -460,6 +591,7 @@ NPU_EXPORT void npu_group_free(struct npu_group *p)
 			if (d->srt[k] != d->rt)
 				npu_runtime_free(d->srt[k]);
 		free(d->srt);
+		npu_runtime_free(d->whole);
 		npu_runtime_free(d->rt);
 		npu_queue_destroy(d->q);
 		if (d->ctx)
@@ -792,6 +924,9 @@ NPU_EXPORT int npu_group_create(struct npu_graph *g, struct npu_context *const *
 		ret = count < 2 ? (npu__graph_fail(g, "a pipeline needs two devices or more, not %zu",
 						   count), -EINVAL) :
 		      pipeline_setup(p, g, ctxs, count, &o);
+		/* failover runs it whole on a device that remains */
+		if (!ret && !(o.flags & NPU_GROUP_NO_FAILOVER))
+			ret = npu__graph_clone(g, &p->graph);
 		if (ret)
 			goto fail;
 		goto start;
@@ -913,7 +1048,7 @@ NPU_EXPORT int npu_group_submit(struct npu_group *p, size_t count, const uint32_
 		memcpy(data_copy, data, count * sizeof(*data_copy));
 	}
 	pthread_mutex_lock(&p->lock);
-	if (!p->active || (p->pipeline && p->active < p->num_devs))
+	if (!p->active || (p->pipeline && !p->fallback && p->active < p->num_devs))
 		ret = -ENODEV;
 	else if (p->outstanding == p->max_reqs)
 		ret = -EAGAIN;
@@ -937,6 +1072,7 @@ NPU_EXPORT int npu_group_submit(struct npu_group *p, size_t count, const uint32_
 	r->ids = ids_copy;
 	r->data = data_copy;
 	r->submit_ns = npu_time_ns();
+	r->seq = p->submitted;
 	fifo_push(p, &p->queue, slot, false);
 	p->outstanding++;
 	p->submitted++;

@@ -800,9 +800,8 @@ static void print_batch(const struct batch *b, long requests)
 		       ds.state == NPU_GROUP_DEVICE_LEFT ? ", left: " : "",
 		       ds.state == NPU_GROUP_DEVICE_LEFT ? npu_strerror(ds.error) : "");
 	}
-	if (!npu_group_num_stages(b->grp))
-		printf("failovers: %llu (requests run again on another device after theirs failed)\n",
-		       (unsigned long long)st.failovers);
+	printf("failovers: %llu (requests run again after a device failed)\n",
+	       (unsigned long long)st.failovers);
 	printf("outputs: %llu of %ld requests answered, %llu differ from the first's bytes\n",
 	       (unsigned long long)st.completed, requests, (unsigned long long)b->differing);
 }

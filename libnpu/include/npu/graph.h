@@ -637,10 +637,15 @@ int npu_group_get_stats(const struct npu_group *group, struct npu_group_stats *s
  * nodes on the original's values, and a 4-D value crosses in the NHWC
  * layout compile gives it in the whole graph).
  *
- * Requests run on every stage's device, so there is no failover: a
- * device's failure fails the request, the device leaves
- * (npu_group_get_device_stats()) and every request not yet answered, and
- * every later npu_group_submit(), fails with -ENODEV.
+ * Requests run on every stage's device, so when one fails because of its
+ * device (as above) the device leaves and the group runs whole graphs
+ * from then on: its failed request and every one not yet answered run
+ * again from the start, in submission order, the whole graph compiled
+ * for each device left; none is answered twice or lost, a re-run one's
+ * npu_group_result.attempts is above 1 and npu_group_stats.failovers
+ * counts them.  With NPU_GROUP_NO_FAILOVER the failed request fails with
+ * the device's error and every request not yet answered, and every later
+ * npu_group_submit(), with -ENODEV.
  */
 
 /* Extensible (npu.h "ABI rules"): NPU_GROUP_STAGE_INIT. */

@@ -169,17 +169,23 @@ static void reset_probe(void)
 	atomic_store(&probe_runs, 0);
 }
 
-static int pipeline(struct npu_graph *g, size_t stages, const uint32_t *cuts,
-		    uint32_t max_requests, struct npu_group **out)
+static int pipeline_flags(struct npu_graph *g, size_t stages, const uint32_t *cuts,
+			  uint32_t max_requests, uint32_t flags, struct npu_group **out)
 {
 	struct npu_context *none[4] = { NULL };
 	struct npu_group_options o = NPU_GROUP_OPTIONS_INIT;
 
-	o.flags = NPU_GROUP_PIPELINE;
+	o.flags = NPU_GROUP_PIPELINE | flags;
 	o.max_requests = max_requests;
 	o.num_cuts = cuts ? (uint32_t)stages - 1 : 0;
 	o.cuts = cuts;
 	return npu_group_create(g, none, stages, &o, out);
+}
+
+static int pipeline(struct npu_graph *g, size_t stages, const uint32_t *cuts,
+		    uint32_t max_requests, struct npu_group **out)
+{
+	return pipeline_flags(g, stages, cuts, max_requests, 0, out);
 }
 
 #define REQUESTS	300
@@ -397,21 +403,27 @@ static void test_stages_overlap(void **state)
 	npu_group_free(grp);
 }
 
-/* A request's own error fails it alone; a device's (-EIO) ends the group. */
-static void test_failures(void **state)
+/*
+ * A request's own error fails it alone.  A device's (-EIO, stage 1's)
+ * under NPU_GROUP_NO_FAILOVER fails its request and ends the group; by
+ * default every request not yet answered runs again, the whole graph on
+ * device 0, each answered once with the single runtime's bytes.
+ */
+static void device_failure(bool failover)
 {
 	struct npu_group_device_stats ds = NPU_GROUP_DEVICE_STATS_INIT;
 	struct npu_group_stats st = NPU_GROUP_STATS_INIT;
+	struct npu_group_result res = NPU_GROUP_RESULT_INIT;
 	struct npu_group *grp;
 	struct model m;
-	uint64_t t[4];
+	uint64_t t[8];
 	unsigned int r;
 
-	(void)state;
 	reset_probe();
 	make_model(&m);
 	reference(&m);
-	assert_int_equal(pipeline(m.g, 2, &m.node_add, 0, &grp), 0);
+	assert_int_equal(pipeline_flags(m.g, 2, &m.node_add, 0,
+					 failover ? 0 : NPU_GROUP_NO_FAILOVER, &grp), 0);
 	npu_graph_free(m.g);
 	atomic_store(&fail_once, -EINVAL);
 	for (r = 0; r < 2; r++)
@@ -421,24 +433,73 @@ static void test_failures(void **state)
 	assert_int_equal(npu_group_wait(grp, t[1], NPU_TIMEOUT_INFINITE, NULL), 0);
 	assert_memory_equal(ys[1], want_y[1], sizeof(ys[1]));
 
-	/* request 0 fails in stage 1 only once 1..3 are queued behind it */
+	/* request 0 fails in stage 1 only once 1..5 are queued behind it */
+	memset(ys, 0xa5, sizeof(ys));
+	memset(h1s, 0xa5, sizeof(h1s));
 	atomic_store(&hold, 1);
 	atomic_store(&fail_once, -EIO);
-	for (r = 0; r < 4; r++)
+	for (r = 0; r < 6; r++)
 		assert_int_equal(npu_group_submit(grp, 3, (uint32_t[]){ m.x, m.y, m.h1 },
 						  (void *[]){ xs[r], ys[r], h1s[r] }, &t[r]), 0);
 	atomic_store(&hold, 0);
-	assert_int_equal(npu_group_wait(grp, t[0], NPU_TIMEOUT_INFINITE, NULL), -EIO);
-	for (r = 1; r < 4; r++)
-		assert_int_equal(npu_group_wait(grp, t[r], NPU_TIMEOUT_INFINITE, NULL), -ENODEV);
-	assert_int_equal(npu_group_submit(grp, 3, (uint32_t[]){ m.x, m.y, m.h1 },
-					  (void *[]){ xs[0], ys[0], h1s[0] }, &t[0]), -ENODEV);
+	if (!failover) {
+		assert_int_equal(npu_group_wait(grp, t[0], NPU_TIMEOUT_INFINITE, NULL), -EIO);
+		for (r = 1; r < 6; r++)
+			assert_int_equal(npu_group_wait(grp, t[r], NPU_TIMEOUT_INFINITE, NULL),
+					 -ENODEV);
+		assert_int_equal(npu_group_submit(grp, 3, (uint32_t[]){ m.x, m.y, m.h1 },
+						  (void *[]){ xs[0], ys[0], h1s[0] }, &t[0]),
+				 -ENODEV);
+	} else {
+		for (r = 0; r < 6; r++) {
+			assert_int_equal(npu_group_wait(grp, t[r], NPU_TIMEOUT_INFINITE, &res), 0);
+			assert_memory_equal(ys[r], want_y[r], sizeof(ys[r]));
+			assert_memory_equal(h1s[r], want_h1[r], sizeof(h1s[r]));
+			/* answered once: the ticket is gone */
+			assert_int_equal(npu_group_wait(grp, t[r], 0, NULL), -ENOENT);
+			assert_int_equal(res.device, 0);
+			if (r == 0)
+				assert_int_equal(res.attempts, 2);
+		}
+		/* later requests run whole on device 0 */
+		for (r = 6; r < 8; r++)
+			assert_int_equal(npu_group_submit(grp, 3, (uint32_t[]){ m.x, m.y, m.h1 },
+							  (void *[]){ xs[r], ys[r], h1s[r] }, &t[r]),
+					 0);
+		for (r = 6; r < 8; r++) {
+			assert_int_equal(npu_group_wait(grp, t[r], NPU_TIMEOUT_INFINITE, &res), 0);
+			assert_memory_equal(ys[r], want_y[r], sizeof(ys[r]));
+			assert_int_equal(res.device, 0);
+		}
+	}
 	assert_int_equal(npu_group_get_device_stats(grp, 1, &ds), 0);
 	assert_int_equal(ds.state, NPU_GROUP_DEVICE_LEFT);
 	assert_int_equal(ds.error, -EIO);
+	assert_int_equal(npu_group_get_device_stats(grp, 0, &ds), 0);
+	assert_int_equal(ds.state, NPU_GROUP_DEVICE_ACTIVE);
 	assert_int_equal(npu_group_get_stats(grp, &st), 0);
-	assert_int_equal(st.failovers, 0);
+	assert_int_equal(st.active_devices, 1);
+	if (failover) {
+		/* request 0, and any that had reached stage 1's queue, ran again */
+		assert_true(st.failovers >= 1 && st.failovers <= 3);
+		assert_int_equal(st.completed, 1 + 8);
+		assert_int_equal(st.failed, 1);
+	} else {
+		assert_int_equal(st.failovers, 0);
+	}
 	npu_group_free(grp);
+}
+
+static void test_failures_no_failover(void **state)
+{
+	(void)state;
+	device_failure(false);
+}
+
+static void test_failover(void **state)
+{
+	(void)state;
+	device_failure(true);
 }
 
 #define CH	8
@@ -598,7 +659,8 @@ int main(void)
 		cmocka_unit_test(test_kernel_reads_handoff),
 		cmocka_unit_test(test_automatic_cuts),
 		cmocka_unit_test(test_stages_overlap),
-		cmocka_unit_test(test_failures),
+		cmocka_unit_test(test_failures_no_failover),
+		cmocka_unit_test(test_failover),
 		cmocka_unit_test(test_nchw_convolutions),
 		cmocka_unit_test(test_arguments),
 	};
