@@ -221,6 +221,11 @@ static int whole_graph(struct npu_graph *g, const uint32_t *pos, uint32_t compil
 	return 0;
 }
 
+static uint64_t near_dist(const uint64_t *prefix, uint64_t target, uint32_t p)
+{
+	return prefix[p] > target ? prefix[p] - target : target - prefix[p];
+}
+
 /* The cut before which stage @k (k >= 1) of @stages starts, by cost. */
 static uint32_t auto_cut(size_t nn, const uint64_t *prefix, const uint64_t *cross,
 			 const uint8_t *unsafe, size_t k, size_t stages, uint32_t lo, uint32_t hi)
@@ -244,13 +249,16 @@ static uint32_t auto_cut(size_t nn, const uint64_t *prefix, const uint64_t *cros
 		}
 	}
 	best = near;
+	/* Fewest bytes crossing within the slack; of those, the nearest. */
+	best_dist = UINT64_MAX;
 	for (p = lo; p <= hi; p++) {
 		uint64_t d = prefix[p] > target ? prefix[p] - target : target - prefix[p];
 
-		if (d > best_dist + slack || (any_safe && unsafe[p]))
+		if (d > near_dist(prefix, target, near) + slack || (any_safe && unsafe[p]))
 			continue;
-		if (cross[p] < best_cross) {
+		if (cross[p] < best_cross || (cross[p] == best_cross && d < best_dist)) {
 			best_cross = cross[p];
+			best_dist = d;
 			best = p;
 		}
 	}

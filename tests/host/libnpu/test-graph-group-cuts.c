@@ -9,8 +9,9 @@
  * every position is read back from groups cut there by hand, and each
  * automatic cut must be within 1/32 of the total of the best position
  * that does not split a fused pair (the documented tolerance), never
- * between a fused pair, and every output the bytes one runtime of the
- * whole graph gives.
+ * between a fused pair, crossing the fewest bytes within that and of
+ * those the nearest its target, and every output the bytes one runtime
+ * of the whole graph gives.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -144,16 +145,17 @@ static uint32_t residual(struct chain *c, uint32_t a, uint32_t b, uint32_t out_f
  * A random chain of at least @min nodes: blocks of a GEMM (of a random
  * width, cheap or expensive), a GEMM whose only reader is a ReLU (which
  * compile merges into it), an EXP (special-function lanes, never
- * merged) or an add of an earlier value of the same width.
+ * merged) or an add of an earlier value of the same width.  @uniform:
+ * every value of one width, so that many cuts cross as many bytes.
  */
-static void make_chain(struct chain *c, size_t min)
+static void make_chain(struct chain *c, size_t min, bool uniform)
 {
 	static const uint32_t widths[] = { 8, 16, 32, 64, 128 };
 	uint32_t cur, seen[MAX_VALUES], nseen = 0;
 
 	memset(c, 0, sizeof(*c));
 	assert_int_equal(npu_graph_create(&c->g), 0);
-	c->x = cur = value(c, widths[rnd(5)], NPU_VALUE_INPUT);
+	c->x = cur = value(c, uniform ? 64 : widths[rnd(5)], NPU_VALUE_INPUT);
 	seen[nseen++] = cur;
 	/* room for a block of two and the last node */
 	while (c->nn + 3 <= MAX_NODES) {
@@ -165,9 +167,9 @@ static void make_chain(struct chain *c, size_t min)
 				if (c->width[seen[k]] == c->width[cur] && rnd(2))
 					other = seen[k];
 		if (kind == 0 || (kind == 3 && other == UINT32_MAX)) {
-			cur = gemm(c, cur, widths[rnd(5)], 0);
+			cur = gemm(c, cur, uniform ? 64 : widths[rnd(5)], 0);
 		} else if (kind == 1) {
-			cur = gemm(c, cur, widths[rnd(5)], 0);
+			cur = gemm(c, cur, uniform ? 64 : widths[rnd(5)], 0);
 			c->unsafe[c->nn] = true;	/* between the GEMM and its ReLU */
 			cur = activation(c, cur, NPU_ACT_RELU, 0);
 		} else if (kind == 2) {
@@ -242,8 +244,11 @@ static void test_cost_is_the_timing_model(void **state)
 	free_chain(&c);
 }
 
-/* @prefix[p]: the cost of nodes 0..p-1, from a group cut by hand before p. */
-static void prefix_costs(struct chain *c, uint64_t *prefix)
+/*
+ * @prefix[p]: the cost of nodes 0..p-1, and @cross[p] the bytes handed
+ * on, from a group cut by hand before p.
+ */
+static void prefix_costs(struct chain *c, uint64_t *prefix, uint64_t *cross)
 {
 	uint64_t total = 0;
 	uint32_t p;
@@ -258,6 +263,7 @@ static void prefix_costs(struct chain *c, uint64_t *prefix)
 		assert_int_equal(npu_group_get_stage(grp, 1, &s1), 0);
 		npu_group_free(grp);
 		prefix[p] = s0.cost;
+		cross[p] = s0.handoff_bytes;
 		/* a pair split by hand runs as two commands: another total */
 		if (!c->unsafe[p]) {
 			if (total)
@@ -303,8 +309,8 @@ static void same_bytes(struct chain *c, struct npu_group *grp, struct npu_runtim
 	free(want);
 }
 
-static void check_auto(struct chain *c, const uint64_t *prefix, size_t stages,
-		       struct npu_runtime *rt)
+static void check_auto(struct chain *c, const uint64_t *prefix, const uint64_t *cross,
+		       size_t stages, struct npu_runtime *rt)
 {
 	struct npu_group *grp;
 	uint64_t total = prefix[c->nn], sum = 0;
@@ -339,6 +345,26 @@ static void check_auto(struct chain *c, const uint64_t *prefix, size_t stages,
 				 (unsigned long long)dist(prefix[start[k]], target),
 				 (unsigned long long)target, (unsigned long long)best,
 				 (unsigned long long)total);
+		if (stages != 2)
+			continue;
+		/*
+		 * Within that slack the fewest bytes cross (every value here is
+		 * a multiple of the 64-byte handoff alignment), and of the cuts
+		 * crossing as few, the one nearest the target.
+		 */
+		for (p = 1; p < c->nn; p++) {
+			if (c->unsafe[p] || dist(prefix[p], target) > best + total / 32)
+				continue;
+			if (cross[p] < cross[start[1]] ||
+			    (cross[p] == cross[start[1]] &&
+			     dist(prefix[p], target) < dist(prefix[start[1]], target)))
+				fail_msg("cut before node %u (%llu bytes, %llu from the target)"
+					 " where node %u gives %llu bytes, %llu from it", start[1],
+					 (unsigned long long)cross[start[1]],
+					 (unsigned long long)dist(prefix[start[1]], target), p,
+					 (unsigned long long)cross[p],
+					 (unsigned long long)dist(prefix[p], target));
+		}
 	}
 	same_bytes(c, grp, rt);
 	npu_group_free(grp);
@@ -350,16 +376,16 @@ static void test_random_chains(void **state)
 
 	(void)state;
 	for (i = 0; i < GRAPHS; i++) {
-		uint64_t prefix[MAX_NODES + 1];
+		uint64_t prefix[MAX_NODES + 1], cross[MAX_NODES + 1];
 		struct npu_runtime *rt;
 		struct chain c;
 
-		make_chain(&c, 4 + rnd(6));
+		make_chain(&c, 4 + rnd(6), i % 2);
 		assert_int_equal(npu_graph_compile(c.g, NULL, 0, &rt), 0);
-		prefix_costs(&c, prefix);
-		check_auto(&c, prefix, 2, rt);
+		prefix_costs(&c, prefix, cross);
+		check_auto(&c, prefix, cross, 2, rt);
 		if (c.nn >= 4)
-			check_auto(&c, prefix, 3, rt);
+			check_auto(&c, prefix, cross, 3, rt);
 		npu_runtime_free(rt);
 		free_chain(&c);
 	}
