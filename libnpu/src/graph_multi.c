@@ -85,7 +85,8 @@ struct group_dev {
 	/* pipeline: a runtime per handoff slot (srt[0] is @rt), or copies through it */
 	struct npu_runtime **srt;
 	bool zero_copy;
-	uint64_t copied_bytes;		/* handed-on values that are outputs too */
+	/* handed-on values that are outputs too; the worker adds unlocked */
+	atomic_uint_fast64_t copied_bytes;
 	/* pipeline failover: the whole graph compiled for this device */
 	struct npu_runtime *whole;
 };
@@ -327,7 +328,7 @@ static int stage_run(struct npu_group *p, struct group_dev *d, const struct grou
 	for (i = 0; !ret && i < st->num_io; i++)
 		if (st->io[i].to_caller) {
 			memcpy(caller_ptr(r, st->io[i].id), d->bind_data[i], st->io[i].bytes);
-			d->copied_bytes += st->io[i].bytes;
+			atomic_fetch_add(&d->copied_bytes, st->io[i].bytes);
 		}
 	return ret;
 }
@@ -1204,7 +1205,7 @@ NPU_EXPORT int npu_group_get_stage(const struct npu_group *p, size_t index,
 	pthread_mutex_lock(&mp->lock);
 	s.runs = p->devs[index].completed + p->devs[index].failed;
 	s.busy_ns = p->devs[index].busy_ns;
-	s.copied_bytes = p->devs[index].copied_bytes;
+	s.copied_bytes = atomic_load(&p->devs[index].copied_bytes);
 	for (h = 0; h < p->num_hslots; h++) {
 		const struct npu_runtime *rt = p->devs[index].srt[h];
 
