@@ -34,6 +34,7 @@ static inline unsigned int vnpu_cost_unit_ns(unsigned int op)
 		[VNPU_OP_RESIZE - VNPU_OP_GEMM]		= 60,
 		[VNPU_OP_CONV_TRANSPOSE - VNPU_OP_GEMM]	= 60,
 		[VNPU_OP_REDUCE - VNPU_OP_GEMM]		= 40,
+		[VNPU_OP_LUT - VNPU_OP_GEMM]		= 20,
 	};
 
 	if (op < VNPU_OP_GEMM || op > VNPU_OP_LAST)

@@ -1389,6 +1389,10 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		took(rc, VNPU_ENG_COPY);
 		return vnpu_eng_copy(c, t, rc);
 	}
+	if (c->hdr.opcode == VNPU_OP_LUT) {
+		took(rc, VNPU_ENG_LUT);
+		return vnpu_eng_lut(c, t, rc);
+	}
 	if (vnpu_eng_elt_ok(c, info)) {
 		took(rc, VNPU_ENG_ELT);
 		return vnpu_eng_elt(c, t, rc);

@@ -79,6 +79,10 @@ bool vnpu_eng_elt_ok(const struct vnpu_cmd_compute *c,
 int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		 struct vnpu_run_ctx *rc);
 
+/* LUT over bound operands; bit-identical to the reference.  0 or -ECANCELED. */
+int vnpu_eng_lut(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		 struct vnpu_run_ctx *rc);
+
 /* ---- POOL2D (vnpu_engine_pool.c) --------------------------------------- */
 
 /* X and Y fp32 or per-tensor 8-bit (vnpu_eng_q8_ok()), unit channel stride. */

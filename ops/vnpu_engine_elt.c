@@ -965,3 +965,53 @@ int vnpu_eng_elt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			return elt_done(&g, rc, 0);
 	}
 }
+
+/*
+ * LUT: Y's dims collapsed with X's as for the other per-element ops, then
+ * each row is a byte lookup in the table re-indexed by X's raw byte (the
+ * INT8 offset of 128 folded into it), which is exactly what the reference
+ * reads.  A scalar loop: the lookup is bound by memory, and a vector
+ * table of 256 bytes (eight 32-byte shuffles and blends per 32 outputs)
+ * costs about what the loads it would save do.
+ */
+int vnpu_eng_lut(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		 struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_tv *ops[2] = { &t[3], &t[0] };
+	const struct vnpu_tv *x = &t[0], *tb = &t[1], *y = &t[3];
+	uint32_t idx[VNPU_MAX_RANK] = { 0 }, n, j0, m, i;
+	int64_t off[2] = { 0, 0 };
+	uint8_t table[VNPU_LUT_ENTRIES];
+	uint8_t flip = x->dtype == VNPU_DT_INT8 ? 0x80 : 0;
+	struct elt_plan p;
+	int d;
+
+	(void)c;
+	for (i = 0; i < VNPU_LUT_ENTRIES; i++)
+		table[i] = tb->p[(int64_t)(i ^ flip) * tb->st[0]];
+	elt_plan_init(&p, ops, 2);
+	n = p.d[p.nr - 1];
+	for (;;) {
+		for (j0 = 0; j0 < n; j0 += m) {
+			m = n - j0 < ELT_CHUNK * 4 ? n - j0 : ELT_CHUNK * 4;
+			if (vnpu_run_tick(rc, m))
+				return -ECANCELED;
+			elt_lut_row(table, x->p + off[1] + (int64_t)j0 * p.s[1][p.nr - 1],
+				    p.s[1][p.nr - 1],
+				    y->p + off[0] + (int64_t)j0 * p.s[0][p.nr - 1],
+				    p.s[0][p.nr - 1], m);
+		}
+		for (d = p.nr - 2; d >= 0; d--) {
+			if (++idx[d] < p.d[d]) {
+				off[0] += p.s[0][d];
+				off[1] += p.s[1][d];
+				break;
+			}
+			off[0] -= p.s[0][d] * (int64_t)(p.d[d] - 1);
+			off[1] -= p.s[1][d] * (int64_t)(p.d[d] - 1);
+			idx[d] = 0;
+		}
+		if (d < 0)
+			return 0;
+	}
+}

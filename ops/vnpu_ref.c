@@ -777,6 +777,8 @@ static uint32_t op_slots(unsigned int op)
 		return 0x09 | 0x200;
 	case VNPU_OP_LAYERNORM:
 		return 0x09 | 0x600;
+	case VNPU_OP_LUT:
+		return 0x0b;
 	default:
 		return 0x09;
 	}
@@ -1224,6 +1226,7 @@ static int check_affine(const struct chk *k)
 /* Ops whose code lives in their own files, #included at the end. */
 static int check_convt(const struct chk *k);
 static int check_reduce(const struct chk *k);
+static int check_lut(const struct chk *k);
 
 static int check_ops(const struct chk *k)
 {
@@ -1284,6 +1287,8 @@ static int check_ops(const struct chk *k)
 		return check_convt(k);
 	case VNPU_OP_REDUCE:
 		return check_reduce(k);
+	case VNPU_OP_LUT:
+		return check_lut(k);
 	case VNPU_OP_POOL2D:
 		return check_pool(k);
 	case VNPU_OP_ELTWISE:
@@ -2306,6 +2311,8 @@ static int ref_convt(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		     bool quant, struct vnpu_run_ctx *rc);
 static int ref_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		      struct vnpu_run_ctx *rc);
+static int ref_lut(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+		   struct vnpu_run_ctx *rc);
 
 int vnpu_ref_run_ctx(const struct vnpu_cmd_compute *cmd,
 		     const struct vnpu_op_bind *bind, struct vnpu_run_ctx *rc)
@@ -2336,6 +2343,8 @@ int vnpu_ref_run_ctx(const struct vnpu_cmd_compute *cmd,
 		return ref_convt(&c, t, info.quantized, rc);
 	case VNPU_OP_REDUCE:
 		return ref_reduce(&c, t, rc);
+	case VNPU_OP_LUT:
+		return ref_lut(&c, t, rc);
 	case VNPU_OP_POOL2D:
 		return ref_pool(&c, t, rc);
 	case VNPU_OP_ELTWISE:
@@ -2367,3 +2376,4 @@ int vnpu_ref_run(const struct vnpu_cmd_compute *cmd,
 
 #include "vnpu_ref_convt.c"
 #include "vnpu_ref_reduce.c"
+#include "vnpu_ref_lut.c"

@@ -97,6 +97,7 @@ enum vnpu_eng_path {
 	VNPU_ENG_RESIZE,	/* vnpu_eng_resize() */
 	VNPU_ENG_CONVT,		/* vnpu_eng_convt() */
 	VNPU_ENG_REDUCE,	/* vnpu_eng_reduce() */
+	VNPU_ENG_LUT,		/* vnpu_eng_lut() */
 	VNPU_ENG_SOFTMAX,	/* vnpu_eng_softmax{,_qlinear}() */
 	VNPU_ENG_DW,		/* vnpu_eng_dw(): direct depthwise rows */
 	VNPU_ENG_DW_GENERAL,	/* per-pixel depthwise, any channel multiplier */

@@ -36,7 +36,8 @@ enum vnpu_op {
 	VNPU_OP_RESIZE		= 0x4b,
 	VNPU_OP_CONV_TRANSPOSE	= 0x4c,
 	VNPU_OP_REDUCE		= 0x4d,
-	VNPU_OP_LAST		= VNPU_OP_REDUCE,
+	VNPU_OP_LUT		= 0x4e,
+	VNPU_OP_LAST		= VNPU_OP_LUT,
 };
 
 enum vnpu_dtype {
@@ -420,6 +421,28 @@ struct vnpu_attr_reduce {
 	__u32 reserved[10];
 };
 
+/* Entries of a LUT table: one per code of an 8-bit X. */
+#define VNPU_LUT_ENTRIES	256
+
+/**
+ * LUT: t0 X, t1 T, t3 Y; a per-element table lookup on 8-bit codes.
+ * X and Y are INT8 or UINT8 of the same rank and dims (either strided,
+ * Y not overlapping itself), each quantized per tensor.  T is
+ * VNPU_LUT_ENTRIES elements of Y's dtype (rank 1, strides allowed)
+ * holding Y's codes, quantized per tensor like Y (same scale and zero
+ * point).  y = T[i] with i = x for UINT8 X and i = x + 128 for INT8 X
+ * (X's byte with its top bit flipped), so T's entries run in increasing
+ * order of X's codes either way.  The scales and zero points take no
+ * part in the arithmetic: the table is the whole function, made by
+ * whoever built the command (libnpu's compiler folds a chain of 8-bit
+ * pointwise ops into one).  Per-channel quantization, an activation,
+ * a rounding other than VNPU_ROUND_ONNX or a non-zero attribute byte is
+ * a command error at that field.
+ */
+struct vnpu_attr_lut {
+	__u32 reserved[12];
+};
+
 /**
  * struct vnpu_cmd_compute - every compute command, 576 bytes.
  * @hdr: opcode VNPU_OP_*, flags 0, size sizeof(struct vnpu_cmd_compute)
@@ -451,6 +474,7 @@ struct vnpu_cmd_compute {
 		struct vnpu_attr_resize resize;
 		struct vnpu_attr_conv_transpose convt;
 		struct vnpu_attr_reduce reduce;
+		struct vnpu_attr_lut lut;
 		__u32 raw[12];
 	} attr;
 	struct vnpu_tensor_desc t[4];

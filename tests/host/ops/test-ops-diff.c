@@ -37,6 +37,7 @@ static const char *const path_names[VNPU_ENG_NPATHS] = {
 	[VNPU_ENG_RESIZE] = "resize",
 	[VNPU_ENG_CONVT] = "conv-transpose",
 	[VNPU_ENG_REDUCE] = "reduce",
+	[VNPU_ENG_LUT] = "lut",
 	[VNPU_ENG_SOFTMAX] = "softmax",
 	[VNPU_ENG_DW] = "depthwise",
 	[VNPU_ENG_DW_GENERAL] = "depthwise-general",
@@ -65,6 +66,7 @@ static bool path_exact(enum vnpu_eng_path p)
 	case VNPU_ENG_RESIZE:
 	case VNPU_ENG_CONVT:
 	case VNPU_ENG_REDUCE:
+	case VNPU_ENG_LUT:
 	case VNPU_ENG_SOFTMAX:
 	case VNPU_ENG_DW_GENERAL:
 		return true;
@@ -1756,6 +1758,63 @@ static void test_reduce(void **state)
 }
 
 /*
+ * LUT: random tables of either dtype from X of either dtype, any rank,
+ * dense, gapped, transposed and broadcast (zero-stride) X, strided
+ * tables, and X and Y one tensor (in place).
+ */
+static void test_lut(void **state)
+{
+	struct env *e = *state;
+	int i;
+
+	for (i = 0; i < 800; i++) {
+		struct vnpu_cmd_compute c;
+		uint32_t d[VNPU_MAX_RANK], ent = VNPU_LUT_ENTRIES;
+		int r = 1 + (int)rnd(&e->r, VNPU_MAX_RANK), k;
+		uint8_t xdt = rnd(&e->r, 2) ? VNPU_DT_INT8 : VNPU_DT_UINT8;
+		uint8_t ydt = rnd(&e->r, 2) ? VNPU_DT_INT8 : VNPU_DT_UINT8;
+		bool in_place = xdt == ydt && rnd(&e->r, 4) == 0;
+
+		cmd_init(&c, VNPU_OP_LUT);
+		for (k = 0; k < r; k++)
+			d[k] = 1 + rnd(&e->r, r > 3 ? 5 : 40);
+		if (rnd(&e->r, 6) == 0) {	/* long rows, few of them */
+			for (k = 0; k < r - 1; k++)
+				d[k] = 1 + rnd(&e->r, 2);
+			d[r - 1] = 1 + rnd(&e->r, 20000);
+		}
+		c.t[0] = tdesc(xdt, r, d);
+		tquant(&c.t[0], rndf(&e->r, 0.005f, 0.05f), zp_pick(&e->r, xdt));
+		c.t[1] = tdesc(ydt, 1, &ent);
+		c.t[3] = tdesc(ydt, r, d);
+		tquant(&c.t[3], rndf(&e->r, 0.005f, 0.05f), zp_pick(&e->r, ydt));
+		c.t[1].quant = c.t[3].quant;
+		c.t[1].scale = c.t[3].scale;
+		c.t[1].zero_point = c.t[3].zero_point;
+		flat_reset(&e->f);
+		place_any(e, &c.t[0], true);
+		place(e, &c.t[1], true, true);
+		if (in_place) {
+			c.t[3].va = c.t[0].va;
+			c.t[3].flags = c.t[0].flags;
+			memcpy(c.t[3].strides, c.t[0].strides, sizeof(c.t[3].strides));
+			/* a broadcast X cannot be written in place */
+			for (k = 0; k < r; k++)
+				if (c.t[3].flags && !c.t[3].strides[k] && d[k] > 1)
+					in_place = false;
+		}
+		if (!in_place) {
+			c.t[3].va = 0;
+			c.t[3].flags = 0;
+			memset(c.t[3].strides, 0, sizeof(c.t[3].strides));
+			place_any(e, &c.t[3], false);
+		}
+		e->ftol_abs = 0.0f;
+		run_case(e, &c);
+	}
+}
+
+/*
  * SOFTMAX with fp32 X and Y along any axis, strided and transposed
  * operands, long rows, and specials (which decide the whole row).
  */
@@ -1813,6 +1872,7 @@ COUNTED(test_copy)
 COUNTED(test_resize)
 COUNTED(test_convt)
 COUNTED(test_reduce)
+COUNTED(test_lut)
 COUNTED(test_softmax)
 #define counted_test(fn)	{ #fn, fn##_counted, NULL, NULL, NULL }
 
@@ -1868,6 +1928,7 @@ int main(void)
 		counted_test(test_resize),
 		counted_test(test_convt),
 		counted_test(test_reduce),
+		counted_test(test_lut),
 		counted_test(test_softmax),
 	};
 
