@@ -411,7 +411,7 @@ const char *npu__node_op_name(const struct gnode *n)
 		[NPU_OP_REQUANTIZE] = "REQUANTIZE", [NPU_OP_POOL3D] = "POOL3D",
 		[NPU_OP_COPY] = "COPY", [NPU_OP_RESIZE] = "RESIZE",
 		[NPU_OP_CONV_TRANSPOSE] = "CONV_TRANSPOSE",
-		[NPU_OP_REDUCE] = "REDUCE",
+		[NPU_OP_REDUCE] = "REDUCE", [NPU_OP_LUT] = "LUT",
 	};
 
 	switch (n->kind) {

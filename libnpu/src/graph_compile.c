@@ -625,7 +625,8 @@ int npu__graph_compile_bound(struct npu_graph *g, struct npu_context *ctx, uint3
 	if (!g)
 		return -EINVAL;
 	g->err[0] = 0;
-	if (!out || (flags & ~(NPU_COMPILE_CPU_ONLY | NPU_COMPILE_NCHW_ONLY)))
+	if (!out ||
+	    (flags & ~(NPU_COMPILE_CPU_ONLY | NPU_COMPILE_NCHW_ONLY | NPU_COMPILE_NO_LUT)))
 		return npu__graph_fail(g, "bad compile arguments");
 	ret = work_clone(g, &c.w);
 	if (ret)
@@ -666,6 +667,8 @@ int npu__graph_compile_bound(struct npu_graph *g, struct npu_context *ctx, uint3
 		ret = npu__fuse_quant(&c);
 	if (!ret)
 		ret = npu__drop_dead(&c);
+	if (!ret && !(flags & NPU_COMPILE_NO_LUT))
+		ret = npu__fuse_lut(&c);
 	if (!ret)
 		ret = npu__fuse_epilogues(&c);
 	if (!ret)
@@ -709,6 +712,10 @@ int npu__graph_compile_bound(struct npu_graph *g, struct npu_context *ctx, uint3
 			goto out;
 		}
 		rn->op = npu__node_op_name(&g->n[i]);
+		/* a chain folded into a table runs as its last node: say so */
+		if (c.state[i] == N_ALIVE && w->n[i].kind == NPU_NODE_OP &&
+		    w->n[i].op.kind == NPU_OP_LUT)
+			rn->op = npu__node_op_name(&w->n[i]);
 		rn->fused_into = NPU_VALUE_NONE;
 		switch (c.state[i]) {
 		case N_FOLDED:

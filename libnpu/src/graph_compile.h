@@ -71,6 +71,11 @@ int npu__rewrite_hardswish(struct cstate *c);
  * into an integer GEMM/CONV2D's epilogue (graph_quant.c).
  */
 int npu__fuse_quant(struct cstate *c);
+/*
+ * Chains of pointwise ops from one per-tensor 8-bit value to another as
+ * one LUT node with the table they compute (graph_lut.c).
+ */
+int npu__fuse_lut(struct cstate *c);
 /* Biases, then activations into the epilogue of the op before. */
 int npu__fuse_epilogues(struct cstate *c);
 int npu__pack_weights(struct cstate *c);

@@ -874,6 +874,7 @@ static int layout_role(const struct gnode *n, uint32_t k)
 		return out || k == 0 ? L_ROLE_FREE : L_ROLE_NONE;
 	case NPU_OP_ELTWISE:
 	case NPU_OP_ACTIVATION:
+	case NPU_OP_LUT:	/* its table (static) is no tensor of the layout */
 	/* per tensor (npu__plan_layout() keeps per-channel ones out) */
 	case NPU_OP_QUANTIZE:
 	case NPU_OP_DEQUANTIZE:
@@ -1079,7 +1080,8 @@ int npu__plan_layout(struct cstate *c)
 		for (k = 0; k < n->num_inputs && !ret; k++) {
 			uint32_t v = n->in[k], nv;
 
-			if (v == NPU_VALUE_NONE || !w->v[v].data || w->v[v].elems == 1)
+			if (v == NPU_VALUE_NONE || !w->v[v].data || w->v[v].elems == 1 ||
+			    n->op.kind == NPU_OP_LUT)
 				continue;
 			ret = permute_static(c, v, &nv);
 			if (!ret)

@@ -337,6 +337,7 @@ static uint16_t vnpu_opcode(enum npu_op_kind k)
 		[NPU_OP_RESIZE] = VNPU_OP_RESIZE,
 		[NPU_OP_CONV_TRANSPOSE] = VNPU_OP_CONV_TRANSPOSE,
 		[NPU_OP_REDUCE] = VNPU_OP_REDUCE,
+		[NPU_OP_LUT] = VNPU_OP_LUT,
 	};
 
 	return (unsigned int)k < NPU_OP_KIND_COUNT ? map[k] : 0;

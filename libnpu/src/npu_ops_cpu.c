@@ -178,6 +178,7 @@ const char *npu__cpu_op_name(unsigned int opcode)
 		[VNPU_OP_RESIZE - VNPU_OP_GEMM] = "RESIZE",
 		[VNPU_OP_CONV_TRANSPOSE - VNPU_OP_GEMM] = "CONV_TRANSPOSE",
 		[VNPU_OP_REDUCE - VNPU_OP_GEMM] = "REDUCE",
+		[VNPU_OP_LUT - VNPU_OP_GEMM] = "LUT",
 	};
 
 	if (opcode == VNPU_REF_OP_INT_ELTWISE)

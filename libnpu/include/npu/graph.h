@@ -312,6 +312,12 @@ int npu_graph_node_supported(struct npu_graph *g, uint32_t id,
  * between NCHW convolutions (slower; for comparing the two plans).
  */
 #define NPU_COMPILE_NCHW_ONLY	(1u << 1)
+/*
+ * Keep chains of 8-bit pointwise ops as they are instead of folding each
+ * into one table lookup (NPU_OP_LUT; the same bits, more commands; for
+ * comparing the two plans).  Since 1.9.
+ */
+#define NPU_COMPILE_NO_LUT	(1u << 2)
 
 /*
  * Compile @g for @ctx (NULL: the CPU only, no device at all).  The graph

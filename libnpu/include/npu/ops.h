@@ -208,6 +208,15 @@ enum npu_op_kind {
 	 */
 	NPU_OP_CONV_TRANSPOSE,
 	NPU_OP_REDUCE,		/* in: X; output keeps X's rank (keepdims) */
+	/*
+	 * in: X, T (since 1.9).  A table lookup on 8-bit codes: X and the
+	 * output INT8 or UINT8 of one shape, each quantized per tensor; T
+	 * [256] of the output's dtype and quantization holds output codes,
+	 * indexed by X's code (UINT8) or X's code + 128 (INT8).  No
+	 * parameters: act NONE, round ONNX.  Any function of one 8-bit
+	 * value (a chain of pointwise ops) as one command.
+	 */
+	NPU_OP_LUT,
 	NPU_OP_KIND_COUNT,
 };
 
