@@ -590,6 +590,22 @@ static void build_cases(unsigned int op)
 		c->attr.reduce.axes = 0x1;
 		c->attr.reduce.kind = VNPU_REDUCE_MEAN;
 		break;
+	case VNPU_OP_LUT:
+		c = add(op, "2^24 int8 codes to uint8, dense");
+		c->t[0] = desc(Q, 4, 16, 1024, 1024, 1);
+		c->t[3] = desc(VNPU_DT_UINT8, 4, 16, 1024, 1024, 1);
+		qdesc(&c->t[0]);
+		qdesc(&c->t[3]);
+		c->t[1] = desc(VNPU_DT_UINT8, 1, VNPU_LUT_ENTRIES, 0, 0, 0);
+		qdesc(&c->t[1]);
+		c = add(op, "4096x4096 int8 to int8");
+		c->t[0] = desc(Q, 4, 1, 4096, 4096, 1);
+		c->t[3] = desc(Q, 4, 1, 4096, 4096, 1);
+		qdesc(&c->t[0]);
+		qdesc(&c->t[3]);
+		c->t[1] = desc(Q, 1, VNPU_LUT_ENTRIES, 0, 0, 0);
+		qdesc(&c->t[1]);
+		break;
 	default:
 		break;
 	}
@@ -625,7 +641,7 @@ static const char *op_name(unsigned int op)
 	static const char *const n[] = {
 		"gemm", "conv2d", "pool2d", "eltwise", "activation", "softmax",
 		"layernorm", "quantize", "dequantize", "requantize", "copy",
-		"resize", "conv_transpose", "reduce",
+		"resize", "conv_transpose", "reduce", "lut",
 	};
 
 	return n[op - VNPU_OP_GEMM];

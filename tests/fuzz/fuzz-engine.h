@@ -983,6 +983,21 @@ static inline void fz_gen(struct vnpu_cmd_compute *c, uint64_t *r,
 		c->round = (uint8_t)fz_rnd(r, 2);
 		break;
 	}
+	case VNPU_OP_LUT: {
+		uint32_t ent = VNPU_LUT_ENTRIES;
+
+		rk = fz_shape(r, da, 7);
+		fz_desc(&c->t[0], fz_q8(r), rk, da);
+		fz_tquant(&c->t[0], r);
+		fz_desc(&c->t[3], fz_q8(r), rk, da);
+		fz_tquant(&c->t[3], r);
+		/* the table: Y's codes, described as Y is */
+		fz_desc(&c->t[1], c->t[3].dtype, 1, &ent);
+		c->t[1].quant = VNPU_QUANT_TENSOR;
+		c->t[1].scale = c->t[3].scale;
+		c->t[1].zero_point = c->t[3].zero_point;
+		break;
+	}
 	default:	/* the unary ops */
 		rk = fz_shape(r, da, 7);
 		switch (op) {

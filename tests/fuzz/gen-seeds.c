@@ -367,6 +367,7 @@ static const char *const op_names[VNPU_OP_LAST - VNPU_OP_GEMM + 1] = {
 	"quantize", "dequantize", "requantize", "copy", "resize",
 	[VNPU_OP_CONV_TRANSPOSE - VNPU_OP_GEMM] = "convt",
 	[VNPU_OP_REDUCE - VNPU_OP_GEMM] = "reduce",
+	[VNPU_OP_LUT - VNPU_OP_GEMM] = "lut",
 };
 _Static_assert(sizeof(op_names) / sizeof(op_names[0]) ==
 	       VNPU_OP_LAST - VNPU_OP_GEMM + 1, "a seed name per opcode");
