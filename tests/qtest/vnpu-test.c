@@ -2036,6 +2036,75 @@ static void test_nn_ops(void)
     vt_stop(t);
 }
 
+static void vt_q8(struct vnpu_tensor_desc *d, float scale, int32_t zp)
+{
+    uint32_t u;
+
+    memcpy(&u, &scale, 4);
+    d->quant = VNPU_QUANT_TENSOR;
+    d->scale = cpu_to_le32(u);
+    d->zero_point = cpu_to_le32((uint32_t)zp);
+}
+
+/*
+ * LUT: int8 codes into a uint8 Y through a table read at code + 128;
+ * then each malformed variant ends CMD_ERROR at its field.
+ */
+static void test_lut(void)
+{
+    static const uint32_t dx[2] = { 4, 8 }, dt[1] = { VNPU_LUT_ENTRIES };
+    VnpuT *t = vt_start(NULL);
+    uint64_t x = vt_alloc(t, 64), tb = vt_alloc(t, 256), y = vt_alloc(t, 64);
+    struct vnpu_hw_completion c;
+    struct vnpu_cmd_compute *cc, good;
+    VtCmds b = { 0 };
+    unsigned i;
+
+    vt_device_setup(t);
+    for (i = 0; i < 32; i++) {
+        qtest_writeb(t->qts, x + i, (uint8_t)(i * 8 + 128));   /* -128 + 8i */
+    }
+    for (i = 0; i < VNPU_LUT_ENTRIES; i++) {
+        qtest_writeb(t->qts, tb + i, (uint8_t)(255 - i));
+    }
+    cc = vt_compute(&b, VNPU_OP_LUT);
+    vt_td(&cc->t[0], x, VNPU_DT_INT8, 2, dx, NULL);
+    vt_q8(&cc->t[0], 0.1f, 0);
+    vt_td(&cc->t[1], tb, VNPU_DT_UINT8, 1, dt, NULL);
+    vt_q8(&cc->t[1], 0.5f, 7);
+    vt_td(&cc->t[3], y, VNPU_DT_UINT8, 2, dx, NULL);
+    vt_q8(&cc->t[3], 0.5f, 7);
+    good = *cc;
+    vt_run(t, 0, 0, vt_put_cmds(t, &b), b.len, &c);
+    g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_OK);
+    for (i = 0; i < 32; i++) {
+        g_assert_cmpuint(qtest_readb(t->qts, y + i), ==, 255 - 8 * i);
+    }
+
+    cc->t[1].dims[0] = cpu_to_le32(VNPU_LUT_ENTRIES - 1);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[1].dims[0]));
+    *cc = good;
+    vt_q8(&cc->t[1], 0.25f, 7);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[1].scale));
+    *cc = good;
+    cc->t[1].zero_point = cpu_to_le32(8);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[1].zero_point));
+    *cc = good;
+    cc->round = VNPU_ROUND_TFLITE;
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(round));
+    *cc = good;
+    cc->act = VNPU_ACT_RELU;
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(act));
+    *cc = good;
+    cc->attr.raw[3] = cpu_to_le32(1);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(attr.lut.reserved[3]));
+    *cc = good;
+    cc->t[3].dims[1] = cpu_to_le32(7);
+    expect_cmd_error(t, &b, VNPU_CMD_OFF(t[3].dims[1]));
+    g_assert_cmphex(vt_rd(t, VNPU_REG_ERROR_STATUS), ==, 0);
+    vt_stop(t);
+}
+
 /* fp32 Y = A + B over @n elements, Y with @ydims/@ystrides. */
 static struct vnpu_cmd_compute *eltwise_add(VtCmds *b, uint64_t a, uint64_t bb,
                                             uint64_t y, unsigned rank,
@@ -2712,6 +2781,7 @@ int main(int argc, char **argv)
                    test_compute_broadcast_overflow);
     qtest_add_func("/vnpu/malformed/self-overlap", test_self_overlap);
     qtest_add_func("/vnpu/compute/nn-ops", test_nn_ops);
+    qtest_add_func("/vnpu/compute/lut", test_lut);
 #endif
     qtest_add_func("/vnpu/malformed/commands", test_bad_commands);
     qtest_add_func("/vnpu/malformed/descriptors", test_bad_descriptors);

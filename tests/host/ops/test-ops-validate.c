@@ -467,6 +467,64 @@ static void test_qlinear_softmax(void **state)
 	expect_at(&c, VNPU_CMD_OFF(round), "QLinear rounding on LAYERNORM");
 }
 
+/* LUT: the table must be 256 of Y's codes, described as Y is. */
+static void test_lut(void **state)
+{
+	static const uint32_t d[2] = { 3, 10 }, dt = VNPU_LUT_ENTRIES;
+	struct vnpu_cmd_compute c, good;
+
+	(void)state;
+	flat_reset(&f);
+	cmd_init(&c, VNPU_OP_LUT);
+	c.t[0] = tdesc(VNPU_DT_INT8, 2, d);
+	tquant(&c.t[0], 0.1f, 3);
+	c.t[1] = tdesc(VNPU_DT_UINT8, 1, &dt);
+	tquant(&c.t[1], 0.5f, 7);
+	c.t[3] = tdesc(VNPU_DT_UINT8, 2, d);
+	tquant(&c.t[3], 0.5f, 7);
+	c.t[0].va = flat_alloc(&f, 64);
+	c.t[1].va = flat_alloc(&f, 256);
+	c.t[3].va = flat_alloc(&f, 64);
+	good = c;
+	expect(&c, 0, "valid LUT");
+	c.t[3].va = c.t[0].va;
+	c.t[3].dtype = c.t[1].dtype = VNPU_DT_INT8;
+	expect(&c, 0, "valid LUT in place");
+	c = good;
+	c.t[1].dims[0] = VNPU_LUT_ENTRIES - 1;
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(1, dims), "LUT table of 255");
+	c = good;
+	c.t[1].dtype = VNPU_DT_INT8;
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(1, dtype), "LUT table of another dtype");
+	c = good;
+	tquant(&c.t[1], 0.25f, 7);
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(1, scale), "LUT table of another scale");
+	c = good;
+	c.t[1].zero_point = 8;
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(1, zero_point), "LUT table of another zero point");
+	c = good;
+	c.round = VNPU_ROUND_TFLITE;
+	expect_at(&c, VNPU_CMD_OFF(round), "LUT with TFLite rounding");
+	c = good;
+	c.act = VNPU_ACT_RELU;
+	expect_at(&c, VNPU_CMD_OFF(act), "LUT with an activation");
+	c = good;
+	c.attr.raw[3] = 1;
+	expect_at(&c, VNPU_CMD_OFF(attr.lut.reserved[3]), "LUT attribute");
+	c = good;
+	c.t[3].dims[1] = 9;
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(3, dims) + 4, "LUT Y of another shape");
+	c = good;
+	c.t[0].quant = VNPU_QUANT_CHANNEL;
+	c.t[0].scale = 0;
+	c.t[0].zero_point = 0;
+	c.t[0].quant_va = flat_alloc(&f, 64);
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(0, quant), "LUT of a per-channel X");
+	c = good;
+	memset(&c.t[1], 0, sizeof(c.t[1]));
+	expect_at(&c, VNPU_CMD_TENSOR_OFF(1, va), "LUT without a table");
+}
+
 /* Per-channel arrays are read at run time; bad contents still -EINVAL. */
 static void test_channel_arrays(void **state)
 {
@@ -516,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_qlinear),
 		cmocka_unit_test(test_qlinear_pool),
 		cmocka_unit_test(test_qlinear_softmax),
+		cmocka_unit_test(test_lut),
 		cmocka_unit_test(test_channel_arrays),
 		cmocka_unit_test(test_fault),
 	};
