@@ -978,6 +978,72 @@ static void test_convt_reduce_hsig(void **state)
 	free(ctx);
 }
 
+/*
+ * LUT through the op API: no parameters accepted, one device command
+ * (run here by the reference over the arena) whose bytes are the
+ * table's entries at each int8 code + 128, and the CPU path's the same.
+ */
+static void test_lut(void **state)
+{
+	struct npu_context *ctx = fake_ctx();
+	struct npu_tensor *tx = tensor(NPU_DTYPE_INT8, 2, (uint32_t[]){ 16, 16 });
+	struct npu_tensor *tt = tensor(NPU_DTYPE_UINT8, 1, (uint32_t[]){ 256 });
+	struct npu_tensor *ty = tensor(NPU_DTYPE_UINT8, 2, (uint32_t[]){ 16, 16 });
+	const struct npu_tensor *in[2] = { tx, tt };
+	struct npu_op_params p = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_LUT };
+	struct npu_buffer *bx, *bt, *by;
+	struct npu_cmdbuf *cb;
+	uint8_t *x, *tab, dev[256];
+	struct npu_op *op;
+	int i;
+
+	(void)state;
+	arena_used = 0;
+	bx = fake_buf(ctx, 256);
+	bt = fake_buf(ctx, 256);
+	by = fake_buf(ctx, 256);
+	x = bx->map;
+	tab = bt->map;
+	for (i = 0; i < 256; i++) {
+		x[i] = (uint8_t)(i * 37 + 11);
+		tab[i] = (uint8_t)(i * i + 3);
+	}
+	assert_int_equal(npu_tensor_set_quant(tx, 0.1f, -3), 0);
+	assert_int_equal(npu_tensor_set_quant(tt, 0.02f, 17), 0);
+	assert_int_equal(npu_tensor_set_quant(ty, 0.02f, 17), 0);
+	npu_tensor_bind_buffer(tx, bx, 0);
+	npu_tensor_bind_buffer(tt, bt, 0);
+	npu_tensor_bind_buffer(ty, by, 0);
+	p.act = NPU_ACT_RELU;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.act = NPU_ACT_NONE;
+	p.eltwise.kind = NPU_ELTWISE_SUB;
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), -EINVAL);
+	p.eltwise.kind = 0;
+	assert_int_equal(npu_op_create(&p, in, 1, ty, &op), -EINVAL);
+	assert_int_equal(npu_op_create(&p, in, 2, ty, &op), 0);
+	assert_int_equal(npu_op_supported(op, NULL), 1);
+	assert_int_equal(npu_op_num_commands(op), 1);
+	assert_int_equal(npu_cmdbuf_create(NULL, 4096, &cb), 0);
+	assert_int_equal(npu_op_encode(op, cb), 0);
+	assert_int_equal(exec_stream(cb, VNPU_OP_LUT), 1);
+	npu_cmdbuf_destroy(cb);
+	memcpy(dev, by->map, 256);
+	for (i = 0; i < 256; i++)
+		assert_int_equal(dev[i], tab[(uint8_t)(x[i] ^ 0x80)]);
+	memset(by->map, 0, 256);
+	assert_int_equal(npu_op_run_cpu(op), 0);
+	assert_memory_equal(dev, by->map, 256);
+	npu_op_free(op);
+	npu_tensor_free(tx);
+	npu_tensor_free(tt);
+	npu_tensor_free(ty);
+	free(bx);
+	free(bt);
+	free(by);
+	free(ctx);
+}
+
 /* POOL3D with indices over an NCDHW tensor described through strides. */
 static void test_pool3d_cpu(void **state)
 {
@@ -1270,6 +1336,7 @@ int main(void)
 		cmocka_unit_test(test_int_eltwise_cpu),
 		cmocka_unit_test(test_pool3d_cpu),
 		cmocka_unit_test(test_convt_reduce_hsig),
+		cmocka_unit_test(test_lut),
 		cmocka_unit_test(test_copy_resize_api),
 	};
 
