@@ -58,7 +58,7 @@
  *     device job is read from its fence (npu_fence_status(),
  *     npu_fence_error()); calls that submit and wait return a failed job's
  *     outcome as NPU_ERR_JOB_*, a range no errno uses.
- *   - Symbols are versioned (NPU_1.0 ... NPU_1.8); npu_version() and
+ *   - Symbols are versioned (NPU_1.0 ... NPU_1.9); npu_version() and
  *     npu_version_check() tell what the running library provides.
  *
  * Time
@@ -81,7 +81,7 @@ extern "C" {
 
 /* The libnpu release these headers belong to. */
 #define NPU_VERSION_MAJOR		1
-#define NPU_VERSION_MINOR		8
+#define NPU_VERSION_MINOR		9
 #define NPU_VERSION_PATCH		0
 
 /* Never time out. */
@@ -96,7 +96,7 @@ struct npu_fence;
 
 /* ---- Version (since 1.3, NPU_1.3) ---------------------------------------- */
 
-/* The running library's version, "1.8.0"; static. */
+/* The running library's version, "1.9.0"; static. */
 const char *npu_version(void);
 
 /*

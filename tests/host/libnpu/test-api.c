@@ -281,7 +281,7 @@ static void test_version(void **state)
 	snprintf(want, sizeof(want), "%d.%d.%d", NPU_VERSION_MAJOR,
 		 NPU_VERSION_MINOR, NPU_VERSION_PATCH);
 	assert_string_equal(npu_version(), want);
-	assert_string_equal(npu_version(), "1.8.0");
+	assert_string_equal(npu_version(), "1.9.0");
 	assert_int_equal(npu_version_check(NPU_VERSION_MAJOR, NPU_VERSION_MINOR), 0);
 	assert_int_equal(npu_version_check(1, 0), 0);
 	assert_int_equal(npu_version_check(1, NPU_VERSION_MINOR + 1), -ENOTSUP);
