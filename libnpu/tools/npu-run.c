@@ -80,7 +80,8 @@ static void usage(FILE *f)
 		"  -q, --quiet            print only errors and the final verdict\n"
 		"  --custom-ops FILE.so   load custom operators from a plugin (repeatable)\n"
 		"  --list-ops             list the ONNX operators libnpu imports, and exit\n"
-		"  --rounding onnx|tflite how quantized results round (default onnx)\n");
+		"  --rounding onnx|tflite how quantized results round (default onnx)\n"
+		"  --no-lut               keep 8-bit pointwise chains unfolded (NPU_COMPILE_NO_LUT)\n");
 }
 
 /*
@@ -850,6 +851,7 @@ int main(int argc, char **argv)
 		{ "devices", required_argument, NULL, 'D' },
 		{ "batch", required_argument, NULL, 'B' },
 		{ "pipeline", no_argument, NULL, 'S' },
+		{ "no-lut", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -864,6 +866,7 @@ int main(int argc, char **argv)
 	size_t nin = 0, nex = 0, nshapes = 0, nowned = 0, i, j;
 	const char *outdir = NULL, *model_path;
 	bool cpu = false, profile = false, quiet = false;
+	uint32_t compile_flags = 0;
 	long iterations = 1, dev_index = 0;
 	double rtol = 1e-3, atol = 1e-5;
 	int64_t timeout_ns = 0;
@@ -940,6 +943,7 @@ int main(int argc, char **argv)
 				as_runtime[nas_runtime++] = optarg;
 			break;
 		case 'c': cpu = true; break;
+		case 'N': compile_flags |= NPU_COMPILE_NO_LUT; break;
 		case 'r':
 			if (!strcmp(optarg, "onnx")) {
 				opts.rounding = NPU_ROUND_ONNX;
@@ -1173,6 +1177,7 @@ int main(int argc, char **argv)
 		gopt.max_requests = (uint32_t)(ngctx * BATCH_PER_DEVICE);
 		if (pipeline)
 			gopt.flags |= NPU_GROUP_PIPELINE;
+		gopt.compile_flags |= compile_flags;
 		r = npu_group_create(g, gctx, ngctx, &gopt, &grp);
 		if (r) {
 			fprintf(stderr, "npu-run: %s: %s (%s)\n", model_path, npu_graph_error(g),
@@ -1202,7 +1207,7 @@ int main(int argc, char **argv)
 		npu_device_list_free(list);
 	}
 	if (!grp) {
-		r = npu_graph_compile(g, ctx, 0, &rt);
+		r = npu_graph_compile(g, ctx, compile_flags, &rt);
 		if (r) {
 			fprintf(stderr, "npu-run: %s: %s (%s)\n", model_path, npu_graph_error(g),
 				npu_strerror(r));
