@@ -42,8 +42,14 @@ struct dw_px {
 	int64_t dh, dw;		/* dilations */
 	uint32_t ky0, ky1, kx0, kx1;	/* in-bounds taps [ky0, ky1) x [kx0, kx1) */
 	const void *w;		/* [kh * kw][c]: float, or int32 minus zero point */
-	const int16_t *w2;	/* int8 on AVX2: [kh][(kw + 1) / 2][c][2] kx pairs */
-	const int16_t *const *il;	/* int8 on AVX2: staged X row of each ky */
+	/*
+	 * int8 on AVX2: [kh][(kw + 1) / 2][c][2] kx pairs, or with ky pairs
+	 * staged (row_i8_ypair()) [kp][kw][c][2] ky pairs
+	 */
+	const int16_t *w2;
+	/* int8 on AVX2: staged X row of each ky, or row pair of each of kp */
+	const int16_t *const *il;
+	uint32_t kp;		/* row_i8_ypair(): (kh + 1) / 2 */
 	int32_t zx;		/* X zero point (int8) */
 	bool xs8;		/* X is int8, else uint8 (int8 path) */
 	/* Columns [ox0, ow) of an output row: */
@@ -682,6 +688,111 @@ static void stage_row_avx2(const struct dw_px *p, const uint8_t *xrow, uint32_t 
 		stage_row_t(p, xrow, w, n, dst, false);
 }
 
+/*
+ * int8 at any stride (row_i8_ypair()): kernel rows go in pairs (ky,
+ * ky + 1), an odd last row paired with a zero weight.  Each staged row
+ * pair holds, per column of the padded row, the int16 pairs (x[iy] -
+ * zx, x[iy + dh] - zx) of its channels, padding rows and columns 0, so
+ * every output pixel is interior: one vpmaddwd per 8 channels x 2 taps,
+ * whatever the strides.  Where row_i8_staged()'s kx pairs need stride 1
+ * (at stride 2 every other staged pair is never read), ky pairs waste
+ * nothing: a staged column feeds ceil(kw / sw) taps of each output row
+ * whose kernel covers its rows.
+ */
+AVX2_TARGET
+static inline __attribute__((always_inline))
+void i8_ypair8(const struct dw_px *p, uint32_t ox, const int np, uint32_t kw,
+	       int32_t *out, size_t ostr, uint32_t c0, const bool tail)
+{
+	int64_t col = (int64_t)p->c * 2, step = p->sw * col, kxs = p->dw * col;
+	uint32_t c = p->c, kp = p->kp, pr, kx;
+	__m256i m = lanes8(c - c0), a[8];
+	struct epi8 k;
+	int i;
+
+	for (i = 0; i < np; i++)
+		a[i] = _mm256_setzero_si256();
+	for (pr = 0; pr < kp; pr++) {
+		const int16_t *xr = p->il[pr] + (int64_t)ox * step + 2 * c0;
+		const int16_t *wr = p->w2 + ((size_t)pr * kw * c + c0) * 2;
+
+		for (kx = 0; kx < kw; kx++) {
+			/* Past C in a tail: lanes no store reads. */
+			__m256i wv = _mm256_loadu_si256((const __m256i *)(wr + (size_t)kx * c * 2));
+			const int16_t *xp = xr + kx * kxs;
+
+			for (i = 0; i < np; i++)
+				a[i] = _mm256_add_epi32(a[i], _mm256_madd_epi16(wv,
+					_mm256_loadu_si256((const __m256i *)(xp + i * step))));
+		}
+	}
+	epi8_load_i8(p, c0, tail, m, &k);
+	for (i = 0; i < np; i++)
+		i8_out8(p, a[i], ox + i, out, ostr, c0, tail, m, &k);
+}
+
+AVX2_TARGET
+static inline __attribute__((always_inline))
+void i8_ypair_pix(const struct dw_px *p, uint32_t ox, const int np, uint32_t kw,
+		  int32_t *out, size_t ostr)
+{
+	uint32_t c0;
+
+	for (c0 = 0; c0 + 8 <= p->c; c0 += 8)
+		i8_ypair8(p, ox, np, kw, out, ostr, c0, false);
+	if (c0 < p->c)
+		i8_ypair8(p, ox, np, kw, out, ostr, c0, true);
+}
+
+/* Every column alike: 8, then 4, then 1 at a time. */
+#define ROW_YPAIR(kw) do {						\
+	uint32_t ox = p->ox0;						\
+									\
+	for (; ox + 8 <= p->ow; ox += 8)				\
+		i8_ypair_pix(p, ox, 8, kw, out, ostr);			\
+	for (; ox + 4 <= p->ow; ox += 4)				\
+		i8_ypair_pix(p, ox, 4, kw, out, ostr);			\
+	for (; ox < p->ow; ox++)					\
+		i8_ypair_pix(p, ox, 1, kw, out, ostr);			\
+} while (0)
+
+AVX2_TARGET
+static void row_i8_ypair(const struct dw_px *p, int32_t *out, size_t ostr)
+{
+	if (p->kw == 3)
+		ROW_YPAIR(3);
+	else if (p->kw == 5)
+		ROW_YPAIR(5);
+	else
+		ROW_YPAIR(p->kw);
+}
+
+/*
+ * Input rows @iy and @iy + dh of batch @b (either may be padding) as one
+ * staged row pair for row_i8_ypair(): @n columns of the padded row.
+ */
+AVX2_TARGET
+static void stage_ypair_avx2(const struct dw_px *p, int64_t iy, uint32_t h, uint32_t w,
+			     uint32_t n, int16_t *dst)
+{
+	const uint8_t *ra = iy >= 0 && iy < h ? p->xb + iy * p->xs1 : NULL;
+	const uint8_t *rb = iy + p->dh >= 0 && iy + p->dh < h ? p->xb + (iy + p->dh) * p->xs1 :
+				NULL;
+	uint32_t j;
+
+	for (j = 0; j < n; j++) {
+		int64_t ix = (int64_t)j - p->pl;
+		bool in = ix >= 0 && ix < w;
+		const uint8_t *xa = ra && in ? ra + ix * p->xs2 : NULL;
+		const uint8_t *xb = rb && in ? rb + ix * p->xs2 : NULL;
+
+		if (p->xs8)
+			stage_col(p, xa, xb, dst + (size_t)j * p->c * 2, true);
+		else
+			stage_col(p, xa, xb, dst + (size_t)j * p->c * 2, false);
+	}
+}
+
 /* ---- AVX-512 ------------------------------------------------------------- */
 
 #define AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx512vl")))
@@ -1022,6 +1133,7 @@ struct dw_job {
 	uint32_t stage_rows, stage_cols;
 	int64_t *stage_tag;
 	const int16_t **il;	/* [kh] */
+	bool ypair;		/* staged ky pairs, row_i8_ypair() */
 };
 
 /* [lo, hi) of taps k whose input coordinate o*s - pad + k*d is inside [0, n). */
@@ -1048,6 +1160,23 @@ static void stage_rows(const struct dw_job *j, struct dw_px *p, uint32_t b)
 	uint32_t ky, slot;
 	int16_t *row;
 
+	if (j->ypair) {
+		/* Row pairs from iy0 on, padding rows included (staged as 0). */
+		for (ky = 0; ky < p->kp; ky++) {
+			iy = p->iy0 + 2 * (int64_t)ky * p->dh;
+			slot = (uint32_t)(((iy % j->stage_rows) + j->stage_rows) % j->stage_rows);
+			tag = ((int64_t)b << 34) + iy + (1ll << 33);
+			row = j->stage + slot * j->stage_len;
+			if (j->stage_tag[slot] != tag) {
+				stage_ypair_avx2(p, iy, j->x->dims[1], j->x->dims[2],
+						 j->stage_cols, row);
+				j->stage_tag[slot] = tag;
+			}
+			j->il[ky] = row;
+		}
+		p->il = j->il;
+		return;
+	}
 	for (ky = p->ky0; ky < p->ky1; ky++) {
 		iy = p->iy0 + (int64_t)ky * p->dh;
 		slot = (uint32_t)(iy % j->stage_rows);
@@ -1126,21 +1255,33 @@ static int dw_rows(const struct dw_job *j, uint32_t r0, uint32_t r1,
  * 0 (staged or not) or -ENOMEM.
  *
  * Staging a column costs about what its products cost in the kernel,
- * so it pays only when each staged value feeds several taps: stride 1
- * and kernels 3 wide or more (instructions per command under callgrind:
- * 3x3 stride 1, C 16: 0.92x the unstaged kernel's; 5x5 stride 1, C
- * 240: 0.49x; 3x3 stride 2, C 24: 1.8x).
+ * so it pays only when each staged value feeds several taps: kx pairs
+ * at stride 1 and kernels 3 wide or more (instructions per command
+ * under callgrind: 3x3 stride 1, C 16: 0.92x the unstaged kernel's; 5x5
+ * stride 1, C 240: 0.49x; 3x3 stride 2, C 24: 1.8x), else ky pairs for
+ * kernels 2 tall or more (row_i8_ypair()), whose staged values all feed
+ * taps, at vertical strides of 2 and more.
  */
 static int stage_alloc(struct dw_job *j, struct vnpu_run_ctx *rc)
 {
 	const struct vnpu_attr_conv2d *at = &j->c->attr.conv;
 	uint64_t cols = (uint64_t)(j->y->dims[2] - 1) * at->stride_w +
 			(uint64_t)(j->kw - 1) * at->dilation_w + 1;
-	uint64_t rows = (uint64_t)(j->kh - 1) * at->dilation_h + 1, len;
+	bool xpair = at->stride_h == 1 && at->stride_w == 1 && j->kw >= 3;
+	uint64_t kp = (j->kh + 1) / 2, rows, len;
 	uint32_t i;
 
-	if (at->stride_h != 1 || at->stride_w != 1 || j->kw < 3 ||
-	    cols > DW_STAGE_MAX || rows > DW_STAGE_MAX)
+	/*
+	 * Rows taller than wide apart (stride 1 x 2) staged ky pairs ran
+	 * slower than the unstaged kernel (PP-OCR rec 12x160x128: 0.13 -
+	 * 0.21 ms against 0.11 ms); stride 2 x 1 and 2 x 2 ran faster.
+	 */
+	if (!xpair && (j->kh < 2 || (at->stride_h == 1 && at->stride_w != 1)))
+		return 0;
+	/* The rows of one output row's kh taps, or of its kp row pairs. */
+	rows = xpair ? (uint64_t)(j->kh - 1) * at->dilation_h + 1 :
+		       2 * (kp - 1) * at->dilation_h + 1;
+	if (cols > DW_STAGE_MAX || rows > DW_STAGE_MAX)
 		return 0;
 	len = cols * j->co * 2 + 16;
 	if (rows * len * sizeof(int16_t) > DW_STAGE_MAX)
@@ -1148,9 +1289,10 @@ static int stage_alloc(struct dw_job *j, struct vnpu_run_ctx *rc)
 	j->stage_len = len;
 	j->stage_rows = (uint32_t)rows;
 	j->stage_cols = (uint32_t)cols;
+	j->ypair = !xpair;
 	j->stage = vnpu_run_alloc(rc, rows * len * sizeof(int16_t));
 	j->stage_tag = vnpu_run_alloc(rc, rows * sizeof(int64_t));
-	j->il = vnpu_run_alloc(rc, j->kh * sizeof(*j->il));
+	j->il = vnpu_run_alloc(rc, (xpair ? j->kh : kp) * sizeof(*j->il));
 	if (!j->stage || !j->stage_tag || !j->il)
 		return -ENOMEM;
 	for (i = 0; i < rows; i++)
@@ -1162,13 +1304,13 @@ static int stage_alloc(struct dw_job *j, struct vnpu_run_ctx *rc)
 
 /*
  * W [co][kh][kw][1] into @wp's [tap][co] (fp32, or int32 w - zw) and, for
- * the AVX2 int8 kernels, @w2's kx pairs.  Channel blocks outermost and
+ * the AVX2 int8 kernels, @w2's kx pairs (ky pairs if @ypair).  Channel blocks outermost and
  * channels innermost, so the stores run sequentially: per element, the
  * strided stores and addressing of a channel-at-a-time loop took a
  * third of a small command's time.
  */
 static int dw_pack(const struct vnpu_tv *w, uint32_t taps, uint32_t co, bool q,
-		   void *wp, int16_t *w2, struct vnpu_run_ctx *rc)
+		   void *wp, int16_t *w2, bool ypair, struct vnpu_run_ctx *rc)
 {
 	uint32_t kw = w->dims[2], kp = (kw + 1) / 2, c0, n, tap, ch;
 	int64_t s0 = w->st[0] * w->esize;
@@ -1202,7 +1344,10 @@ static int dw_pack(const struct vnpu_tv *w, uint32_t taps, uint32_t co, bool q,
 					d[ch] = src[ch * s0] - zw[ch];
 			if (!w2)
 				continue;
-			d2 = w2 + ((size_t)(ky * kp + kx / 2) * co + c0) * 2 + kx % 2;
+			if (ypair)
+				d2 = w2 + ((size_t)(ky / 2 * kw + kx) * co + c0) * 2 + ky % 2;
+			else
+				d2 = w2 + ((size_t)(ky * kp + kx / 2) * co + c0) * 2 + kx % 2;
 			for (ch = 0; ch < n; ch++)
 				d2[2 * ch] = (int16_t)d[ch];
 		}
@@ -1244,16 +1389,24 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 	wp = vnpu_run_alloc(rc, 4 * (size_t)taps * co);
 	if (!kxr || !wp)
 		goto out;
+#ifdef DW_X86
 	if (j.q && kern == VNPU_I8_AVX2) {
+		/* The staging decides the pairs W is packed in. */
+		ret = stage_alloc(&j, rc);
+		if (ret < 0)
+			goto out;
+		ret = -ENOMEM;
 		/*
 		 * At most 2 * taps * co int16, W's size as int32, plus the
 		 * 8 channels a last block of fewer reads past the end.
 		 */
-		w2 = vnpu_run_calloc(rc, ((size_t)kh * ((kw + 1) / 2) * co + 8) * 2,
+		w2 = vnpu_run_calloc(rc, ((size_t)(j.ypair ? (kh + 1) / 2 * kw :
+						   kh * ((kw + 1) / 2)) * co + 8) * 2,
 				     sizeof(int16_t));
 		if (!w2)
 			goto out;
 	}
+#endif
 	for (ox = 0; ox < ow; ox++)
 		tap_range((int64_t)ox * at->stride_w - at->pad_left, at->dilation_w, kw,
 			  x->dims[2], &kxr[ox], &kxr[ow + ox]);
@@ -1271,7 +1424,7 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 		if (!bf)
 			goto out;
 	}
-	ret = dw_pack(w, taps, co, j.q, wp, w2, rc);
+	ret = dw_pack(w, taps, co, j.q, wp, w2, j.ypair, rc);
 	if (ret)
 		goto out;
 	for (ch = 0; ch < co; ch++) {
@@ -1300,7 +1453,8 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 	j.px = (struct dw_px){ .xs1 = x->st[1] * x->esize, .xs2 = x->st[2] * x->esize,
 		.c = co, .kw = kw, .dh = at->dilation_h, .dw = at->dilation_w,
 		.w = wp, .w2 = w2, .zx = x->zp, .xs8 = x->dtype == VNPU_DT_INT8, .ow = ow,
-		.sw = at->stride_w, .pl = at->pad_left, .kx0s = kxr, .kx1s = kxr + ow };
+		.sw = at->stride_w, .pl = at->pad_left, .kx0s = kxr, .kx1s = kxr + ow,
+		.kp = (kh + 1) / 2 };
 	for (ch = 0, span = 1; ch < 4; ch++)
 		span += x->st[ch] > 0 ? (int64_t)(x->dims[ch] - 1) * x->st[ch] : 0;
 	j.px.xend = x->p + span * x->esize;
@@ -1338,11 +1492,8 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 	} else if (kern == VNPU_I8_AVX2) {
 		j.kf = row_f32_avx2;
 		j.ki = row_i8_avx2;
-		ret = j.q ? stage_alloc(&j, rc) : 0;
-		if (ret < 0)
-			goto out;
 		if (j.stage)
-			j.ki = row_i8_staged;
+			j.ki = j.ypair ? row_i8_ypair : row_i8_staged;
 	}
 	/* The vector kernels finish these epilogues in registers. */
 	j.px.fused = j.kf != row_f32_generic &&

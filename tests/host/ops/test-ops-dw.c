@@ -12,7 +12,9 @@
  *   four, pads wider than the kernel, strides 1, 2, 3 and mixed, 2-way
  *   dilation, kernels 1x1 to 5x5 and odd/even widths: interior runs of
  *   8 and 4 columns, single interior columns, border columns, columns
- *   and rows entirely in the padding;
+ *   and rows entirely in the padding; vertical strides 2 and 3 with odd
+ *   and even heights and dilated rows (the staged ky pairs of int8 on
+ *   AVX2);
  * - fp32 with every fused activation (and hard-swish, which the kernels
  *   leave to the separate pass), no bias, a bias and a scale-and-shift;
  * - int8 and uint8 X, W and Y in every combination, per-tensor and
@@ -98,6 +100,11 @@ static const struct geo geos[] = {
 	{ 1, 1, 2, 2, 1, 1, 1, 1, 1, 1 },	/* pad pixels: the epilogue of 0 */
 	{ 3, 3, 1, 1, 1, 1, 5, 4, 6, 5 },	/* pads wider than the kernel */
 	{ 2, 5, 1, 1, 1, 1, 1, 0, 4, 4 },
+	/* int8 on AVX2 stages ky pairs at vertical strides of 2 and more: */
+	{ 3, 3, 2, 2, 2, 2, 2, 2, 2, 2 },	/* dilated: a pair's rows dh apart */
+	{ 2, 3, 2, 1, 1, 1, 0, 1, 1, 1 },	/* even height, stride 2 x 1 */
+	{ 4, 2, 3, 2, 2, 1, 3, 0, 1, 2 },	/* stride 3, pairs of padding rows */
+	{ 3, 3, 2, 2, 1, 1, 5, 4, 6, 5 },	/* pads wider than the kernel */
 };
 
 #define NGEOS	(sizeof(geos) / sizeof(geos[0]))
