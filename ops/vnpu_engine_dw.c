@@ -14,9 +14,11 @@
  * still in L1.
  *
  * Kernels: AVX-512 and AVX2 (intrinsics: several pixels per call, the
- * epilogue fused, channel tails masked; int8 on AVX2 at stride 1 reads
- * X's rows staged once as int16 tap pairs, padding included, so every
- * column is interior), and a portable C body for any other host.  The choice follows the int8 GEMM kernel's configuration
+ * epilogue fused, channel tails masked; int8 on AVX2 reads X's rows
+ * staged once as int16 tap pairs, padding included, so every column is
+ * interior: kx pairs at stride 1, ky pairs at vertical strides of 2 and
+ * more), and a portable C body for any other host.  The choice follows
+ * the int8 GEMM kernel's configuration
  * (see vnpu_i8_kernel_resolve()) so tests can run every variant on one
  * host.  Integer results are bit-exact (sums mod 2^32 are order
  * independent); the vector kernels sum floats with fused multiply-adds,
@@ -654,14 +656,69 @@ void stage_col(const struct dw_px *p, const uint8_t *xa, const uint8_t *xb,
 	}
 }
 
+/*
+ * @n bytes of two runs of X (NULL: padding) into the int16 pairs (a[i]
+ * - zx, b[i] - zx) at @d: a dense row's columns are one run, so the
+ * pairs go 16 at a time across pixel boundaries, where stage_col()'s
+ * column at a time cost as much as the products it fed at 24 channels.
+ */
+AVX2_TARGET
+static inline __attribute__((always_inline))
+void stage_run(const uint8_t *a, const uint8_t *b, size_t n, int32_t zx, int16_t *d,
+	       const bool s8)
+{
+	const __m256i z = _mm256_set1_epi16((short)zx);
+	size_t i;
+
+	for (i = 0; i + 16 <= n; i += 16) {
+		__m256i va = _mm256_setzero_si256(), vb = _mm256_setzero_si256(), lo, hi;
+
+		if (a)
+			va = _mm256_sub_epi16(s8 ? _mm256_cvtepi8_epi16(_mm_loadu_si128(
+				(const __m128i *)(a + i))) : _mm256_cvtepu8_epi16(
+				_mm_loadu_si128((const __m128i *)(a + i))), z);
+		if (b)
+			vb = _mm256_sub_epi16(s8 ? _mm256_cvtepi8_epi16(_mm_loadu_si128(
+				(const __m128i *)(b + i))) : _mm256_cvtepu8_epi16(
+				_mm_loadu_si128((const __m128i *)(b + i))), z);
+		lo = _mm256_unpacklo_epi16(va, vb);
+		hi = _mm256_unpackhi_epi16(va, vb);
+		_mm256_storeu_si256((__m256i *)(d + 2 * i), _mm256_permute2x128_si256(lo, hi, 0x20));
+		_mm256_storeu_si256((__m256i *)(d + 2 * i + 16),
+				    _mm256_permute2x128_si256(lo, hi, 0x31));
+	}
+	for (; i < n; i++) {
+		d[2 * i] = (int16_t)(a ? (s8 ? (int8_t)a[i] : a[i]) - zx : 0);
+		d[2 * i + 1] = (int16_t)(b ? (s8 ? (int8_t)b[i] : b[i]) - zx : 0);
+	}
+}
+
 AVX2_TARGET
 static inline __attribute__((always_inline))
 void stage_row_t(const struct dw_px *p, const uint8_t *xrow, uint32_t w, uint32_t n,
 		 int16_t *dst, const bool s8)
 {
-	uint32_t j;
+	size_t col = (size_t)p->c * 2;
+	uint32_t j, k;
 
-	for (j = 0; j < n; j++) {
+	/*
+	 * Dense X: runs of columns whose two taps are alike in or out of
+	 * bounds, each staged as two runs of X dw columns apart.
+	 */
+#define IN_A(j) ((int64_t)(j) - p->pl >= 0 && (int64_t)(j) - p->pl < w)
+#define IN_B(j) ((int64_t)(j) - p->pl + p->dw >= 0 && (int64_t)(j) - p->pl + p->dw < w)
+	for (j = 0; p->xs2 == p->c && j < n; j = k) {
+		bool a = IN_A(j), b = IN_B(j);
+
+		for (k = j + 1; k < n && IN_A(k) == a && IN_B(k) == b; k++)
+			;
+		stage_run(a ? xrow + ((int64_t)j - p->pl) * p->c : NULL,
+			  b ? xrow + ((int64_t)j - p->pl + p->dw) * p->c : NULL,
+			  (size_t)(k - j) * p->c, p->zx, dst + j * col, s8);
+	}
+#undef IN_A
+#undef IN_B
+	for (j = 0; p->xs2 != p->c && j < n; j++) {
 		int64_t ia = (int64_t)j - p->pl, ib = ia + p->dw;
 
 		stage_col(p, ia >= 0 && ia < w ? xrow + ia * p->xs2 : NULL,
@@ -770,6 +827,7 @@ static void row_i8_ypair(const struct dw_px *p, int32_t *out, size_t ostr)
 /*
  * Input rows @iy and @iy + dh of batch @b (either may be padding) as one
  * staged row pair for row_i8_ypair(): @n columns of the padded row.
+ * Padding columns are zeros; dense X's in-bounds columns one run.
  */
 AVX2_TARGET
 static void stage_ypair_avx2(const struct dw_px *p, int64_t iy, uint32_t h, uint32_t w,
@@ -778,19 +836,31 @@ static void stage_ypair_avx2(const struct dw_px *p, int64_t iy, uint32_t h, uint
 	const uint8_t *ra = iy >= 0 && iy < h ? p->xb + iy * p->xs1 : NULL;
 	const uint8_t *rb = iy + p->dh >= 0 && iy + p->dh < h ? p->xb + (iy + p->dh) * p->xs1 :
 				NULL;
-	uint32_t j;
+	int64_t j0 = p->pl < n ? p->pl : n, j1 = p->pl + w < n ? p->pl + w : n, j;
+	size_t col = (size_t)p->c * 2;
 
-	for (j = 0; j < n; j++) {
-		int64_t ix = (int64_t)j - p->pl;
-		bool in = ix >= 0 && ix < w;
-		const uint8_t *xa = ra && in ? ra + ix * p->xs2 : NULL;
-		const uint8_t *xb = rb && in ? rb + ix * p->xs2 : NULL;
+	if ((!ra && !rb) || j1 <= j0) {
+		memset(dst, 0, n * col * sizeof(int16_t));
+		return;
+	}
+	memset(dst, 0, j0 * col * sizeof(int16_t));
+	if (p->xs2 == p->c) {
+		if (p->xs8)
+			stage_run(ra, rb, (j1 - j0) * p->c, p->zx, dst + j0 * col, true);
+		else
+			stage_run(ra, rb, (j1 - j0) * p->c, p->zx, dst + j0 * col, false);
+	}
+	for (j = j0; p->xs2 != p->c && j < j1; j++) {
+		const uint8_t *xa = ra ? ra + (j - p->pl) * p->xs2 : NULL;
+		const uint8_t *xb = rb ? rb + (j - p->pl) * p->xs2 : NULL;
 
 		if (p->xs8)
-			stage_col(p, xa, xb, dst + (size_t)j * p->c * 2, true);
+			stage_col(p, xa, xb, dst + j * col, true);
 		else
-			stage_col(p, xa, xb, dst + (size_t)j * p->c * 2, false);
+			stage_col(p, xa, xb, dst + j * col, false);
 	}
+	/* After the columns: stage_col()'s channel tail spills into the next. */
+	memset(dst + j1 * col, 0, (n - j1) * col * sizeof(int16_t));
 }
 
 /* ---- AVX-512 ------------------------------------------------------------- */
