@@ -1380,7 +1380,9 @@ static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			ret = -ECANCELED;
 			goto out;
 		}
-		vnpu_epi_init(&e, c, x, w, y, n);
+		/* Per channel only through W's or Y's per-channel scales. */
+		if (!n || w->quant == VNPU_QUANT_CHANNEL || y->quant == VNPU_QUANT_CHANNEL)
+			vnpu_epi_init(&e, c, x, w, y, n);
 		if (e.mode != VNPU_EPI_REQUANT || e.round != VNPU_ROUND_ONNX) {
 			ret = 1;
 			goto out;
@@ -1567,7 +1569,9 @@ int vnpu_eng_conv_i8(const struct vnpu_cmd_compute *c,
 			ret = 1;
 			goto out;
 		}
-		vnpu_epi_init(&e, c, x, w, y, n);
+		/* Per channel only through W's or Y's per-channel scales. */
+		if (!n || w->quant == VNPU_QUANT_CHANNEL || y->quant == VNPU_QUANT_CHANNEL)
+			vnpu_epi_init(&e, c, x, w, y, n);
 		if (e.mode != VNPU_EPI_REQUANT || e.round != VNPU_ROUND_ONNX) {
 			ret = 1;
 			goto out;

@@ -16,13 +16,13 @@
  * Kernels: AVX-512 and AVX2 (intrinsics: several pixels per call, the
  * epilogue fused, channel tails masked; int8 on AVX2 reads X's rows
  * staged once as int16 tap pairs, padding included, so every column is
- * interior: kx pairs at stride 1, ky pairs at vertical strides of 2 and
- * more), and a portable C body for any other host.  The choice follows
- * the int8 GEMM kernel's configuration
- * (see vnpu_i8_kernel_resolve()) so tests can run every variant on one
- * host.  Integer results are bit-exact (sums mod 2^32 are order
- * independent); the vector kernels sum floats with fused multiply-adds,
- * in the reference's tap order, within ops.rst's tolerance.
+ * interior: kx pairs at stride 1 for kernels 3 wide or more, else ky
+ * pairs), and a portable C body for any other host.  The choice follows
+ * the int8 GEMM kernel's configuration (see vnpu_i8_kernel_resolve())
+ * so tests can run every variant on one host.  Integer results are
+ * bit-exact (sums mod 2^32 are order independent); the vector kernels
+ * sum floats with fused multiply-adds, in the reference's tap order,
+ * within ops.rst's tolerance.
  */
 #include <errno.h>
 #include <string.h>
@@ -1376,7 +1376,7 @@ static int dw_rows(const struct dw_job *j, uint32_t r0, uint32_t r1,
  * under callgrind: 3x3 stride 1, C 16: 0.92x the unstaged kernel's; 5x5
  * stride 1, C 240: 0.49x; 3x3 stride 2, C 24: 1.8x), else ky pairs for
  * kernels 2 tall or more (row_i8_ypair()), whose staged values all feed
- * taps, at vertical strides of 2 and more.
+ * taps.
  */
 static int stage_alloc(struct dw_job *j, struct vnpu_run_ctx *rc)
 {
@@ -1387,12 +1387,7 @@ static int stage_alloc(struct dw_job *j, struct vnpu_run_ctx *rc)
 	uint64_t kp = (j->kh + 1) / 2, rows, len;
 	uint32_t i;
 
-	/*
-	 * Rows taller than wide apart (stride 1 x 2) staged ky pairs ran
-	 * slower than the unstaged kernel (PP-OCR rec 12x160x128: 0.13 -
-	 * 0.21 ms against 0.11 ms); stride 2 x 1 and 2 x 2 ran faster.
-	 */
-	if (!xpair && (j->kh < 2 || (at->stride_h == 1 && at->stride_w != 1)))
+	if (!xpair && j->kh < 2)
 		return 0;
 	/* The rows of one output row's kh taps, or of its kp row pairs. */
 	rows = xpair ? (uint64_t)(j->kh - 1) * at->dilation_h + 1 :
@@ -1547,7 +1542,9 @@ int vnpu_eng_dw(const struct vnpu_cmd_compute *c,
 		if (j.q) {
 			if (bias->p)
 				memcpy(&bq[ch], bias->p + (int64_t)ch * bias->st[0] * 4, 4);
-			vnpu_epi_init(&e, c, x, w, y, ch);
+			/* Per channel only through W's or Y's per-channel scales. */
+			if (!ch || w->quant == VNPU_QUANT_CHANNEL || y->quant == VNPU_QUANT_CHANNEL)
+				vnpu_epi_init(&e, c, x, w, y, ch);
 			/* Other epilogues take the general path. */
 			if (e.mode != VNPU_EPI_REQUANT || e.round != VNPU_ROUND_ONNX) {
 				ret = 1;
