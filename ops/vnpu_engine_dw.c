@@ -372,7 +372,14 @@ void f32_pix8(const struct dw_px *p, uint32_t ox, const int np, uint32_t kyn,
 			f32_col32(p, ox, kyn, kx0, kx1, out + ox * ostr, c0);
 	for (; c0 + 8 <= p->c; c0 += 8)
 		f32_blk8(p, ox, np, kyn, kx0, kx1, out, ostr, c0, false);
-	if (c0 < p->c)
+	/*
+	 * A tail of 8 or more channels: the last 8 again, unmasked (the
+	 * overlap recomputes the same bits).  vmaskmovps loads and stores
+	 * cost several times a plain access on AMD cores.
+	 */
+	if (c0 < p->c && p->c >= 8)
+		f32_blk8(p, ox, np, kyn, kx0, kx1, out, ostr, p->c - 8, false);
+	else if (c0 < p->c)
 		f32_blk8(p, ox, np, kyn, kx0, kx1, out, ostr, c0, true);
 }
 
