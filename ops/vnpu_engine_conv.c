@@ -1296,7 +1296,9 @@ static int a2_widen_x(const struct vnpu_tv *x, uint32_t cip, int16_t *dst,
 	uint32_t n = x->dims[0], h = x->dims[1], w = x->dims[2], ci = x->dims[3];
 	bool s8 = x->dtype == VNPU_DT_INT8;
 	/* Pixels one run of bytes: rows convert as runs, not pixel by pixel. */
-	bool dense = x->st[2] == ci;
+	bool dense = x->st[3] == 1 && x->st[2] == ci;
+	/* A model's NCHW input seen as NHWC: each channel a plane of its own. */
+	int64_t cs = x->st[3];
 	__m256i zx = _mm256_set1_epi16((short)x->zp);
 	uint32_t b, iy, ix, k;
 
@@ -1326,15 +1328,21 @@ static int a2_widen_x(const struct vnpu_tv *x, uint32_t cip, int16_t *dst,
 						     (int64_t)iy * x->st[1] + (int64_t)ix * x->st[2];
 				int16_t *d = dst + (((size_t)b * h + iy) * w + ix) * cip;
 
-				for (k = 0; k + 16 <= ci; k += 16) {
-					__m128i v = _mm_loadu_si128((const __m128i *)(src + k));
-					__m256i e = s8 ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
+				k = 0;
+				if (cs == 1)
+					for (; k + 16 <= ci; k += 16) {
+						__m128i v = _mm_loadu_si128((const __m128i *)(src + k));
+						__m256i e = s8 ? _mm256_cvtepi8_epi16(v) :
+							    _mm256_cvtepu8_epi16(v);
 
-					_mm256_storeu_si256((__m256i *)(d + k), _mm256_sub_epi16(e, zx));
+						_mm256_storeu_si256((__m256i *)(d + k),
+								    _mm256_sub_epi16(e, zx));
+					}
+				for (; k < ci; k++) {
+					uint8_t v = src[(int64_t)k * cs];
+
+					d[k] = (int16_t)((s8 ? (int32_t)(int8_t)v : (int32_t)v) - x->zp);
 				}
-				for (; k < ci; k++)
-					d[k] = (int16_t)((s8 ? (int32_t)(int8_t)src[k] : (int32_t)src[k]) -
-							 x->zp);
 				for (; k < cip; k++)
 					d[k] = 0;
 			}
@@ -1510,11 +1518,16 @@ bool vnpu_eng_conv_i8_ok(const struct vnpu_cmd_compute *c,
 	uint64_t k = (uint64_t)w->dims[1] * w->dims[2] * vnpu_round_up(w->dims[3], 4);
 
 	if (c->hdr.opcode != VNPU_OP_CONV2D || !info->quantized || c->attr.conv.groups != 1 ||
-	    !q8(x->dtype) || !q8(w->dtype) || !q8(y->dtype) || x->st[3] != 1 || y->st[3] != 1)
+	    !q8(x->dtype) || !q8(w->dtype) || !q8(y->dtype) || y->st[3] != 1)
 		return false;
+	/*
+	 * The VNNI kernel reads X's channels in place, 4 bytes at a time; the
+	 * AVX2 one reads X only through a2_widen_x(), which takes channels a
+	 * plane apart too (a model's NCHW input, as its first conv gets it).
+	 */
 	switch (vnpu_i8_kernel_resolve(rc ? rc->i8_kernel : VNPU_I8_AUTO)) {
 	case VNPU_I8_VNNI:
-		if (!have_vnni())
+		if (!have_vnni() || x->st[3] != 1)
 			return false;
 		break;
 	case VNPU_I8_AVX2:

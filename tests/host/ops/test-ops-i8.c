@@ -220,6 +220,8 @@ static void quantize(struct vnpu_tensor_desc *w, int waxis, struct vnpu_tensor_d
 static unsigned int cases;
 /* Cases per engine path in the current group. */
 static unsigned int reached[VNPU_ENG_NPATHS];
+/* Convs whose X was in channel planes, and how many took the direct kernel. */
+static unsigned int planar, planar_direct;
 
 /* Engine and reference on copies of one memory: the output bytes equal. */
 static void run_case(struct flat *f, struct vnpu_cmd_compute *c)
@@ -245,6 +247,8 @@ static void run_case(struct flat *f, struct vnpu_cmd_compute *c)
 			 cases, c->hdr.opcode, path);
 	}
 	reached[path]++;
+	if (c->hdr.opcode == VNPU_OP_CONV2D && c->t[0].strides[3] > 1 && path == VNPU_ENG_CONV_I8)
+		planar_direct++;
 	assert_int_equal(flat_ref(&f2, c), 0);
 	off = c->t[3].va - FLAT_BASE;
 	if (memcmp(f->mem, f2.mem, used)) {
@@ -346,6 +350,18 @@ static void one_conv(struct flat *f)
 		place(f, &c.t[2], true);
 	}
 	place(f, &c.t[0], true);
+	if (g == 1 && !rnd(4)) {
+		/*
+		 * X in NCHW planes seen as NHWC, as a model's quantized input
+		 * reaches its first conv: the same bytes, channels H * W apart.
+		 */
+		c.t[0].flags = VNPU_TENSOR_STRIDED;
+		c.t[0].strides[2] = 1;
+		c.t[0].strides[1] = w;
+		c.t[0].strides[3] = (uint64_t)h * w;
+		c.t[0].strides[0] = (uint64_t)h * w * dx[3];
+		planar++;
+	}
 	place(f, &c.t[1], true);
 	place(f, &c.t[3], false);
 	run_case(f, &c);
@@ -408,6 +424,7 @@ static void test_commands(void **state)
 	int i;
 
 	memset(reached, 0, sizeof(reached));
+	planar = planar_direct = 0;
 	for (i = 0; i < 150; i++)
 		one_gemm(f);
 	for (i = 0; i < 300; i++)
@@ -423,6 +440,11 @@ static void test_commands(void **state)
 	assert_true(reached[VNPU_ENG_IM2COL_I8] >= 50);
 	if (kern != VNPU_I8_GENERIC)
 		assert_true(reached[VNPU_ENG_CONV_I8] >= 50);
+	printf("# kernel %s: %u convs with X in channel planes, %u of them direct\n",
+	       vnpu_i8_kernel_id(kern), planar, planar_direct);
+	/* The AVX2 direct kernel takes them; the VNNI one reads X in place. */
+	if (kern == VNPU_I8_AVX2)
+		assert_true(planar_direct >= 20);
 }
 
 static int setup_flat(void **state)
