@@ -1315,8 +1315,7 @@ int oi_import_nodes(struct imp *im, const size_t *order, int64_t opset)
 			ret = poison_outputs(im, n);
 			if (!ret && !oi_op_known(im, n, opset)) {
 				im->node = n;
-				oi_fail(im, "op not supported by libnpu yet");
-				ret = -EINVAL;
+				ret = oi_fail_unknown(im, n, opset);
 			}
 		} else {
 			ret = oi_import_node(im, n, opset);
@@ -1548,6 +1547,7 @@ int oi_source_parse(struct npu_onnx_source *src, const void *data, size_t size,
 	struct imp im = { .src = src, .opts = opts, .err = err, .err_size = err_size };
 	Onnx__ModelProto *mp;
 	int64_t opset = -1;
+	bool imports_onnx = false;
 	size_t i;
 	int ret;
 
@@ -1576,10 +1576,23 @@ int oi_source_parse(struct npu_onnx_source *src, const void *data, size_t size,
 	for (i = 0; i < mp->n_opset_import; i++) {
 		const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
 
-		if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx"))
-			opset = o->has_version ? o->version : -1;
+		if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx")) {
+			if (!o->has_version) {
+				oi_fail(&im, "the model's opset_import for the default domain has no version");
+				return -EINVAL;
+			}
+			opset = o->version;
+			imports_onnx = true;
+		}
 	}
-	if (opset < 1 || opset > 18) {
+	/*
+	 * A model of other domains' ops only need not import ONNX's; its
+	 * opset is then 0, and a default-domain node in it is refused by
+	 * name (oi_fail_unknown()).
+	 */
+	if (!imports_onnx) {
+		opset = 0;
+	} else if (opset < 1 || opset > 18) {
 		oi_fail(&im, "default-domain opset %" PRId64 " is not supported (1 to 18)", opset);
 		return -ENOTSUP;
 	}

@@ -398,6 +398,7 @@ int oi_op_loop(struct nctx *c);
 int oi_op_scan(struct nctx *c);
 /* Does the registry know @n's op at @opset (a custom op included)? */
 bool oi_op_known(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
+int oi_fail_unknown(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
 /* Import one node: the registry (onnx_registry.c) picks its handler. */
 int oi_import_node(struct imp *im, const Onnx__NodeProto *n, int64_t opset);
 /* Quantized ONNX (onnx_quant.c). */

@@ -404,6 +404,40 @@ static bool lowering_applies(const struct nctx *c, const struct lowering *l)
 	return true;
 }
 
+/*
+ * Why @n has neither a custom op, a kernel nor a lowering at @opset (the
+ * default domain's; another domain's is looked up here), in the words
+ * every refusal of an unknown op uses, whether or not its inputs could
+ * be imported.
+ */
+int oi_fail_unknown(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
+{
+	const char *t = n->op_type ? n->op_type : "";
+	const struct lowering *low;
+	bool kernel = false;
+	size_t i;
+
+	pthread_once(&index_once, build_index);
+	low = find_lowering(n->domain, t);
+	for (i = 0; i < num_kernels && !kernel; i++)
+		kernel = same_domain(kernels[i]->domain, n->domain) &&
+			 !strcmp(kernels[i]->op_type, t);
+	if (!default_domain(n->domain)) {
+		if (!low && !kernel)
+			return oi_fail(im, "domain '%s' is not supported (no built-in or custom op %s in it)",
+				       n->domain, t);
+		opset = oi_domain_opset(im, n->domain);
+	} else if (opset < 1) {
+		return oi_fail(im, "op of the default ONNX domain, which the model does not import (its opset_import has no '' or 'ai.onnx' entry)");
+	}
+	if (!low && !kernel)
+		return oi_fail(im, "op not supported by libnpu yet");
+	if (low && opset < low->since)
+		return oi_fail(im, "op not supported by libnpu at opset %" PRId64 " (its lowering starts at opset %" PRId64 ")",
+			       opset, low->since);
+	return oi_fail(im, "op not supported by libnpu at opset %" PRId64, opset);
+}
+
 bool oi_op_known(struct imp *im, const Onnx__NodeProto *n, int64_t opset)
 {
 	const char *t = n->op_type ? n->op_type : "";
@@ -625,16 +659,10 @@ static int import_node_as(struct nctx *c, const char *t, int64_t opset)
 		return import_with(c, NULL, kop, true);
 	kop = find_kernel(n->domain, t, opset);
 	low = find_lowering(n->domain, t);
-	if (!low && !kop && !default_domain(n->domain))
-		return oi_fail(im, "domain '%s' is not supported (no built-in or custom op %s in it)",
-			       n->domain, t);
-	if (!low && !kop)
-		return oi_fail(im, "op not supported by libnpu yet");
 	if (low && opset < low->since)
 		low = NULL;
 	if (!low && !kop)
-		return oi_fail(im, "op not supported by libnpu at opset %" PRId64 " (its lowering starts at opset %d)",
-			       opset, LOWERING_DEFAULT_SINCE);
+		return oi_fail_unknown(im, n, opset);
 	ret = import_with(c, low, kop, true);
 	/* remembered for the QDQ units reading it (onnx_quant.c) */
 	if (!ret && default_domain(n->domain) && !strcmp(t, "DequantizeLinear") &&

@@ -166,7 +166,7 @@ int npu_onnx_output(const struct npu_onnx_model *m, size_t i,
  */
 int npu_onnx_input_fixed(const struct npu_onnx_model *m, size_t i);
 
-/* The default-domain opset the model imports. */
+/* The default-domain opset the model imports, 0 when it imports none. */
 int64_t npu_onnx_opset(const struct npu_onnx_model *m);
 
 /*

@@ -465,6 +465,38 @@ static void test_hostile(void **state)
 	output(&b, "y");
 	npu_onnx_free(load(&b, NULL, 0, NULL));
 	mb_free(&b);
+	/*
+	 * No default-domain import: a node of ONNX's own is refused by name,
+	 * not as "opset -1" (a model of other domains' ops only is legal)
+	 */
+	mb_init(&b, 13);
+	b.os.domain = "com.example";
+	input(&b, "x", 2, d2);
+	nodef(&b, "Relu", "r", "x", "t", (const char *)NULL);
+	nodef(&b, "Relu", "r2", "t", "y", (const char *)NULL);
+	output(&b, "y");
+	load(&b, NULL, -EINVAL,
+	     "node 'r' (Relu): op of the default ONNX domain, which the model does not import "
+	     "(its opset_import has no '' or 'ai.onnx' entry); also node 'r2' (Relu): op of the "
+	     "default ONNX domain, which the model does not import");
+	mb_free(&b);
+	mb_init(&b, 13);
+	b.os.has_version = 0;
+	input(&b, "x", 2, d2);
+	nodef(&b, "Relu", "r", "x", "y", (const char *)NULL);
+	output(&b, "y");
+	load(&b, NULL, -EINVAL, "the model's opset_import for the default domain has no version");
+	mb_free(&b);
+	/* an op the registry knows from opset 7 on, in a model of opset 6 */
+	mb_init(&b, 6);
+	input(&b, "x", 2, d2);
+	nodef(&b, "Add", "a", "x,x", "t", (const char *)NULL);
+	nodef(&b, "Sub", "s", "t,x", "y", (const char *)NULL);
+	output(&b, "y");
+	load(&b, NULL, -EINVAL,
+	     "node 'a' (Add): op not supported by libnpu at opset 6 (its lowering starts at opset 7); "
+	     "also node 's' (Sub): op not supported by libnpu at opset 6 (its lowering starts at opset 7)");
+	mb_free(&b);
 
 	/* an optional output is fine while nobody reads it */
 	mb_init(&b, 13);

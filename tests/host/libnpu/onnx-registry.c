@@ -197,6 +197,20 @@ static void test_custom_op_runs(void **st)
 	assert_int_equal(released, 0);
 	npu_onnx_free(m);
 	assert_int_equal(released, 1);
+
+	/* a model that imports only its own domain, not ONNX's */
+	mb_init(&b, 1);
+	b.os.domain = "com.example";
+	input(&b, "x", 2, dims);
+	output(&b, "y");
+	nodef(&b, "Swish", "sw", "x", "y", "beta=f:1.5", NULL)->domain = "com.example";
+	m = load(&b, &o, 0, NULL);
+	mb_free(&b);
+	assert_int_equal(npu_onnx_opset(m), 0);
+	run_model(m, x, 6, y, 6, 0, NULL);
+	for (i = 0; i < 6; i++)
+		assert_float_equal(y[i], swish_ref(x[i], 1.5f), 1e-6);
+	npu_onnx_free(m);
 }
 
 static void test_custom_op_unregistered(void **st)
