@@ -64,6 +64,29 @@ static void sum_taps(float *acc, const float *x, uint32_t n)
 		acc[i] += x[i];
 }
 
+/*
+ * MAX over 8-bit codes: dequantizing is increasing in the code (the scale
+ * is positive), so the largest code of a window dequantizes to the
+ * largest value, and one dequantization per output replaces one per tap.
+ */
+__attribute__((target_clones("avx2", "default")))
+static void max_codes_u8(uint8_t *acc, const uint8_t *x, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		acc[i] = x[i] > acc[i] ? x[i] : acc[i];
+}
+
+__attribute__((target_clones("avx2", "default")))
+static void max_codes_s8(int8_t *acc, const int8_t *x, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		acc[i] = x[i] > acc[i] ? x[i] : acc[i];
+}
+
 __attribute__((target_clones("avx2", "default")))
 static void sum_codes(uint32_t *acc, const uint8_t *x, bool is_signed, uint32_t n)
 {
@@ -125,6 +148,8 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	bool xq = x->dtype != VNPU_DT_FP32, yq = y->dtype != VNPU_DT_FP32;
 	size_t xes = xq ? 1 : 4, yes = yq ? 1 : 4;
 	float acc[POOL_CHUNK], taps[POOL_CHUNK];
+	uint8_t codes[POOL_CHUNK];
+	bool max_q8 = is_max && xq, x_signed = x->dtype == VNPU_DT_INT8;
 	bool qlinear = c->round == VNPU_ROUND_ORT_QLINEAR;
 	int32_t lo = y->dtype == VNPU_DT_INT8 ? -128 : 0, hi = lo + 255;
 
@@ -144,8 +169,11 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 					if (vnpu_run_tick(rc, w))
 						return -ECANCELED;
 
-					for (i = 0; i < w; i++)
-						acc[i] = is_max ? -INFINITY : 0.0f;
+					if (max_q8)
+						memset(codes, x_signed ? 0x80 : 0, w);
+					else
+						for (i = 0; i < w; i++)
+							acc[i] = is_max ? -INFINITY : 0.0f;
 					for (ky = 0; ky < kh; ky++) {
 						int64_t iy = (int64_t)oy * sh - at->pad_top +
 							     (int64_t)ky * dh;
@@ -170,19 +198,32 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 								continue;
 							xb = x->p + (n * x->st[0] + iy * x->st[1] +
 								     ix * x->st[2] + c0) * xes;
+							cnt++;
+							if (max_q8) {
+								if (x_signed)
+									max_codes_s8((int8_t *)codes,
+										     (const int8_t *)xb, w);
+								else
+									max_codes_u8(codes, xb, w);
+								continue;
+							}
 							if (xq) {
 								vnpu_eng_q8_load(x, xb, taps, w);
 								xp = taps;
 							} else {
 								xp = (const float *)(const void *)xb;
 							}
-							cnt++;
 							if (is_max)
 								max_taps(acc, xp, w);
 							else
 								sum_taps(acc, xp, w);
 						}
 					}
+					if (max_q8 && cnt)
+						vnpu_eng_q8_load(x, codes, acc, w);
+					else if (max_q8)
+						for (i = 0; i < w; i++)
+							acc[i] = -INFINITY;
 					if (!is_max) {
 						float d;
 
