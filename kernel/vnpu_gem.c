@@ -14,6 +14,7 @@
 #include <linux/mount.h>
 #include <linux/pagemap.h>
 #include <linux/shmem_fs.h>
+#include <linux/sizes.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_shmem_helper.h>
@@ -73,18 +74,37 @@ int vnpu_gemfs_init(struct vnpu_device *vdev)
 }
 
 /*
+ * Smallest BO whose backing file is rounded up to whole huge pages.  The
+ * mount uses a huge folio only for a 2 MiB range that the file's size
+ * covers, so a BO smaller than that (a model's whole activation arena,
+ * its weights) or the tail of a larger one would get 4 KiB pages, which
+ * the device cannot map as one run and must copy page by page on every
+ * command (Documentation/bench.rst, "Where the device time goes").  The
+ * rounding costs at most 2 MiB - 256 KiB of memory per BO, never more
+ * than 8 times the BO's size; smaller BOs (command buffers, one op's
+ * tensors) keep exactly their pages.
+ */
+#define VNPU_HUGE_BO_MIN	SZ_256K
+
+/*
  * Back a BO the helper just created from the private mount instead.  Its
  * file has no pages, no mapping and no user yet, so swapping it is safe;
- * on failure the BO simply keeps the file it has.
+ * on failure the BO simply keeps the file it has.  The file may be
+ * larger than the BO (VNPU_HUGE_BO_MIN): the helper only ever reads the
+ * BO's pages, and neither a CPU mapping nor the device mapping reaches
+ * past the BO's size, so the rest of the last huge folio is never used.
  */
 static void vnpu_bo_use_gemfs(struct vnpu_device *vdev,
 			      struct drm_gem_object *obj)
 {
+	size_t backing = obj->size;
 	struct file *filp;
 
 	if (!vdev->gemfs)
 		return;
-	filp = shmem_file_setup_with_mnt(vdev->gemfs, "vnpu bo", obj->size,
+	if (backing >= VNPU_HUGE_BO_MIN)
+		backing = ALIGN(backing, PMD_SIZE);
+	filp = shmem_file_setup_with_mnt(vdev->gemfs, "vnpu bo", backing,
 					 VM_NORESERVE);
 	if (IS_ERR(filp))
 		return;

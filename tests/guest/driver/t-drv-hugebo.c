@@ -7,7 +7,9 @@
  * mount must be there (debugfs state: huge_bo) and a fresh 6 MiB + 4 KiB
  * BO must reach the device in segments of at least 2 MiB (debugfs bos).
  * The device then copies across the whole BO, huge folios and the 4 KiB
- * tail alike.
+ * tail alike.  A BO of 256 KiB or more but less than 2 MiB (a model's
+ * activation arena, its weights) is backed by one huge folio too, so the
+ * device reaches it as one run instead of page by page.
  *
  * With --fallback (t-zz-param.sh, after loading with huge_bo=0), and on
  * a kernel without transparent huge pages (the debug kernel's config),
@@ -21,6 +23,8 @@
 
 #define BIG	((6ull << 20) + 4096)
 #define HALF	(BIG / 2)
+/* blazeface-front's activation arena, and a BO just past the threshold. */
+static const uint64_t sub_huge[] = { 1966080, 256 << 10 };
 
 /* The debugfs "bos" line of the first BO of @size: segments, largest. */
 static int bo_segments(uint64_t size, unsigned int *segs, uint64_t *largest)
@@ -88,6 +92,22 @@ int main(int argc, char **argv)
 		     segs, (unsigned long long)largest);
 		t_ok(segs <= 4, "at most one segment per huge folio and the tail (%u)",
 		     segs);
+	}
+
+	for (i = 0; i < sizeof(sub_huge) / sizeof(sub_huge[0]); i++) {
+		struct t_bo bo;
+
+		T_REQUIRE(t_bo_new(fd, sub_huge[i], 0, &bo) == 0);
+		segs = 0;
+		largest = 0;
+		r = bo_segments(sub_huge[i], &segs, &largest);
+		t_ok(r == 0, "debugfs lists the %llu-byte BO (%d)",
+		     (unsigned long long)sub_huge[i], r);
+		if (!fallback)
+			t_ok(segs == 1 && largest == sub_huge[i],
+			     "a %llu-byte BO reaches the device in one DMA segment (%u, the largest %llu bytes)",
+			     (unsigned long long)sub_huge[i], segs,
+			     (unsigned long long)largest);
 	}
 
 	w = big.map;
