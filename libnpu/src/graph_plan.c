@@ -21,6 +21,19 @@
 
 #include "graph_compile.h"
 
+/*
+ * The device computes on an operand in place only when its bytes are one
+ * physically contiguous run; otherwise it copies the operand through a
+ * bounce buffer on every command (Documentation/bench.rst, "Where the
+ * device time goes").  The driver backs a device arena with 2 MiB huge
+ * pages that are rarely neighbours, so the first planner keeps every
+ * value of at most that size inside one of them; a bigger value is
+ * bounced anyway.  The arena grows by the gaps this leaves, only once it
+ * is larger than one huge page.  The second planner, for graphs too wide
+ * for the first, places values without this rule.
+ */
+#define PLAN_RUN_BYTES		(2u << 20)
+
 /* Overlapping pairs the first planner may visit: 16 MB of adjacency. */
 #define PLAN_PAIRS_BASE		(1u << 20)
 #define PLAN_PAIRS_PER_VALUE	8u
@@ -78,6 +91,15 @@ static uint64_t count_pairs(const struct lifetime *lt, const struct keyed *ord,
 	return pairs;
 }
 
+/* @off, or the next huge-page boundary if @bytes would cross one there. */
+static uint64_t within_run(uint64_t off, uint64_t bytes)
+{
+	if (bytes && bytes <= PLAN_RUN_BYTES &&
+	    off / PLAN_RUN_BYTES != (off + bytes - 1) / PLAN_RUN_BYTES)
+		return npu__align_up(off, PLAN_RUN_BYTES);
+	return off;
+}
+
 static int plan_by_size(struct lifetime *lt, const struct keyed *ord, size_t n,
 			uint64_t pairs, uint64_t *total)
 {
@@ -108,7 +130,7 @@ static int plan_by_size(struct lifetime *lt, const struct keyed *ord, size_t n,
 		}
 	/* @lt is by size: place in index order, among the placed overlaps. */
 	for (i = 0; i < n; i++) {
-		uint64_t off = 0;
+		uint64_t off = within_run(0, lt[i].bytes);
 		size_t m = 0, k;
 
 		for (k = start[i]; k < start[i + 1]; k++)
@@ -121,7 +143,9 @@ static int plan_by_size(struct lifetime *lt, const struct keyed *ord, size_t n,
 			if (off + lt[i].bytes <= p->offset)
 				break;
 			if (p->offset + p->bytes > off)
-				off = npu__align_up(p->offset + p->bytes, ARENA_ALIGN);
+				off = within_run(npu__align_up(p->offset + p->bytes,
+							       ARENA_ALIGN),
+						 lt[i].bytes);
 		}
 		lt[i].offset = off;
 		if (off + lt[i].bytes > end)

@@ -119,6 +119,55 @@ static uint64_t aligned(uint64_t b)
 
 /* ---- Plans -------------------------------------------------------------- */
 
+/*
+ * Values of up to 2 MiB never cross a 2 MiB boundary of the arena (the
+ * device's huge pages, graph_plan.c), whatever their sizes and
+ * lifetimes; bigger ones may.  Sizes up to 3 MiB, random windows.
+ */
+static void test_plan_runs(void **state)
+{
+	const uint64_t run = 2u << 20;
+	const size_t n = 300;
+	struct lifetime *want = calloc(n, sizeof(*want));
+	struct lifetime *lt = malloc(n * sizeof(*lt));
+	unsigned int seed = 7;
+	uint64_t total = 0;
+	size_t i, crossing = 0;
+
+	(void)state;
+	assert_non_null(want);
+	assert_non_null(lt);
+	for (i = 0; i < n; i++) {
+		int64_t first, len;
+
+		seed = seed * 1103515245u + 12345u;
+		first = (int64_t)((seed >> 8) % 200) - 1;
+		seed = seed * 1103515245u + 12345u;
+		len = (int64_t)((seed >> 8) % 8);
+		seed = seed * 1103515245u + 12345u;
+		want[i] = (struct lifetime){ .root = (uint32_t)i, .first = first,
+					     .last = first + len,
+					     .bytes = 1 + (seed >> 4) % (3u << 20) };
+	}
+	memcpy(lt, want, n * sizeof(*lt));
+	assert_int_equal(npu__plan_arena(lt, n, &total), 0);
+	check_plan(want, n, lt, total);
+	for (i = 0; i < n; i++) {
+		bool crosses = lt[i].offset / run !=
+			       (lt[i].offset + lt[i].bytes - 1) / run;
+
+		if (crosses && lt[i].bytes <= run)
+			fail_msg("a value of %llu bytes at %llu crosses a 2 MiB boundary",
+				 (unsigned long long)lt[i].bytes,
+				 (unsigned long long)lt[i].offset);
+		crossing += crosses;
+	}
+	print_message("# %zu values, %zu of them (all over 2 MiB) across a boundary\n",
+		      n, crossing);
+	free(want);
+	free(lt);
+}
+
 /* Value i written by step i, read by step i + 1 (and one by i + 2). */
 static void test_plan_chain(void **state)
 {
@@ -388,6 +437,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_plan_chain),
+		cmocka_unit_test(test_plan_runs),
 		cmocka_unit_test(test_plan_wide),
 		cmocka_unit_test(test_plan_random),
 		cmocka_unit_test(test_compile_chain),
