@@ -2401,6 +2401,97 @@ static void test_mmu_runs(void)
     vt_stop(t);
 }
 
+/* ---- per-command cost (a benchmark: only with -m perf) -------------------- */
+
+/*
+ * What one compute command costs the device beyond the engine's own work:
+ * jobs of 1 and of BENCH_CMDS identical ELTWISE adds over operands that
+ * are each one run of guest RAM (what huge-folio BOs give the device), and
+ * the same over scattered pages, which the device must bounce.  The
+ * difference between the two job lengths, divided by the commands added,
+ * is the per-command time; the engine's own time for the op is what
+ * `make -C ops bench` reports on the host.  Wall clock, best of
+ * BENCH_REPS, the doorbell to the head moving (the qtest socket adds the
+ * same round trips to both job lengths, so they cancel).
+ */
+#define BENCH_CMDS      64
+#define BENCH_REPS      15
+
+static double bench_job_us(VnpuT *t, uint64_t cmd_va, uint32_t len)
+{
+    double best = 0;
+    unsigned r;
+
+    for (r = 0; r < BENCH_REPS; r++) {
+        struct vnpu_hw_completion c;
+        uint32_t slot = vt_put_desc(t, 0, 1, cmd_va, len, 0);
+        gint64 t0 = g_get_monotonic_time(), end = t0 + VT_TIMEOUT_US;
+        double us;
+
+        vt_doorbell(t, 0);
+        while (vt_qrd(t, 0, VNPU_QREG_HEAD) != t->tail[0]) {
+            g_assert(g_get_monotonic_time() < end);
+        }
+        us = g_get_monotonic_time() - t0;
+        vt_read_compl(t, 0, slot, &c);
+        g_assert_cmpuint(c.status, ==, VNPU_JOB_STATUS_OK);
+        if (!r || us < best) {
+            best = us;
+        }
+    }
+    return best;
+}
+
+static void bench_cmd_cost_one(const char *engines, uint32_t elems,
+                               bool scattered)
+{
+    const uint64_t xa = 0x10000000, xb = 0x20000000, y = 0x30000000;
+    const uint64_t cmd_va = 0x100000, page = VNPU_PAGE_SIZE;
+    uint64_t bytes = ROUND_UP((uint64_t)elems * 4, page);
+    uint32_t len = BENCH_CMDS * sizeof(struct vnpu_cmd_compute);
+    VnpuT *t = vt_start_machine("-m 512M", engines);
+    g_autofree uint8_t *cmds = g_malloc0(len);
+    uint64_t cmd_pa;
+    double one, many;
+    unsigned i;
+
+    vt_device_setup(t);
+    vt_mmu_setup(t);
+    map_run(t, xa, bytes, scattered, VNPU_PTE_READ);
+    map_run(t, xb, bytes, scattered, VNPU_PTE_READ);
+    map_run(t, y, bytes, scattered, VNPU_PTE_READ | VNPU_PTE_WRITE);
+    for (i = 0; i < BENCH_CMDS; i++) {
+        VtCmds b = { 0 };
+
+        eltwise_add(&b, xa, xb, y, 1, &elems, NULL);
+        memcpy(cmds + i * b.len, b.buf, b.len);
+    }
+    cmd_pa = map_run(t, cmd_va, ROUND_UP(len, page), false, VNPU_PTE_READ);
+    qtest_memwrite(t->qts, cmd_pa, cmds, len);
+
+    one = bench_job_us(t, cmd_va, sizeof(struct vnpu_cmd_compute));
+    many = bench_job_us(t, cmd_va, len);
+    g_test_message("per-command bench: %s, ELTWISE add fp32 x%u (%u KiB "
+                   "operands, %s): job of 1 %.1f us, of %u %.1f us: "
+                   "%.1f us per command", engines, elems,
+                   elems * 4 / 1024, scattered ? "scattered pages" :
+                   "one run each", one, BENCH_CMDS, many,
+                   (many - one) / (BENCH_CMDS - 1));
+    vt_stop(t);
+}
+
+static void bench_cmd_cost(void)
+{
+    static const uint32_t sizes[] = { 16, 4096, 65536 };
+    unsigned i;
+
+    for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+        bench_cmd_cost_one("engines=1", sizes[i], false);
+        bench_cmd_cost_one("engines=2", sizes[i], false);
+    }
+    bench_cmd_cost_one("engines=2", 65536, true);
+}
+
 /* ---- bounded reset --------------------------------------------------------- */
 
 /*
@@ -2782,6 +2873,9 @@ int main(int argc, char **argv)
     qtest_add_func("/vnpu/malformed/self-overlap", test_self_overlap);
     qtest_add_func("/vnpu/compute/nn-ops", test_nn_ops);
     qtest_add_func("/vnpu/compute/lut", test_lut);
+    if (g_test_perf()) {
+        qtest_add_func("/vnpu/bench/command-cost", bench_cmd_cost);
+    }
 #endif
     qtest_add_func("/vnpu/malformed/commands", test_bad_commands);
     qtest_add_func("/vnpu/malformed/descriptors", test_bad_descriptors);
