@@ -239,28 +239,32 @@ static bool vnpu_leaf_table(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
     return true;
 }
 
-uint32_t vnpu_mmu_translate_run(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
-                                uint32_t ctx_id, uint64_t va, uint64_t len,
-                                bool is_write, uint64_t *pa, uint64_t *run)
+uint32_t vnpu_mmu_translate_runs(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
+                                 uint32_t ctx_id, uint64_t va, uint64_t len,
+                                 bool is_write, VnpuRun *runs, unsigned max,
+                                 unsigned *n)
 {
     uint64_t need = is_write ? VNPU_PTE_WRITE : VNPU_PTE_READ;
     uint64_t page, next, done;
     uint8_t raw[VNPU_PT_ENTRIES * 8];
+    VnpuRun *r = runs;
     uint32_t fault;
 
     fault = vnpu_mmu_translate(mmu, cfg, ctx_id, va, is_write, &page);
     if (fault) {
         return fault;
     }
-    *pa = page + (va & VNPU_PAGE_OFFSET_MASK);
+    *n = 1;
+    r->pa = page + (va & VNPU_PAGE_OFFSET_MASK);
     done = vnpu_min_u64(len, VNPU_PAGE_SIZE - (va & VNPU_PAGE_OFFSET_MASK));
+    r->len = done;
     if (!cfg->enabled) {
         /* Bypass: the VA is the DMA address, all of it. */
-        *run = len;
+        r->len = len;
         return 0;
     }
     while (done < len) {
-        unsigned first, n, i;
+        unsigned first, cnt, i;
         uint64_t table;
 
         next = va + done;
@@ -270,25 +274,51 @@ uint32_t vnpu_mmu_translate_run(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
             break;
         }
         first = VNPU_PT_INDEX(next, VNPU_PT_LEVELS - 1);
-        n = (unsigned)vnpu_min_u64(VNPU_PT_ENTRIES - first,
-                              (len - done + VNPU_PAGE_SIZE - 1) >>
-                              VNPU_PAGE_SHIFT);
-        if (!mmu->read(mmu->bus, table + first * 8ull, raw, n * 8ull)) {
+        cnt = (unsigned)vnpu_min_u64(VNPU_PT_ENTRIES - first,
+                                     (len - done + VNPU_PAGE_SIZE - 1) >>
+                                     VNPU_PAGE_SHIFT);
+        if (!mmu->read(mmu->bus, table + first * 8ull, raw, cnt * 8ull)) {
             break;
         }
-        for (i = 0; i < n; i++) {
+        for (i = 0; i < cnt; i++) {
             uint64_t pte = vnpu_ld64_le(raw + i * 8);
+            uint64_t pa = pte & VNPU_PTE_ADDR_MASK;
+            uint64_t step = vnpu_min_u64(len - done, VNPU_PAGE_SIZE);
 
-            if (!(pte & VNPU_PTE_VALID) || !(pte & need) ||
-                (pte & VNPU_PTE_ADDR_MASK) != *pa + done) {
+            if (!(pte & VNPU_PTE_VALID) || !(pte & need)) {
                 break;
             }
-            done = vnpu_min_u64(len, done + VNPU_PAGE_SIZE);
+            if (pa != r->pa + r->len) {
+                if (*n == max) {
+                    break;
+                }
+                r++;
+                (*n)++;
+                r->pa = pa;
+                r->len = 0;
+            }
+            r->len += step;
+            done += step;
         }
-        if (i < n) {
+        if (i < cnt) {
             break;
         }
     }
-    *run = done;
     return 0;
+}
+
+uint32_t vnpu_mmu_translate_run(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
+                                uint32_t ctx_id, uint64_t va, uint64_t len,
+                                bool is_write, uint64_t *pa, uint64_t *run)
+{
+    VnpuRun r;
+    unsigned n;
+    uint32_t fault = vnpu_mmu_translate_runs(mmu, cfg, ctx_id, va, len,
+                                             is_write, &r, 1, &n);
+
+    if (!fault) {
+        *pa = r.pa;
+        *run = r.len;
+    }
+    return fault;
 }

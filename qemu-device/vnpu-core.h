@@ -191,6 +191,26 @@ uint32_t vnpu_mmu_translate_run(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
                                 uint32_t ctx_id, uint64_t va, uint64_t len,
                                 bool is_write, uint64_t *pa, uint64_t *run);
 
+/* One physically contiguous piece of a translated range. */
+typedef struct VnpuRun {
+    uint64_t pa;
+    uint64_t len;
+} VnpuRun;
+
+/*
+ * vnpu_mmu_translate_run() past the end of the first run: the runs that
+ * [@va, @va + @len) maps to, in VA order, at most @max (>= 1) of them,
+ * from the same reads of the leaf tables.  Returns 0 and @n >= 1 runs
+ * that cover @va onwards without a gap (possibly less than @len: they
+ * end at a page that would fault, or after @max runs), or the fault of
+ * @va's own page.  Scattered 4 KiB pages then cost one leaf-table read
+ * per 2 MiB, not a translation each.
+ */
+uint32_t vnpu_mmu_translate_runs(const VnpuMmu *mmu, const VnpuMmuConfig *cfg,
+                                 uint32_t ctx_id, uint64_t va, uint64_t len,
+                                 bool is_write, VnpuRun *runs, unsigned max,
+                                 unsigned *n);
+
 /* MMU_CONTROL.ENABLE may be set with this context table. */
 bool vnpu_ctx_table_valid(uint64_t table, uint32_t count);
 

@@ -91,6 +91,23 @@ static uint32_t vnpu_translate_run(VnpuJob *job, uint64_t va, uint64_t len,
                                   is_write, pa, run);
 }
 
+/* The runs of one chunk (vnpu_mmu_translate_runs()): every 4 KiB page. */
+#define VNPU_CHUNK_RUNS (VNPU_DMA_CHUNK / VNPU_PAGE_SIZE + 1)
+
+static uint32_t vnpu_translate_runs(VnpuJob *job, uint64_t va, uint64_t len,
+                                    bool is_write, VnpuRun *runs,
+                                    unsigned *n)
+{
+    VnpuMmu mmu = job->s->mmu;
+
+    mmu.read = vnpu_mmu_bus_read;
+    mmu.bus = job;
+    mmu.may_cache = vnpu_mmu_may_cache;
+    mmu.cache_opaque = job;
+    return vnpu_mmu_translate_runs(&mmu, &job->mmu, job->ctx_id, va, len,
+                                   is_write, runs, VNPU_CHUNK_RUNS, n);
+}
+
 static void vnpu_job_mmu_fault(VnpuJob *job, uint64_t va, uint32_t flags)
 {
     if (job->failed) {
@@ -104,10 +121,12 @@ static void vnpu_job_mmu_fault(VnpuJob *job, uint64_t va, uint32_t flags)
 }
 
 /*
- * Move @len bytes between @buf and device VA @va in bus transactions of at
- * most VNPU_DMA_CHUNK bytes over physically contiguous pages, checking for
- * an abort before each: a transfer of a whole operand (up to the tensor
- * span limit) stays abortable within microseconds.
+ * Move @len bytes between @buf and device VA @va in chunks of at most
+ * VNPU_DMA_CHUNK bytes, checking for an abort before each: a transfer of
+ * a whole operand (up to the tensor span limit) stays abortable within
+ * microseconds.  A chunk is translated at once into its physically
+ * contiguous runs, one bus transaction each, so an operand on scattered
+ * 4 KiB pages costs a copy per page but not a translation per page.
  */
 static int vnpu_mem_access(VnpuJob *job, uint64_t va, void *buf, uint64_t len,
                            bool is_write)
@@ -124,36 +143,41 @@ static int vnpu_mem_access(VnpuJob *job, uint64_t va, void *buf, uint64_t len,
         return -EFAULT;
     }
     while (len) {
-        uint64_t pa, run;
-        VnpuDmaResult r;
+        VnpuRun runs[VNPU_CHUNK_RUNS];
+        unsigned n, i;
         uint32_t f;
 
         if (vnpu_job_aborted(job)) {
             vnpu_job_fail(job, VNPU_JOB_STATUS_ABORTED, va);
             return -EFAULT;
         }
-        f = vnpu_translate_run(job, va, MIN(len, VNPU_DMA_CHUNK), is_write,
-                               &pa, &run);
+        f = vnpu_translate_runs(job, va, MIN(len, VNPU_DMA_CHUNK), is_write,
+                                runs, &n);
         if (f) {
             vnpu_job_mmu_fault(job, va, f);
             return -EFAULT;
         }
-        r = vnpu_job_dma(job, pa, p, run, is_write);
-        if (r == VNPU_DMA_STALE) {
-            vnpu_job_fail(job, VNPU_JOB_STATUS_ABORTED, va);
-            return -EFAULT;
+        for (i = 0; i < n; i++) {
+            VnpuDmaResult r = vnpu_job_dma(job, runs[i].pa, p, runs[i].len,
+                                           is_write);
+
+            if (r == VNPU_DMA_STALE) {
+                vnpu_job_fail(job, VNPU_JOB_STATUS_ABORTED, va);
+                return -EFAULT;
+            }
+            if (r != VNPU_DMA_OK) {
+                qemu_log_mask(LOG_GUEST_ERROR,
+                              "vnpu: queue %u: DMA %s at VA 0x%" PRIx64
+                              " (bus address 0x%" PRIx64 ") is not RAM\n",
+                              job->queue, is_write ? "write" : "read", va,
+                              runs[i].pa);
+                vnpu_job_fail(job, VNPU_JOB_STATUS_DMA_ERROR, va);
+                return -EFAULT;
+            }
+            va += runs[i].len;
+            p += runs[i].len;
+            len -= runs[i].len;
         }
-        if (r != VNPU_DMA_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR,
-                          "vnpu: queue %u: DMA %s at VA 0x%" PRIx64
-                          " (bus address 0x%" PRIx64 ") is not RAM\n",
-                          job->queue, is_write ? "write" : "read", va, pa);
-            vnpu_job_fail(job, VNPU_JOB_STATUS_DMA_ERROR, va);
-            return -EFAULT;
-        }
-        va += run;
-        p += run;
-        len -= run;
     }
     return 0;
 }

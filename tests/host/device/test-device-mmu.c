@@ -570,6 +570,96 @@ static void test_tlb_isolation(void **state)
                      fault_of(VNPU_FAULT_REASON_CONTEXT, false));
 }
 
+/* ---- runs ------------------------------------------------------------- */
+
+#define RUNS_PAGES  600
+
+/*
+ * vnpu_mmu_translate_runs() against vnpu_mmu_translate() page by page:
+ * 600 pages across a leaf-table boundary, in contiguous groups of 1 to 7
+ * pages (some groups backwards), one read-only page and one unmapped.
+ * For every start, length and run limit: the runs cover the range from
+ * the start without a gap, each byte where the page translation puts
+ * it; two runs in a row are never contiguous (else they would be one);
+ * and the runs stop short only at a page that faults for the access or
+ * when the limit is reached.
+ */
+static void test_translate_runs(void **state)
+{
+    static const unsigned maxes[] = { 1, 2, 5, 65 };
+    const uint64_t va0 = 0x40000000ull - 9 * VNPU_PAGE_SIZE;
+    const uint64_t ro = 300, hole = 420;
+    uint64_t pa_of[RUNS_PAGES], next = 0x200000000ull;
+    unsigned seed = 3, i = 0, mi, w;
+    Fix *f = *state;
+
+    while (i < RUNS_PAGES) {
+        unsigned g, len, back;
+
+        seed = seed * 1103515245u + 12345u;
+        len = 1 + (seed >> 8) % 7;
+        back = (seed >> 16) & 1;
+        for (g = 0; g < len && i < RUNS_PAGES; g++, i++) {
+            pa_of[i] = next + (back ? len - 1 - g : g) * VNPU_PAGE_SIZE;
+        }
+        next += (len + 1) * VNPU_PAGE_SIZE;
+    }
+    for (i = 0; i < RUNS_PAGES; i++) {
+        if (i != hole) {
+            pt_map(&f->m, f->root, va0 + i * VNPU_PAGE_SIZE, pa_of[i],
+                   i == ro ? VNPU_PTE_READ : RW);
+        }
+    }
+    for (w = 0; w < 2; w++) {
+        for (mi = 0; mi < sizeof(maxes) / sizeof(maxes[0]); mi++) {
+            for (i = 0; i < 200; i++) {
+                VnpuRun runs[65];
+                uint64_t va, len, done = 0, pa;
+                unsigned n = 0, r;
+                uint32_t fault, want;
+
+                seed = seed * 1103515245u + 12345u;
+                va = va0 + (seed >> 4) % ((RUNS_PAGES - 1) * VNPU_PAGE_SIZE);
+                seed = seed * 1103515245u + 12345u;
+                len = 1 + (seed >> 4) % (64 * VNPU_PAGE_SIZE);
+                if (va + len > va0 + RUNS_PAGES * VNPU_PAGE_SIZE) {
+                    len = va0 + RUNS_PAGES * VNPU_PAGE_SIZE - va;
+                }
+                fault = vnpu_mmu_translate_runs(&f->mmu, &f->cfg, 0, va, len,
+                                                w, runs, maxes[mi], &n);
+                want = xlate(f, 0, va, w, &pa);
+                assert_int_equal(fault, want);
+                if (fault) {
+                    continue;
+                }
+                assert_true(n >= 1 && n <= maxes[mi]);
+                for (r = 0; r < n; r++) {
+                    uint64_t b;
+
+                    assert_true(runs[r].len > 0);
+                    if (r) {
+                        assert_true(runs[r].pa !=
+                                    runs[r - 1].pa + runs[r - 1].len);
+                    }
+                    for (b = 0; b < runs[r].len; b += VNPU_PAGE_SIZE) {
+                        uint64_t at = va + done + b, p;
+
+                        assert_int_equal(xlate(f, 0, at, w, &p), 0);
+                        assert_int_equal(p + (at & VNPU_PAGE_OFFSET_MASK),
+                                         runs[r].pa + b);
+                    }
+                    done += runs[r].len;
+                }
+                assert_true(done <= len);
+                if (done < len && n < maxes[mi]) {
+                    assert_int_not_equal(xlate(f, 0, va + done, w, &pa), 0);
+                }
+            }
+        }
+    }
+    assert_int_equal(f->locks, f->unlocks);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fix_setup, fix_teardown)
 
 int main(void)
@@ -591,6 +681,7 @@ int main(void)
         T(test_tlb_invalidate_ctx_and_all),
         T(test_tlb_invalidate_races_walk),
         T(test_tlb_isolation),
+        T(test_translate_runs),
     };
 
     return cmocka_run_group_tests_name("device-mmu", tests, NULL, NULL);
