@@ -440,7 +440,14 @@ def main():
     # (static keys, alternatives) while the other vCPU runs it occasionally
     # executed a half-patched instruction (an int3 Oops in early boot).
     ap.add_argument("--accel", default="tcg,thread=single")
-    ap.add_argument("--cpu", default="max", help="QEMU's -cpu model (default %(default)s)")
+    # Without ERMS: with it, glibc's memcpy and the kernel's copy_user
+    # use `rep movsb` for mid-sized copies, which TCG runs one byte per
+    # loop iteration (~200 MB/s); their vector loops run several times
+    # faster.  On blazeface-front the runtime's copies of the input and
+    # outputs took a third of the guest's latency (bench.rst, "Where the
+    # device time goes").
+    ap.add_argument("--cpu", default="max,erms=off",
+                    help="QEMU's -cpu model (default %(default)s)")
     ap.add_argument("--memory", default="2G")
     ap.add_argument("--device-opts", default="", help="extra -device vnpu,... options")
     ap.add_argument("--no-device", action="store_true")
