@@ -250,7 +250,12 @@ static bool vnpu_split_compute(VnpuJob *job, const void *cmd, uint32_t size,
                                uint32_t off, uint16_t opcode)
 {
     VnpuState *s = job->s;
-    g_autofree VnpuSplit *sp = NULL;
+    /*
+     * The engine's own, not one allocated and zeroed per command: a
+     * VnpuSplit is over 50 KiB and most commands are not cut.  Nobody
+     * else holds it once this returns (the helpers are waited for).
+     */
+    VnpuSplit *sp = job->eng->split_buf;
     unsigned i, first_bad;
     bool shared = false;
     uint64_t cycles;
@@ -258,12 +263,13 @@ static bool vnpu_split_compute(VnpuJob *job, const void *cmd, uint32_t size,
     if (s->num_engines < 2) {
         return false;
     }
-    sp = g_new0(VnpuSplit, 1);
     sp->n = vnpu_compute_split(cmd, size, s->num_engines, sp->parts, &cycles);
     if (!sp->n) {
         return false;
     }
     sp->job = job;
+    sp->next = 0;
+    sp->helping = 0;
     trace_vnpu_split(job->eng->index, job->queue, off, sp->n);
 
     qemu_mutex_lock(&s->lock);
@@ -607,11 +613,14 @@ bool vnpu_engines_start(VnpuState *s, Error **errp)
             while (i--) {
                 vnpu_arena_free(s->eng[i].arena);
                 s->eng[i].arena = NULL;
+                g_free(s->eng[i].split_buf);
+                s->eng[i].split_buf = NULL;
             }
             return false;
         }
         eng->cfg.arena = eng->arena;
         eng->cfg.i8_kernel = s->i8_kernel;
+        eng->split_buf = g_new(VnpuSplit, 1);
     }
     for (i = 0; i < s->num_engines; i++) {
         /* A worker outliving unrealize keeps the device's memory alive. */
@@ -652,5 +661,7 @@ void vnpu_engines_join(VnpuState *s)
         qemu_thread_join(&s->eng[i].thread);
         vnpu_arena_free(s->eng[i].arena);
         s->eng[i].arena = NULL;
+        g_free(s->eng[i].split_buf);
+        s->eng[i].split_buf = NULL;
     }
 }

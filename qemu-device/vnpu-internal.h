@@ -122,6 +122,8 @@ struct VnpuEngine {
     QemuThread thread;
     struct vnpu_arena *arena;   /* scratch of this engine's commands */
     struct vnpu_engine_cfg cfg;
+    /* The split of this engine's current command (vnpu-engine.c), reused. */
+    struct VnpuSplit *split_buf;
     bool busy;                  /* under s->lock */
     uint64_t job_gen;           /* under s->lock: reset_gen of its job */
     bool abort;                 /* under s->lock; read racily by the job */
