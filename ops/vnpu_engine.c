@@ -1366,12 +1366,61 @@ static void took(struct vnpu_run_ctx *rc, enum vnpu_eng_path path)
 		rc->path = path;
 }
 
+/*
+ * A CONV2D over bound operands, by the fastest kernel that takes it:
+ * -EAGAIN, nothing written, for grouped convs with few outputs per group,
+ * which gain nothing from im2col (the dispatcher then runs the reference).
+ */
+static int conv_bound(const struct vnpu_cmd_compute *c,
+		      const struct vnpu_op_info *info, struct vnpu_tv *t,
+		      struct vnpu_run_ctx *rc)
+{
+	if (vnpu_eng_dw_ok(c, info, t)) {
+		int ret;
+
+		took(rc, VNPU_ENG_DW);
+		ret = vnpu_eng_dw(c, info, t, rc);
+
+		if (ret <= 0)
+			return ret;
+	}
+	if (c->attr.conv.groups > 1 && t[1].dims[3] == 1 &&
+	    t[3].dims[3] <= DW_MAX_CHANNELS) {
+		took(rc, VNPU_ENG_DW_GENERAL);
+		return eng_dwconv(c, info, t, rc);
+	}
+	if (c->attr.conv.groups > 1 && t[1].dims[0] / c->attr.conv.groups < 8)
+		return -EAGAIN;
+	if (vnpu_eng_conv_f32_ok(c, info, t, rc)) {
+		took(rc, VNPU_ENG_CONV_F32);
+		return vnpu_eng_conv_f32(c, info, t, rc);
+	}
+	if (vnpu_eng_conv_i8_ok(c, info, t, rc)) {
+		int ret;
+
+		took(rc, VNPU_ENG_CONV_I8);
+		ret = vnpu_eng_conv_i8(c, info, t, rc);
+		if (ret <= 0)
+			return ret;
+	}
+	took(rc, info->quantized ? VNPU_ENG_IM2COL_I8 : VNPU_ENG_IM2COL_F32);
+	return eng_conv(c, info, t, rc);
+}
+
+int vnpu_eng_conv_bound(const struct vnpu_cmd_compute *c,
+			const struct vnpu_op_info *info, struct vnpu_tv *t,
+			struct vnpu_run_ctx *rc)
+{
+	return conv_bound(c, info, t, rc);
+}
+
 static int engine_dispatch(const struct vnpu_cmd_compute *c,
 			   const struct vnpu_op_info *info,
 			   const struct vnpu_op_bind *bind, struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv t[VNPU_OP_SLOTS];
 	bool fast = c->hdr.opcode == VNPU_OP_GEMM || c->hdr.opcode == VNPU_OP_CONV2D;
+	bool small = true;
 	int i;
 
 	/* cblas takes int dimensions; huge fp16 vectors go to the reference. */
@@ -1383,8 +1432,9 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		if (present && vnpu_tv_check_quant(&t[i]))
 			return -EINVAL;
 		if (present && info->span[i] > (uint64_t)INT_MAX)
-			fast = false;
+			small = false;
 	}
+	fast = fast && small;
 	if (c->hdr.opcode == VNPU_OP_COPY) {
 		took(rc, VNPU_ENG_COPY);
 		return vnpu_eng_copy(c, t, rc);
@@ -1417,6 +1467,15 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 	}
 	/* Its per-channel scratch (epilogues, accumulators) stays small. */
 	if (c->hdr.opcode == VNPU_OP_CONV_TRANSPOSE && t[3].dims[3] <= DW_MAX_CHANNELS) {
+		/* The conv kernels take int dimensions, as above. */
+		if (small) {
+			int ret = vnpu_eng_convt_phases(c, info, t, rc);
+
+			if (ret != -EAGAIN) {
+				took(rc, VNPU_ENG_CONVT_PHASES);
+				return ret;
+			}
+		}
 		took(rc, VNPU_ENG_CONVT);
 		return vnpu_eng_convt(c, info, t, rc);
 	}
@@ -1433,47 +1492,21 @@ static int engine_dispatch(const struct vnpu_cmd_compute *c,
 		took(rc, VNPU_ENG_SOFTMAX);
 		return vnpu_eng_softmax(c, t, rc);
 	}
-	if (fast && vnpu_eng_dw_ok(c, info, t)) {
-		int ret;
+	/* Grouped convs the kernels below do not take: -EAGAIN. */
+	if (fast && c->hdr.opcode == VNPU_OP_CONV2D) {
+		int ret = conv_bound(c, info, t, rc);
 
-		took(rc, VNPU_ENG_DW);
-		ret = vnpu_eng_dw(c, info, t, rc);
-
-		if (ret <= 0)
+		if (ret != -EAGAIN)
 			return ret;
-	}
-	if (fast && c->hdr.opcode == VNPU_OP_CONV2D && c->attr.conv.groups > 1 &&
-	    t[1].dims[3] == 1 && t[3].dims[3] <= DW_MAX_CHANNELS) {
-		took(rc, VNPU_ENG_DW_GENERAL);
-		return eng_dwconv(c, info, t, rc);
-	}
-	/* Other grouped convs with few outputs per group gain nothing from im2col. */
-	if (c->hdr.opcode == VNPU_OP_CONV2D && c->attr.conv.groups > 1 &&
-	    t[1].dims[0] / c->attr.conv.groups < 8)
 		fast = false;
+	}
 	if (!fast) {
 		took(rc, VNPU_ENG_REF);
 		return vnpu_ref_run_ctx(c, bind, rc);
 	}
-	if (c->hdr.opcode == VNPU_OP_GEMM) {
-		gemm_fold_batches(c, info, t);
-		took(rc, info->quantized ? VNPU_ENG_GEMM_I8 : VNPU_ENG_GEMM_F32);
-		return eng_gemm(c, info, t, rc);
-	}
-	if (vnpu_eng_conv_f32_ok(c, info, t, rc)) {
-		took(rc, VNPU_ENG_CONV_F32);
-		return vnpu_eng_conv_f32(c, info, t, rc);
-	}
-	if (vnpu_eng_conv_i8_ok(c, info, t, rc)) {
-		int ret;
-
-		took(rc, VNPU_ENG_CONV_I8);
-		ret = vnpu_eng_conv_i8(c, info, t, rc);
-		if (ret <= 0)
-			return ret;
-	}
-	took(rc, info->quantized ? VNPU_ENG_IM2COL_I8 : VNPU_ENG_IM2COL_F32);
-	return eng_conv(c, info, t, rc);
+	gemm_fold_batches(c, info, t);
+	took(rc, info->quantized ? VNPU_ENG_GEMM_I8 : VNPU_ENG_GEMM_F32);
+	return eng_gemm(c, info, t, rc);
 }
 
 int vnpu_engine_run(const struct vnpu_cmd_compute *c,

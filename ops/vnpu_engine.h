@@ -46,6 +46,25 @@ int vnpu_eng_resize(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 int vnpu_eng_convt(const struct vnpu_cmd_compute *c,
 		   const struct vnpu_op_info *info, struct vnpu_tv *t,
 		   struct vnpu_run_ctx *rc);
+/*
+ * CONV_TRANSPOSE as stride-1 CONV2Ds, one per output phase
+ * (vnpu_engine_convt.c): fp32 X, W and Y, or 8-bit quantized.  Integer
+ * results as the reference's, float ones within the CONV2D tolerance.
+ * 0, -ENOMEM, -ECANCELED, or -EAGAIN (nothing written) for commands it
+ * leaves to vnpu_eng_convt().
+ */
+int vnpu_eng_convt_phases(const struct vnpu_cmd_compute *c,
+			  const struct vnpu_op_info *info, struct vnpu_tv *t,
+			  struct vnpu_run_ctx *rc);
+/*
+ * A CONV2D @c over operands @t bound by the caller (views need not lie in
+ * the command's buffers), by the kernel vnpu_engine_run() would pick: 0,
+ * -ENOMEM, -ECANCELED, or -EAGAIN (nothing written) for grouped convs with
+ * fewer than 8 outputs per group that are not depthwise.
+ */
+int vnpu_eng_conv_bound(const struct vnpu_cmd_compute *c,
+			const struct vnpu_op_info *info, struct vnpu_tv *t,
+			struct vnpu_run_ctx *rc);
 /* X must be fp32. */
 int vnpu_eng_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		    struct vnpu_run_ctx *rc);

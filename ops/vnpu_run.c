@@ -160,3 +160,18 @@ void vnpu_run_free(struct vnpu_run_ctx *x, void *p)
 	if (!x || !x->arena)
 		free(p);
 }
+
+size_t vnpu_run_mark(const struct vnpu_run_ctx *x)
+{
+	return x && x->arena ? x->arena->used : 0;
+}
+
+void vnpu_run_release(struct vnpu_run_ctx *x, size_t mark)
+{
+	struct vnpu_arena *a = x ? x->arena : NULL;
+
+	if (!a || mark > a->used)
+		return;
+	arena_poison(a->base + mark, a->used - mark);
+	a->used = mark;
+}

@@ -107,6 +107,7 @@ enum vnpu_eng_path {
 	VNPU_ENG_CONV_I8,	/* vnpu_eng_conv_i8(): direct VNNI */
 	VNPU_ENG_IM2COL_F32,	/* im2col + sgemm */
 	VNPU_ENG_IM2COL_I8,	/* im2col + the int8 GEMM */
+	VNPU_ENG_CONVT_PHASES,	/* vnpu_eng_convt_phases(): CONV2D kernels */
 	VNPU_ENG_NPATHS
 };
 
@@ -164,5 +165,14 @@ void *vnpu_run_alloc(struct vnpu_run_ctx *x, size_t size);
 void *vnpu_run_calloc(struct vnpu_run_ctx *x, size_t n, size_t size);
 /* Give back what vnpu_run_alloc() returned (a no-op for arena memory). */
 void vnpu_run_free(struct vnpu_run_ctx *x, void *p);
+/*
+ * The arena's fill level (0 without one), and the release of every arena
+ * block allocated since: the scratch of a finished sub-run that a command
+ * repeats many times (vnpu_eng_convt_phases()), which would otherwise
+ * pile up until the command ends.  Without an arena, vnpu_run_free() has
+ * already given those blocks back and the release does nothing.
+ */
+size_t vnpu_run_mark(const struct vnpu_run_ctx *x);
+void vnpu_run_release(struct vnpu_run_ctx *x, size_t mark);
 
 #endif /* VNPU_RUN_H */

@@ -407,8 +407,12 @@ static void one_convt(bool check_exact)
 	run_both(&c, yva, ny, ref, eng);
 	for (i = 0; i < ny; i++) {
 		if (memcmp(&ref[i], &eng[i], 4)) {
-			fprintf(stderr, "convt engine %g != ref %g at %llu\n", eng[i], ref[i],
-				(unsigned long long)i);
+			fprintf(stderr, "convt engine %g != ref %g at %llu: %ux%ux%ux%u, W %ux%u, "
+				"groups %u, cog %u, stride %ux%u, dilation %ux%u, pads %u %u %u %u, "
+				"out pad %ux%u\n", eng[i], ref[i], (unsigned long long)i,
+				nb, h, w, ch, kh, kw, g, cog, at->stride_h, at->stride_w,
+				at->dilation_h, at->dilation_w, at->pad_top, at->pad_left,
+				at->pad_bottom, at->pad_right, at->out_pad_h, at->out_pad_w);
 			fail();
 		}
 		if (check_exact && want[i] != ref[i]) {
@@ -662,15 +666,67 @@ static void same_bits(const float *ref, const float *eng, uint64_t n,
 }
 
 /*
+ * The phase path's float sums run in the CONV2D kernels' order.  Any
+ * order of k terms (plus a bias) is within (k + 2) * 2^-23 of the sum of
+ * their magnitudes @mag (the reference run over |x|, |w|, |bias|), and
+ * the activations here magnify an error at most 1.5 times; then one
+ * rounding of the result.  Infinities and NaNs where the reference has
+ * them.
+ */
+static void near_ref(const float *ref, const float *eng, const float *mag,
+		     uint64_t n, uint64_t k, const char *what)
+{
+	uint64_t i;
+
+	for (i = 0; i < n; i++) {
+		float tol = 2.0f * mag[i] * (float)(k + 2) * 0x1p-23f + fabsf(ref[i]) * 0x1p-22f;
+
+		/* A NaN among the terms: NaN sums, which the activation may clamp. */
+		if ((isnan(ref[i]) && isnan(eng[i])) || eng[i] == ref[i])
+			continue;
+		if (!isinf(ref[i]) && fabsf(eng[i] - ref[i]) <= tol)
+			continue;
+		fprintf(stderr, "%s: engine %a != ref %a at %llu (tolerance %a)\n", what,
+			eng[i], ref[i], (unsigned long long)i, tol);
+		fail();
+	}
+}
+
+/* The reference over |x|, |w| and |bias| (no activation): each output's sum of magnitudes. */
+static void magnitudes(const struct vnpu_cmd_compute *c, const uint64_t *n, float *mag)
+{
+	struct vnpu_cmd_compute m = *c;
+	uint64_t i;
+	int s;
+
+	m.act = VNPU_ACT_NONE;
+	m.act_alpha = 0;
+	for (s = 0; s < 4; s++) {
+		if (!m.t[s].dtype)
+			continue;
+		m.t[s].va = flat_alloc(&f, 4 * n[s]);
+		assert_true(m.t[s].va != 0);
+		for (i = 0; i < n[s] && s != 3; i++)
+			wr32(m.t[s].va, i, fabsf(rd32(c->t[s].va, i)));
+	}
+	assert_int_equal(flat_ref(&f, &m), 0);
+	for (i = 0; i < n[3]; i++)
+		mag[i] = rd32(m.t[3].va, i);
+}
+
+/*
  * The engine's row path keeps the reference's order of summation, so
  * with full-mantissa values (where order shows) it must still agree bit
  * for bit: narrow and wide outputs, groups, strides, dilations, pads,
- * channel-strided (NCHW-like) X and Y, activations, specials.
+ * channel-strided (NCHW-like) X and Y, activations, specials.  The phase
+ * path (stride phases through the CONV2D kernels) takes the shapes it
+ * can and must come within the float tolerance; both must run often.
  */
 static void test_convt_float(void **state)
 {
 	static const uint8_t acts[] = { VNPU_ACT_NONE, VNPU_ACT_RELU, VNPU_ACT_SIGMOID,
 					VNPU_ACT_LEAKY_RELU, VNPU_ACT_HARD_SWISH };
+	unsigned int rows = 0, phases = 0;
 	int it;
 
 	(void)state;
@@ -734,10 +790,26 @@ static void test_convt_float(void **state)
 		assert_non_null(ref);
 		assert_non_null(eng);
 		run_both(&c, c.t[3].va, ny, ref, eng);
-		same_bits(ref, eng, ny, "convt");
+		if (flat_engine.res.path == VNPU_ENG_CONVT_PHASES) {
+			uint64_t n[4] = { nx, (uint64_t)dw[0] * kh * kw * cog, co, ny };
+			float *mag = calloc(ny, 4);
+
+			assert_non_null(mag);
+			magnitudes(&c, n, mag);
+			near_ref(ref, eng, mag, ny, (uint64_t)kh * kw * cig, "convt phases");
+			free(mag);
+			phases++;
+		} else {
+			assert_int_equal(flat_engine.res.path, VNPU_ENG_CONVT);
+			same_bits(ref, eng, ny, "convt");
+			rows++;
+		}
 		free(ref);
 		free(eng);
 	}
+	printf("# fp32 CONV_TRANSPOSE: %u cases on the phase path, %u on the row path\n",
+	       phases, rows);
+	assert_true(phases >= 600 && rows >= 100);
 }
 
 /*
