@@ -1726,6 +1726,123 @@ static void test_convt(void **state)
 	}
 }
 
+/*
+ * CONV_TRANSPOSE on the phase path (vnpu_engine_convt.c), fp32 and 8-bit:
+ * strides 1-4, kernels 1-5 and multiples of the stride (whose phases merge
+ * into one conv), dilations 1-3, any pads and output padding, one group,
+ * depthwise and grouped with 8 or more outputs per group, channels past
+ * 64, strided and permuted views of X and Y, per-channel W and Y, every
+ * fused activation.  Most cases must take that path.
+ */
+static void test_convt_phases(void **state)
+{
+	struct env *e = *state;
+	unsigned int phases = 0;
+	int i;
+
+	for (i = 0; i < 600; i++) {
+		struct vnpu_cmd_compute c;
+		struct vnpu_attr_conv_transpose *at = &c.attr.convt;
+		uint32_t mode = rnd(&e->r, 4), g, cig, cog, kh, kw, co;
+		uint32_t dx[4], dw[4], dy[4];
+		uint64_t full_h, full_w;
+		bool quant = rnd(&e->r, 3) == 0;
+		float sa = rndf(&e->r, 0.005f, 0.05f), sb = rndf(&e->r, 0.005f, 0.05f);
+
+		cmd_init(&c, VNPU_OP_CONV_TRANSPOSE);
+		at->stride_h = 1 + rnd(&e->r, 4);
+		at->stride_w = 1 + rnd(&e->r, 4);
+		at->dilation_h = rnd(&e->r, 3) ? 1 : 1 + rnd(&e->r, 3);
+		at->dilation_w = rnd(&e->r, 3) ? 1 : 1 + rnd(&e->r, 3);
+		kh = 1 + rnd(&e->r, 5);
+		kw = 1 + rnd(&e->r, 5);
+		if (rnd(&e->r, 2)) {
+			/* A multiple of the stride: every phase the same window. */
+			kh = at->stride_h * (1 + rnd(&e->r, 2));
+			kw = at->stride_w * (1 + rnd(&e->r, 2));
+		}
+		if (mode == 1) {		/* depthwise, multiplier 1 or 2 */
+			g = 1 + rnd(&e->r, i % 4 ? 16 : 80);
+			cig = 1;
+			cog = 1 + rnd(&e->r, 2);
+		} else if (mode == 2) {		/* grouped, 8 or more outputs a group */
+			g = 2 + rnd(&e->r, 2);
+			cig = 1 + rnd(&e->r, 8);
+			cog = 8 + rnd(&e->r, 5);
+		} else {
+			g = 1;
+			cig = 1 + rnd(&e->r, i % 4 ? 16 : 80);
+			cog = 1 + rnd(&e->r, i % 3 ? 8 : 70);
+		}
+		co = g * cog;
+		at->groups = g;
+		at->out_pad_h = rnd(&e->r, at->stride_h > at->dilation_h ? at->stride_h : at->dilation_h);
+		at->out_pad_w = rnd(&e->r, at->stride_w > at->dilation_w ? at->stride_w : at->dilation_w);
+		dx[0] = 1 + rnd(&e->r, 2);
+		dx[1] = 1 + rnd(&e->r, 9);
+		dx[2] = 1 + rnd(&e->r, i % 5 ? 12 : 40);
+		dx[3] = g * cig;
+		dw[0] = g * cig;
+		dw[1] = kh;
+		dw[2] = kw;
+		dw[3] = cog;
+		full_h = (uint64_t)(dx[1] - 1) * at->stride_h + (kh - 1) * at->dilation_h + 1 + at->out_pad_h;
+		full_w = (uint64_t)(dx[2] - 1) * at->stride_w + (kw - 1) * at->dilation_w + 1 + at->out_pad_w;
+		/* Small pads mostly (the common case), any now and then. */
+		at->pad_top = rnd(&e->r, 4) ? rnd(&e->r, kh < full_h ? kh : (uint32_t)full_h) :
+			      rnd(&e->r, (uint32_t)full_h);
+		at->pad_bottom = rnd(&e->r, (uint32_t)(full_h - at->pad_top) < kh + 1 ?
+				     (uint32_t)(full_h - at->pad_top) : kh + 1);
+		at->pad_left = rnd(&e->r, 4) ? rnd(&e->r, kw < full_w ? kw : (uint32_t)full_w) :
+			       rnd(&e->r, (uint32_t)full_w);
+		at->pad_right = rnd(&e->r, (uint32_t)(full_w - at->pad_left) < kw + 1 ?
+				    (uint32_t)(full_w - at->pad_left) : kw + 1);
+		dy[0] = dx[0];
+		dy[1] = (uint32_t)(full_h - at->pad_top - at->pad_bottom);
+		dy[2] = (uint32_t)(full_w - at->pad_left - at->pad_right);
+		dy[3] = co;
+		flat_reset(&e->f);
+		if (quant) {
+			c.t[0] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dx);
+			c.t[1] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dw);
+			tquant(&c.t[0], sa, zp_pick(&e->r, c.t[0].dtype));
+			if (g == 1 && rnd(&e->r, 2)) {
+				c.t[1].quant = VNPU_QUANT_CHANNEL;
+				c.t[1].quant_axis = 3;
+				sb = 0.025f;
+			} else {
+				tquant(&c.t[1], sb, zp_pick(&e->r, c.t[1].dtype));
+			}
+			if (rnd(&e->r, 8) == 0) {
+				c.t[3] = tdesc(VNPU_DT_INT32, 4, dy);
+			} else {
+				c.t[3] = tdesc(q8_dts[rnd(&e->r, 2)], 4, dy);
+				quant_out(e, &c.t[3], sa * sb, kh * kw * cig, rnd(&e->r, 4) == 0, 3);
+			}
+			pick_act(e, &c, c.t[3].dtype == VNPU_DT_INT32);
+			if (rnd(&e->r, 2)) {
+				c.t[2] = tdesc(VNPU_DT_INT32, 1, &co);
+				place(e, &c.t[2], false, true);
+			}
+		} else {
+			c.t[0] = tdesc(VNPU_DT_FP32, 4, dx);
+			c.t[1] = tdesc(VNPU_DT_FP32, 4, dw);
+			c.t[3] = tdesc(VNPU_DT_FP32, 4, dy);
+			pick_act(e, &c, false);
+			if (rnd(&e->r, 2))
+				float_bias(e, &c.t[2], co);
+		}
+		e->ftol_abs = quant ? 0.0f : 2e-5f * (float)(kh * kw * cig + 1);
+		place_any(e, &c.t[0], true);
+		place(e, &c.t[1], rnd(&e->r, 2), true);
+		place_any(e, &c.t[3], false);
+		run_case(e, &c);
+		phases += flat_engine.res.path == VNPU_ENG_CONVT_PHASES;
+	}
+	printf("# test_convt_phases: %u of 600 cases on the phase path\n", phases);
+	assert_true(phases >= 450);
+}
+
 /* REDUCE of an fp32 X over any set of axes, every kind, specials included. */
 static void test_reduce(void **state)
 {
@@ -1874,6 +1991,7 @@ COUNTED(test_pool_qlinear)
 COUNTED(test_copy)
 COUNTED(test_resize)
 COUNTED(test_convt)
+COUNTED(test_convt_phases)
 COUNTED(test_reduce)
 COUNTED(test_lut)
 COUNTED(test_softmax)
@@ -1930,6 +2048,7 @@ int main(void)
 		counted_test(test_copy),
 		counted_test(test_resize),
 		counted_test(test_convt),
+		counted_test(test_convt_phases),
 		counted_test(test_reduce),
 		counted_test(test_lut),
 		counted_test(test_softmax),
