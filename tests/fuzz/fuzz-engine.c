@@ -35,8 +35,8 @@
  *    two polls of the abort callback is long: work a count does not see
  *    is a hang a guest can start;
  *  - on success, within a smaller budget, the reference runs over a copy
- *    of the same memory: integer results bit-exact, float GEMM/CONV2D
- *    within Documentation/ops.rst's tolerances, every other op
+ *    of the same memory: integer results bit-exact, float GEMM/CONV2D/
+ *    CONV_TRANSPOSE within Documentation/ops.rst's tolerances, every other op
  *    bit-identical (the engine runs the reference code for them).
  *
  * Any violation, and any ASan/UBSan report, is a crash.  The custom
@@ -605,6 +605,9 @@ static uint32_t reduction(const struct vnpu_cmd_compute *c)
 
 	if (c->hdr.opcode == VNPU_OP_GEMM)
 		return a->dims[a->rank - (c->attr.gemm.flags & VNPU_GEMM_TRANS_A ? 2 : 1)];
+	/* W [C, KH, KW, CO/groups]: each output sums KH * KW * C/groups terms. */
+	if (c->hdr.opcode == VNPU_OP_CONV_TRANSPOSE)
+		return w->dims[1] * w->dims[2] * (a->dims[3] / c->attr.convt.groups);
 	return w->dims[1] * w->dims[2] * w->dims[3];
 }
 
@@ -616,7 +619,11 @@ static void check_output(const struct vnpu_cmd_compute *c,
 			 const struct vnpu_op_info *info, bool cmp)
 {
 	const struct vnpu_tensor_desc *y = &c->t[3];
-	bool mm = c->hdr.opcode == VNPU_OP_GEMM || c->hdr.opcode == VNPU_OP_CONV2D;
+	/* fp32 CONV_TRANSPOSE runs on the CONV2D kernels (ops.rst), in their order. */
+	bool mm = c->hdr.opcode == VNPU_OP_GEMM || c->hdr.opcode == VNPU_OP_CONV2D ||
+		  (c->hdr.opcode == VNPU_OP_CONV_TRANSPOSE &&
+		   c->t[0].dtype == VNPU_DT_FP32 && c->t[1].dtype == VNPU_DT_FP32 &&
+		   c->t[3].dtype == VNPU_DT_FP32);
 	bool tol = mm && !info->quantized, values = cmp;
 	uint64_t yo = y->va - FZ_BASE, i;
 	uint32_t idx[VNPU_MAX_RANK] = { 0 };

@@ -128,6 +128,49 @@ static void hand_written(void)
 	good_conv(&c);
 	emit("valid-conv-f32", &h, &c, VALID);
 
+	/*
+	 * CONV_TRANSPOSE's phase path (vnpu_engine_convt.c): a detection
+	 * head's 2x2 stride-2 upsampling to one sigmoid map (all four phases
+	 * one conv), and an int8 4x4 stride-2 pad-1 GAN-style upsampling
+	 * (each phase its own window, so its own conv).
+	 */
+	cmd_init(&c, VNPU_OP_CONV_TRANSPOSE);
+	{
+		static const uint32_t dx[4] = { 1, 6, 8, 8 }, dw[4] = { 8, 2, 2, 1 };
+		static const uint32_t dy[4] = { 1, 12, 16, 1 };
+
+		fz_desc(&c.t[0], VNPU_DT_FP32, 4, dx);
+		fz_desc(&c.t[1], VNPU_DT_FP32, 4, dw);
+		fz_desc(&c.t[3], VNPU_DT_FP32, 4, dy);
+		c.t[0].va = FZ_BASE;
+		c.t[1].va = FZ_BASE + 1536;
+		c.t[3].va = FZ_BASE + 2048;
+		c.act = VNPU_ACT_SIGMOID;
+		c.attr.convt = (struct vnpu_attr_conv_transpose){ .stride_h = 2,
+			.stride_w = 2, .dilation_h = 1, .dilation_w = 1, .groups = 1 };
+	}
+	emit("valid-convt-f32-merged-phases", &h, &c, VALID);
+	cmd_init(&c, VNPU_OP_CONV_TRANSPOSE);
+	{
+		static const uint32_t dx[4] = { 1, 4, 5, 6 }, dw[4] = { 6, 4, 4, 8 };
+		static const uint32_t dy[4] = { 1, 8, 10, 8 };
+
+		fz_desc(&c.t[0], VNPU_DT_INT8, 4, dx);
+		fz_desc(&c.t[1], VNPU_DT_INT8, 4, dw);
+		fz_desc(&c.t[3], VNPU_DT_UINT8, 4, dy);
+		tq(&c.t[0], 0.02f, 3);
+		tq(&c.t[1], 0.01f, -2);
+		tq(&c.t[3], 0.1f, 128);
+		c.t[0].va = FZ_BASE;
+		c.t[1].va = FZ_BASE + 256;
+		c.t[3].va = FZ_BASE + 1280;
+		c.act = VNPU_ACT_RELU;
+		c.attr.convt = (struct vnpu_attr_conv_transpose){ .stride_h = 2,
+			.stride_w = 2, .dilation_h = 1, .dilation_w = 1, .pad_top = 1,
+			.pad_left = 1, .pad_bottom = 1, .pad_right = 1, .groups = 1 };
+	}
+	emit("valid-convt-i8-phases", &h, &c, VALID);
+
 	good_conv(&c);
 	c.hdr.opcode = VNPU_OP_POOL2D;
 	memset(&c.t[1], 0, sizeof(c.t[1]));
