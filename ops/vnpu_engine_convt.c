@@ -215,7 +215,7 @@ static void put_ch(const struct vnpu_tv *y, uint8_t *dst, const uint8_t *src,
 }
 
 /* The epilogue of an empty sum, per channel: what outputs without taps hold. */
-static void empty_pixel(struct ct_run *r)
+static int empty_pixel(struct ct_run *r)
 {
 	const struct vnpu_cmd_compute *c = r->c;
 	const struct vnpu_tv *x = &r->t[0], *w = &r->t[1], *bias = &r->t[2];
@@ -227,6 +227,8 @@ static void empty_pixel(struct ct_run *r)
 	for (m = 0; m < r->co; m++) {
 		uint8_t *p = r->zpix + (size_t)m * y->esize;
 
+		if (vnpu_run_tick(r->rc, 1))
+			return -ECANCELED;
 		if (r->info->quantized) {
 			struct vnpu_epi e;
 			int32_t acc = 0;
@@ -241,6 +243,7 @@ static void empty_pixel(struct ct_run *r)
 				y->quant == VNPU_QUANT_CHANNEL ? m : 0, c->round);
 		}
 	}
+	return 0;
 }
 
 /* Outputs (b, ry + sy * j, rx + sx * i), j in [j0, j1), i < ni: empty sums. */
@@ -465,6 +468,8 @@ static int run_set(struct ct_run *r, const struct ct_set *s)
 	struct ct_band bx;
 	int ret = 0;
 
+	if (vnpu_run_tick(r->rc, 1))
+		return -ECANCELED;
 	if (!py0->m || !px0->m || !band_of(&bx, px0, 0, px0->jn, x->dims[2])) {
 		for (b = 0; !ret && b < x->dims[0]; b++)
 			ret = fill_set(r, s, b, 0, py0->jn);
@@ -494,13 +499,17 @@ static uint64_t conv_work(const struct ct_run *r, uint32_t ny, uint32_t nx,
 	uint64_t sum = 0;
 	uint32_t ry, rx;
 
-	for (ry = 0; ry < r->ay.n; ry += ny)
+	for (ry = 0; ry < r->ay.n; ry += ny) {
+		/* Up to one set per output pixel (strides past the kernel). */
+		if (vnpu_run_tick(r->rc, r->ax.n / nx))
+			return UINT64_MAX;
 		for (rx = 0; rx < r->ax.n; rx += nx) {
 			const struct ct_phase *py = &r->ay.ph[ry], *px = &r->ax.ph[rx];
 
 			sum += (uint64_t)n * py->jn * px->jn * ny * nx * r->co *
 			       py->m * px->m * r->cig;
 		}
+	}
 	return sum;
 }
 
@@ -516,6 +525,7 @@ int vnpu_eng_convt_phases(const struct vnpu_cmd_compute *c,
 		.groups = at->groups,
 	};
 	uint32_t ny, nx, ry, rx, cmax;
+	uint64_t work;
 	size_t row;
 	int ret;
 
@@ -547,14 +557,21 @@ int vnpu_eng_convt_phases(const struct vnpu_cmd_compute *c,
 	 * big kernels, pads that crop most of the output), the work would
 	 * outgrow the units the command is counted and polled at.
 	 */
-	if (conv_work(&r, ny, nx, x->dims[0]) > (info->macs - y_elems(y)) / 4 * 5) {
+	work = conv_work(&r, ny, nx, x->dims[0]);
+	if (work == UINT64_MAX) {
+		ret = -ECANCELED;
+		goto out;
+	}
+	if (work > (info->macs - y_elems(y)) / 4 * 5) {
 		ret = -EAGAIN;
 		goto out;
 	}
 	cmax = ny * nx * r.co;
-	/* A conv's widest output row: the first phase has the most columns. */
+	/* A conv's widest output row: the first phase has the most columns and rows. */
 	row = (size_t)r.ax.ph[0].jn * cmax * y->esize;
 	r.band_bytes = row > CONVT_BAND_BYTES ? row : CONVT_BAND_BYTES;
+	if (r.band_bytes > row * r.ay.ph[0].jn)
+		r.band_bytes = row * r.ay.ph[0].jn;
 	r.zpix = vnpu_run_alloc(rc, (size_t)r.co * y->esize);
 	/* The phases' taps are W's, each once: a set's kernel is at most W. */
 	r.wp = vnpu_run_alloc(rc, (size_t)r.co * w->dims[1] * w->dims[2] * r.cig * w->esize);
@@ -574,7 +591,7 @@ int vnpu_eng_convt_phases(const struct vnpu_cmd_compute *c,
 		r.vb.dtype = VNPU_DT_FP32;
 		r.vb.esize = 4;
 	}
-	empty_pixel(&r);
+	ret = empty_pixel(&r);
 	for (ry = 0; !ret && ry < r.ay.n; ry += ny)
 		for (rx = 0; !ret && rx < r.ax.n; rx += nx) {
 			struct ct_set s = {
