@@ -3,7 +3,8 @@
  * The device's fast compute engine: GEMM and convolution through packed,
  * cache-blocked kernels (OpenBLAS sgemm for fp32 GEMM, our own VNNI kernel
  * for int8), direct NHWC convolutions on AVX-512 (vnpu_engine_conv.c) and
- * depthwise ones (vnpu_engine_dw.c), im2col + GEMM for the rest, the
+ * depthwise ones (vnpu_engine_dw.c), im2col + GEMM for the rest,
+ * transposed convolutions as those convolutions (vnpu_engine_convt.c), the
  * per-element ops through vnpu_engine_elt.c, most others through the
  * reference implementation, which is memory bound for those ops anyway.
  * See Documentation/ops.rst for the measurements behind these choices.

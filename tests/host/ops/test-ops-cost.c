@@ -15,7 +15,8 @@
  *  - the reference and the engine compute, bit for bit, what that scan
  *    gives on adversarial transposed convolutions (an independent oracle:
  *    diff tests only compare the engine with the reference, and both
- *    changed);
+ *    changed); the engine's phase path, which sums in the CONV2D kernels'
+ *    order, within the bound any order keeps;
  *  - the work the kernels account to the abort poll (vnpu_run_tick()),
  *    seen as the number of polls, stays within a small multiple of the
  *    counted units: the old reference accounted its scan, 65 537 units

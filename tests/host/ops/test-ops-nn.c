@@ -11,7 +11,9 @@
  *   fp32 every sum is exact, so they must agree bit for bit whatever the
  *   order; quantized and fp16 cases compare engine with reference;
  * - fp32 CONV_TRANSPOSE and SOFTMAX with full-mantissa values (where the
- *   order of summation shows): engine and reference bit for bit;
+ *   order of summation shows): engine and reference bit for bit, but for
+ *   CONV_TRANSPOSE's phase path (the CONV2D kernels' order), within the
+ *   bound any order of the sum keeps;
  * - QLinear SOFTMAX on 8-bit codes: the engine's path byte for byte with
  *   the reference, ties, saturation and overflowing quotients included;
  * - malformed commands, each refused at the byte offset of its field.
