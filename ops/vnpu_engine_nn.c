@@ -16,6 +16,7 @@
 
 #include "vnpu_engine.h"
 #include "vnpu_ref_qlinear.h"
+#include "vnpu_ref_softmax.h"
 #include "vnpu_taps.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -747,11 +748,12 @@ int vnpu_eng_reduce(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 /* ---- SOFTMAX ------------------------------------------------------------- */
 
 /*
- * One row: the reference's arithmetic exactly (its maximum, expf() of the
- * same differences, a binary32 sum in index order, one division per
- * element), so the results agree bit for bit.  What the reference spends
- * on index vectors and per-element dtype dispatch is gone; a contiguous
- * row is read in place.
+ * One row: the reference's arithmetic exactly (its maximum, the
+ * exponential of vnpu_ref_softmax.h of the same differences, the same
+ * eight partial sums in index order, one division per element), so the
+ * results agree bit for bit.  A contiguous row is read in place, a
+ * strided one gathered once; with AVX2 eight lanes run the
+ * exponential as the scalar does, element i in lane i % 8 of the sum.
  */
 /* The end of the chunk from @i, or 0 if the command was stopped. */
 static uint32_t row_chunk(struct vnpu_run_ctx *rc, uint32_t i, uint32_t n)
@@ -761,11 +763,197 @@ static uint32_t row_chunk(struct vnpu_run_ctx *rc, uint32_t i, uint32_t n)
 	return vnpu_run_tick(rc, end - i) ? 0 : end;
 }
 
+/* The chunks start at multiples of 8: lane j of a vector is sum j. */
+_Static_assert(VNPU_ROW_CHUNK % VNPU_SOFTMAX_LANES == 0, "softmax chunk");
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define SM_AVX2	__attribute__((target("avx2")))
+
+/* vnpu_softmax_exp() of eight lanes, operation for operation. */
+SM_AVX2 static inline __m256 sm_exp8(__m256 x)
+{
+	const __m256 shift = _mm256_set1_ps(VNPU_SOFTMAX_SHIFT);
+	__m256 c = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(VNPU_SOFTMAX_EXP_LO)),
+				 _mm256_set1_ps(VNPU_SOFTMAX_EXP_HI));
+	__m256 kf = _mm256_add_ps(_mm256_mul_ps(c, _mm256_set1_ps(VNPU_SOFTMAX_LOG2E)), shift);
+	__m256 r, p;
+	__m256i k, k1;
+	int i;
+
+	kf = _mm256_sub_ps(kf, shift);
+	r = _mm256_sub_ps(c, _mm256_mul_ps(kf, _mm256_set1_ps(VNPU_SOFTMAX_LN2_HI)));
+	r = _mm256_sub_ps(r, _mm256_mul_ps(kf, _mm256_set1_ps(VNPU_SOFTMAX_LN2_LO)));
+	p = _mm256_set1_ps(vnpu_softmax_exp_c[0]);
+	for (i = 1; i < 6; i++)
+		p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(vnpu_softmax_exp_c[i]));
+	p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.0f));
+	p = _mm256_add_ps(_mm256_mul_ps(p, r), _mm256_set1_ps(1.0f));
+	k = _mm256_cvtps_epi32(kf);
+	k1 = _mm256_srai_epi32(k, 1);
+	k = _mm256_sub_epi32(k, k1);
+	p = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(
+		_mm256_add_epi32(k1, _mm256_set1_epi32(127)), 23)));
+	p = _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(
+		_mm256_add_epi32(k, _mm256_set1_epi32(127)), 23)));
+	return _mm256_blendv_ps(p, _mm256_add_ps(x, x), _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+/* max over x[i..end) into @mx (reference's rule: NaN never replaces it). */
+SM_AVX2 static float sm_max_avx2(const float *x, uint32_t i, uint32_t end, float mx)
+{
+	__m256 m = _mm256_set1_ps(mx);
+	float l[8];
+	int j;
+
+	/* maxps(a, b) is "a > b ? a : b", the reference's comparison. */
+	for (; i + 8 <= end; i += 8)
+		m = _mm256_max_ps(_mm256_loadu_ps(x + i), m);
+	_mm256_storeu_ps(l, m);
+	for (j = 0; j < 8; j++)
+		mx = l[j] > mx ? l[j] : mx;
+	for (; i < end; i++)
+		mx = x[i] > mx ? x[i] : mx;
+	return mx;
+}
+
+/* e[i] = exp(x[i] - mx) over [i, end), adding each into part[i % 8]. */
+SM_AVX2 static void sm_exp_avx2(float *e, const float *x, uint32_t i, uint32_t end, float mx,
+				float *part)
+{
+	__m256 acc = _mm256_loadu_ps(part), m = _mm256_set1_ps(mx);
+
+	/* Two vectors at a time: four independent Horner chains in flight. */
+	for (; i + 16 <= end; i += 16) {
+		__m256 v0 = sm_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+		__m256 v1 = sm_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), m));
+
+		_mm256_storeu_ps(e + i, v0);
+		_mm256_storeu_ps(e + i + 8, v1);
+		acc = _mm256_add_ps(_mm256_add_ps(acc, v0), v1);
+	}
+	for (; i + 8 <= end; i += 8) {
+		__m256 v = sm_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+
+		_mm256_storeu_ps(e + i, v);
+		acc = _mm256_add_ps(acc, v);
+	}
+	_mm256_storeu_ps(part, acc);
+	for (; i < end; i++) {
+		e[i] = vnpu_softmax_exp(x[i] - mx);
+		part[i % VNPU_SOFTMAX_LANES] += e[i];
+	}
+}
+
+SM_AVX2 static void sm_div_avx2(float *y, const float *e, uint32_t i, uint32_t end, float sum)
+{
+	__m256 s = _mm256_set1_ps(sum);
+
+	for (; i + 8 <= end; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_div_ps(_mm256_loadu_ps(e + i), s));
+	for (; i < end; i++)
+		y[i] = e[i] / sum;
+}
+
+/* Axis steps between two polls in sm_cols_avx2(): 4096 elements. */
+#define SM_COL_STEPS	(VNPU_ROW_CHUNK / 8)
+
+/*
+ * Eight rows at once along an outer axis: lane l of each vector is the
+ * row at inner position l, X's and Y's rows 8 elements apart in memory,
+ * @xs and @ys apart along the axis.  Per lane exactly softmax_row()'s
+ * arithmetic: the same maximum, element a of a row in partial sum a % 8
+ * (the vector acc[a % 8]), vnpu_softmax_sum8() per lane.  @e holds 8n
+ * floats.  False if stopped.
+ */
+SM_AVX2 static bool sm_cols_avx2(float *y, int64_t ys, const float *x, int64_t xs,
+				 uint32_t n, float *e, struct vnpu_run_ctx *rc)
+{
+	__m256 m = _mm256_set1_ps(-INFINITY), acc[VNPU_SOFTMAX_LANES], s;
+	float part[VNPU_SOFTMAX_LANES][8], sum[8];
+	uint32_t a, end;
+	int l, j;
+
+	for (a = 0; a < n; a = end) {
+		end = n - a > SM_COL_STEPS ? a + SM_COL_STEPS : n;
+		if (vnpu_run_tick(rc, 8ull * (end - a)))
+			return false;
+		for (; a < end; a++)
+			m = _mm256_max_ps(_mm256_loadu_ps(x + a * xs), m);
+	}
+	for (j = 0; j < VNPU_SOFTMAX_LANES; j++)
+		acc[j] = _mm256_setzero_ps();
+	for (a = 0; a < n; a = end) {
+		end = n - a > SM_COL_STEPS ? a + SM_COL_STEPS : n;
+		if (vnpu_run_tick(rc, 8ull * (end - a)))
+			return false;
+		for (; a < end; a++) {
+			__m256 v = sm_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + a * xs), m));
+
+			_mm256_storeu_ps(e + 8ull * a, v);
+			acc[a % VNPU_SOFTMAX_LANES] = _mm256_add_ps(acc[a % VNPU_SOFTMAX_LANES], v);
+		}
+	}
+	for (j = 0; j < VNPU_SOFTMAX_LANES; j++)
+		_mm256_storeu_ps(part[j], acc[j]);
+	for (l = 0; l < 8; l++) {
+		float p[VNPU_SOFTMAX_LANES];
+
+		for (j = 0; j < VNPU_SOFTMAX_LANES; j++)
+			p[j] = part[j][l];
+		sum[l] = vnpu_softmax_sum8(p);
+	}
+	s = _mm256_loadu_ps(sum);
+	for (a = 0; a < n; a = end) {
+		end = n - a > SM_COL_STEPS ? a + SM_COL_STEPS : n;
+		if (vnpu_run_tick(rc, 8ull * (end - a)))
+			return false;
+		for (; a < end; a++)
+			_mm256_storeu_ps(y + a * ys, _mm256_div_ps(_mm256_loadu_ps(e + 8ull * a), s));
+	}
+	return true;
+}
+
+static bool sm_have_avx2(void)
+{
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx2");
+}
+#else
+static float sm_max_avx2(const float *x, uint32_t i, uint32_t end, float mx)
+{
+	(void)x, (void)i, (void)end;
+	return mx;
+}
+
+static void sm_exp_avx2(float *e, const float *x, uint32_t i, uint32_t end, float mx,
+			float *part)
+{
+	(void)e, (void)x, (void)i, (void)end, (void)mx, (void)part;
+}
+
+static void sm_div_avx2(float *y, const float *e, uint32_t i, uint32_t end, float sum)
+{
+	(void)y, (void)e, (void)i, (void)end, (void)sum;
+}
+
+static bool sm_cols_avx2(float *y, int64_t ys, const float *x, int64_t xs,
+			 uint32_t n, float *e, struct vnpu_run_ctx *rc)
+{
+	(void)y, (void)ys, (void)x, (void)xs, (void)n, (void)e, (void)rc;
+	return false;
+}
+
+static bool sm_have_avx2(void)
+{
+	return false;
+}
+#endif
+
 /* Each pass polls every VNPU_ROW_CHUNK elements; false if stopped. */
 static bool softmax_row(float *yp, int64_t ys, const float *xp, int64_t xs,
-			uint32_t n, float *e, struct vnpu_run_ctx *rc)
+			uint32_t n, float *e, bool avx2, struct vnpu_run_ctx *rc)
 {
-	float mx = -INFINITY, sum = 0.0f;
+	float mx = -INFINITY, sum, part[VNPU_SOFTMAX_LANES] = { 0 };
 	uint32_t i, end;
 
 	if (xs != 1) {
@@ -777,6 +965,10 @@ static bool softmax_row(float *yp, int64_t ys, const float *xp, int64_t xs,
 		end = row_chunk(rc, i, n);
 		if (!end)
 			return false;
+		if (avx2) {
+			mx = sm_max_avx2(xp, i, end, mx);
+			continue;
+		}
 		for (; i < end; i++)
 			mx = xp[i] > mx ? xp[i] : mx;
 	}
@@ -784,16 +976,23 @@ static bool softmax_row(float *yp, int64_t ys, const float *xp, int64_t xs,
 		end = row_chunk(rc, i, n);
 		if (!end)
 			return false;
+		if (avx2) {
+			sm_exp_avx2(e, xp, i, end, mx, part);
+			continue;
+		}
 		for (; i < end; i++) {
-			e[i] = expf(xp[i] - mx);
-			sum += e[i];
+			e[i] = vnpu_softmax_exp(xp[i] - mx);
+			part[i % VNPU_SOFTMAX_LANES] += e[i];
 		}
 	}
+	sum = vnpu_softmax_sum8(part);
 	for (i = 0; i < n; i = end) {
 		end = row_chunk(rc, i, n);
 		if (!end)
 			return false;
-		if (ys == 1) {
+		if (ys == 1 && avx2) {
+			sm_div_avx2(yp, e, i, end, sum);
+		} else if (ys == 1) {
 			for (; i < end; i++)
 				yp[i] = e[i] / sum;
 		} else {
@@ -804,19 +1003,76 @@ static bool softmax_row(float *yp, int64_t ys, const float *xp, int64_t xs,
 	return true;
 }
 
+/* Axis lengths the column kernel takes: its scratch is 8 floats a step. */
+#define SM_COLS_MAX	(1u << 16)
+
+/* Dims after @ax one dense block (unit innermost stride)? */
+static bool sm_inner_dense(const struct vnpu_tv *v, uint32_t ax)
+{
+	int64_t st = 1;
+	int d;
+
+	for (d = v->rank - 1; d > (int)ax; d--) {
+		if (v->dims[d] > 1 && v->st[d] != st)
+			return false;
+		st *= v->dims[d];
+	}
+	return true;
+}
+
+/* [lo, hi) bytes of @v's elements; dims are non-zero and strides >= 0. */
+static void sm_extent(const struct vnpu_tv *v, uintptr_t *lo, uintptr_t *hi)
+{
+	int64_t last = 0;
+	int d;
+
+	for (d = 0; d < v->rank; d++)
+		last += (int64_t)(v->dims[d] - 1) * v->st[d];
+	*lo = (uintptr_t)v->p;
+	*hi = *lo + (uintptr_t)(last + 1) * v->esize;
+}
+
+/*
+ * The column kernel writes eight rows after reading them whole, as the
+ * row path writes one: the same result when Y is X itself or apart from
+ * it, not for other overlaps.
+ */
+static bool sm_cols_ok(const struct vnpu_tv *x, const struct vnpu_tv *y, uint32_t ax,
+		       uint32_t inner)
+{
+	uintptr_t xl, xh, yl, yh;
+
+	if (ax + 1 >= x->rank || inner < 8 || x->dims[ax] > SM_COLS_MAX ||
+	    !sm_inner_dense(x, ax) || !sm_inner_dense(y, ax))
+		return false;
+	if (x->p == y->p && !memcmp(x->st, y->st, sizeof(x->st[0]) * x->rank))
+		return true;
+	sm_extent(x, &xl, &xh);
+	sm_extent(y, &yl, &yh);
+	return xh <= yl || yh <= xl;
+}
+
 int vnpu_eng_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		     struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *x = &t[0], *y = &t[3];
-	uint32_t ax = c->attr.softmax.axis, n = x->dims[ax];
+	uint32_t ax = c->attr.softmax.axis, n = x->dims[ax], inner = 1, j;
 	uint32_t od[VNPU_MAX_RANK], oi[VNPU_MAX_RANK] = { 0 };
 	int64_t xo[VNPU_MAX_RANK], yo[VNPU_MAX_RANK];
 	int no = 0, i;
-	float *e = vnpu_run_alloc(rc, sizeof(float) * n);
+	bool avx2 = sm_have_avx2(), cols;
+	float *e;
 
+	for (i = ax + 1; i < x->rank; i++)
+		inner *= x->dims[i];
+	cols = avx2 && sm_cols_ok(x, y, ax, inner);
+	e = vnpu_run_alloc(rc, sizeof(float) * n * (cols ? 8 : 1));
 	if (!e)
 		return -ENOMEM;
-	for (i = 0; i < x->rank; i++) {
+	if (avx2 && rc)
+		rc->path = cols ? VNPU_ENG_SOFTMAX_COLS : VNPU_ENG_SOFTMAX_AVX2;
+	/* Columns: the outer loop leaves the dims after the axis to them. */
+	for (i = 0; i < (cols ? (int)ax : x->rank); i++) {
 		if (i == (int)ax)
 			continue;
 		od[no] = x->dims[i];
@@ -824,21 +1080,31 @@ int vnpu_eng_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		yo[no++] = y->st[i];
 	}
 	do {
-		int64_t xb = 0, yb = 0;
+		float *yp = (float *)(void *)y->p;
+		const float *xp = (const float *)(void *)x->p;
 
 		for (i = 0; i < no; i++) {
-			xb += (int64_t)oi[i] * xo[i];
-			yb += (int64_t)oi[i] * yo[i];
+			xp += (int64_t)oi[i] * xo[i];
+			yp += (int64_t)oi[i] * yo[i];
 		}
-		/* In place (Y over X) reads a row whole before writing it. */
-		if (!softmax_row((float *)(void *)y->p + yb, y->st[ax],
-				 (const float *)(void *)x->p + xb, x->st[ax], n, e, rc)) {
-			vnpu_run_free(rc, e);
-			return -ECANCELED;
+		if (!cols) {
+			/* In place (Y over X) reads a row whole before writing it. */
+			if (!softmax_row(yp, y->st[ax], xp, x->st[ax], n, e, avx2, rc))
+				goto stopped;
+			continue;
 		}
+		for (j = 0; j + 8 <= inner; j += 8)
+			if (!sm_cols_avx2(yp + j, y->st[ax], xp + j, x->st[ax], n, e, rc))
+				goto stopped;
+		for (; j < inner; j++)
+			if (!softmax_row(yp + j, y->st[ax], xp + j, x->st[ax], n, e, avx2, rc))
+				goto stopped;
 	} while (next_index(oi, od, no));
 	vnpu_run_free(rc, e);
 	return 0;
+stopped:
+	vnpu_run_free(rc, e);
+	return -ECANCELED;
 }
 
 /* ---- SOFTMAX with VNPU_ROUND_ORT_QLINEAR --------------------------------- */

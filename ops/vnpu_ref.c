@@ -13,6 +13,7 @@
 
 #include "vnpu_ref.h"
 #include "vnpu_ref_qlinear.h"
+#include "vnpu_ref_softmax.h"
 
 /* ---- dtype helpers --------------------------------------------------- */
 
@@ -2079,7 +2080,7 @@ static int ref_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		return -ENOMEM;
 	/* The softmax axis goes innermost: iterate the others, then it. */
 	do {
-		float mx = -INFINITY, sum = 0.0f;
+		float mx = -INFINITY, sum, part[VNPU_SOFTMAX_LANES] = { 0 };
 		uint32_t k = 0;
 
 		/* Each pass polls every VNPU_ROW_CHUNK elements. */
@@ -2093,9 +2094,10 @@ static int ref_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		for (i = 0; i < n; i++) {
 			if (row_poll(rc, &k))
 				goto stopped;
-			e[i] = expf(e[i] - mx);
-			sum += e[i];
+			e[i] = vnpu_softmax_exp(e[i] - mx);
+			part[i % VNPU_SOFTMAX_LANES] += e[i];
 		}
+		sum = vnpu_softmax_sum8(part);
 		for (i = 0; i < n; i++) {
 			if (row_poll(rc, &k))
 				goto stopped;

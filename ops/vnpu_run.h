@@ -108,6 +108,8 @@ enum vnpu_eng_path {
 	VNPU_ENG_IM2COL_F32,	/* im2col + sgemm */
 	VNPU_ENG_IM2COL_I8,	/* im2col + the int8 GEMM */
 	VNPU_ENG_CONVT_PHASES,	/* vnpu_eng_convt_phases(): CONV2D kernels */
+	VNPU_ENG_SOFTMAX_AVX2,	/* vnpu_eng_softmax(), its AVX2 rows */
+	VNPU_ENG_SOFTMAX_COLS,	/* vnpu_eng_softmax(), eight rows across an inner dim */
 	VNPU_ENG_NPATHS
 };
 

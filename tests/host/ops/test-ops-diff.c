@@ -48,6 +48,8 @@ static const char *const path_names[VNPU_ENG_NPATHS] = {
 	[VNPU_ENG_IM2COL_F32] = "conv-im2col-fp32",
 	[VNPU_ENG_IM2COL_I8] = "conv-im2col-int8",
 	[VNPU_ENG_CONVT_PHASES] = "conv-transpose-phases",
+	[VNPU_ENG_SOFTMAX_AVX2] = "softmax-avx2",
+	[VNPU_ENG_SOFTMAX_COLS] = "softmax-columns",
 };
 
 /* Cases that each kernel ran, over every group so far. */
@@ -69,6 +71,8 @@ static bool path_exact(enum vnpu_eng_path p)
 	case VNPU_ENG_REDUCE:
 	case VNPU_ENG_LUT:
 	case VNPU_ENG_SOFTMAX:
+	case VNPU_ENG_SOFTMAX_AVX2:
+	case VNPU_ENG_SOFTMAX_COLS:
 	case VNPU_ENG_DW_GENERAL:
 		return true;
 	default:
@@ -2004,6 +2008,9 @@ COUNTED(test_softmax)
  */
 static const char *path_unavailable(enum vnpu_eng_path p)
 {
+	if ((p == VNPU_ENG_SOFTMAX_AVX2 || p == VNPU_ENG_SOFTMAX_COLS) &&
+	    !__builtin_cpu_supports("avx2"))
+		return "this CPU has no AVX2, so the kernel cannot run here";
 	/* The direct kernels have AVX-512 VNNI and AVX2 (fp32: with FMA) forms. */
 	if (vnpu_i8_kernel_available(VNPU_I8_VNNI))
 		return NULL;
