@@ -110,6 +110,8 @@ enum vnpu_eng_path {
 	VNPU_ENG_CONVT_PHASES,	/* vnpu_eng_convt_phases(): CONV2D kernels */
 	VNPU_ENG_SOFTMAX_AVX2,	/* vnpu_eng_softmax(), its AVX2 rows */
 	VNPU_ENG_SOFTMAX_COLS,	/* vnpu_eng_softmax(), eight rows across an inner dim */
+	VNPU_ENG_TRANSPOSE,	/* vnpu_eng_copy(), its transposing tiles */
+	VNPU_ENG_LUT_AVX2,	/* vnpu_eng_lut(), its byte shuffles */
 	VNPU_ENG_NPATHS
 };
 

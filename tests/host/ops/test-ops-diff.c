@@ -50,6 +50,8 @@ static const char *const path_names[VNPU_ENG_NPATHS] = {
 	[VNPU_ENG_CONVT_PHASES] = "conv-transpose-phases",
 	[VNPU_ENG_SOFTMAX_AVX2] = "softmax-avx2",
 	[VNPU_ENG_SOFTMAX_COLS] = "softmax-columns",
+	[VNPU_ENG_TRANSPOSE] = "copy-transpose",
+	[VNPU_ENG_LUT_AVX2] = "lut-avx2",
 };
 
 /* Cases that each kernel ran, over every group so far. */
@@ -73,6 +75,8 @@ static bool path_exact(enum vnpu_eng_path p)
 	case VNPU_ENG_SOFTMAX:
 	case VNPU_ENG_SOFTMAX_AVX2:
 	case VNPU_ENG_SOFTMAX_COLS:
+	case VNPU_ENG_TRANSPOSE:
+	case VNPU_ENG_LUT_AVX2:
 	case VNPU_ENG_DW_GENERAL:
 		return true;
 	default:
@@ -1591,6 +1595,25 @@ static void test_copy(void **state)
 		e->ftol_abs = 0.0f;
 		run_case(e, &c);
 	}
+	/* Transpose as lowered: a permuted view of X into a dense Y, raw. */
+	for (i = 0; i < 400; i++) {
+		struct vnpu_cmd_compute c;
+		uint32_t d[VNPU_MAX_RANK];
+		int r = 2 + (int)rnd(&e->r, 3), k;
+
+		cmd_init(&c, VNPU_OP_COPY);
+		for (k = 0; k < r; k++)
+			d[k] = 2 + rnd(&e->r, r > 3 ? 8 : 30);
+		c.t[0] = tdesc(VNPU_DT_FP32, r, d);
+		q8_or_float(e, &c.t[0]);
+		c.t[3] = c.t[0];
+		flat_reset(&e->f);
+		permuted_layout(e, &c.t[0]);
+		place(e, &c.t[0], false, true);
+		place(e, &c.t[3], false, false);
+		e->ftol_abs = 0.0f;
+		run_case(e, &c);
+	}
 }
 
 /* RESIZE: every mode, coordinate rule and rounding, up and down, any dtype. */
@@ -1968,6 +1991,27 @@ static void test_softmax(void **state)
 		e->ftol_abs = 0.0f;
 		run_case(e, &c);
 	}
+	/* An outer axis over a dense inner block of 8 or more: the columns. */
+	for (i = 0; i < 250; i++) {
+		struct vnpu_cmd_compute c;
+		uint32_t d[VNPU_MAX_RANK];
+		int r = 2 + (int)rnd(&e->r, 4), k;
+
+		cmd_init(&c, VNPU_OP_SOFTMAX);
+		c.attr.softmax.axis = rnd(&e->r, (uint32_t)r - 1);
+		for (k = 0; k < r; k++)
+			d[k] = 1 + rnd(&e->r, 5);
+		d[r - 1] = 8 + rnd(&e->r, 30);
+		c.t[0] = tdesc(VNPU_DT_FP32, r, d);
+		c.t[3] = tdesc(VNPU_DT_FP32, r, d);
+		flat_reset(&e->f);
+		place(e, &c.t[0], false, true);
+		if (rnd(&e->r, 3) == 0)
+			sprinkle(e, &c.t[0], 40);
+		place(e, &c.t[3], false, false);
+		e->ftol_abs = 0.0f;
+		run_case(e, &c);
+	}
 }
 
 /* Each test again, telling which kernels its cases reached. */
@@ -2008,9 +2052,13 @@ COUNTED(test_softmax)
  */
 static const char *path_unavailable(enum vnpu_eng_path p)
 {
-	if ((p == VNPU_ENG_SOFTMAX_AVX2 || p == VNPU_ENG_SOFTMAX_COLS) &&
+	if ((p == VNPU_ENG_SOFTMAX_AVX2 || p == VNPU_ENG_SOFTMAX_COLS ||
+	     p == VNPU_ENG_LUT_AVX2) &&
 	    !__builtin_cpu_supports("avx2"))
 		return "this CPU has no AVX2, so the kernel cannot run here";
+	/* Its fp32 rows are the AVX2 kernels' fallback; QLinear is test-ops-nn's. */
+	if (p == VNPU_ENG_SOFTMAX && __builtin_cpu_supports("avx2"))
+		return "with AVX2 every fp32 softmax takes the AVX2 kernels";
 	/* The direct kernels have AVX-512 VNNI and AVX2 (fp32: with FMA) forms. */
 	if (vnpu_i8_kernel_available(VNPU_I8_VNNI))
 		return NULL;
