@@ -455,6 +455,33 @@ static void tile_transpose(uint8_t *y, int64_t ys, const uint8_t *x, int64_t xs,
 	t_rest(y, ys, x, xs, i, ni, 0, nj, es);
 }
 
+/* Runs up to this many bytes are moved inline by move_short(). */
+#define SHORT_RUN	512
+
+/* @n bytes, n <= SHORT_RUN: 16-byte moves, the tail as an overlapping one. */
+static inline void move_short(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	size_t i;
+
+	if (n >= 16) {
+		for (i = 0; i + 16 <= n; i += 16)
+			memcpy(dst + i, src + i, 16);
+		if (i < n)
+			memcpy(dst + n - 16, src + n - 16, 16);
+		return;
+	}
+	if (n >= 8) {
+		memcpy(dst, src, 8);
+		memcpy(dst + n - 8, src + n - 8, 8);
+	} else if (n >= 4) {
+		memcpy(dst, src, 4);
+		memcpy(dst + n - 4, src + n - 4, 4);
+	} else {
+		for (i = 0; i < n; i++)
+			dst[i] = src[i];
+	}
+}
+
 /*
  * A raw copy whose rows gather from X with a stride while another
  * dimension @k is X's contiguous one: a transposition.  Element by
@@ -492,11 +519,31 @@ static int copy_tiled(const struct vnpu_cmd_compute *c, const struct vnpu_tv *x,
 			xo += s * x->st[d];
 			yo += (int64_t)(lo[d] + idx[d]) * y->st[d];
 		}
-		if (y->st[k] == 1) {
+		if (y->st[k] == 1 && (uint64_t)ext[k] * es <= SHORT_RUN) {
 			/*
 			 * @k contiguous in Y too (a channel slice of NHWC,
-			 * Concat's parts): one memcpy() per row element.
+			 * Concat's parts) and its runs short: inline moves,
+			 * not a libc call per pixel, and a poll per RUN_MAX
+			 * elements rather than per run.
 			 */
+			uint32_t per = RUN_MAX / ext[k], je, jj;
+			size_t len = (size_t)ext[k] * es;
+
+			for (jb = 0; jb < ext[in]; jb += je) {
+				je = ext[in] - jb < per ? ext[in] - jb : per;
+				uint8_t *py = y->p + (yo + (int64_t)jb * y->st[in]) * es;
+				const uint8_t *px = x->p + (xo + (int64_t)jb * x->st[in]) * es;
+
+				if (vnpu_run_tick(rc, (uint64_t)je * ext[k]))
+					return -ECANCELED;
+				for (jj = 0; jj < je; jj++)
+					move_short(py + (int64_t)jj * y->st[in] * es,
+						   px + (int64_t)jj * x->st[in] * es, len);
+			}
+			continue;
+		}
+		if (y->st[k] == 1) {
+			/* Long runs: one memcpy() per row element. */
 			for (jb = 0; jb < ext[in]; jb++) {
 				for (kb = 0; kb < ext[k]; kb += ke) {
 					ke = ext[k] - kb < RUN_MAX ? ext[k] - kb : RUN_MAX;
