@@ -858,17 +858,27 @@ SM_AVX2 static void sm_div_avx2(float *y, const float *e, uint32_t i, uint32_t e
 #define SM_COL_STEPS	(VNPU_ROW_CHUNK / 8)
 
 /*
- * Eight rows at once along an outer axis: lane l of each vector is the
- * row at inner position l, X's and Y's rows 8 elements apart in memory,
- * @xs and @ys apart along the axis.  Per lane exactly softmax_row()'s
+ * Eight rows at once: lane l of each vector is row l, X's rows @xl and
+ * Y's @yl elements apart (1: the rows of an outer axis over a dense
+ * inner block, one vector per axis step; more: short rows gathered),
+ * the axis @xs and @ys apart.  Per lane exactly softmax_row()'s
  * arithmetic: the same maximum, element a of a row in partial sum a % 8
  * (the vector acc[a % 8]), vnpu_softmax_sum8() per lane.  @e holds 8n
  * floats.  False if stopped.
  */
-SM_AVX2 static bool sm_cols_avx2(float *y, int64_t ys, const float *x, int64_t xs,
-				 uint32_t n, float *e, struct vnpu_run_ctx *rc)
+/* Eight lanes @xl apart (1: one vector load; else a gather). */
+SM_AVX2 static inline __m256 sm_load8(const float *x, int64_t xl, __m256i gi)
+{
+	return xl == 1 ? _mm256_loadu_ps(x) : _mm256_i32gather_ps(x, gi, 4);
+}
+
+SM_AVX2 static bool sm_cols_avx2(float *y, int64_t ys, int64_t yl, const float *x,
+				 int64_t xs, int64_t xl, uint32_t n, float *e,
+				 struct vnpu_run_ctx *rc)
 {
 	__m256 m = _mm256_set1_ps(-INFINITY), acc[VNPU_SOFTMAX_LANES], s;
+	__m256i gi = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+					_mm256_set1_epi32((int32_t)xl));
 	float part[VNPU_SOFTMAX_LANES][8], sum[8];
 	uint32_t a, end;
 	int l, j;
@@ -878,7 +888,7 @@ SM_AVX2 static bool sm_cols_avx2(float *y, int64_t ys, const float *x, int64_t x
 		if (vnpu_run_tick(rc, 8ull * (end - a)))
 			return false;
 		for (; a < end; a++)
-			m = _mm256_max_ps(_mm256_loadu_ps(x + a * xs), m);
+			m = _mm256_max_ps(sm_load8(x + a * xs, xl, gi), m);
 	}
 	for (j = 0; j < VNPU_SOFTMAX_LANES; j++)
 		acc[j] = _mm256_setzero_ps();
@@ -887,7 +897,7 @@ SM_AVX2 static bool sm_cols_avx2(float *y, int64_t ys, const float *x, int64_t x
 		if (vnpu_run_tick(rc, 8ull * (end - a)))
 			return false;
 		for (; a < end; a++) {
-			__m256 v = sm_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + a * xs), m));
+			__m256 v = sm_exp8(_mm256_sub_ps(sm_load8(x + a * xs, xl, gi), m));
 
 			_mm256_storeu_ps(e + 8ull * a, v);
 			acc[a % VNPU_SOFTMAX_LANES] = _mm256_add_ps(acc[a % VNPU_SOFTMAX_LANES], v);
@@ -907,8 +917,17 @@ SM_AVX2 static bool sm_cols_avx2(float *y, int64_t ys, const float *x, int64_t x
 		end = n - a > SM_COL_STEPS ? a + SM_COL_STEPS : n;
 		if (vnpu_run_tick(rc, 8ull * (end - a)))
 			return false;
-		for (; a < end; a++)
-			_mm256_storeu_ps(y + a * ys, _mm256_div_ps(_mm256_loadu_ps(e + 8ull * a), s));
+		for (; a < end; a++) {
+			__m256 v = _mm256_div_ps(_mm256_loadu_ps(e + 8ull * a), s);
+
+			if (yl == 1) {
+				_mm256_storeu_ps(y + a * ys, v);
+				continue;
+			}
+			_mm256_storeu_ps(sum, v);
+			for (l = 0; l < 8; l++)
+				y[a * ys + l * yl] = sum[l];
+		}
 	}
 	return true;
 }
@@ -936,10 +955,11 @@ static void sm_div_avx2(float *y, const float *e, uint32_t i, uint32_t end, floa
 	(void)y, (void)e, (void)i, (void)end, (void)sum;
 }
 
-static bool sm_cols_avx2(float *y, int64_t ys, const float *x, int64_t xs,
-			 uint32_t n, float *e, struct vnpu_run_ctx *rc)
+static bool sm_cols_avx2(float *y, int64_t ys, int64_t yl, const float *x,
+			 int64_t xs, int64_t xl, uint32_t n, float *e,
+			 struct vnpu_run_ctx *rc)
 {
-	(void)y, (void)ys, (void)x, (void)xs, (void)n, (void)e, (void)rc;
+	(void)y, (void)ys, (void)yl, (void)x, (void)xs, (void)xl, (void)n, (void)e, (void)rc;
 	return false;
 }
 
@@ -1032,19 +1052,11 @@ static void sm_extent(const struct vnpu_tv *v, uintptr_t *lo, uintptr_t *hi)
 	*hi = *lo + (uintptr_t)(last + 1) * v->esize;
 }
 
-/*
- * The column kernel writes eight rows after reading them whole, as the
- * row path writes one: the same result when Y is X itself or apart from
- * it, not for other overlaps.
- */
-static bool sm_cols_ok(const struct vnpu_tv *x, const struct vnpu_tv *y, uint32_t ax,
-		       uint32_t inner)
+/* Y is X itself, or apart from it? */
+static bool sm_same_or_apart(const struct vnpu_tv *x, const struct vnpu_tv *y)
 {
 	uintptr_t xl, xh, yl, yh;
 
-	if (ax + 1 >= x->rank || inner < 8 || x->dims[ax] > SM_COLS_MAX ||
-	    !sm_inner_dense(x, ax) || !sm_inner_dense(y, ax))
-		return false;
 	if (x->p == y->p && !memcmp(x->st, y->st, sizeof(x->st[0]) * x->rank))
 		return true;
 	sm_extent(x, &xl, &xh);
@@ -1052,28 +1064,62 @@ static bool sm_cols_ok(const struct vnpu_tv *x, const struct vnpu_tv *y, uint32_
 	return xh <= yl || yh <= xl;
 }
 
+/*
+ * Which rows the column kernel takes eight at a time, if any: lane dim
+ * @L (VNPU_MAX_RANK: the dense block of every dim after the axis) of
+ * @nl lanes, @xl and @yl apart.  An outer axis over a dense inner block
+ * of 8 or more; or rows shorter than 8 along the innermost axis, eight
+ * neighbouring rows of the dim before it (gathered).  The kernel writes
+ * eight rows after reading them whole, as the row path writes one: the
+ * same result when Y is X itself or apart from it, not for other
+ * overlaps.
+ */
+static bool sm_cols_plan(const struct vnpu_tv *x, const struct vnpu_tv *y, uint32_t ax,
+			 int *L, uint32_t *nl, int64_t *xl, int64_t *yl)
+{
+	uint32_t inner = 1;
+	int i;
+
+	if (x->dims[ax] > SM_COLS_MAX || !sm_same_or_apart(x, y))
+		return false;
+	for (i = ax + 1; i < x->rank; i++)
+		inner *= x->dims[i];
+	if (ax + 1 < x->rank && inner >= 8 && sm_inner_dense(x, ax) && sm_inner_dense(y, ax)) {
+		*L = VNPU_MAX_RANK;
+		*nl = inner;
+		*xl = *yl = 1;
+		return true;
+	}
+	if (ax + 1 != x->rank || ax == 0 || x->dims[ax] >= 8 || x->dims[ax - 1] < 8 ||
+	    x->st[ax - 1] < 0 || x->st[ax - 1] > INT32_MAX / 8)
+		return false;
+	*L = (int)ax - 1;
+	*nl = x->dims[ax - 1];
+	*xl = x->st[ax - 1];
+	*yl = y->st[ax - 1];
+	return true;
+}
+
 int vnpu_eng_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		     struct vnpu_run_ctx *rc)
 {
 	struct vnpu_tv *x = &t[0], *y = &t[3];
-	uint32_t ax = c->attr.softmax.axis, n = x->dims[ax], inner = 1, j;
+	uint32_t ax = c->attr.softmax.axis, n = x->dims[ax], nl = 0, j;
 	uint32_t od[VNPU_MAX_RANK], oi[VNPU_MAX_RANK] = { 0 };
-	int64_t xo[VNPU_MAX_RANK], yo[VNPU_MAX_RANK];
-	int no = 0, i;
+	int64_t xo[VNPU_MAX_RANK], yo[VNPU_MAX_RANK], xl = 0, yl = 0;
+	int no = 0, i, L = -1;
 	bool avx2 = sm_have_avx2(), cols;
 	float *e;
 
-	for (i = ax + 1; i < x->rank; i++)
-		inner *= x->dims[i];
-	cols = avx2 && sm_cols_ok(x, y, ax, inner);
+	cols = avx2 && sm_cols_plan(x, y, ax, &L, &nl, &xl, &yl);
 	e = vnpu_run_alloc(rc, sizeof(float) * n * (cols ? 8 : 1));
 	if (!e)
 		return -ENOMEM;
 	if (avx2 && rc)
 		rc->path = cols ? VNPU_ENG_SOFTMAX_COLS : VNPU_ENG_SOFTMAX_AVX2;
-	/* Columns: the outer loop leaves the dims after the axis to them. */
-	for (i = 0; i < (cols ? (int)ax : x->rank); i++) {
-		if (i == (int)ax)
+	/* The outer loop leaves the axis and the lanes' dims to the kernels. */
+	for (i = 0; i < x->rank; i++) {
+		if (i == (int)ax || i == L || (L == VNPU_MAX_RANK && i > (int)ax))
 			continue;
 		od[no] = x->dims[i];
 		xo[no] = x->st[i];
@@ -1093,11 +1139,13 @@ int vnpu_eng_softmax(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 				goto stopped;
 			continue;
 		}
-		for (j = 0; j + 8 <= inner; j += 8)
-			if (!sm_cols_avx2(yp + j, y->st[ax], xp + j, x->st[ax], n, e, rc))
+		for (j = 0; j + 8 <= nl; j += 8)
+			if (!sm_cols_avx2(yp + j * yl, y->st[ax], yl, xp + j * xl, x->st[ax], xl,
+					  n, e, rc))
 				goto stopped;
-		for (; j < inner; j++)
-			if (!softmax_row(yp + j, y->st[ax], xp + j, x->st[ax], n, e, avx2, rc))
+		for (; j < nl; j++)
+			if (!softmax_row(yp + j * yl, y->st[ax], xp + j * xl, x->st[ax], n, e,
+					 avx2, rc))
 				goto stopped;
 	} while (next_index(oi, od, no));
 	vnpu_run_free(rc, e);

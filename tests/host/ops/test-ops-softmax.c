@@ -12,7 +12,8 @@
  * - the engine against the reference bit for bit, on rows and columns
  *   whose values span every binary32 exponent (subnormals, infinities
  *   and NaNs included), with each case's kernel asserted: the AVX2 rows
- *   along a contiguous axis, the columns across a dense inner block.
+ *   along a contiguous axis, the columns across a dense inner block, and
+ *   short last-axis rows eight at a time.
  */
 #include <float.h>
 #include <math.h>
@@ -310,6 +311,28 @@ static void test_engine_columns(void **state)
 	}
 }
 
+/* Rows shorter than 8 along the last axis: eight neighbours gathered. */
+static void test_engine_short_rows(void **state)
+{
+	int it;
+
+	(void)state;
+	for (it = 0; it < 300; it++) {
+		uint32_t d[3] = { 1 + rnd(3), 8 + rnd(it % 4 ? 40 : 3000), 1 + rnd(7) };
+		uint64_t st[3];
+
+		if (rnd(3) == 0) {
+			/* Rows apart by more than their length; elements strided. */
+			st[2] = 1 + rnd(2);
+			st[1] = st[2] * d[2] + rnd(4);
+			st[0] = st[1] * d[1] + rnd(4);
+			one_case(3, d, 2, st, rnd(4) == 0, VNPU_ENG_SOFTMAX_COLS);
+		} else {
+			one_case(3, d, 2, NULL, rnd(4) == 0, VNPU_ENG_SOFTMAX_COLS);
+		}
+	}
+}
+
 /*
  * An outer axis whose inner block is not dense, or too narrow: the rows
  * (gathered) take it, still bit for bit.
@@ -356,6 +379,7 @@ int main(void)
 		cmocka_unit_test(test_reference_definition),
 		cmocka_unit_test(test_engine_rows),
 		cmocka_unit_test(test_engine_columns),
+		cmocka_unit_test(test_engine_short_rows),
 		cmocka_unit_test(test_engine_columns_refused),
 	};
 
