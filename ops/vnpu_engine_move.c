@@ -670,6 +670,42 @@ static void byte_table_run(const struct byte_table *bt, uint8_t *dst, int64_t ds
 			memcpy(dst + i * dstep, bt->out[src[i * sstep]], bt->es);
 }
 
+/*
+ * Elements of a raw copy that is one dense block moved as it lies: X and
+ * Y of the same dims and strides, no offset or reversal, the strides of
+ * the dims longer than 1 a permutation of a dense layout.  libnpu's CPU
+ * path hands Transpose such copies (its output keeps X's NHWC layout
+ * under the NCHW dims).  0 when the copy is not one.
+ */
+static uint64_t copy_one_block(const struct vnpu_cmd_compute *c, const struct vnpu_tv *x,
+			       const struct vnpu_tv *y)
+{
+	const struct vnpu_attr_copy *at = &c->attr.copy;
+	uint64_t n = 1, want = 1;
+	int d, i, used[VNPU_MAX_RANK] = { 0 };
+
+	if (at->reverse || x->rank != y->rank)
+		return 0;
+	for (d = 0; d < y->rank; d++) {
+		if (at->offset[d] || x->dims[d] != y->dims[d])
+			return 0;
+		if (y->dims[d] > 1 && x->st[d] != y->st[d])
+			return 0;
+		n *= y->dims[d];
+	}
+	/* Dense: each next stride (smallest first) the block so far. */
+	for (i = 0; i < y->rank; i++) {
+		for (d = 0; d < y->rank; d++)
+			if (!used[d] && y->dims[d] > 1 && y->st[d] == (int64_t)want)
+				break;
+		if (d == y->rank)
+			break;
+		used[d] = 1;
+		want *= y->dims[d];
+	}
+	return want == n ? n : 0;
+}
+
 int vnpu_eng_copy(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		  struct vnpu_run_ctx *rc)
 {
@@ -699,6 +735,18 @@ int vnpu_eng_copy(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	}
 	if (!raw && x->esize == 1 && moved >= BYTE_TABLE_MIN)
 		byte_table_init(&bt, x, y, c->round);
+	if (raw) {
+		uint64_t n = copy_one_block(c, x, y), i, m;
+
+		for (i = 0; i < n && x->p != y->p; i += m) {
+			m = n - i < RUN_MAX ? n - i : RUN_MAX;
+			if (vnpu_run_tick(rc, m))
+				return -ECANCELED;
+			memmove(y->p + i * es, x->p + i * es, m * es);
+		}
+		if (n)
+			return 0;
+	}
 	if (raw && at->border == VNPU_COPY_BORDER_KEEP && x->st[in] != 1 &&
 	    ext[in] > 1 && !rev)
 		for (d = 0; d < in; d++)

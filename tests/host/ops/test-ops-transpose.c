@@ -10,7 +10,9 @@
  * - 8 x 8 register blocks, both loop orders (strides of powers of two
  *   on either side), with ragged edges;
  * - 3-channel pixels into planes and back, bytes and 4-byte elements;
- * - fewer than 8 planes of 4-byte elements gathered from pixels.
+ * - fewer than 8 planes of 4-byte elements gathered from pixels;
+ * - Y in X's memory order (the dims permuted, the layout kept): one
+ *   block moved whole.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -44,7 +46,7 @@ static const uint8_t dts[] = { VNPU_DT_INT8, VNPU_DT_UINT8, VNPU_DT_FP16, VNPU_D
  * the engine took.
  */
 static enum vnpu_eng_path one(uint8_t dt, int r, const uint32_t *xd, const int *perm,
-			      uint32_t pad)
+			      uint32_t pad, bool same_layout)
 {
 	struct vnpu_cmd_compute c;
 	uint32_t yd[VNPU_MAX_RANK];
@@ -66,7 +68,12 @@ static enum vnpu_eng_path one(uint8_t dt, int r, const uint32_t *xd, const int *
 		c.t[0].strides[d] = xst[perm[d]];
 	c.t[3] = tdesc(dt, r, yd);
 	ny = n;
-	if (pad) {
+	if (same_layout) {
+		/* Y keeps X's memory order under the permuted dims: one block. */
+		c.t[3].flags = VNPU_TENSOR_STRIDED;
+		for (d = 0; d < r; d++)
+			c.t[3].strides[d] = c.t[0].strides[d];
+	} else if (pad) {
 		uint64_t st = 1;
 
 		c.t[3].flags = VNPU_TENSOR_STRIDED;
@@ -134,7 +141,7 @@ static void test_random_perms(void **state)
 			for (d = 0; d < r; d++)
 				xd[d] = 1u << rnd(r > 3 ? 4 : 7);
 		shuffle(perm, r);
-		tiled += one(dt, r, xd, perm, rnd(3) ? 0 : 9) == VNPU_ENG_TRANSPOSE;
+		tiled += one(dt, r, xd, perm, rnd(3) ? 0 : 9, false) == VNPU_ENG_TRANSPOSE;
 	}
 	printf("# %u of 1500 cases took the transposing tiles\n", tiled);
 	assert_true(tiled > 500);
@@ -158,18 +165,38 @@ static void test_pixels_planes(void **state)
 		if (xd[2] < 2)
 			xd[2] = 2;
 		if (t % 4 < 2) {
-			p = one(dt, 4, xd, to_nchw, rnd(2) ? 0 : 5);
+			p = one(dt, 4, xd, to_nchw, rnd(2) ? 0 : 5, false);
 		} else {
 			/* Planes into pixels: X is [N, C, H, W]. */
 			tmp = xd[3];
 			xd[3] = xd[2];
 			xd[2] = xd[1];
 			xd[1] = tmp;
-			p = one(dt, 4, xd, to_nhwc, rnd(2) ? 0 : 5);
+			p = one(dt, 4, xd, to_nhwc, rnd(2) ? 0 : 5, false);
 		}
 		/* One channel, or one pixel per row, is no transposition. */
 		if ((t % 4 < 2 ? xd[3] : xd[1]) > 1 && xd[1] * xd[2] > 1)
 			assert_int_equal(p, VNPU_ENG_TRANSPOSE);
+	}
+}
+
+/*
+ * Y in X's own memory order under the permuted dims (libnpu's CPU path
+ * lowers Transpose so): the copy is one dense block, moved whole.
+ */
+static void test_same_layout(void **state)
+{
+	unsigned int t;
+
+	(void)state;
+	for (t = 0; t < 300; t++) {
+		int r = 1 + (int)rnd(5), perm[VNPU_MAX_RANK], d;
+		uint32_t xd[VNPU_MAX_RANK];
+
+		for (d = 0; d < r; d++)
+			xd[d] = 1 + rnd(r > 3 ? 8 : 30);
+		shuffle(perm, r);
+		assert_int_equal(one(dts[rnd(sizeof(dts))], r, xd, perm, 0, true), VNPU_ENG_COPY);
 	}
 }
 
@@ -194,6 +221,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_random_perms),
 		cmocka_unit_test(test_pixels_planes),
+		cmocka_unit_test(test_same_layout),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
