@@ -31,6 +31,14 @@ uint64_t vnpu_engine_cycles(const struct vnpu_cmd_compute *cmd,
  */
 int vnpu_eng_copy(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		  struct vnpu_run_ctx *rc);
+/*
+ * Y[i][j] = X[j][i] for i < @ni, j < @nj of @es-byte elements (1, 2 or
+ * 4), rows contiguous, Y's @ys and X's @xs bytes apart
+ * (vnpu_engine_tile.c); @avx2 from vnpu_tile_have_avx2().
+ */
+void vnpu_tile_transpose(uint8_t *y, int64_t ys, const uint8_t *x, int64_t xs,
+			 uint32_t ni, uint32_t nj, uint32_t es, bool avx2);
+bool vnpu_tile_have_avx2(void);
 /* Output rows plus columns vnpu_eng_resize() precomputes taps for. */
 #define VNPU_RESIZE_TAP_TABLE_MAX	(1u << 20)
 /* RESIZE, likewise; also -ENOMEM (its tap tables come from the arena). */
