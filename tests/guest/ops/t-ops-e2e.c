@@ -8,8 +8,9 @@
  * show on both sides.
  *
  * Tolerances: integer outputs (int8, uint8, int32) must be bit-exact.
- * Float outputs of GEMM/CONV2D may differ by accumulation order (the
- * device uses blocked kernels): |dev - ref| <= 1e-4 * (1 + |ref|) for
+ * Float outputs of GEMM/CONV2D/CONV_TRANSPOSE may differ by accumulation
+ * order (the device uses blocked kernels; CONV_TRANSPOSE runs its stride
+ * phases through the CONV2D kernels): |dev - ref| <= 1e-4 * (1 + |ref|) for
  * fp32, 4e-3 * (1 + |ref|) for fp16/bf16 (one storage ulp).  Other ops
  * are bit-identical to the reference (ops.rst, "Tolerances"; NaN
  * payloads aside) and must match bit for bit, except where they call
@@ -196,7 +197,7 @@ static bool is_float(enum npu_dtype dt)
 enum cmp_rule {
 	CMP_EXACT,	/* bit for bit, any NaN for any NaN */
 	CMP_LIBM,	/* the same arithmetic around another libm */
-	CMP_SUM,	/* GEMM/CONV2D: another order of summation */
+	CMP_SUM,	/* GEMM/CONV2D/CONV_TRANSPOSE: another order of summation */
 };
 
 static const char *const cmp_names[] = { "bit for bit", "within 1e-5 (libm)",
@@ -204,7 +205,8 @@ static const char *const cmp_names[] = { "bit for bit", "within 1e-5 (libm)",
 
 static enum cmp_rule cmp_rule(const struct npu_op_params *p)
 {
-	if (p->kind == NPU_OP_GEMM || p->kind == NPU_OP_CONV2D)
+	if (p->kind == NPU_OP_GEMM || p->kind == NPU_OP_CONV2D ||
+	    p->kind == NPU_OP_CONV_TRANSPOSE)
 		return CMP_SUM;
 	if (p->kind == NPU_OP_SOFTMAX ||
 	    (p->kind == NPU_OP_ELTWISE && p->eltwise.kind == NPU_ELTWISE_POW))
