@@ -1078,7 +1078,16 @@ NPU_EXPORT int npu_group_submit(struct npu_group *p, size_t count, const uint32_
 	p->outstanding++;
 	p->submitted++;
 	*ticket = r->ticket;
-	pthread_cond_signal(&p->work);
+	/*
+	 * Data-parallel workers all wait for the queue, so waking one will
+	 * do.  A pipeline's stages share the condition but wait for different
+	 * queues: a signal could wake a later stage, which sleeps again, and
+	 * leave stage 0 asleep with the request queued.
+	 */
+	if (p->pipeline)
+		pthread_cond_broadcast(&p->work);
+	else
+		pthread_cond_signal(&p->work);
 	pthread_mutex_unlock(&p->lock);
 	return 0;
 }
