@@ -192,17 +192,18 @@ def test_run_async_returns_a_future(add_model):
 def test_run_releases_the_gil(blazeface):
     """A thread woken just as a run starts runs before the run is over.
     With the GIL held throughout, it could only run once the run had
-    returned, at 1.0 of the run or later, every time (BlazeFace on the CPU
-    path takes far longer than the 5 ms after which a waiting thread asks
-    for the GIL).  The best of five: on a loaded machine the scheduler may
-    run the woken thread late in any one run (0.76 of it, seen in make
-    check), but not in all five."""
+    returned (at 1.0 of the run, or a hair before when the interpreter
+    hands it the GIL between the call's return and the next line).  The
+    best of five: on a loaded machine the scheduler may run the woken
+    thread late in any one run (0.76 of one was seen), and BlazeFace on
+    the CPU path now takes about 2 ms, so three tries under 0.9 failed
+    a loaded check-host once; five under 0.95 leave room for both."""
     m = npu.Model(blazeface, cpu=True)
     x = np.load(pathlib.Path(blazeface).parents[1] / "ref/blazeface-front/in/input_0.npy")
     feed = {m.inputs[0].name: x}
     m.run(feed)
     woke = []
-    for _ in range(3):
+    for _ in range(5):
         go, t_woke = threading.Event(), []
         t = threading.Thread(target=lambda: (go.wait(), t_woke.append(time.monotonic())))
         t.start()
@@ -212,7 +213,7 @@ def test_run_releases_the_gil(blazeface):
         t1 = time.monotonic()
         t.join()
         woke.append((t_woke[0] - t0) / (t1 - t0))
-    assert min(woke) < 0.9, "the other thread woke at %s of the runs" % woke
+    assert min(woke) < 0.95, "the other thread woke at %s of the runs" % woke
 
 
 def test_profile_table(add_model):
