@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "graph_compile.h"
 
@@ -244,6 +245,43 @@ static uint64_t fnv1a(const uint8_t *p, uint64_t n)
 	return h;
 }
 
+/*
+ * Host memory of @bytes (rounded as mem_alloc() rounds them), zeroed.
+ * Large blocks come from mmap(): the kernel zeroes a page when it is
+ * first touched, so compiling a graph whose inputs or activations are
+ * large costs no memory until the values are written.  A model file
+ * declaring a 1 GiB input used to make the compiler touch 1 GiB.
+ */
+static void *host_zalloc(uint64_t bytes)
+{
+	uint64_t sz = npu__align_up(bytes ? bytes : 1, ARENA_ALIGN);
+	void *p;
+
+	if (sz > SIZE_MAX)
+		return NULL;
+	if (sz >= HOST_MMAP_MIN) {
+		p = mmap(NULL, (size_t)sz, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		return p == MAP_FAILED ? NULL : p;
+	}
+	p = aligned_alloc(ARENA_ALIGN, (size_t)sz);
+	if (p)
+		memset(p, 0, (size_t)sz);
+	return p;
+}
+
+static void host_free(void *p, uint64_t bytes)
+{
+	uint64_t sz = npu__align_up(bytes ? bytes : 1, ARENA_ALIGN);
+
+	if (!p)
+		return;
+	if (sz >= HOST_MMAP_MIN)
+		munmap(p, (size_t)sz);
+	else
+		free(p);
+}
+
 static void statics_put(struct npu_runtime *rt)
 {
 	struct gstatics *s = rt->statics, **pp;
@@ -262,7 +300,7 @@ static void statics_put(struct npu_runtime *rt)
 	pthread_mutex_unlock(&statics_lock);
 	if (s) {
 		npu_buffer_free(s->buf);
-		free(s->host);
+		host_free(s->host, s->bytes);
 		free(s);
 	}
 	rt->statics = NULL;
@@ -374,7 +412,7 @@ NPU_EXPORT void npu_runtime_free(struct npu_runtime *rt)
 	statics_put(rt);
 	if (rt->q)
 		npu__queue_put(rt->q);
-	free(rt->arena_host);
+	host_free(rt->arena_host, rt->arena_bytes);
 	free(rt->segs);
 	free(rt->steps);
 	free(rt->nodes);
@@ -406,18 +444,11 @@ static int runtime_alloc(struct npu_runtime **out)
 static int mem_alloc(struct npu_runtime *rt, uint64_t bytes, bool ro,
 		     struct npu_buffer **buf, void **host)
 {
-	uint64_t sz = npu__align_up(bytes ? bytes : 1, ARENA_ALIGN);
-
 	if (rt->device)
-		return npu_buffer_alloc(rt->ctx, sz,
+		return npu_buffer_alloc(rt->ctx, npu__align_up(bytes ? bytes : 1, ARENA_ALIGN),
 					ro ? NPU_BUFFER_DEVICE_READONLY : 0, buf);
-	if (sz > SIZE_MAX)
-		return -ENOMEM;
-	*host = aligned_alloc(ARENA_ALIGN, (size_t)sz);
-	if (!*host)
-		return -ENOMEM;
-	memset(*host, 0, (size_t)sz);
-	return 0;
+	*host = host_zalloc(bytes);
+	return *host ? 0 : -ENOMEM;
 }
 
 int npu__runtime_arena(struct npu_runtime *rt, uint8_t **p)

@@ -10,6 +10,8 @@
 #include "graph_internal.h"
 
 #define ARENA_ALIGN	64u
+/* Host arenas and statics from this size up are mmap()ed (host_zalloc()). */
+#define HOST_MMAP_MIN	(256u << 10)
 
 enum nstate { N_ALIVE = 0, N_FOLDED, N_FUSED, N_DEAD };
 
