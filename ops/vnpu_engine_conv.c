@@ -1288,6 +1288,53 @@ static uint32_t a2_widen_row_odd(const uint8_t *src, uint32_t w, uint32_t ci,
 	return ix;
 }
 
+/*
+ * One row of @w pixels of X in channel planes (a model's NCHW input, as
+ * its first conv reads it): @ci <= 4 planes @cs bytes apart, pixels
+ * adjacent in each, into @cip = 2 or 4 int16 slots per pixel, 8 pixels at
+ * a time: a byte load per plane, widened, then interleaved, where a pixel
+ * at a time cost more than the conv's products (ppocr-cls's first conv:
+ * twice a2_row()'s time).  Slots past @ci are 0 (their weights are 0).
+ * Returns the pixels done.
+ */
+A2_TARGET
+static uint32_t a2_widen_row_planar(const uint8_t *src, int64_t cs, uint32_t w,
+				    uint32_t ci, uint32_t cip, bool s8, __m128i zx,
+				    int16_t *d)
+{
+	__m128i p[4];
+	uint32_t ix, k;
+
+	for (ix = 0; ix + 8 <= w; ix += 8, d += 8 * cip) {
+		for (k = 0; k < 4; k++) {
+			__m128i b;
+
+			if (k >= ci) {
+				p[k] = _mm_setzero_si128();
+				continue;
+			}
+			b = _mm_loadl_epi64((const __m128i *)(src + (int64_t)k * cs + ix));
+			p[k] = _mm_sub_epi16(s8 ? _mm_cvtepi8_epi16(b) : _mm_cvtepu8_epi16(b), zx);
+		}
+		if (cip == 2) {
+			_mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(p[0], p[1]));
+			_mm_storeu_si128((__m128i *)(d + 8), _mm_unpackhi_epi16(p[0], p[1]));
+		} else {
+			/* 32-bit pairs (c0, c1) and (c2, c3) of pixels 0-3, 4-7. */
+			__m128i a0 = _mm_unpacklo_epi16(p[0], p[1]);
+			__m128i a1 = _mm_unpackhi_epi16(p[0], p[1]);
+			__m128i b0 = _mm_unpacklo_epi16(p[2], p[3]);
+			__m128i b1 = _mm_unpackhi_epi16(p[2], p[3]);
+
+			_mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi32(a0, b0));
+			_mm_storeu_si128((__m128i *)(d + 8), _mm_unpackhi_epi32(a0, b0));
+			_mm_storeu_si128((__m128i *)(d + 16), _mm_unpacklo_epi32(a1, b1));
+			_mm_storeu_si128((__m128i *)(d + 24), _mm_unpackhi_epi32(a1, b1));
+		}
+	}
+	return ix;
+}
+
 /* X - zx as dense int16 [n][h][w][cip], channels past ci zero. */
 A2_TARGET
 static int a2_widen_x(const struct vnpu_tv *x, uint32_t cip, int16_t *dst,
@@ -1323,6 +1370,9 @@ static int a2_widen_x(const struct vnpu_tv *x, uint32_t cip, int16_t *dst,
 			}
 			if (dense && 16 % cip == 0)
 				ix = a2_widen_row_odd(row, w, ci, cip, s8, zx, drow);
+			else if (cs != 1 && x->st[2] == 1 && ci <= 4)
+				ix = a2_widen_row_planar(row, cs, w, ci, cip, s8,
+							 _mm256_castsi256_si128(zx), drow);
 			for (; ix < w; ix++) {
 				const uint8_t *src = x->p + (int64_t)b * x->st[0] +
 						     (int64_t)iy * x->st[1] + (int64_t)ix * x->st[2];
