@@ -451,6 +451,27 @@ static int mem_alloc(struct npu_runtime *rt, uint64_t bytes, bool ro,
 	return *host ? 0 : -ENOMEM;
 }
 
+/*
+ * Say in @w why @what's @bytes could not be had, keeping @ret: a model
+ * whose values need more device memory than one buffer may hold (or than
+ * the device has left) must be refused in words, not by an errno alone.
+ */
+static int mem_fail(struct npu_graph *w, const struct npu_runtime *rt, int ret,
+		    const char *what, uint64_t bytes)
+{
+	uint64_t max = rt->device ? rt->ctx->info.max_bo_size : 0;
+
+	if (ret == -E2BIG && max)
+		npu__graph_fail(w, "%s needs %llu bytes of device memory, over the device's "
+				"largest buffer of %llu bytes", what, (unsigned long long)bytes,
+				(unsigned long long)max);
+	else
+		npu__graph_fail(w, "%s needs %llu bytes of %s memory: %s", what,
+				(unsigned long long)bytes, rt->device ? "device" : "host",
+				npu_strerror(ret));
+	return ret;
+}
+
 int npu__runtime_arena(struct npu_runtime *rt, uint8_t **p)
 {
 	void *m;
@@ -880,6 +901,8 @@ int npu__graph_compile_bound(struct npu_graph *g, struct npu_context *ctx, uint3
 	ret = mem_alloc(rt, rt->arena_bytes, false, &rt->arena_buf, &rt->arena_host);
 	if (!ret)
 		ret = npu__runtime_arena(rt, &amap);
+	if (ret)
+		mem_fail(w, rt, ret, "the arena of the graph's values", rt->arena_bytes);
 	/* the statics laid out, then shared with a runtime of the same bytes */
 	smap = ret ? NULL : calloc(1, static_end ? static_end : 1);
 	if (!ret && !smap)
@@ -893,8 +916,10 @@ int npu__graph_compile_bound(struct npu_graph *g, struct npu_context *ctx, uint3
 	ret = statics_get(rt, smap, static_end);
 	free(smap);
 	smap = NULL;
-	if (ret)
+	if (ret) {
+		mem_fail(w, rt, ret, "the graph's constants", static_end);
 		goto out;
+	}
 
 	/* Ops, in order. */
 	rt->steps = calloc(nsteps ? nsteps : 1, sizeof(*rt->steps));
@@ -1019,6 +1044,9 @@ out:
 		npu_runtime_free(rt);
 		if (!g->err[0] && w && w->err[0])
 			snprintf(g->err, sizeof(g->err), "%s", w->err);
+		/* Every refusal says something, if only the errno in words. */
+		if (!g->err[0])
+			snprintf(g->err, sizeof(g->err), "compile failed: %s", npu_strerror(ret));
 	} else {
 		*out = rt;
 	}
