@@ -28,6 +28,7 @@
  * VNNI and one for AVX2 (below).
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "vnpu_engine.h"
@@ -1060,6 +1061,7 @@ struct a2_job {
 	const int16_t *w;	/* [taps][cip/2][cop][2] w - zw */
 	uint32_t cip;
 	bool s8out;
+	bool nan_free;		/* every fm finite: a product is never NaN */
 	const int32_t *bq, *zp;	/* [cop] */
 	const float *fm, *flo, *fhi;	/* [cop] */
 };
@@ -1095,19 +1097,32 @@ static inline struct a2_epi a2_epi_at(const struct a2_job *q, uint32_t n)
 		_mm256_loadu_ps(q->fhi + n), q->g->co - n };
 }
 
-/* Channels [n, n + 8) of one pixel at @yp: vnpu_round_sat() in registers. */
+/*
+ * Channels [n, n + 8) of one pixel requantized, as int32 zp + round_sat():
+ * vnpu_round_sat() in registers.  Its NaN case (a product of 0 and an
+ * infinite multiplier) only exists when some fm is not finite
+ * (!@nan_free, a constant after inlining).
+ */
 A2_TARGET
-static inline void a2_store(const struct a2_epi *e, bool s8out, __m256i acc, uint8_t *yp)
+static inline __m256i a2_requant(const struct a2_epi *e, const bool nan_free, __m256i acc)
 {
-	__m256i a = _mm256_add_epi32(acc, e->bq);
-	__m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(a), e->fm);
-	__m128i h;
-	__m256i v;
+	__m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(acc, e->bq)), e->fm);
 
 	f = _mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-	f = _mm256_and_ps(f, _mm256_cmp_ps(f, f, _CMP_ORD_Q));
+	if (!nan_free)
+		f = _mm256_and_ps(f, _mm256_cmp_ps(f, f, _CMP_ORD_Q));
 	f = _mm256_min_ps(_mm256_max_ps(f, e->lo), e->hi);
-	v = _mm256_add_epi32(_mm256_cvttps_epi32(f), e->zp);
+	return _mm256_add_epi32(_mm256_cvttps_epi32(f), e->zp);
+}
+
+/* Channels [n, n + 8) of one pixel at @yp. */
+A2_TARGET
+static inline void a2_store(const struct a2_epi *e, bool s8out, const bool nan_free,
+			    __m256i acc, uint8_t *yp)
+{
+	__m256i v = a2_requant(e, nan_free, acc);
+	__m128i h;
+
 	/* In [lo, hi], within the 8-bit type: the packs never saturate. */
 	h = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
 	h = s8out ? _mm_packs_epi16(h, h) : _mm_packus_epi16(h, h);
@@ -1119,6 +1134,25 @@ static inline void a2_store(const struct a2_epi *e, bool s8out, __m256i acc, uin
 		_mm_storeu_si128((__m128i *)t, h);
 		memcpy(yp, t, e->left);
 	}
+}
+
+/*
+ * Channels [n, n + 16) of one pixel, all present: both vectors packed
+ * together and stored at once, 5 instructions where two a2_store()s take 8.
+ */
+A2_TARGET
+static inline void a2_store16(const struct a2_epi *e, bool s8out, const bool nan_free,
+			      __m256i acc0, __m256i acc1, uint8_t *yp)
+{
+	/* Per 128-bit lane: [v0 0..3, v1 0..3 | v0 4..7, v1 4..7] */
+	__m256i h = _mm256_packs_epi32(a2_requant(&e[0], nan_free, acc0),
+				       a2_requant(&e[1], nan_free, acc1));
+	__m128i lo, hi;
+
+	h = _mm256_permute4x64_epi64(h, 0xd8);	/* v0 0..7 | v1 0..7 */
+	lo = _mm256_castsi256_si128(h);
+	hi = _mm256_extracti128_si256(h, 1);
+	_mm_storeu_si128((__m128i *)yp, s8out ? _mm_packs_epi16(lo, hi) : _mm_packus_epi16(lo, hi));
 }
 
 /*
@@ -1194,9 +1228,24 @@ void a2_block(const struct a2_job *q, const struct a2_row *r, uint32_t ox,
 
 		for (v = 0; v < nv; v++)
 			e[v] = a2_epi_at(q, n0 + 8 * v);
-		for (p = 0; p < np; p++)
-			for (v = 0; v < nv; v++)
-				a2_store(&e[v], s8out, acc[p][v], yb + p * ys2 + 8 * v);
+		if (nv == 2 && e[1].left >= 8) {
+			if (q->nan_free)
+				for (p = 0; p < np; p++)
+					a2_store16(e, s8out, true, acc[p][0], acc[p][1], yb + p * ys2);
+			else
+				for (p = 0; p < np; p++)
+					a2_store16(e, s8out, false, acc[p][0], acc[p][1], yb + p * ys2);
+			return;
+		}
+		if (q->nan_free)
+			for (p = 0; p < np; p++)
+				for (v = 0; v < nv; v++)
+					a2_store(&e[v], s8out, true, acc[p][v], yb + p * ys2 + 8 * v);
+		else
+			for (p = 0; p < np; p++)
+				for (v = 0; v < nv; v++)
+					a2_store(&e[v], s8out, false, acc[p][v],
+						 yb + p * ys2 + 8 * v);
 	}
 }
 
@@ -1477,6 +1526,7 @@ static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	struct vnpu_epi e;
 	struct cv_job j;
 	struct a2_job q;
+	bool nan_free = true;
 	int ret = -ENOMEM;
 
 	memset(&j, 0, sizeof(j));
@@ -1505,6 +1555,8 @@ static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			memcpy(&qi[n], bias->p + (int64_t)n * bias->st[0] * 4, 4);
 		qi[cop + n] = e.out_zp;
 		qf[n] = e.fmult;
+		if (!isfinite(e.fmult))
+			nan_free = false;
 		qf[cop + n] = (float)(e.lo - e.out_zp);
 		qf[2 * cop + n] = (float)(e.hi - e.out_zp);
 		/* Dense W: whole groups of 8 channels, 16 k at a time, below. */
@@ -1558,7 +1610,8 @@ static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	q = (struct a2_job){ .g = &j, .x = xw, .xs2 = cip,
 		.xs1 = (int64_t)x->dims[2] * cip,
 		.xs0 = (int64_t)x->dims[1] * x->dims[2] * cip, .w = wp, .cip = cip,
-		.s8out = y->dtype == VNPU_DT_INT8, .bq = qi, .zp = qi + cop, .fm = qf,
+		.s8out = y->dtype == VNPU_DT_INT8, .nan_free = nan_free, .bq = qi,
+		.zp = qi + cop, .fm = qf,
 		.flo = qf + cop, .fhi = qf + 2 * cop };
 	/* A 1x1, stride 1, unpadded conv: the widened X is one row of pixels. */
 	if (kh == 1 && kw == 1 && at->stride_h == 1 && at->stride_w == 1 &&

@@ -353,6 +353,15 @@ static void one_conv(struct flat *f, bool first)
 	c.t[3] = tdesc(q8_dts[rnd(2)], 4, dy);
 	tquant(&c.t[0], rndf(0.002f, 0.05f), zp_pick(c.t[0].dtype));
 	quantize(&c.t[1], 0, &c.t[3], kh * kw * cig);
+	/*
+	 * A legal but absurd output scale, the least subnormal: the float
+	 * multiplier is infinite, so a sum of 0 gives NaN (the zero point)
+	 * and any other saturates, the kernels' rare path.
+	 */
+	if (!rnd(12)) {
+		tquant(&c.t[3], 0x1p-149f, zp_pick(c.t[3].dtype));
+		c.t[3].quant_axis = 0;
+	}
 	c.round = (uint8_t)rnd(2);
 	c.act = rnd(3) ? VNPU_ACT_NONE : rnd(2) ? VNPU_ACT_RELU : VNPU_ACT_RELU6;
 	if (rnd(2)) {
