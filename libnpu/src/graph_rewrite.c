@@ -425,6 +425,51 @@ static uint32_t out_channel(const struct gnode *p, const struct gvalue *wv, uint
 	return (uint32_t)(c_in / cpg * cog + mo);
 }
 
+/*
+ * Fold node @id, y = x * s[co] + t[co] over the output channels of x,
+ * into x's producer @pid (foldable_conv()): W' = W * s[co], b' = b * s + t.
+ * Takes @s and @t.
+ */
+static int fold_into_conv(struct cstate *c, uint32_t pid, uint32_t id, float *s, float *t,
+			  uint32_t ch)
+{
+	struct npu_graph *w = c->w;
+	struct gnode *p = &w->n[pid];
+	const struct gvalue *wv = &w->v[p->in[1]];
+	const float *b0 = p->num_inputs >= 3 && p->in[2] != NPU_VALUE_NONE ?
+			  w->v[p->in[2]].data : NULL;
+	uint64_t per = wv->elems / wv->dims[0], i;
+	float *nw = malloc(wv->bytes), *nbias = malloc(4ull * ch);
+	uint32_t wid, bid, k;
+	int ret = -ENOMEM;
+
+	if (!nw || !nbias)
+		goto out;
+	for (i = 0; i < wv->elems; i++)
+		nw[i] = ((const float *)wv->data)[i] * s[out_channel(p, wv, i, per)];
+	for (k = 0; k < ch; k++)
+		nbias[k] = (b0 ? b0[k] : 0.0f) * s[k] + t[k];
+	ret = npu__add_value_raw(c, wv, wv->rank, wv->dims, nw, &wid);
+	if (ret)
+		goto out;
+	nw = NULL;
+	ret = npu__add_value_raw(c, &w->v[p->in[1]], 1, &ch, nbias, &bid);
+	if (ret)
+		goto out;
+	nbias = NULL;
+	p = &w->n[pid];
+	p->in[1] = wid;
+	p->in[2] = bid;
+	p->num_inputs = 3;
+	fuse(c, pid, id);
+out:
+	free(nw);
+	free(nbias);
+	free(s);
+	free(t);
+	return ret;
+}
+
 /* *@added: the node the rewrite adds after @id, or NPU_VALUE_NONE. */
 static int rewrite_bn(struct cstate *c, uint32_t id, uint32_t *added)
 {
@@ -444,41 +489,7 @@ static int rewrite_bn(struct cstate *c, uint32_t id, uint32_t *added)
 	if (pid != NPU_VALUE_NONE && c->state[pid] == N_ALIVE)
 		p = &w->n[pid];
 	if (p && foldable_conv(c, p, n->in[0], ch)) {
-		/* Fold into the convolution: W' = W * s[co], b' = b * s + t. */
-		const struct gvalue *wv = &w->v[p->in[1]];
-		const float *b0 = p->num_inputs >= 3 && p->in[2] != NPU_VALUE_NONE ?
-				  w->v[p->in[2]].data : NULL;
-		uint64_t per = wv->elems / wv->dims[0], i;
-		float *nw = malloc(wv->bytes), *nbias = malloc(4ull * ch);
-		uint32_t wid, bid;
-
-		if (!nw || !nbias) {
-			ret = -ENOMEM;
-			goto fail_fold;
-		}
-		for (i = 0; i < wv->elems; i++)
-			nw[i] = ((const float *)wv->data)[i] * s[out_channel(p, wv, i, per)];
-		for (k = 0; k < ch; k++)
-			nbias[k] = (b0 ? b0[k] : 0.0f) * s[k] + t[k];
-		ret = npu__add_value_raw(c, wv, wv->rank, wv->dims, nw, &wid);
-		if (ret)
-			goto fail_fold;
-		nw = NULL;
-		ret = npu__add_value_raw(c, &w->v[p->in[1]], 1, &ch, nbias, &bid);
-		if (ret)
-			goto fail_fold;
-		nbias = NULL;
-		p = &w->n[pid];
-		p->in[1] = wid;
-		p->in[2] = bid;
-		p->num_inputs = 3;
-		fuse(c, pid, id);
-fail_fold:
-		free(nw);
-		free(nbias);
-		free(s);
-		free(t);
-		return ret;
+		return fold_into_conv(c, pid, id, s, t, ch);
 	} else {
 		/* Alone: a multiply and an add with [1,C,1,...] constants. */
 		struct gnode add = { 0 };
@@ -535,6 +546,8 @@ fail_fold:
 	}
 }
 
+static int fold_affine(struct cstate *c, uint32_t id);
+
 int npu__rewrite_special(struct cstate *c)
 {
 	/* the order again, with each node a rewrite adds right after its origin */
@@ -555,6 +568,8 @@ int npu__rewrite_special(struct cstate *c)
 			ret = rewrite_div(c, id);
 		else if (c->w->n[id].kind == NPU_NODE_BATCHNORM)
 			ret = rewrite_bn(c, id, &added);
+		else if (c->w->n[id].kind == NPU_NODE_OP)
+			ret = fold_affine(c, id);
 		if (added != NPU_VALUE_NONE)
 			order[n++] = added;
 	}
@@ -601,6 +616,57 @@ static uint32_t bias_channels(const struct gnode *p, const struct gvalue *y,
 			return 0;
 	}
 	return ch;
+}
+
+/*
+ * A MUL or an ADD of a static fp32 scalar or per-channel vector after a
+ * convolution (foldable_conv()), folded into its weights and bias as
+ * onnxruntime's ConvMulFusion and ConvAddFusion do: PP-OCRv4's learnable
+ * affine blocks put both after most of their convs, and as ELTWISEs they
+ * were two more passes over each result.  The same sums up to the
+ * rounding of W * s, within the CONV2D tolerance.
+ */
+static int fold_affine(struct cstate *c, uint32_t id)
+{
+	struct npu_graph *w = c->w;
+	const struct gnode *n = &w->n[id];
+	bool mul = n->op.kind == NPU_OP_ELTWISE && n->op.eltwise.kind == NPU_ELTWISE_MUL;
+	uint32_t k, ch, pid, i;
+
+	if (n->op.kind != NPU_OP_ELTWISE || (!mul && n->op.eltwise.kind != NPU_ELTWISE_ADD) ||
+	    n->op.act != NPU_ACT_NONE || n->num_inputs != 2)
+		return 0;
+	for (k = 0; k < 2; k++) {
+		const struct gvalue *x = &w->v[n->in[k]], *sv = &w->v[n->in[1 - k]];
+		const float *v;
+		float *s, *t;
+
+		pid = x->producer;
+		if (pid == NPU_VALUE_NONE || c->state[pid] != N_ALIVE || x->rank < 2 ||
+		    !is_f32_static(sv) || !is_float_plain(x) ||
+		    !is_float_plain(&w->v[n->out]) || !same_shape(x, &w->v[n->out]))
+			continue;
+		ch = x->dims[1];
+		if (!foldable_conv(c, &w->n[pid], n->in[k], ch) ||
+		    (sv->elems != 1 && bias_channels(&w->n[pid], x, sv) != ch))
+			continue;
+		s = malloc(4ull * ch);
+		t = malloc(4ull * ch);
+		if (!s || !t) {
+			free(s);
+			free(t);
+			return -ENOMEM;
+		}
+		v = sv->data;
+		for (i = 0; i < ch; i++) {
+			float f = v[sv->elems == 1 ? 0 : i];
+
+			s[i] = mul ? f : 1.0f;
+			t[i] = mul ? 0.0f : f;
+		}
+		return fold_into_conv(c, pid, id, s, t, ch);
+	}
+	return 0;
 }
 
 static bool is_conv_like(const struct gnode *p)
