@@ -290,6 +290,97 @@ static void test_conv_bn(void **state)
 	npu_runtime_free(rt);
 }
 
+/*
+ * x * a + b after an NCHW convolution, a a constant scalar and b one
+ * value per output channel (PP-OCRv4's learnable affine blocks): both
+ * fold into the conv's weights and bias.  With the conv's result also a
+ * graph output, or a MUL by a per-element constant, nothing folds.
+ */
+static void conv_affine_case(bool conv_out_read, bool per_element)
+{
+	enum { C = 2, H = 4, W = 5, CO = 3 };
+	static const uint32_t dx[4] = { 1, C, H, W }, dw[4] = { CO, C, 1, 1 },
+		d1[1] = { 1 }, db[4] = { 1, CO, 1, 1 }, dy[4] = { 1, CO, H, W };
+	float x[C * H * W], w[CO * C], a = 0.75f, b[CO] = { 0.5f, -1.0f, 2.0f };
+	float ae[CO * H * W], conv_y[CO * H * W], y[CO * H * W], want[CO * H * W];
+	struct npu_op_params conv = { .size = sizeof(struct npu_op_params), .kind = NPU_OP_CONV2D,
+		.conv = { .stride = { 1, 1 }, .dilation = { 1, 1 }, .groups = 1 } },
+		mul = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_MUL },
+		add = { .size = sizeof(struct npu_op_params),
+			.kind = NPU_OP_ELTWISE, .eltwise.kind = NPU_ELTWISE_ADD };
+	struct npu_node_desc nd = { .size = sizeof(struct npu_node_desc), .kind = NPU_NODE_OP,
+				    .num_inputs = 2 };
+	uint32_t vx, vw, va, vb, vc, vm, vy, ncv, nmul, nadd;
+	struct npu_runtime *rt;
+	struct npu_graph *g;
+	int co, ci, p;
+
+	fill(x, C * H * W, 21);
+	fill(w, CO * C, 22);
+	fill(ae, CO * H * W, 23);
+	for (co = 0; co < CO; co++)
+		for (p = 0; p < H * W; p++) {
+			float acc = 0.0f;
+
+			for (ci = 0; ci < C; ci++)
+				acc += x[ci * H * W + p] * w[co * C + ci];
+			conv_y[co * H * W + p] = acc;
+			want[co * H * W + p] = acc * (per_element ? ae[co * H * W + p] : a) + b[co];
+		}
+	assert_int_equal(npu_graph_create(&g), 0);
+	vx = val(g, "x", NPU_DTYPE_FP32, 4, dx, NPU_VALUE_INPUT, NULL);
+	vw = val(g, "w", NPU_DTYPE_FP32, 4, dw, 0, w);
+	va = per_element ? val(g, "a", NPU_DTYPE_FP32, 4, dy, 0, ae) :
+			   val(g, "a", NPU_DTYPE_FP32, 1, d1, 0, &a);
+	vb = val(g, "b", NPU_DTYPE_FP32, 4, db, 0, b);
+	vc = val(g, "c", NPU_DTYPE_FP32, 4, dy, conv_out_read ? NPU_VALUE_OUTPUT : 0, NULL);
+	vm = val(g, "m", NPU_DTYPE_FP32, 4, dy, 0, NULL);
+	vy = val(g, "y", NPU_DTYPE_FP32, 4, dy, NPU_VALUE_OUTPUT, NULL);
+	nd.name = "conv";
+	nd.flags = NPU_NODE_NCHW;
+	nd.op = &conv;
+	nd.inputs = (uint32_t[]){ vx, vw };
+	nd.output = vc;
+	assert_int_equal(npu_graph_add_node(g, &nd, &ncv), 0);
+	nd.name = "mul";
+	nd.flags = 0;
+	nd.op = &mul;
+	nd.inputs = (uint32_t[]){ va, vc };
+	nd.output = vm;
+	assert_int_equal(npu_graph_add_node(g, &nd, &nmul), 0);
+	nd.name = "add";
+	nd.op = &add;
+	nd.inputs = (uint32_t[]){ vm, vb };
+	nd.output = vy;
+	assert_int_equal(npu_graph_add_node(g, &nd, &nadd), 0);
+	assert_int_equal(npu_graph_compile(g, NULL, 0, &rt), 0);
+	npu_graph_free(g);
+	/* c is bound only when it is an output */
+	assert_int_equal(npu_runtime_setup(rt, conv_out_read ? 3 : 2, (uint32_t[]){ vx, vy, vc },
+					   (void *[]){ x, y, ae }), 0);
+	assert_int_equal(npu_runtime_run(rt, NULL, NPU_TIMEOUT_INFINITE), 0);
+	assert_close(y, want, CO * H * W, 1e-5f);
+	if (conv_out_read)
+		assert_close(ae, conv_y, CO * H * W, 1e-5f);
+	assert_int_equal(where(rt, ncv), NPU_WHERE_CPU);
+	if (conv_out_read || per_element) {
+		assert_int_equal(where(rt, nmul), NPU_WHERE_CPU);
+	} else {
+		assert_int_equal(where(rt, nmul), NPU_WHERE_FUSED);
+		assert_int_equal(where(rt, nadd), NPU_WHERE_FUSED);
+	}
+	npu_runtime_free(rt);
+}
+
+static void test_conv_affine_fold(void **state)
+{
+	(void)state;
+	conv_affine_case(false, false);
+	conv_affine_case(true, false);
+	conv_affine_case(false, true);
+}
+
 /* Constant subgraphs fold; a divide by a constant becomes a multiply. */
 static void test_fold_and_div(void **state)
 {
@@ -1174,6 +1265,7 @@ int main(void)
 		cmocka_unit_test(test_mlp),
 		cmocka_unit_test(test_extensible_structs),
 		cmocka_unit_test(test_conv_bn),
+		cmocka_unit_test(test_conv_affine_fold),
 		cmocka_unit_test(test_fold_and_div),
 		cmocka_unit_test(test_quantized),
 		cmocka_unit_test(test_errors),
