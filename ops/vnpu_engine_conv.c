@@ -1047,8 +1047,8 @@ static int q8_rows(const struct q8_job *q, uint32_t r0, uint32_t r1,
  * never visited, as in the reference.  Per input channel pair a block of
  * pixels broadcasts one 32-bit pair each against 8-channel weight vectors
  * (12 x 8 or 6 x 16 channels: 12 accumulators), and requantizes in
- * registers before one 8-byte store per pixel and vector: no im2col copy,
- * no row sums, no int32 scratch.
+ * registers before one 8-byte store per pixel and vector (one of 16 bytes
+ * for two): no im2col copy, no row sums, no int32 scratch.
  */
 #define A2_TARGET __attribute__((target("avx2")))
 #define A2_MR_OF(nv)	((nv) == 1 ? 12 : 6)
