@@ -358,7 +358,9 @@ demo: qemu models-initramfs debian-guest-image
 
 ## run: boot the guest, run CMD on the device in the directory make was
 ## started from (RUN_DIR), print its output and exit with its status;
-## shell: the same guest and directory, interactively ('exit' to leave)
+## shell: the same guest and directory, interactively ('exit' to leave);
+## RUN_QEMU_ARGS: more QEMU arguments, e.g. trace events:
+## RUN_QEMU_ARGS='-msg timestamp=on -trace vnpu_job_* -D /tmp/trace.log'
 # The directory goes in as an ext4 image and what the command wrote comes
 # back after it (scripts/vnpu-run.py says why not virtio-9p).  PWD is the
 # invoking shell's directory, which make -C leaves alone.
@@ -368,7 +370,8 @@ VNPU_RUN = krel=$$($(S)/kernel.sh) && $(S)/vnpu-run.py --qemu $(QEMU) \
 	--kernel $(VNPU_CACHE)/kernel/$$krel/root/boot/vmlinuz-$$krel \
 	--kroot $(VNPU_CACHE)/kernel/$$krel/root --krel $$krel \
 	--initrd $(GUEST)/initramfs.cpio.gz --init $(TOP)/tests/debian-guest/run-init.sh \
-	--dir "$(RUN_DIR)" --work $(GUEST)/run --timeout $(RUN_TIMEOUT)
+	--dir "$(RUN_DIR)" --work $(GUEST)/run --timeout $(RUN_TIMEOUT) \
+	$(if $(RUN_QEMU_ARGS),--qemu-arg "$(RUN_QEMU_ARGS)")
 
 run: export VNPU_RUN_CMD = $(value CMD)
 run: qemu initramfs debian-guest-deps

@@ -13,7 +13,7 @@
 # shows it).  Without AVX, numpy and libnpu's CPU path take their SSE
 # loops.  The busybox guests keep "max": their static test binaries make
 # no masked move.
-DEBIAN_GUEST_CPU=max,-avx,-avx2,-fma,-f16c
+DEBIAN_GUEST_CPU=max,-avx,-avx2,-fma,-f16c,-erms
 
 debian_guest_out=$VNPU_BUILD/debian-guest
 debian_guest_ver=$(cd "$VNPU_TOP" && dpkg-parsechangelog -S Version)

@@ -61,6 +61,14 @@ import subprocess
 import sys
 import time
 
+# Without ERMS: with it, glibc's memcpy and the kernel's copy_user
+# use `rep movsb` for mid-sized copies, which TCG runs one byte per
+# loop iteration (~200 MB/s); their vector loops run several times
+# faster.  On blazeface-front the runtime's copies of the input and
+# outputs took a third of the guest's latency (bench.rst, "Where the
+# device time goes").
+GUEST_CPU = "max,erms=off"
+
 KERNEL_PROBLEMS = [
     re.compile(p) for p in (
         r"\bOops\b", r"\bBUG:", r"kernel BUG at", r"WARNING: CPU:",
@@ -440,13 +448,7 @@ def main():
     # (static keys, alternatives) while the other vCPU runs it occasionally
     # executed a half-patched instruction (an int3 Oops in early boot).
     ap.add_argument("--accel", default="tcg,thread=single")
-    # Without ERMS: with it, glibc's memcpy and the kernel's copy_user
-    # use `rep movsb` for mid-sized copies, which TCG runs one byte per
-    # loop iteration (~200 MB/s); their vector loops run several times
-    # faster.  On blazeface-front the runtime's copies of the input and
-    # outputs took a third of the guest's latency (bench.rst, "Where the
-    # device time goes").
-    ap.add_argument("--cpu", default="max,erms=off",
+    ap.add_argument("--cpu", default=GUEST_CPU,
                     help="QEMU's -cpu model (default %(default)s)")
     ap.add_argument("--memory", default="2G")
     ap.add_argument("--device-opts", default="", help="extra -device vnpu,... options")

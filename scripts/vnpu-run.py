@@ -138,6 +138,8 @@ def main():
     ap.add_argument("--init", required=True, help="the run's init (tests/debian-guest/run-init.sh)")
     ap.add_argument("--dir", default=os.getcwd(), help="the directory to share (default: here)")
     ap.add_argument("--shell", action="store_true", help="an interactive shell, no command")
+    ap.add_argument("--qemu-arg", action="append", default=[],
+                    help="more QEMU arguments, split at blanks (trace events, a second device)")
     ap.add_argument("--timeout", type=int, default=3600, help="whole-boot timeout, s")
     ap.add_argument("--room", type=int, default=1024,
                     help="MB free in the shared image for what the command writes")
@@ -187,10 +189,10 @@ def main():
     mode = "shell" if args.shell else "bench"
     opts = argparse.Namespace(
         qemu=args.qemu, kernel=args.kernel, initrd=initrd, mode=mode, tests=[], exclude=[],
-        test_timeout=args.timeout, accel="tcg,thread=single", cpu="max", memory="2G",
+        test_timeout=args.timeout, accel="tcg,thread=single", cpu=guest_run.GUEST_CPU, memory="2G",
         device_opts="",
         no_device=False, devices=devices,
-        qemu_arg=["-drive file=%s,if=virtio,format=raw" % image.replace(",", ",,")],
+        qemu_arg=["-drive file=%s,if=virtio,format=raw" % image.replace(",", ",,")] + args.qemu_arg,
         append="rdinit=/vnpu-run-init vnpu.run=%s vnpu.dir=%s loglevel=4"
                % ("shell" if args.shell else "cmd", guest_dir))
     cmd = guest_run.build_cmd(opts)
