@@ -32,11 +32,14 @@
 
 /*
  * Fewest work units per part.  A part re-packs the weights and re-binds
- * its operands; at 2^21 MACs (about 50 us of fp32 conv on one core) that
- * is a few percent, and a command smaller than two parts is not worth
- * waking another engine for.
+ * its operands, a few microseconds; 2^19 MACs is 10-15 us of fp32 conv
+ * on one core.  An idle engine looks for bands while a job runs
+ * (qemu-device/vnpu-engine.c), so it takes one within microseconds and
+ * the 1x1 and depthwise layers of mobile models, 0.5-3 M MACs each, are
+ * worth sharing: blazeface-back's job took 17% less time than with the
+ * floor at 2^21 (Documentation/bench.rst, "Engines on one model").
  */
-#define VNPU_SPLIT_MIN_WORK	(1ull << 21)
+#define VNPU_SPLIT_MIN_WORK	(1ull << 19)
 
 /*
  * Fewest output pixels (CONV2D output positions, GEMM rows) per part, so

@@ -14,10 +14,12 @@
  * write guest memory (the reset gate, vnpu-dma.c).
  */
 #include "qemu/osdep.h"
+#include <sched.h>
 #include "qemu/log.h"
 #include "qemu/error-report.h"
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
+#include "qemu/timer.h"
 #include "block/aio.h"
 #include "qapi/error.h"
 #include "vnpu-internal.h"
@@ -530,6 +532,47 @@ static void vnpu_worker_exited_bh(void *opaque)
     object_unref(OBJECT(opaque));
 }
 
+/*
+ * An engine with nothing to do while another runs a job: whether to look
+ * again rather than sleep.  The job's next shared command may come at
+ * any moment, and the owner cuts it for every engine whether or not
+ * they are awake (vnpu_split_compute()), so an engine woken only then,
+ * on a host whose CPUs are busy, often finds the bands all taken and
+ * the owner did them alone.  It looks for at most help-spin-us since it
+ * last had work, giving its CPU to any other runnable thread (a vCPU,
+ * another device's engine) between looks, and never while every other
+ * engine is idle too: then there is no job whose commands could come.
+ */
+static bool vnpu_help_spin_locked(VnpuState *s, VnpuEngine *eng,
+                                  int64_t *spin_end)
+{
+    int64_t now;
+    unsigned i;
+
+    if (!s->help_spin_us) {
+        return false;
+    }
+    for (i = 0; i < s->num_engines; i++) {
+        if (&s->eng[i] != eng && s->eng[i].busy) {
+            break;
+        }
+    }
+    if (i == s->num_engines) {
+        return false;
+    }
+    now = get_clock();
+    if (!*spin_end) {
+        *spin_end = now + (int64_t)s->help_spin_us * SCALE_US;
+    }
+    if (now >= *spin_end) {
+        return false;
+    }
+    qemu_mutex_unlock(&s->lock);
+    sched_yield();
+    qemu_mutex_lock(&s->lock);
+    return true;
+}
+
 static void *vnpu_worker(void *opaque)
 {
     VnpuEngine *eng = opaque;
@@ -539,14 +582,18 @@ static void *vnpu_worker(void *opaque)
     for (;;) {
         VnpuJob job = { .s = s, .eng = eng };
         VnpuDmaResult wr = VNPU_DMA_STALE;
+        int64_t spin_end = 0;
         uint64_t ring, compl;
         bool desc_ok, current;
         unsigned qi;
 
         while (!s->stopping && !vnpu_pick_locked(s, &qi)) {
             /* A job of its own comes first; else help share a command. */
-            if (!vnpu_split_help_locked(s, eng)) {
+            if (vnpu_split_help_locked(s, eng)) {
+                spin_end = 0;
+            } else if (!vnpu_help_spin_locked(s, eng, &spin_end)) {
                 qemu_cond_wait(&s->work_cond, &s->lock);
+                spin_end = 0;
             }
         }
         if (s->stopping) {

@@ -59,6 +59,15 @@ OBJECT_DECLARE_SIMPLE_TYPE(VnpuState, VNPU)
 #define VNPU_SCRATCH_MB_DEFAULT 512
 #define VNPU_SCRATCH_MB_MIN     1
 #define VNPU_SCRATCH_MB_MAX     16384
+/*
+ * How long an engine with nothing to do keeps looking for a band of a
+ * shared command while another engine runs a job (property help-spin-us;
+ * 0: it sleeps at once).  A job's commands follow each other within
+ * microseconds, far sooner than a sleeping thread is woken on a loaded
+ * host; a millisecond covers the gaps between a job's shared commands.
+ */
+#define VNPU_HELP_SPIN_US_DEFAULT 1000
+#define VNPU_HELP_SPIN_US_MAX   1000000
 
 typedef struct VnpuQueue {
     uint64_t ring;
@@ -142,6 +151,7 @@ struct VnpuState {
     /* properties */
     uint32_t num_engines;
     uint32_t scratch_mb;
+    uint32_t help_spin_us;
     char *i8_kernel_name;
     enum vnpu_i8_kernel i8_kernel;
     bool fault_inject;

@@ -768,6 +768,12 @@ static void vnpu_realize(PCIDevice *pdev, Error **errp)
                    VNPU_SCRATCH_MB_MAX, s->scratch_mb);
         return;
     }
+    if (s->help_spin_us > VNPU_HELP_SPIN_US_MAX) {
+        error_setg(errp, "vnpu: help-spin-us must be 0..%d (microseconds an "
+                   "idle engine looks for work to share), not %u",
+                   VNPU_HELP_SPIN_US_MAX, s->help_spin_us);
+        return;
+    }
     if (vnpu_i8_kernel_parse(i8, &s->i8_kernel)) {
         error_setg(errp, "vnpu: i8-kernel '%s' is not one of auto, generic, "
                    "avx2, avx512-vnni", i8);
@@ -965,6 +971,8 @@ static Property vnpu_properties[] = {
     DEFINE_PROP_UINT32("engines", VnpuState, num_engines, 2),
     DEFINE_PROP_UINT32("scratch-mb", VnpuState, scratch_mb,
                        VNPU_SCRATCH_MB_DEFAULT),
+    DEFINE_PROP_UINT32("help-spin-us", VnpuState, help_spin_us,
+                       VNPU_HELP_SPIN_US_DEFAULT),
     DEFINE_PROP_STRING("i8-kernel", VnpuState, i8_kernel_name),
     DEFINE_PROP_BOOL("x-fault-inject", VnpuState, fault_inject, false),
     /* Off: no MSI-X capability, so drivers fall back to INTx. */

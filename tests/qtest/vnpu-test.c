@@ -1350,6 +1350,7 @@ static void test_properties(void)
         { "i8-kernel=", "i8-kernel" },
         { "inject-hang=1", "x-fault-inject" },
         { "engines=0", "engines" },
+        { "help-spin-us=1000001", "help-spin-us" },
     };
     VnpuT *t = vt_start(NULL);
     unsigned i;
@@ -1368,7 +1369,8 @@ static void test_properties(void)
      * space per engine may exceed a CI host's overcommit limit.)
      */
     out = qtest_hmp(t->qts, "device_add vnpu,id=small,addr=%02x.0,"
-                    "scratch-mb=1,i8-kernel=generic", VT_SLOT + 1);
+                    "scratch-mb=1,i8-kernel=generic,help-spin-us=0",
+                    VT_SLOT + 1);
     g_assert_cmpstr(out, ==, "");
     g_free(out);
     out = qtest_hmp(t->qts, "device_add vnpu,id=armed,addr=%02x.0,"
@@ -1495,16 +1497,22 @@ static void split_same_result(enum split_op op)
 {
     g_autofree uint8_t *y1 = g_malloc(SPLIT_ROWS * SPLIT_ROW_BYTES);
     g_autofree uint8_t *y2 = g_malloc(SPLIT_ROWS * SPLIT_ROW_BYTES);
-    struct vnpu_hw_completion c1, c2;
+    g_autofree uint8_t *y3 = g_malloc(SPLIT_ROWS * SPLIT_ROW_BYTES);
+    struct vnpu_hw_completion c1, c2, c3;
     unsigned i, distinct = 0;
 
     split_run("engines=1", op, false, y1, &c1);
     split_run("engines=2", op, false, y2, &c2);
+    /* Engines that sleep at once: other engines take other bands. */
+    split_run("engines=2,help-spin-us=0", op, false, y3, &c3);
     g_assert_cmpuint(c1.status, ==, VNPU_JOB_STATUS_OK);
     g_assert_cmpuint(c2.status, ==, VNPU_JOB_STATUS_OK);
+    g_assert_cmpuint(c3.status, ==, VNPU_JOB_STATUS_OK);
     /* The timing model charges the command, however it was run. */
     g_assert_cmpuint(c1.cycles, ==, c2.cycles);
+    g_assert_cmpuint(c1.cycles, ==, c3.cycles);
     g_assert(memcmp(y1, y2, SPLIT_ROWS * SPLIT_ROW_BYTES) == 0);
+    g_assert(memcmp(y1, y3, SPLIT_ROWS * SPLIT_ROW_BYTES) == 0);
     for (i = 1; i < SPLIT_ROWS * SPLIT_ROW_BYTES; i++) {
         distinct += y1[i] != y1[i - 1];
     }
