@@ -577,7 +577,8 @@ static const struct drm_ioctl_desc vnpu_ioctls[] = {
  * and each adds its own device time, so the capacity tells readers what
  * 100% busy is.
  * vnpu-jobs-unfinished is the file's queue depth: submitted jobs whose
- * finished fence has not signalled (a submit in progress may count).
+ * finished fence has not signalled (a submit in progress may count, and
+ * so may a job whose hardware fence signalled a moment ago).
  */
 static void vnpu_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
