@@ -1207,6 +1207,41 @@ static inline void a2_store16(const struct a2_epi *e, bool s8out, const bool nan
 }
 
 /*
+ * The requantized sums @acc of @np pixels by @nv vectors of 8 channels
+ * from @n0, stored from the pixel at @yp, @ys2 bytes apart.
+ */
+A2_TARGET
+static inline __attribute__((always_inline))
+void a2_finish(const struct a2_job *q, uint8_t *yp, int64_t ys2, const int np,
+	       const int nv, uint32_t n0, __m256i acc[][2])
+{
+	const bool s8out = q->s8out;
+	uint8_t *yb = yp + n0;
+	struct a2_epi e[2];
+	int p, v;
+
+	for (v = 0; v < nv; v++)
+		e[v] = a2_epi_at(q, n0 + 8 * v);
+	if (nv == 2 && e[1].left >= 8) {
+		if (q->nan_free)
+			for (p = 0; p < np; p++)
+				a2_store16(e, s8out, true, acc[p][0], acc[p][1], yb + p * ys2);
+		else
+			for (p = 0; p < np; p++)
+				a2_store16(e, s8out, false, acc[p][0], acc[p][1], yb + p * ys2);
+		return;
+	}
+	if (q->nan_free)
+		for (p = 0; p < np; p++)
+			for (v = 0; v < nv; v++)
+				a2_store(&e[v], s8out, true, acc[p][v], yb + p * ys2 + 8 * v);
+	else
+		for (p = 0; p < np; p++)
+			for (v = 0; v < nv; v++)
+				a2_store(&e[v], s8out, false, acc[p][v], yb + p * ys2 + 8 * v);
+}
+
+/*
  * @acc + vpmaddwd(@a, @b), in asm with a temporary of its own: from the
  * intrinsics GCC 12 keeps one of a 6 x 16 block's 12 accumulators on the
  * stack, and the store-to-load round trip on it each k pair then set the
@@ -1271,33 +1306,7 @@ void a2_block(const struct a2_job *q, const struct a2_row *r, uint32_t ox,
 			}
 		}
 	}
-	{
-		const bool s8out = q->s8out;
-		uint8_t *yb = r->yrow + (int64_t)ox * r->ys2 + n0;
-		int64_t ys2 = r->ys2;
-		struct a2_epi e[2];
-
-		for (v = 0; v < nv; v++)
-			e[v] = a2_epi_at(q, n0 + 8 * v);
-		if (nv == 2 && e[1].left >= 8) {
-			if (q->nan_free)
-				for (p = 0; p < np; p++)
-					a2_store16(e, s8out, true, acc[p][0], acc[p][1], yb + p * ys2);
-			else
-				for (p = 0; p < np; p++)
-					a2_store16(e, s8out, false, acc[p][0], acc[p][1], yb + p * ys2);
-			return;
-		}
-		if (q->nan_free)
-			for (p = 0; p < np; p++)
-				for (v = 0; v < nv; v++)
-					a2_store(&e[v], s8out, true, acc[p][v], yb + p * ys2 + 8 * v);
-		else
-			for (p = 0; p < np; p++)
-				for (v = 0; v < nv; v++)
-					a2_store(&e[v], s8out, false, acc[p][v],
-						 yb + p * ys2 + 8 * v);
-	}
+	a2_finish(q, r->yrow + (int64_t)ox * r->ys2, r->ys2, np, nv, n0, acc);
 }
 
 #define A2_COLUMNS(NVC) do {						\
@@ -1556,10 +1565,502 @@ static int a2_widen_x(const struct vnpu_tv *x, uint32_t cip, int16_t *dst,
 	return 0;
 }
 
+/* ---- int8: AVX2 byte products, for 7-bit weights ---------------------- */
+
+/*
+ * vpmaddubsw multiplies unsigned by signed bytes and adds pairs of
+ * products into int16 with saturation, which is why the kernel above
+ * widens to int16.  But when every w - zw of a command lies in [-64, 63]
+ * (7-bit weights: what onnxruntime's reduce_range writes for CPUs without
+ * VNNI), a pair's sum is at most 2 x 255 x 64 = 32640 in size and never
+ * saturates, so vpmaddubsw then vpmaddwd by 1 sum four exact products
+ * into each int32 lane: 32 MACs per three instructions where the int16
+ * form takes two for 16 (Zen 3, registers only: 99 against 83 GMAC/s),
+ * and X stays bytes, half the loads.
+ *
+ * X is copied as unsigned bytes xu (int8 X XOR 0x80, zero point zxu =
+ * zx + 128), with its padding filled with zxu, so every output pixel
+ * visits every tap: a padding tap adds (zxu - zxu) * (w - zw) = 0, as the
+ * reference's skipped tap adds nothing, and the sum of xu * (w - zw) less
+ * the per-channel constant zxu * sum(w - zw), folded into the bias, is
+ * the reference's sum, mod 2^32 as it is.  Undilated, a tap row's kw
+ * pixels are one run of the copy, so its K is kw * xc bytes in groups of
+ * 4 across taps (a 3-channel 5-wide first layer: 4 groups a row, where
+ * the int16 form reads 5 taps of 2 pairs); bytes of a group past the run
+ * have weight 0.
+ */
+struct b2_job {
+	struct a2_job e;	/* the epilogue: bq less zxu * sum(w - zw) */
+	const uint8_t *x;	/* [n][hp][wp][xc] unsigned */
+	int64_t xs0, rstep;	/* bytes between images, output rows' inputs */
+	int64_t pstep;		/* bytes between output pixels' inputs */
+	int64_t kystep;		/* bytes between tap rows */
+	int64_t segstep;	/* bytes between dilated taps of a row */
+	const int8_t *w;	/* [kh][gk][cop][4] w - zw */
+	uint32_t kh, gk;	/* tap rows, 4-byte groups per tap row */
+	uint32_t nseg, gseg;	/* runs of X per tap row, groups per run */
+};
+
+static const int16_t b2_ones[16] __attribute__((aligned(32))) = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1
+};
+
+/*
+ * @acc + the four products of each lane: vpmaddubsw(@xu, @w), then
+ * vpmaddwd by 1 from memory, in asm as a2_madd() and for the same
+ * reason; the ones stay out of the registers, which 12 accumulators, two
+ * weight vectors, a broadcast and a temporary fill.
+ */
+A2_TARGET
+static inline __m256i b2_madd(__m256i acc, __m256i xu, __m256i w)
+{
+	__m256i t;
+
+	__asm__("vpmaddubsw %[w], %[x], %[t]\n\t"
+		"vpmaddwd %[one], %[t], %[t]\n\t"
+		"vpaddd %[t], %[acc], %[acc]"
+		: [acc] "+x"(acc), [t] "=&x"(t)
+		: [x] "x"(xu), [w] "x"(w), [one] "m"(*(const __m256i *)b2_ones));
+	return acc;
+}
+
+/*
+ * @np pixels from the one whose first tap is at @xp, by @nv vectors of 8
+ * channels from @n0, stored from @yp; @np and @nv are constants after
+ * inlining.
+ */
+A2_TARGET
+static inline __attribute__((always_inline))
+void b2_block(const struct b2_job *q, const uint8_t *xp, uint8_t *yp, int64_t ys2,
+	      const int np, const int nv, uint32_t n0)
+{
+	uint32_t cop = q->e.g->cop, ky, s, g;
+	__m256i acc[A2_MR_MAX][2];
+	int p, v;
+
+	for (p = 0; p < np; p++)
+		for (v = 0; v < nv; v++)
+			acc[p][v] = _mm256_setzero_si256();
+	for (ky = 0; ky < q->kh; ky++) {
+		const uint8_t *xk = xp + (int64_t)ky * q->kystep;
+		const int8_t *wp = q->w + ((size_t)ky * q->gk * cop + n0) * 4;
+
+		for (s = 0; s < q->nseg; s++) {
+			const uint8_t *xs = xk + (int64_t)s * q->segstep;
+
+			for (g = 0; g < q->gseg; g++, xs += 4, wp += 4 * (size_t)cop) {
+				__m256i wv[2];
+
+				for (v = 0; v < nv; v++)
+					wv[v] = _mm256_loadu_si256((const __m256i *)(wp + 32 * v));
+				for (p = 0; p < np; p++) {
+					int32_t quad;
+					__m256i xv;
+
+					memcpy(&quad, xs + p * q->pstep, 4);
+					xv = _mm256_set1_epi32(quad);
+					for (v = 0; v < nv; v++)
+						acc[p][v] = b2_madd(acc[p][v], xv, wv[v]);
+				}
+			}
+		}
+	}
+	a2_finish(&q->e, yp, ys2, np, nv, n0, acc);
+}
+
+#define B2_COLUMNS(NVC) do {						\
+	const int mr = A2_MR_OF(NVC), mr2 = A2_MR_OF(NVC) / 2;		\
+	uint32_t ox = ox0;						\
+									\
+	for (; ox + mr <= ox1; ox += mr)				\
+		b2_block(q, xrow + ox * q->pstep, yrow + ox * ys2, ys2,	\
+			 mr, NVC, n0);					\
+	if (ox + mr2 <= ox1) {						\
+		b2_block(q, xrow + ox * q->pstep, yrow + ox * ys2, ys2,	\
+			 mr2, NVC, n0);					\
+		ox += mr2;						\
+	}								\
+	for (; ox < ox1; ox++)						\
+		b2_block(q, xrow + ox * q->pstep, yrow + ox * ys2, ys2,	\
+			 1, NVC, n0);					\
+} while (0)
+
+/* Columns [ox0, ox1) of the output row at @yrow, its inputs at @xrow. */
+A2_TARGET
+static void b2_row(const struct b2_job *q, const uint8_t *xrow, uint8_t *yrow,
+		   int64_t ys2, uint32_t ox0, uint32_t ox1)
+{
+	uint32_t cop = q->e.g->cop, n0;
+
+	for (n0 = 0; n0 < cop; n0 += 16) {
+		if (cop - n0 >= 16)
+			B2_COLUMNS(2);
+		else
+			B2_COLUMNS(1);
+	}
+}
+
+static int b2_rows(const struct b2_job *q, uint32_t rows, struct vnpu_run_ctx *rc)
+{
+	const struct cv_job *j = q->e.g;
+	const struct vnpu_tv *y = j->y;
+	int64_t ys2 = y->st[2] * y->esize;
+	uint32_t rr, ox0, ox1;
+
+	for (rr = 0; rr < rows; rr++) {
+		uint32_t b = rr / j->oh, oy = rr % j->oh;
+		const uint8_t *xrow = q->x + (int64_t)b * q->xs0 + (int64_t)oy * q->rstep;
+		uint8_t *yrow = y->p + (int64_t)b * y->st[0] + (int64_t)oy * y->st[1];
+
+		for (ox0 = 0; ox0 < j->ow; ox0 = ox1) {
+			ox1 = j->ow - ox0 < j->seg ? j->ow : ox0 + j->seg;
+			if (vnpu_run_tick(rc, (uint64_t)(ox1 - ox0) * j->cop *
+					  (1 + (uint64_t)j->kh * j->kw * j->ci)))
+				return -ECANCELED;
+			b2_row(q, xrow, yrow, ys2, ox0, ox1);
+		}
+	}
+	return 0;
+}
+
+/*
+ * One row of @w pixels of X in up to 4 channel planes @cs bytes apart
+ * into 4 bytes a pixel, 16 pixels at a time; bytes past @ci are @fill.
+ * Returns the pixels done.
+ */
+A2_TARGET
+static uint32_t b2_interleave4(const uint8_t *src, int64_t cs, uint32_t w, uint32_t ci,
+			       uint8_t flip, uint8_t fill, uint8_t *d)
+{
+	__m128i f = _mm_set1_epi8((char)flip), p[4];
+	uint32_t ix, k;
+
+	for (ix = 0; ix + 16 <= w; ix += 16, d += 64) {
+		__m128i a0, a1, b0, b1;
+
+		for (k = 0; k < 4; k++)
+			p[k] = k < ci ? _mm_xor_si128(_mm_loadu_si128((const __m128i *)
+						(src + (int64_t)k * cs + ix)), f) :
+					_mm_set1_epi8((char)fill);
+		a0 = _mm_unpacklo_epi8(p[0], p[1]);
+		a1 = _mm_unpackhi_epi8(p[0], p[1]);
+		b0 = _mm_unpacklo_epi8(p[2], p[3]);
+		b1 = _mm_unpackhi_epi8(p[2], p[3]);
+		_mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(a0, b0));
+		_mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(a0, b0));
+		_mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(a1, b1));
+		_mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(a1, b1));
+	}
+	return ix;
+}
+
+/* @n bytes XOR @flip: int8 made unsigned, or a plain copy. */
+A2_TARGET
+static void b2_copy_flip(const uint8_t *src, size_t n, uint8_t flip, uint8_t *d)
+{
+	__m256i f = _mm256_set1_epi8((char)flip);
+	size_t i = 0;
+
+	if (!flip) {
+		memcpy(d, src, n);
+		return;
+	}
+	for (; i + 32 <= n; i += 32)
+		_mm256_storeu_si256((__m256i *)(d + i), _mm256_xor_si256(
+			_mm256_loadu_si256((const __m256i *)(src + i)), f));
+	for (; i < n; i++)
+		d[i] = src[i] ^ flip;
+}
+
+/*
+ * X as unsigned bytes [n][hp][wp][xc] at @dst: @pt rows and @pl columns
+ * of @zxu before each image's pixels, @zxu after them and in channels
+ * past ci.
+ */
+A2_TARGET
+static int b2_copy_x(const struct vnpu_tv *x, uint32_t xc, uint32_t hp, uint32_t wp,
+		     uint32_t pt, uint32_t pl, uint8_t zxu, uint8_t *dst,
+		     struct vnpu_run_ctx *rc)
+{
+	uint32_t n = x->dims[0], h = x->dims[1], w = x->dims[2], ci = x->dims[3];
+	uint8_t flip = x->dtype == VNPU_DT_INT8 ? 0x80 : 0;
+	bool dense = x->st[3] == 1 && x->st[2] == ci && xc == ci;
+	bool planar = !dense && x->st[2] == 1 && ci <= 4 && xc == 4;
+	size_t rowb = (size_t)wp * xc, tail = (size_t)(wp - pl - w) * xc;
+	uint32_t b, r, ix, k;
+
+	for (b = 0; b < n; b++)
+		for (r = 0; r < hp; r++) {
+			uint8_t *d = dst + ((size_t)b * hp + r) * rowb;
+			const uint8_t *row;
+
+			if (vnpu_run_tick(rc, rowb))
+				return -ECANCELED;
+			if (r < pt || r - pt >= h) {
+				memset(d, zxu, rowb);
+				continue;
+			}
+			row = x->p + (int64_t)b * x->st[0] + (int64_t)(r - pt) * x->st[1];
+			memset(d, zxu, (size_t)pl * xc);
+			d += (size_t)pl * xc;
+			memset(d + (size_t)w * xc, zxu, tail);
+			if (dense) {
+				b2_copy_flip(row, (size_t)w * ci, flip, d);
+				continue;
+			}
+			ix = planar ? b2_interleave4(row, x->st[3], w, ci, flip, zxu, d) : 0;
+			for (; ix < w; ix++) {
+				const uint8_t *src = row + (int64_t)ix * x->st[2];
+				uint8_t *dp = d + (size_t)ix * xc;
+
+				for (k = 0; k < ci; k++)
+					dp[k] = src[(int64_t)k * x->st[3]] ^ flip;
+				for (; k < xc; k++)
+					dp[k] = zxu;
+			}
+		}
+	return 0;
+}
+
+/* The sum of @v's eight int32 lanes. */
+A2_TARGET
+static inline uint32_t b2_hsum(__m256i v)
+{
+	__m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+	return (uint32_t)_mm_cvtsi128_si32(s);
+}
+
+/*
+ * Channels [n, n + 8) of a dense W, the first @lv bytes (a multiple of
+ * 32) of tap row @ky, into their groups: per 32 bytes, each channel's
+ * w - zw checked against [-64, 63] and summed into @wsum, then eight
+ * channels' eight groups transposed in registers, one 32-byte store a
+ * group, where a byte at a time cost more than a 1x1 conv's products
+ * over a small image.  Returns false when a byte is out of range.
+ */
+A2_TARGET
+static bool b2_pack_w8(const struct vnpu_tv *w, uint32_t n, uint32_t ky, uint32_t lv,
+		       uint32_t gk, uint32_t cop, int8_t *dst, uint32_t *wsum)
+{
+	bool s8 = w->dtype == VNPU_DT_INT8;
+	__m256i zw[8], sum[8], bad = _mm256_setzero_si256();
+	__m256i lo = _mm256_set1_epi16(-65), hi = _mm256_set1_epi16(63);
+	__m256i one = _mm256_set1_epi16(1);
+	uint32_t k, r;
+
+	for (r = 0; r < 8; r++) {
+		zw[r] = _mm256_set1_epi16((short)vnpu_tv_zp(w, n + r));
+		sum[r] = _mm256_setzero_si256();
+	}
+	for (k = 0; k < lv; k += 32) {
+		__m256i v[8], t[8], u[8];
+		int8_t *d = dst + (((size_t)ky * gk + k / 4) * cop + n) * 4;
+
+		for (r = 0; r < 8; r++) {
+			__m256i b = _mm256_loadu_si256((const __m256i *)(w->p +
+				(int64_t)(n + r) * w->st[0] + (int64_t)ky * w->st[1] + k));
+			__m128i b0 = _mm256_castsi256_si128(b), b1 = _mm256_extracti128_si256(b, 1);
+			__m256i l = _mm256_sub_epi16(s8 ? _mm256_cvtepi8_epi16(b0) :
+						     _mm256_cvtepu8_epi16(b0), zw[r]);
+			__m256i h = _mm256_sub_epi16(s8 ? _mm256_cvtepi8_epi16(b1) :
+						     _mm256_cvtepu8_epi16(b1), zw[r]);
+
+			bad = _mm256_or_si256(bad, _mm256_or_si256(
+				_mm256_or_si256(_mm256_cmpgt_epi16(lo, l), _mm256_cmpgt_epi16(l, hi)),
+				_mm256_or_si256(_mm256_cmpgt_epi16(lo, h), _mm256_cmpgt_epi16(h, hi))));
+			sum[r] = _mm256_add_epi32(sum[r], _mm256_add_epi32(
+				_mm256_madd_epi16(l, one), _mm256_madd_epi16(h, one)));
+			/* packs works per 128-bit lane: put the quarters back in order. */
+			v[r] = _mm256_permute4x64_epi64(_mm256_packs_epi16(l, h), 0xd8);
+		}
+		for (r = 0; r < 8; r += 2) {
+			t[r] = _mm256_unpacklo_epi32(v[r], v[r + 1]);
+			t[r + 1] = _mm256_unpackhi_epi32(v[r], v[r + 1]);
+		}
+		for (r = 0; r < 8; r += 4) {
+			u[r] = _mm256_unpacklo_epi64(t[r], t[r + 2]);
+			u[r + 1] = _mm256_unpackhi_epi64(t[r], t[r + 2]);
+			u[r + 2] = _mm256_unpacklo_epi64(t[r + 1], t[r + 3]);
+			u[r + 3] = _mm256_unpackhi_epi64(t[r + 1], t[r + 3]);
+		}
+		for (r = 0; r < 4; r++) {
+			_mm256_storeu_si256((__m256i *)(d + (size_t)r * cop * 4),
+					    _mm256_permute2x128_si256(u[r], u[r + 4], 0x20));
+			_mm256_storeu_si256((__m256i *)(d + (size_t)(r + 4) * cop * 4),
+					    _mm256_permute2x128_si256(u[r], u[r + 4], 0x31));
+		}
+	}
+	if (!_mm256_testz_si256(bad, bad))
+		return false;
+	for (r = 0; r < 8; r++)
+		wsum[n + r] += b2_hsum(sum[r]);
+	return true;
+}
+
+/*
+ * W - zw as [kh][gk][cop][4] bytes, a tap row's kx taps @tapb bytes apart
+ * in its groups (xc undilated, whole groups of xc dilated), and each
+ * channel's sum(w - zw) at @wsum; 1 when some w - zw is outside
+ * [-64, 63] (this kernel cannot take it), -ECANCELED.
+ */
+static int b2_pack_w(const struct vnpu_tv *w, uint32_t co, uint32_t cop, uint32_t gk,
+		     uint32_t tapb, int8_t *dst, uint32_t *wsum, struct vnpu_run_ctx *rc)
+{
+	uint32_t kh = w->dims[1], kw = w->dims[2], ci = w->dims[3], n, ky, kx, k;
+	bool s8 = w->dtype == VNPU_DT_INT8;
+	/* Tap rows one run of bytes, in the groups' order: 32 at a time. */
+	uint32_t lv = w->st[3] == 1 && w->st[2] == ci && tapb == ci ? kw * ci / 32 * 32 : 0;
+
+	memset(wsum, 0, sizeof(*wsum) * co);
+	if (lv)
+		for (n = 0; n + 8 <= co; n += 8) {
+			if (vnpu_run_tick(rc, (uint64_t)8 * kh * lv))
+				return -ECANCELED;
+			for (ky = 0; ky < kh; ky++)
+				if (!b2_pack_w8(w, n, ky, lv, gk, cop, dst, wsum))
+					return 1;
+		}
+	for (n = 0; n < co; n++) {
+		int32_t zw = vnpu_tv_zp(w, n);
+		uint32_t sum = 0, done = n < co / 8 * 8 ? lv : 0;
+
+		if (vnpu_run_tick(rc, (uint64_t)kh * kw * ci))
+			return -ECANCELED;
+		for (ky = 0; ky < kh; ky++)
+			for (kx = 0; kx < kw; kx++) {
+				const uint8_t *src = w->p + (int64_t)n * w->st[0] +
+						     (int64_t)ky * w->st[1] +
+						     (int64_t)kx * w->st[2];
+				int8_t *dk = dst + ((size_t)ky * gk * cop + n) * 4;
+
+				/* Past the bytes b2_pack_w8() did. */
+				for (k = done > kx * tapb ? done - kx * tapb : 0; k < ci; k++) {
+					uint32_t j = kx * tapb + k;
+					uint8_t b;
+					int32_t v;
+
+					b = src[(int64_t)k * w->st[3]];
+					v = (s8 ? (int32_t)(int8_t)b : (int32_t)b) - zw;
+					if (v < -64 || v > 63)
+						return 1;
+					dk[(size_t)j / 4 * cop * 4 + j % 4] = (int8_t)v;
+					sum += (uint32_t)v;
+				}
+			}
+		wsum[n] += sum;
+	}
+	return 0;
+}
+
+/*
+ * The byte-product conv, given the epilogue @q0 (bias at bq) and the
+ * geometry @j: 0, -ENOMEM, -ECANCELED, or 1 when it cannot take the
+ * command (weights past 7 bits, no memory for its copy of X).
+ */
+static int conv_i8_bytes(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
+			 const struct a2_job *q0, struct cv_job *j, bool flat,
+			 struct vnpu_run_ctx *rc)
+{
+	const struct vnpu_attr_conv2d *at = &c->attr.conv;
+	struct vnpu_tv *x = &t[0], *w = &t[1], *y = &t[3];
+	uint32_t kh = j->kh, kw = j->kw, ci = j->ci, co = j->co, cop = j->cop;
+	uint32_t h = x->dims[1], wd = x->dims[2], oh = y->dims[1], ow = y->dims[2];
+	uint32_t pt = at->pad_top, pl = at->pad_left, dh = at->dilation_h;
+	uint32_t dw = at->dilation_w, xc, gseg, nseg, gk, hp, wp, n;
+	bool dense = x->st[3] == 1 && x->st[2] == ci;
+	uint8_t zxu = (uint8_t)(x->zp + (x->dtype == VNPU_DT_INT8 ? 128 : 0));
+	uint32_t *wsum = NULL, *bq = NULL;
+	int8_t *wb = NULL;
+	uint8_t *xb = NULL;
+	struct b2_job q;
+	uint64_t need;
+	int ret = 1;
+
+	/* Channels a plane apart interleave 4 a pixel; others stay as they are. */
+	xc = !dense && x->st[2] == 1 && ci <= 4 ? 4 : ci;
+	if (dw == 1) {
+		nseg = 1;
+		gk = gseg = (kw * xc + 3) / 4;
+	} else {
+		nseg = kw;
+		gseg = (xc + 3) / 4;
+		gk = kw * gseg;
+	}
+	hp = (oh - 1) * at->stride_h + (kh - 1) * dh + 1;
+	wp = (ow - 1) * at->stride_w + (kw - 1) * dw + 1;
+	if (hp < pt + h)
+		hp = pt + h;
+	if (wp < pl + wd)
+		wp = pl + wd;
+	wb = vnpu_run_calloc(rc, (size_t)kh * gk * cop * 4, 1);
+	wsum = vnpu_run_alloc(rc, sizeof(uint32_t) * co);
+	bq = vnpu_run_alloc(rc, sizeof(uint32_t) * cop);
+	if (!wb || !wsum || !bq) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = b2_pack_w(w, co, cop, gk, dw == 1 ? xc : 4 * gseg, wb, wsum, rc);
+	if (ret)
+		goto out;
+	memcpy(bq, q0->bq, sizeof(uint32_t) * cop);
+	for (n = 0; n < co; n++)
+		bq[n] -= (uint32_t)zxu * wsum[n];
+	/*
+	 * Unsigned X with channels in place and nothing around it is read
+	 * where it is; the groups of a multiple of 4 channels end within it.
+	 */
+	if (x->dtype == VNPU_DT_UINT8 && dense && ci % 4 == 0 && hp == h && wp == wd &&
+	    x->st[1] == (int64_t)wd * ci) {
+		q.x = x->p;
+		q.xs0 = x->st[0];
+	} else {
+		/* Sizes within the command's limits; 4 bytes a group may read past. */
+		need = (uint64_t)x->dims[0] * hp * wp * xc;
+		xb = vnpu_run_alloc(rc, need + 4);
+		if (!xb) {
+			ret = 1;
+			goto out;
+		}
+		memset(xb + need, zxu, 4);
+		ret = b2_copy_x(x, xc, hp, wp, pt, pl, zxu, xb, rc);
+		if (ret)
+			goto out;
+		q.x = xb;
+		q.xs0 = (int64_t)hp * wp * xc;
+	}
+	q.e = *q0;
+	q.e.bq = (const int32_t *)bq;
+	q.e.g = j;
+	q.kystep = (int64_t)dh * wp * xc;
+	q.pstep = (int64_t)at->stride_w * xc;
+	q.rstep = (int64_t)at->stride_h * wp * xc;
+	q.segstep = (int64_t)dw * xc;
+	q.w = wb;
+	q.kh = kh;
+	q.gk = gk;
+	q.nseg = nseg;
+	q.gseg = gseg;
+	/* The flattened 1x1 conv (see conv_i8_avx2()): one row of every pixel. */
+	if (flat)
+		q.rstep = 0;
+	if (rc)
+		rc->path = VNPU_ENG_CONV_I8_BYTES;
+	ret = b2_rows(&q, y->dims[0] * j->oh, rc);
+out:
+	vnpu_run_free(rc, wb);
+	vnpu_run_free(rc, wsum);
+	vnpu_run_free(rc, bq);
+	vnpu_run_free(rc, xb);
+	return ret;
+}
+
 /*
  * The AVX2 direct conv: 0, -ENOMEM, -ECANCELED, or 1 for the im2col path
  * (another epilogue, or no memory for the widened X, which im2col does
- * without).
+ * without).  7-bit weights take the byte-product kernel.
  */
 static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			struct vnpu_run_ctx *rc)
@@ -1570,6 +2071,7 @@ static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	uint32_t cop = vnpu_round_up(co, 8), cip = vnpu_round_up(ci, 2), ow = y->dims[2];
 	uint32_t taps = kh * kw, tap, k, n, ox;
 	bool dense = w->st[3] == 1 && w->st[2] == ci && w->st[1] == (int64_t)kw * ci;
+	bool flat = false;
 	int16_t *wp = NULL, *xw = NULL;
 	int32_t *qi = NULL;
 	float *qf = NULL;
@@ -1581,20 +2083,12 @@ static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	int ret = -ENOMEM;
 
 	memset(&j, 0, sizeof(j));
-	/* taps * cip * cop is W's size rounded up: within the limits. */
-	wp = vnpu_run_calloc(rc, (size_t)taps * cip * cop, sizeof(int16_t));
 	qi = vnpu_run_calloc(rc, 2 * (size_t)cop, sizeof(int32_t));
 	qf = vnpu_run_calloc(rc, 3 * (size_t)cop, sizeof(float));
 	kxr = vnpu_run_alloc(rc, sizeof(uint32_t) * 2 * ow);
-	if (!wp || !qi || !qf || !kxr)
+	if (!qi || !qf || !kxr)
 		goto out;
 	for (n = 0; n < co; n++) {
-		int32_t zw = vnpu_tv_zp(w, n);
-
-		if (vnpu_run_tick(rc, (uint64_t)taps * ci)) {
-			ret = -ECANCELED;
-			goto out;
-		}
 		/* Per channel only through W's or Y's per-channel scales. */
 		if (!n || w->quant == VNPU_QUANT_CHANNEL || y->quant == VNPU_QUANT_CHANNEL)
 			vnpu_epi_init(&e, c, x, w, y, n);
@@ -1610,6 +2104,70 @@ static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 			nan_free = false;
 		qf[cop + n] = (float)(e.lo - e.out_zp);
 		qf[2 * cop + n] = (float)(e.hi - e.out_zp);
+	}
+	for (ox = 0; ox < ow; ox++)
+		cv_tap_range((int64_t)ox * at->stride_w - at->pad_left, at->dilation_w, kw,
+			     x->dims[2], &kxr[ox], &kxr[ow + ox]);
+	j = (struct cv_job){ .c = c, .x = x, .y = y, .kh = kh, .kw = kw, .ci = ci,
+		.co = co, .cop = cop, .ow = ow, .oh = y->dims[1], .sw = at->stride_w,
+		.pl = at->pad_left, .dw = at->dilation_w, .kx0s = kxr, .kx1s = kxr + ow };
+	for (ox = 0; ox < ow; ox++)
+		if (kxr[ox] == 0 && kxr[ow + ox] == kw) {
+			if (!j.full1)
+				j.full0 = ox;
+			j.full1 = ox + 1;
+		}
+	q = (struct a2_job){ .g = &j, .xs2 = cip,
+		.xs1 = (int64_t)x->dims[2] * cip,
+		.xs0 = (int64_t)x->dims[1] * x->dims[2] * cip, .cip = cip,
+		.s8out = y->dtype == VNPU_DT_INT8, .nan_free = nan_free, .bq = qi,
+		.zp = qi + cop, .fm = qf,
+		.flo = qf + cop, .fhi = qf + 2 * cop };
+	/* A 1x1, stride 1, unpadded conv: X is one row of pixels. */
+	if (kh == 1 && kw == 1 && at->stride_h == 1 && at->stride_w == 1 &&
+	    !at->pad_top && !at->pad_left && y->dims[1] == x->dims[1] &&
+	    y->dims[2] == x->dims[2] && y->st[1] == (int64_t)ow * y->st[2]) {
+		flat = true;
+		j.ow *= y->dims[1];
+		j.oh = 1;
+		j.full0 = 0;
+		j.full1 = j.ow;
+		vnpu_run_free(rc, kxr);
+		kxr = vnpu_run_calloc(rc, 2 * (size_t)j.ow, sizeof(uint32_t));
+		if (!kxr)
+			goto out;
+		for (ox = 0; ox < j.ow; ox++)
+			kxr[j.ow + ox] = 1;
+		j.kx0s = kxr;
+		j.kx1s = kxr + j.ow;
+	}
+	{
+		uint64_t col = (uint64_t)cop * (taps * cip + 1);
+
+		/* Segments of about 2^24 MACs in whole blocks (48 = 4 x 12). */
+		j.seg = (uint32_t)((1u << 24) / col);
+		if (j.seg >= 48)
+			j.seg = j.seg / 48 * 48;
+		else if (48 * col <= VNPU_POLL_BLOCK)
+			j.seg = 48;
+		else if (!j.seg)
+			j.seg = 1;
+	}
+	ret = conv_i8_bytes(c, t, &q, &j, flat, rc);
+	if (ret <= 0)
+		goto out;
+	/* taps * cip * cop is W's size rounded up: within the limits. */
+	ret = -ENOMEM;
+	wp = vnpu_run_calloc(rc, (size_t)taps * cip * cop, sizeof(int16_t));
+	if (!wp)
+		goto out;
+	for (n = 0; n < co; n++) {
+		int32_t zw = vnpu_tv_zp(w, n);
+
+		if (vnpu_run_tick(rc, (uint64_t)taps * ci)) {
+			ret = -ECANCELED;
+			goto out;
+		}
 		/* Dense W: whole groups of 8 channels, 16 k at a time, below. */
 		k = dense && n < co / 8 * 8 ? ci / 16 * 16 : 0;
 		for (tap = 0; tap < taps; tap++) {
@@ -1646,53 +2204,10 @@ static int conv_i8_avx2(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 		ret = -ECANCELED;
 		goto out;
 	}
-	for (ox = 0; ox < ow; ox++)
-		cv_tap_range((int64_t)ox * at->stride_w - at->pad_left, at->dilation_w, kw,
-			     x->dims[2], &kxr[ox], &kxr[ow + ox]);
-	j = (struct cv_job){ .c = c, .x = x, .y = y, .kh = kh, .kw = kw, .ci = ci,
-		.co = co, .cop = cop, .ow = ow, .oh = y->dims[1], .sw = at->stride_w,
-		.pl = at->pad_left, .dw = at->dilation_w, .kx0s = kxr, .kx1s = kxr + ow };
-	for (ox = 0; ox < ow; ox++)
-		if (kxr[ox] == 0 && kxr[ow + ox] == kw) {
-			if (!j.full1)
-				j.full0 = ox;
-			j.full1 = ox + 1;
-		}
-	q = (struct a2_job){ .g = &j, .x = xw, .xs2 = cip,
-		.xs1 = (int64_t)x->dims[2] * cip,
-		.xs0 = (int64_t)x->dims[1] * x->dims[2] * cip, .w = wp, .cip = cip,
-		.s8out = y->dtype == VNPU_DT_INT8, .nan_free = nan_free, .bq = qi,
-		.zp = qi + cop, .fm = qf,
-		.flo = qf + cop, .fhi = qf + 2 * cop };
-	/* A 1x1, stride 1, unpadded conv: the widened X is one row of pixels. */
-	if (kh == 1 && kw == 1 && at->stride_h == 1 && at->stride_w == 1 &&
-	    !at->pad_top && !at->pad_left && y->dims[1] == x->dims[1] &&
-	    y->dims[2] == x->dims[2] && y->st[1] == (int64_t)ow * y->st[2]) {
-		j.ow *= y->dims[1];
-		j.oh = 1;
-		j.full0 = 0;
-		j.full1 = j.ow;
-		vnpu_run_free(rc, kxr);
-		kxr = vnpu_run_calloc(rc, 2 * (size_t)j.ow, sizeof(uint32_t));
-		if (!kxr)
-			goto out;
-		for (ox = 0; ox < j.ow; ox++)
-			kxr[j.ow + ox] = 1;
-		j.kx0s = kxr;
-		j.kx1s = kxr + j.ow;
-	}
-	{
-		uint64_t col = (uint64_t)cop * (taps * cip + 1);
-
-		/* Segments of about 2^24 MACs in whole blocks (48 = 4 x 12). */
-		j.seg = (uint32_t)((1u << 24) / col);
-		if (j.seg >= 48)
-			j.seg = j.seg / 48 * 48;
-		else if (48 * col <= VNPU_POLL_BLOCK)
-			j.seg = 48;
-		else if (!j.seg)
-			j.seg = 1;
-	}
+	q.x = xw;
+	q.w = wp;
+	if (rc)
+		rc->path = VNPU_ENG_CONV_I8;
 	ret = a2_rows(&q, 0, y->dims[0] * j.oh, rc);
 out:
 	vnpu_run_free(rc, wp);

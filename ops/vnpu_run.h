@@ -112,6 +112,7 @@ enum vnpu_eng_path {
 	VNPU_ENG_SOFTMAX_COLS,	/* vnpu_eng_softmax(), eight rows across an inner dim */
 	VNPU_ENG_TRANSPOSE,	/* vnpu_eng_copy(), its transposing tiles */
 	VNPU_ENG_LUT_AVX2,	/* vnpu_eng_lut(), its byte shuffles */
+	VNPU_ENG_CONV_I8_BYTES,	/* vnpu_eng_conv_i8(): AVX2, 7-bit weights */
 	VNPU_ENG_NPATHS
 };
 

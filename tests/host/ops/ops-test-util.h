@@ -141,6 +141,45 @@ static inline void tquant(struct vnpu_tensor_desc *d, float scale, int32_t zp)
 	d->zero_point = zp;
 }
 
+/*
+ * The placed 8-bit weights @d ([co][kh][kw][ci], dense or strided) made
+ * 7-bit: each w - zw moved into [-64, 63] by its own low 7 bits, so the
+ * values stay as random, and clamped to the type (towards zw, still in
+ * range).  The engine's AVX2 int8 conv takes such weights with byte
+ * products (vnpu_engine_conv.c, conv_i8_bytes()).
+ */
+static inline void narrow_weights(struct flat *f, const struct vnpu_tensor_desc *d)
+{
+	int32_t lo = d->dtype == VNPU_DT_INT8 ? -128 : 0;
+	const uint8_t *zps = d->quant == VNPU_QUANT_CHANNEL ?
+		(const uint8_t *)flat_host(f, d->quant_va) + 4 * d->dims[d->quant_axis] : NULL;
+	uint8_t *base = flat_host(f, d->va);
+	uint64_t st[4];
+	uint32_t i[4];
+	int k;
+
+	st[3] = 1;
+	for (k = 2; k >= 0; k--)
+		st[k] = st[k + 1] * d->dims[k + 1];
+	if (d->flags)
+		for (k = 0; k < 4; k++)
+			st[k] = d->strides[k];
+	for (i[0] = 0; i[0] < d->dims[0]; i[0]++)
+		for (i[1] = 0; i[1] < d->dims[1]; i[1]++)
+			for (i[2] = 0; i[2] < d->dims[2]; i[2]++)
+				for (i[3] = 0; i[3] < d->dims[3]; i[3]++) {
+					uint8_t *p = base + i[0] * st[0] + i[1] * st[1] +
+						     i[2] * st[2] + i[3] * st[3];
+					int32_t zw = d->zero_point, v;
+
+					if (zps)
+						memcpy(&zw, zps + 4 * i[d->quant_axis], 4);
+					v = zw + (*p & 127) - 64;
+					v = v < lo ? lo : v > lo + 255 ? lo + 255 : v;
+					*p = (uint8_t)v;
+				}
+}
+
 static inline void cmd_init(struct vnpu_cmd_compute *c, uint16_t op)
 {
 	memset(c, 0, sizeof(*c));

@@ -241,13 +241,15 @@ static void run_case(struct flat *f, struct vnpu_cmd_compute *c)
 	path = flat_engine.res.path;
 	/* A case the reference ran would compare it with itself. */
 	if (path != VNPU_ENG_GEMM_I8 && path != VNPU_ENG_IM2COL_I8 &&
-	    path != VNPU_ENG_CONV_I8 && path != VNPU_ENG_DW && path != VNPU_ENG_DW_GENERAL) {
+	    path != VNPU_ENG_CONV_I8 && path != VNPU_ENG_CONV_I8_BYTES && path != VNPU_ENG_DW &&
+	    path != VNPU_ENG_DW_GENERAL) {
 		free(f2.mem);
 		fail_msg("case %u (op 0x%x): ran on path %d, not an int8 kernel",
 			 cases, c->hdr.opcode, path);
 	}
 	reached[path]++;
-	if (c->hdr.opcode == VNPU_OP_CONV2D && c->t[0].strides[3] > 1 && path == VNPU_ENG_CONV_I8)
+	if (c->hdr.opcode == VNPU_OP_CONV2D && c->t[0].strides[3] > 1 &&
+	    (path == VNPU_ENG_CONV_I8 || path == VNPU_ENG_CONV_I8_BYTES))
 		planar_direct++;
 	assert_int_equal(flat_ref(&f2, c), 0);
 	off = c->t[3].va - FLAT_BASE;
@@ -382,6 +384,9 @@ static void one_conv(struct flat *f, bool first)
 		planar++;
 	}
 	place(f, &c.t[1], true);
+	/* Half the convs with 7-bit weights: the AVX2 kernel's byte products. */
+	if (rnd(2))
+		narrow_weights(f, &c.t[1]);
 	place(f, &c.t[3], false);
 	run_case(f, &c);
 }
@@ -452,15 +457,21 @@ static void test_commands(void **state)
 		one_conv(f, true);
 	for (i = 0; i < 300; i++)
 		one_dwconv(f);
-	printf("# kernel %s: %u GEMM, %u im2col conv, %u direct conv, %u depthwise cases\n",
+	printf("# kernel %s: %u GEMM, %u im2col conv, %u direct conv (%u byte products), "
+	       "%u depthwise cases\n",
 	       vnpu_i8_kernel_id(kern), reached[VNPU_ENG_GEMM_I8],
-	       reached[VNPU_ENG_IM2COL_I8], reached[VNPU_ENG_CONV_I8], reached[VNPU_ENG_DW]);
+	       reached[VNPU_ENG_IM2COL_I8],
+	       reached[VNPU_ENG_CONV_I8] + reached[VNPU_ENG_CONV_I8_BYTES],
+	       reached[VNPU_ENG_CONV_I8_BYTES], reached[VNPU_ENG_DW]);
 	assert_true(reached[VNPU_ENG_DW] >= 100);
 	/* Each int8 kernel reached: TFLite rounding and groups keep im2col. */
 	assert_true(reached[VNPU_ENG_GEMM_I8] >= 100);
 	assert_true(reached[VNPU_ENG_IM2COL_I8] >= 50);
 	if (kern != VNPU_I8_GENERIC)
 		assert_true(reached[VNPU_ENG_CONV_I8] >= 50);
+	/* 7-bit weights take the byte products without VNNI, the int16 ones else. */
+	if (kern == VNPU_I8_AVX2)
+		assert_true(reached[VNPU_ENG_CONV_I8_BYTES] >= 50);
 	printf("# kernel %s: %u convs with X in channel planes, %u of them direct\n",
 	       vnpu_i8_kernel_id(kern), planar, planar_direct);
 	/* The AVX2 direct kernel takes them; the VNNI one reads X in place. */
