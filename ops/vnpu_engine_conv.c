@@ -1834,47 +1834,75 @@ static inline uint32_t b2_hsum(__m256i v)
 }
 
 /*
- * Channels [n, n + 8) of a dense W, the first @lv bytes (a multiple of
- * 32) of tap row @ky, into their groups: per 32 bytes, each channel's
- * w - zw checked against [-64, 63] and summed into @wsum, then eight
- * channels' eight groups transposed in registers, one 32-byte store a
- * group, where a byte at a time cost more than a 1x1 conv's products
- * over a small image.  Returns false when a byte is out of range.
+ * Channels [n, n + 8) of a dense W of @wbytes bytes, tap row @ky's @l
+ * bytes, into their groups: per 32 bytes, each channel's w - zw checked
+ * against [-64, 63] (w against [zw - 64, zw + 63] within its type, in
+ * bytes) and summed into @wsum, then eight channels' eight groups
+ * transposed in registers, one 32-byte store a group, where a byte at a
+ * time cost more than a 1x1 conv's products over a small image.  Bytes
+ * past @l and channels from @co on count as zw (w - zw = 0); a load
+ * that would pass W's end goes through a staging copy.  Returns false
+ * when a byte is out of range.
  */
 A2_TARGET
-static bool b2_pack_w8(const struct vnpu_tv *w, uint32_t n, uint32_t ky, uint32_t lv,
-		       uint32_t gk, uint32_t cop, int8_t *dst, uint32_t *wsum)
+static bool b2_pack_w8(const struct vnpu_tv *w, uint64_t wbytes, uint32_t n, uint32_t co,
+		       uint32_t ky, uint32_t l, uint32_t gk, uint32_t cop, int8_t *dst,
+		       uint32_t *wsum)
 {
-	bool s8 = w->dtype == VNPU_DT_INT8;
-	__m256i zw[8], sum[8], bad = _mm256_setzero_si256();
-	__m256i lo = _mm256_set1_epi16(-65), hi = _mm256_set1_epi16(63);
-	__m256i one = _mm256_set1_epi16(1);
-	uint32_t k, r;
+	int32_t tlo = w->dtype == VNPU_DT_INT8 ? -128 : 0;
+	/* uint8 compares as signed bytes once XORed with 0x80 */
+	__m256i flip = _mm256_set1_epi8(w->dtype == VNPU_DT_INT8 ? 0 : (char)0x80);
+	__m256i zb[8], lo[8], hi[8], sum[8], bad = _mm256_setzero_si256();
+	__m256i one8 = _mm256_set1_epi8(1), one16 = _mm256_set1_epi16(1);
+	__m256i idx = _mm256_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+				       16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+				       29, 30, 31);
+	uint32_t k, r, g, ng = (l + 3) / 4;
 
 	for (r = 0; r < 8; r++) {
-		zw[r] = _mm256_set1_epi16((short)vnpu_tv_zp(w, n + r));
+		int32_t zw = n + r < co ? vnpu_tv_zp(w, n + r) : 0;
+		int32_t a = zw - 64 < tlo ? tlo : zw - 64;
+		int32_t b = zw + 63 > tlo + 255 ? tlo + 255 : zw + 63;
+		int32_t sh = w->dtype == VNPU_DT_INT8 ? 0 : 128;
+
+		zb[r] = _mm256_set1_epi8((char)(uint8_t)zw);
+		lo[r] = _mm256_set1_epi8((char)(a - sh));
+		hi[r] = _mm256_set1_epi8((char)(b - sh));
 		sum[r] = _mm256_setzero_si256();
 	}
-	for (k = 0; k < lv; k += 32) {
-		__m256i v[8], t[8], u[8];
+	for (k = 0; k < l; k += 32) {
+		__m256i v[8], t[8], u[8], o[8];
+		__m256i live = _mm256_cmpgt_epi8(_mm256_set1_epi8((char)(l - k < 32 ? l - k : 32)),
+						 idx);
 		int8_t *d = dst + (((size_t)ky * gk + k / 4) * cop + n) * 4;
 
 		for (r = 0; r < 8; r++) {
-			__m256i b = _mm256_loadu_si256((const __m256i *)(w->p +
-				(int64_t)(n + r) * w->st[0] + (int64_t)ky * w->st[1] + k));
-			__m128i b0 = _mm256_castsi256_si128(b), b1 = _mm256_extracti128_si256(b, 1);
-			__m256i l = _mm256_sub_epi16(s8 ? _mm256_cvtepi8_epi16(b0) :
-						     _mm256_cvtepu8_epi16(b0), zw[r]);
-			__m256i h = _mm256_sub_epi16(s8 ? _mm256_cvtepi8_epi16(b1) :
-						     _mm256_cvtepu8_epi16(b1), zw[r]);
+			uint64_t off = (uint64_t)(n + r) * w->st[0] + (uint64_t)ky * w->st[1] + k;
+			__m256i b;
 
-			bad = _mm256_or_si256(bad, _mm256_or_si256(
-				_mm256_or_si256(_mm256_cmpgt_epi16(lo, l), _mm256_cmpgt_epi16(l, hi)),
-				_mm256_or_si256(_mm256_cmpgt_epi16(lo, h), _mm256_cmpgt_epi16(h, hi))));
-			sum[r] = _mm256_add_epi32(sum[r], _mm256_add_epi32(
-				_mm256_madd_epi16(l, one), _mm256_madd_epi16(h, one)));
-			/* packs works per 128-bit lane: put the quarters back in order. */
-			v[r] = _mm256_permute4x64_epi64(_mm256_packs_epi16(l, h), 0xd8);
+			if (n + r >= co) {
+				v[r] = _mm256_setzero_si256();
+				continue;
+			}
+			if (off + 32 <= wbytes) {
+				b = _mm256_loadu_si256((const __m256i *)(w->p + off));
+			} else {
+				uint8_t stage[32] = { 0 };
+
+				memcpy(stage, w->p + off, wbytes - off);
+				b = _mm256_loadu_si256((const __m256i *)stage);
+			}
+			b = _mm256_blendv_epi8(zb[r], b, live);
+			{
+				__m256i bs = _mm256_xor_si256(b, flip);
+
+				bad = _mm256_or_si256(bad, _mm256_or_si256(
+					_mm256_cmpgt_epi8(lo[r], bs), _mm256_cmpgt_epi8(bs, hi[r])));
+			}
+			/* In [-64, 63]: the byte difference is exact. */
+			v[r] = _mm256_sub_epi8(b, zb[r]);
+			sum[r] = _mm256_add_epi32(sum[r], _mm256_madd_epi16(
+				_mm256_maddubs_epi16(one8, v[r]), one16));
 		}
 		for (r = 0; r < 8; r += 2) {
 			t[r] = _mm256_unpacklo_epi32(v[r], v[r + 1]);
@@ -1887,15 +1915,16 @@ static bool b2_pack_w8(const struct vnpu_tv *w, uint32_t n, uint32_t ky, uint32_
 			u[r + 3] = _mm256_unpackhi_epi64(t[r + 1], t[r + 3]);
 		}
 		for (r = 0; r < 4; r++) {
-			_mm256_storeu_si256((__m256i *)(d + (size_t)r * cop * 4),
-					    _mm256_permute2x128_si256(u[r], u[r + 4], 0x20));
-			_mm256_storeu_si256((__m256i *)(d + (size_t)(r + 4) * cop * 4),
-					    _mm256_permute2x128_si256(u[r], u[r + 4], 0x31));
+			o[r] = _mm256_permute2x128_si256(u[r], u[r + 4], 0x20);
+			o[r + 4] = _mm256_permute2x128_si256(u[r], u[r + 4], 0x31);
 		}
+		/* The row's last groups end within this block. */
+		for (g = 0; g < 8 && k / 4 + g < ng; g++)
+			_mm256_storeu_si256((__m256i *)(d + (size_t)g * cop * 4), o[g]);
 	}
 	if (!_mm256_testz_si256(bad, bad))
 		return false;
-	for (r = 0; r < 8; r++)
+	for (r = 0; r < 8 && n + r < co; r++)
 		wsum[n + r] += b2_hsum(sum[r]);
 	return true;
 }
@@ -1911,21 +1940,25 @@ static int b2_pack_w(const struct vnpu_tv *w, uint32_t co, uint32_t cop, uint32_
 {
 	uint32_t kh = w->dims[1], kw = w->dims[2], ci = w->dims[3], n, ky, kx, k;
 	bool s8 = w->dtype == VNPU_DT_INT8;
-	/* Tap rows one run of bytes, in the groups' order: 32 at a time. */
-	uint32_t lv = w->st[3] == 1 && w->st[2] == ci && tapb == ci ? kw * ci / 32 * 32 : 0;
 
 	memset(wsum, 0, sizeof(*wsum) * co);
-	if (lv)
-		for (n = 0; n + 8 <= co; n += 8) {
-			if (vnpu_run_tick(rc, (uint64_t)8 * kh * lv))
+	/* Tap rows one run of bytes, in the groups' order: 8 channels at a time. */
+	if (w->st[3] == 1 && w->st[2] == ci && w->st[1] >= 0 && w->st[0] >= 0 && tapb == ci) {
+		uint64_t wbytes = (uint64_t)(co - 1) * w->st[0] + (uint64_t)(kh - 1) * w->st[1] +
+				  (uint64_t)kw * ci;
+
+		for (n = 0; n < co; n += 8) {
+			if (vnpu_run_tick(rc, (uint64_t)8 * kh * kw * ci))
 				return -ECANCELED;
 			for (ky = 0; ky < kh; ky++)
-				if (!b2_pack_w8(w, n, ky, lv, gk, cop, dst, wsum))
+				if (!b2_pack_w8(w, wbytes, n, co, ky, kw * ci, gk, cop, dst, wsum))
 					return 1;
 		}
+		return 0;
+	}
 	for (n = 0; n < co; n++) {
 		int32_t zw = vnpu_tv_zp(w, n);
-		uint32_t sum = 0, done = n < co / 8 * 8 ? lv : 0;
+		uint32_t sum = 0;
 
 		if (vnpu_run_tick(rc, (uint64_t)kh * kw * ci))
 			return -ECANCELED;
@@ -1936,21 +1969,18 @@ static int b2_pack_w(const struct vnpu_tv *w, uint32_t co, uint32_t cop, uint32_
 						     (int64_t)kx * w->st[2];
 				int8_t *dk = dst + ((size_t)ky * gk * cop + n) * 4;
 
-				/* Past the bytes b2_pack_w8() did. */
-				for (k = done > kx * tapb ? done - kx * tapb : 0; k < ci; k++) {
+				for (k = 0; k < ci; k++) {
 					uint32_t j = kx * tapb + k;
-					uint8_t b;
-					int32_t v;
+					uint8_t b = src[(int64_t)k * w->st[3]];
+					int32_t v = (s8 ? (int32_t)(int8_t)b : (int32_t)b) - zw;
 
-					b = src[(int64_t)k * w->st[3]];
-					v = (s8 ? (int32_t)(int8_t)b : (int32_t)b) - zw;
 					if (v < -64 || v > 63)
 						return 1;
 					dk[(size_t)j / 4 * cop * 4 + j % 4] = (int8_t)v;
 					sum += (uint32_t)v;
 				}
 			}
-		wsum[n] += sum;
+		wsum[n] = sum;
 	}
 	return 0;
 }
