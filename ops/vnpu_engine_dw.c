@@ -1194,8 +1194,12 @@ static void epi_f32(float *y, const float *bv, const float *sv, unsigned int act
 
 /* Elements of one output row (int8 sums: 4 MiB of scratch). */
 #define DW_ROW_MAX	(1u << 20)
-/* Bytes of staged X rows (int8 on AVX2), else the kernel that reads X. */
-#define DW_STAGE_MAX	(1u << 20)
+/*
+ * Bytes of staged X rows (int8 on AVX2), else the kernel that reads X:
+ * PP-OCR rec's 480-channel rows, 282 columns of int16 pairs for 5 taps,
+ * take 2.6 MiB.
+ */
+#define DW_STAGE_MAX	(1u << 23)
 
 static bool is_q8(uint8_t dt)
 {
@@ -1372,10 +1376,10 @@ static int dw_rows(const struct dw_job *j, uint32_t r0, uint32_t r1,
 
 #ifdef DW_X86
 /*
- * The ring of staged X rows, when it fits DW_STAGE_MAX: the rows one
- * output row's taps span, each of the padded columns its output
- * columns read, plus the 8 channels a last block reads past the end.
- * 0 (staged or not) or -ENOMEM.
+ * The ring of staged X rows, when it fits DW_STAGE_MAX and the scratch
+ * left: the rows one output row's taps span, each of the padded columns
+ * its output columns read, plus the 8 channels a last block reads past
+ * the end.  0 (staged or not) or -ENOMEM.
  *
  * Staging a column costs about what its products cost in the kernel,
  * so it pays only when each staged value feeds several taps: kx pairs
@@ -1404,11 +1408,14 @@ static int stage_alloc(struct dw_job *j, struct vnpu_run_ctx *rc)
 	len = cols * j->co * 2 + 16;
 	if (rows * len * sizeof(int16_t) > DW_STAGE_MAX)
 		return 0;
+	/* A scratch budget that cannot hold it leaves the unstaged kernel. */
+	j->stage = vnpu_run_alloc(rc, rows * len * sizeof(int16_t));
+	if (!j->stage)
+		return 0;
 	j->stage_len = len;
 	j->stage_rows = (uint32_t)rows;
 	j->stage_cols = (uint32_t)cols;
 	j->ypair = !xpair;
-	j->stage = vnpu_run_alloc(rc, rows * len * sizeof(int16_t));
 	j->stage_tag = vnpu_run_alloc(rc, rows * sizeof(int64_t));
 	j->il = vnpu_run_alloc(rc, (xpair ? j->kh : kp) * sizeof(*j->il));
 	if (!j->stage || !j->stage_tag || !j->il)
