@@ -152,6 +152,14 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 	bool max_q8 = is_max && xq, x_signed = x->dtype == VNPU_DT_INT8;
 	bool qlinear = c->round == VNPU_ROUND_ORT_QLINEAR;
 	int32_t lo = y->dtype == VNPU_DT_INT8 ? -128 : 0, hi = lo + 255;
+	/*
+	 * MAX between one quantization on both sides (quantizers give a
+	 * MaxPool's output its input's): the largest code is the output's
+	 * own, (q - zp) * s / s rounding back to q - zp for any rounding
+	 * mode, unless (q - zp) * s could overflow or lose bits.
+	 */
+	bool same_codes = max_q8 && y->dtype == x->dtype && y->scale == x->scale &&
+			  y->zp == x->zp && isnormal(x->scale) && isfinite(x->scale * 256.0f);
 
 	if (qlinear && global)
 		return gap_qlinear(x, y, rc);
@@ -218,6 +226,10 @@ int vnpu_eng_pool(const struct vnpu_cmd_compute *c, struct vnpu_tv *t,
 							else
 								sum_taps(acc, xp, w);
 						}
+					}
+					if (same_codes && cnt) {
+						memcpy(yp + c0, codes, w);
+						continue;
 					}
 					if (max_q8 && cnt)
 						vnpu_eng_q8_load(x, codes, acc, w);
