@@ -1383,18 +1383,20 @@ static int dw_rows(const struct dw_job *j, uint32_t r0, uint32_t r1,
  *
  * Staging a column costs about what its products cost in the kernel,
  * so it pays only when each staged value feeds several taps: kx pairs
- * at stride 1 and kernels 3 wide or more (instructions per command
- * under callgrind: 3x3 stride 1, C 16: 0.92x the unstaged kernel's; 5x5
- * stride 1, C 240: 0.49x; 3x3 stride 2, C 24: 1.8x), else ky pairs for
- * kernels 2 tall or more (row_i8_ypair()), whose staged values all feed
- * taps.
+ * at horizontal stride 1 and kernels 3 wide or more, whatever the
+ * vertical stride (instructions per command under callgrind: 3x3 stride
+ * 1, C 16: 0.92x the unstaged kernel's; 5x5 stride 1, C 240: 0.49x; 3x3
+ * stride 2, C 24: 1.8x; bench-ops, PP-OCR rec's 5x5 stride 2x1 over 480
+ * channels: 0.14 ms against the ky pairs' 0.19, its 3x3 2x1 over 64 the
+ * same either way), else ky pairs for kernels 2 tall or more
+ * (row_i8_ypair()), whose staged values all feed taps.
  */
 static int stage_alloc(struct dw_job *j, struct vnpu_run_ctx *rc)
 {
 	const struct vnpu_attr_conv2d *at = &j->c->attr.conv;
 	uint64_t cols = (uint64_t)(j->y->dims[2] - 1) * at->stride_w +
 			(uint64_t)(j->kw - 1) * at->dilation_w + 1;
-	bool xpair = at->stride_h == 1 && at->stride_w == 1 && j->kw >= 3;
+	bool xpair = at->stride_w == 1 && j->kw >= 3;
 	uint64_t kp = (j->kh + 1) / 2, rows, len;
 	uint32_t i;
 
